@@ -1,0 +1,20 @@
+/**
+ * @cellsched/config: typed options declared as data, loaded from file, env and argv with
+ * every problem reported at once; the cell topology; test infrastructure URLs.
+ * The only package that reads `process.env`.
+ */
+export {
+  defineConfig, OPTION_TYPES, type Config, type ConfigSchema, type OptionSpec, type OptionType, type OptionValue,
+  type StringOption, type IntOption, type FloatOption, type BoolOption, type UrlOption, type EnumOption,
+  type ListOption, type DurationOption,
+} from './schema';
+export { ConfigError } from './config-error';
+export { loadConfig, CONFIG_FILE_ENV, type LoadOptions } from './load-config';
+export { renderHelp, redactUrl } from './render-help';
+export { parseDuration, formatDuration } from './duration';
+export { deepFreeze } from './deep-freeze';
+export {
+  parseCellTopology, loadCellTopology, CELL0_UUID, CELLS_ENV, CELLS_FILE_ENV,
+  type CellMapping, type Cell0Mapping, type CellTopology,
+} from './cells';
+export { testInfra, testInfraSchema, type TestInfra } from './test-infra';

@@ -1,0 +1,13 @@
+/**
+ * @cellsched/db: PostgreSQL pools that survive server restarts, a numbered-SQL migration
+ * runner, a transaction helper that retries serialization failures and deadlocks, and
+ * throwaway databases for tests.
+ */
+export { createPool, type PoolOptions } from './pool';
+export { runMigrations, type DbKind, type MigrateOptions } from './migrations';
+export { readMigrationFiles, MigrationError, type MigrationFile } from './migration-files';
+export { withTransaction, TransactionAbortedError, type TxOptions, type TxContext } from './transaction';
+export { isRetryableTxError, isConnectionError, sqlState } from './pg-errors';
+export {
+  createTestDatabase, dropStaleTestDatabases, type TestDatabase, type TestDatabaseOptions,
+} from './test-database';
