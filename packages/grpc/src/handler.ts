@@ -1,0 +1,89 @@
+import { Metadata, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
+import { trace } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import type { Failure } from '@cellsched/wire';
+import { FailureError, isFailureError, makeFailure } from './failure-error';
+import { failureTrailers } from './failure-metadata';
+import { REQUEST_ID_METADATA_KEY, newRequestId, runWithRequestContext } from './request-context';
+import { statusForFailure } from './status-map';
+import type { RequestOf, ResponseOf, UnaryMethodKeys } from './types';
+
+/** What a handler knows about the call besides its request. */
+export interface CallContext {
+  /** Full method path, e.g. `/cellsched.v1.EchoService/Echo`. */
+  method: string;
+  /** From the caller's `x-request-id` metadata, or a fresh `req-<uuid>`. */
+  requestId: string;
+  metadata: Metadata;
+  /** The caller's deadline, if it sent one. */
+  deadline: Date | undefined;
+  /** Aborted when the caller cancels or its deadline passes. */
+  signal: AbortSignal;
+  /** The server logger with `request_id` and `rpc_method` bound. */
+  logger: Logger;
+}
+
+/** A promise-based unary handler. Throw a {@link FailureError} for an expected outcome. */
+export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
+
+/** Promise-based handlers for every unary method of a ts-proto service definition. */
+export type ServiceHandlers<S> = {
+  [K in UnaryMethodKeys<S>]: UnaryHandler<RequestOf<S[K]>, ResponseOf<S[K]>>;
+};
+
+/** Code of the generic Failure sent for any error that is not a FailureError. */
+export const INTERNAL_FAILURE_CODE = 'grpc.internal';
+
+function deadlineOf(call: ServerUnaryCall<unknown, unknown>): Date | undefined {
+  const d = call.getDeadline();
+  if (d instanceof Date) return d;
+  return Number.isFinite(d) ? new Date(d) : undefined;
+}
+
+function requestIdOf(md: Metadata): string {
+  const given = md.get(REQUEST_ID_METADATA_KEY)[0];
+  return typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : newRequestId();
+}
+
+/** Maps a thrown value to the status, Failure and trailers sent to the client; logs it. */
+function reply(err: unknown, logger: Logger): { code: status; details: string; metadata: Metadata } {
+  let failure: Failure;
+  let code: status;
+  if (isFailureError(err)) {
+    failure = err.failure;
+    code = err.status ?? statusForFailure(failure);
+    const level = failure.expected ? 'info' : 'warn';
+    logger[level]({ failure_code: failure.code, grpc_status: code }, 'rpc failed');
+  } else {
+    failure = makeFailure(INTERNAL_FAILURE_CODE, 'internal error', { expected: false, retryable: false });
+    code = status.INTERNAL;
+    logger.error({ err }, 'rpc handler raised an unexpected error');
+  }
+  return { code, details: `${failure.code}: ${failure.message}`, metadata: failureTrailers(failure) };
+}
+
+/**
+ * Adapts a promise-based handler to grpc-js. The handler runs with the request id (and the
+ * caller's deadline) as the current request context, so client calls it makes carry both on.
+ * A {@link FailureError} becomes its status with the Failure in trailers; any other error
+ * becomes INTERNAL with a generic `grpc.internal` Failure and is logged with its stack.
+ */
+export function wrapUnary<Req, Res>(method: string, handler: UnaryHandler<Req, Res>, logger: Logger) {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    const requestId = requestIdOf(call.metadata);
+    const deadline = deadlineOf(call as ServerUnaryCall<unknown, unknown>);
+    const abort = new AbortController();
+    call.on('cancelled', () => abort.abort(new FailureError(makeFailure('grpc.cancelled', 'call cancelled by the client'))));
+    const log = logger.child({ request_id: requestId, rpc_method: method });
+    trace.getActiveSpan()?.setAttribute('cellsched.request_id', requestId);
+    const echo = new Metadata();
+    echo.set(REQUEST_ID_METADATA_KEY, requestId);
+    call.sendMetadata(echo);
+    const ctx: CallContext = { method, requestId, metadata: call.metadata, deadline, signal: abort.signal, logger: log };
+    const ctxStore = deadline ? { requestId, deadline } : { requestId };
+    runWithRequestContext(ctxStore, () => handler(call.request, ctx)).then(
+      (response) => callback(null, response),
+      (err: unknown) => callback(reply(err, log)),
+    );
+  };
+}

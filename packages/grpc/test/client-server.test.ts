@@ -1,0 +1,107 @@
+import { EchoServiceClient, EchoServiceService } from '@cellsched/wire';
+import {
+  FailureError, GrpcStatus, INTERNAL_FAILURE_CODE, bindService, createGrpcClient, runWithRequestContext, startGrpcServer,
+} from '@cellsched/grpc';
+import { ECHO_DIAGNOSIS, silentLogger, startEcho } from './echo-fixture';
+
+type Echo = Awaited<ReturnType<typeof startEcho>>;
+
+async function rejection(p: Promise<unknown>): Promise<FailureError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(FailureError);
+    return err as FailureError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('grpc client and server', () => {
+  let a: Echo;
+  let client: ReturnType<typeof createGrpcClient<typeof EchoServiceClient.service>>;
+
+  beforeAll(async () => {
+    a = await startEcho('a');
+    client = createGrpcClient(EchoServiceClient, { addresses: [a.address], deadlineMs: 2000 });
+  });
+  afterAll(async () => {
+    client.close();
+    await a.shutdown(1000);
+  });
+
+  it('round-trips a request and sends the request id in metadata', async () => {
+    const res = await client.echo({ text: 'hello', failWithCode: '', delayMs: 0 }, { requestId: 'req-test-1' });
+    expect(res).toEqual({ text: 'hello', replica: 'a' });
+    expect(a.seen.at(-1)).toEqual({ text: 'hello', requestId: 'req-test-1' });
+  });
+
+  it('takes the request id from the current request context, or makes a req-<uuid> one', async () => {
+    await runWithRequestContext({ requestId: 'req-from-context' }, () => client.echo({ text: 'ctx', failWithCode: '', delayMs: 0 }));
+    expect(a.seen.at(-1)?.requestId).toBe('req-from-context');
+    await client.echo({ text: 'fresh', failWithCode: '', delayMs: 0 });
+    expect(a.seen.at(-1)?.requestId).toMatch(/^req-[0-9a-f-]{36}$/);
+  });
+
+  it('fails with DEADLINE_EXCEEDED when the handler outlives the deadline, without retrying', async () => {
+    const before = a.seen.length;
+    const t0 = Date.now();
+    const err = await rejection(client.echo({ text: 'slow', failWithCode: '', delayMs: 1500 }, { deadlineMs: 200 }));
+    expect(Date.now() - t0).toBeLessThan(1200);
+    expect(err.status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+    expect(err.code).toBe('grpc.deadline_exceeded');
+    expect(err.retryable).toBe(true);
+    expect(err.origin).toEqual({ address: a.address, method: '/cellsched.v1.EchoService/Echo', attempts: 1 });
+    expect(a.seen.length - before).toBe(1);
+  });
+
+  it('delivers a thrown Failure with code, retryable, metadata and diagnosis intact', async () => {
+    const err = await rejection(client.echo({ text: 'x', failWithCode: 'placement.concurrent_update', delayMs: 0 }));
+    expect(err.status).toBe(GrpcStatus.ABORTED);
+    expect(err.failure).toEqual({
+      code: 'placement.concurrent_update', message: 'echo failed with placement.concurrent_update',
+      retryable: true, expected: true, metadata: { text: 'x', replica: 'a' }, diagnosis: ECHO_DIAGNOSIS,
+    });
+  });
+
+  it.each([
+    ['scheduler.no_valid_host', GrpcStatus.FAILED_PRECONDITION],
+    ['placement.resource_provider.not_found', GrpcStatus.NOT_FOUND],
+    ['placement.query.bad_value', GrpcStatus.INVALID_ARGUMENT],
+    ['echo.explicit_status', GrpcStatus.RESOURCE_EXHAUSTED],
+  ])('sends %s with status %s', async (code, expected) => {
+    const err = await rejection(client.echo({ text: 'x', failWithCode: code, delayMs: 0 }));
+    expect(err.code).toBe(code);
+    expect(err.status).toBe(expected);
+  });
+
+  it('turns an unexpected error into INTERNAL with a generic Failure, no internals leaked', async () => {
+    const err = await rejection(client.echo({ text: 'x', failWithCode: 'echo.crash', delayMs: 0 }));
+    expect(err.status).toBe(GrpcStatus.INTERNAL);
+    expect(err.failure).toMatchObject({ code: INTERNAL_FAILURE_CODE, retryable: false, expected: false });
+    expect(err.message).not.toContain('boom');
+  });
+});
+
+describe('request id propagation through a chain of calls', () => {
+  it('carries the inbound x-request-id to the calls a handler makes', async () => {
+    const leaf = await startEcho('leaf');
+    const leafClient = createGrpcClient(EchoServiceClient, { addresses: [leaf.address] });
+    const relay = await startGrpcServer({
+      host: '127.0.0.1', port: 0, logger: silentLogger,
+      services: [bindService(EchoServiceService, {
+        echo: async (req) => ({ ...(await leafClient.echo(req)), replica: 'relay' }),
+        echoCast: () => Promise.resolve({}),
+      })],
+    });
+    const client = createGrpcClient(EchoServiceClient, { addresses: [relay.address] });
+    try {
+      expect(await client.echo({ text: 'hop', failWithCode: '', delayMs: 0 }, { requestId: 'req-chain' })).toEqual({ text: 'hop', replica: 'relay' });
+      expect(leaf.seen).toEqual([{ text: 'hop', requestId: 'req-chain' }]);
+    } finally {
+      client.close();
+      leafClient.close();
+      await relay.shutdown(1000);
+      await leaf.shutdown(1000);
+    }
+  });
+});
