@@ -1,0 +1,138 @@
+import type { FilterDiagnosis, GetAllocationCandidatesRequest, Selection } from '@cellsched/wire';
+import type { SchedulerPorts } from '../ports';
+import type { SchedulingContext } from './context';
+import { InvalidSchedulerPolicy } from './errors';
+import { FILTER_REGISTRY, unknownFilterNames } from './filters/registry';
+import type { HostFilter } from './filters/types';
+import { DEFAULT_POLICY, policyNumberErrors, type SchedulerPolicy } from './policy';
+import { seededPrng, shuffled } from './prng';
+import { REQUEST_FILTERS } from './request-filters/registry';
+import type { RequestFilter } from './request-filters/types';
+import { alternatesFor } from './select/alternates';
+import { gatherHosts } from './select/gather-hosts';
+import { groupState } from './select/group-state';
+import { type ClaimStats, type Pipeline, type Placement, placeInstances, rankHosts } from './select/place-instances';
+import { toSelection } from './select/selection';
+import { type SelectDestinationsRequest, validateRequest } from './select/validate-request';
+import type { HostWeigher } from './weighers/types';
+import { WEIGHER_REGISTRY, weigherProblems } from './weighers/registry';
+import type { HostState } from './host-state';
+
+export type { SelectDestinationsRequest } from './select/validate-request';
+
+/**
+ * The answer of select_destinations. NoValidHost is an expected outcome, so it is a value (the
+ * adapter maps it to FAILED_PRECONDITION + Failure{code: "scheduler.no_valid_host"}).
+ */
+export type SelectDestinationsResult =
+  | { readonly kind: 'selected'; readonly destinations: Selection[][]; readonly claimRetries: number }
+  | { readonly kind: 'no_valid_host'; readonly reason: string; readonly diagnosis: FilterDiagnosis[]; readonly claimRetries: number };
+
+/** The state of one decision under way. */
+interface DecisionRun {
+  readonly ctx: SchedulingContext;
+  readonly query: GetAllocationCandidatesRequest;
+  readonly stats: ClaimStats;
+}
+
+/** Extension point: other registries (new units) without touching the core. */
+export interface SchedulerUnits {
+  readonly requestFilters?: readonly RequestFilter[];
+  readonly filters?: ReadonlyMap<string, HostFilter>;
+  readonly weighers?: ReadonlyMap<string, HostWeigher>;
+}
+
+/** Every problem of a policy against the registries, listed at once (config validation at start). */
+export function policyProblems(policy: SchedulerPolicy, units: SchedulerUnits = {}): string[] {
+  return [...policyNumberErrors(policy), ...unknownFilterNames(policy.enabledFilters, units.filters ?? FILTER_REGISTRY),
+    ...weigherProblems(policy.enabledWeighers, policy.weightMultipliers, units.weighers ?? WEIGHER_REGISTRY)];
+}
+
+/**
+ * The scheduler's domain core: Nova's `select_destinations` with the claim made in the scheduler
+ * (seed 003). Stateless between calls; several instances (replicas) may share the same ports.
+ */
+export class SchedulerCore {
+  private readonly pipeline: Pipeline;
+  private readonly requestFilters: readonly RequestFilter[];
+
+  /** Throws InvalidSchedulerPolicy (`scheduler.config.invalid`) listing every problem of the policy. */
+  constructor(private readonly ports: SchedulerPorts, private readonly policy: SchedulerPolicy = DEFAULT_POLICY, units: SchedulerUnits = {}) {
+    const problems = policyProblems(policy, units);
+    if (problems.length > 0) throw new InvalidSchedulerPolicy(problems);
+    const filters = units.filters ?? FILTER_REGISTRY;
+    const weighers = units.weighers ?? WEIGHER_REGISTRY;
+    this.pipeline = {
+      filters: policy.enabledFilters.map((n) => filters.get(n) as HostFilter),
+      weighers: policy.enabledWeighers.map((n) => weighers.get(n) as HostWeigher),
+    };
+    this.requestFilters = units.requestFilters ?? REQUEST_FILTERS;
+  }
+
+  /**
+   * Selects and claims one host per instance, plus `numAlternates` unclaimed alternates in the
+   * chosen host's cell. Idempotent per instance uuid: claims replace whatever the consumer held,
+   * so a retried request never doubles a claim. All-or-nothing: on NoValidHost or a thrown error
+   * after validation, every consumer of the request is released. Throws InvalidSchedulerRequest
+   * for bad input (nothing read or written) and whatever the ports throw.
+   */
+  async selectDestinations(req: SelectDestinationsRequest): Promise<SelectDestinationsResult> {
+    const flavor = validateRequest(req);
+    const base = { spec: req.spec, flavor, image: req.spec.image, policy: this.policy };
+    const aggregates = await this.ports.snapshot.getAggregates();
+    const gathered = await gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot);
+    if (gathered.kind === 'no_valid_host') return { ...gathered, claimRetries: 0 };
+    const stats: ClaimStats = { retries: 0 };
+    const decide = async (): Promise<SelectDestinationsResult> => {
+      const group = req.spec.instanceGroup;
+      const ctx: SchedulingContext = {
+        ...base, now: this.ports.clock.now(),
+        group: group === undefined ? undefined : groupState(group, await this.ports.snapshot.getGroupMemberHosts(group)),
+      };
+      return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats });
+    };
+    const group = req.spec.instanceGroup;
+    return group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide);
+  }
+
+  private async decide(req: SelectDestinationsRequest, hosts: HostState[], prefix: FilterDiagnosis[],
+    run: DecisionRun): Promise<SelectDestinationsResult> {
+    // NOTE: Nomad-style: the host order is shuffled from the request's seed before weighing, so
+    // equal weights break the same way for the same seed and differently across seeds.
+    const rng = seededPrng(req.spec.seed);
+    const ordered = shuffled(hosts, rng);
+    const deps = { claimer: this.ports.claimer, snapshot: this.ports.snapshot, query: run.query, maxConflictRetries: this.policy.claimConflictRetries };
+    let placed;
+    try {
+      placed = await placeInstances(ordered, req.instanceUuids, this.pipeline, run.ctx, rng, deps, run.stats);
+    } catch (err) {
+      await this.releaseAfterError(req.instanceUuids, err);
+      throw err;
+    }
+    if (placed.kind === 'no_valid_host') {
+      await this.ports.claimer.release(req.instanceUuids);
+      return { kind: 'no_valid_host', reason: placed.reason, diagnosis: [...prefix, ...placed.diagnosis], claimRetries: run.stats.retries };
+    }
+    return { kind: 'selected', destinations: this.withAlternates(placed.placements, ordered, req, run.ctx), claimRetries: run.stats.retries };
+  }
+
+  /** Best effort: the original error is the one the caller needs; a release failure is attached to it. */
+  private async releaseAfterError(consumers: readonly string[], err: unknown): Promise<void> {
+    try {
+      await this.ports.claimer.release(consumers);
+    } catch (releaseErr) {
+      if (err instanceof Error) (err as Error & { releaseError?: unknown }).releaseError = releaseErr;
+    }
+  }
+
+  /** Step 6: rank once more with every claim applied, then give each instance alternates in its chosen host's cell. */
+  private withAlternates(placements: readonly Placement[], hosts: readonly HostState[], req: SelectDestinationsRequest,
+    ctx: SchedulingContext): Selection[][] {
+    const chosen = new Set(placements.map((p) => p.host.record.uuid));
+    const ranked = req.numAlternates > 0 ? rankHosts(hosts, this.pipeline, ctx, undefined).ordered : [];
+    return placements.map((p) => [
+      toSelection(p.host, p.candidate, req.allocationRequestVersion),
+      ...alternatesFor(p.host, ranked, chosen, req.numAlternates).map((a) => toSelection(a.host, a.candidate, req.allocationRequestVersion)),
+    ]);
+  }
+}

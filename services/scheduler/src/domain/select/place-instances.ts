@@ -1,0 +1,92 @@
+import type { AllocationCandidate, FilterDiagnosis } from '@cellsched/wire';
+import type { ClaimConsumer } from '../../ports';
+import type { SchedulingContext } from '../context';
+import { runFilters } from '../filters/filter-pipeline';
+import type { HostFilter } from '../filters/types';
+import { consumeFromRequest, type HostState } from '../host-state';
+import type { Prng } from '../prng';
+import { orderForClaim } from '../weighers/host-order';
+import type { HostWeigher } from '../weighers/types';
+import { weighHosts } from '../weighers/weigh-hosts';
+import { claimOnHost, type ClaimDeps } from './claim-on-host';
+import { addGroupMember } from './group-state';
+
+/** The configured units and knobs one decision runs with. */
+export interface Pipeline {
+  readonly filters: readonly HostFilter[];
+  readonly weighers: readonly HostWeigher[];
+}
+
+/** One instance's claim. */
+export interface Placement {
+  readonly instanceUuid: string;
+  readonly host: HostState;
+  readonly candidate: AllocationCandidate;
+}
+
+/** Every instance placed, or the diagnosis of the first one that could not be. */
+export type PlaceResult =
+  | { readonly kind: 'placed'; readonly placements: Placement[] }
+  | { readonly kind: 'no_valid_host'; readonly reason: string; readonly diagnosis: FilterDiagnosis[] };
+
+/** Mutable counters of one request (observability). */
+export interface ClaimStats {
+  retries: number;
+}
+
+/** Filter, weigh and order the hosts for one instance (Nova's `_get_sorted_hosts`). */
+export function rankHosts(hosts: readonly HostState[], pipeline: Pipeline, ctx: SchedulingContext, rng: Prng | undefined) {
+  const filtered = runFilters(hosts, pipeline.filters, ctx);
+  const weighed = weighHosts(filtered.hosts, pipeline.weighers, ctx.policy.weightMultipliers, ctx);
+  const ordered = rng === undefined ? weighed
+    : orderForClaim(weighed, ctx.policy.hostSubsetSize, ctx.policy.shuffleBestSameWeighedHosts, rng);
+  return { ordered: ordered.map((w) => w.host), diagnosis: filtered.diagnosis };
+}
+
+function claimDiagnosis(tried: number, noCapacity: number, exhausted: number): FilterDiagnosis {
+  const parts = [noCapacity > 0 ? `no capacity left (${noCapacity} hosts)` : '', exhausted > 0 ? `concurrent updates exhausted retries (${exhausted} hosts)` : ''];
+  return { filter: 'placement_claim', hostsBefore: tried, hostsAfter: 0, reason: parts.filter((p) => p !== '').join('; ') };
+}
+
+/** Tries the ranked hosts in order until one claim succeeds; updates the host and group in memory. */
+async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, ctx: SchedulingContext,
+  deps: ClaimDeps, stats: ClaimStats): Promise<Placement | FilterDiagnosis> {
+  let noCapacity = 0;
+  let exhausted = 0;
+  for (const host of ordered) {
+    const result = await claimOnHost(host, consumer, deps);
+    stats.retries += result.retries;
+    if (result.kind === 'claimed') {
+      consumeFromRequest(host, result.candidate);
+      addGroupMember(ctx.group, host.record.host);
+      return { instanceUuid: consumer.consumerUuid, host, candidate: result.candidate };
+    }
+    if (result.kind === 'no_capacity') noCapacity += 1;
+    else exhausted += 1;
+  }
+  return claimDiagnosis(ordered.length, noCapacity, exhausted);
+}
+
+/**
+ * For each instance in order: filter and weigh the hosts against the state left by the previous
+ * instances' claims, then claim on the best host, falling back down the ranking. Stops at the
+ * first instance that cannot be placed (the caller releases every claim: all-or-nothing).
+ */
+export async function placeInstances(hosts: readonly HostState[], instanceUuids: readonly string[], pipeline: Pipeline,
+  ctx: SchedulingContext, rng: Prng, deps: ClaimDeps, stats: ClaimStats): Promise<PlaceResult> {
+  const placements: Placement[] = [];
+  for (const [index, instanceUuid] of instanceUuids.entries()) {
+    const ranked = rankHosts(hosts, pipeline, ctx, rng);
+    const label = instanceUuids.length > 1 ? ` for instance ${index + 1} of ${instanceUuids.length}` : '';
+    if (ranked.ordered.length === 0) {
+      return { kind: 'no_valid_host', reason: `no host passed the filters${label}`, diagnosis: ranked.diagnosis };
+    }
+    const consumer: ClaimConsumer = { consumerUuid: instanceUuid, projectId: ctx.spec.projectId, userId: ctx.spec.userId };
+    const placed = await placeOne(ranked.ordered, consumer, ctx, deps, stats);
+    if ('filter' in placed) {
+      return { kind: 'no_valid_host', reason: `no host could be claimed${label}`, diagnosis: [...ranked.diagnosis, placed] };
+    }
+    placements.push(placed);
+  }
+  return { kind: 'placed', placements };
+}

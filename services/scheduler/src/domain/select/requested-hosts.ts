@@ -1,0 +1,42 @@
+import type { FilterDiagnosis, RequestSpec } from '@cellsched/wire';
+import type { HostState } from '../host-state';
+
+interface Step {
+  readonly name: string;
+  readonly applies: (spec: RequestSpec) => boolean;
+  readonly keep: (host: HostState, spec: RequestSpec) => boolean;
+  readonly reason: string;
+}
+
+// NOTE: Nova strips ignore_hosts and honours requested_destination in the host manager, before
+// any filter; they are request data, not configurable filters, so they are not in the registry.
+const STEPS: readonly Step[] = [
+  {
+    name: 'ignore_hosts', reason: 'host is in the request\'s ignore_hosts',
+    applies: (spec) => spec.ignoreHosts.length > 0,
+    keep: (host, spec) => !spec.ignoreHosts.includes(host.record.host),
+  },
+  {
+    name: 'requested_destination', reason: 'host is not the requested destination',
+    applies: (spec) => spec.requestedDestination !== undefined,
+    keep: (host, spec) => {
+      const d = spec.requestedDestination;
+      return d === undefined || ((d.host === '' || d.host === host.record.host) && (d.node === '' || d.node === host.record.nodename)
+        && (d.cellUuid === '' || d.cellUuid === host.record.cellUuid));
+    },
+  },
+];
+
+/** Applies ignore_hosts and requested_destination (host, node, cell), with one diagnosis line each. */
+export function restrictToRequestedHosts(hosts: readonly HostState[], spec: RequestSpec): { hosts: HostState[]; diagnosis: FilterDiagnosis[] } {
+  let current = hosts.slice();
+  const diagnosis: FilterDiagnosis[] = [];
+  for (const step of STEPS) {
+    if (!step.applies(spec)) continue;
+    const kept = current.filter((h) => step.keep(h, spec));
+    const removed = current.length - kept.length;
+    diagnosis.push({ filter: step.name, hostsBefore: current.length, hostsAfter: kept.length, reason: removed > 0 ? `${step.reason} (${removed} hosts)` : '' });
+    current = kept;
+  }
+  return { hosts: current, diagnosis };
+}
