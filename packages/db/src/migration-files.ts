@@ -8,7 +8,7 @@ export class MigrationError extends Error {
    * `db.migration.bad_files` (directory unreadable, bad names, duplicate or missing numbers),
    * `db.migration.checksum_mismatch` (an applied file was edited), `db.migration.newer_than_code`
    * (the database has versions the files lack), `db.migration.kind_mismatch` (the database
-   * belongs to another service), `db.migration.failed` (a file's SQL failed; `cause` holds the pg error).
+   * belongs to another service), `db.migration.lock_timeout` (another runner kept the lock too long), `db.migration.failed` (a file's SQL failed; `cause` holds the pg error).
    */
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {

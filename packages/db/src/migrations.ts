@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { MigrationError, readMigrationFiles, type MigrationFile } from './migration-files';
+import { sqlState } from './pg-errors';
 
 /** Which service's schema a database holds. Cell0 and every cell database are `cell`. */
 export type DbKind = 'api' | 'cell' | 'placement';
@@ -13,7 +14,7 @@ export interface MigrateOptions {
   kind: DbKind;
   /** Directory of `NNN_snake_name.sql` files (e.g. `services/placement/migrations`). */
   dir: string;
-  /** How long to wait for another starter holding the migration lock (default 120 s). */
+  /** How long to wait for another starter holding the migration lock (default 120 s; then `db.migration.lock_timeout`). */
   lockTimeoutMs?: number;
 }
 
@@ -61,6 +62,16 @@ async function applyOne(client: PoolClient, kind: DbKind, file: MigrationFile): 
   }
 }
 
+async function lock(client: PoolClient, timeoutMs: number): Promise<void> {
+  await client.query(`SET lock_timeout = ${Math.max(1, Math.trunc(timeoutMs))}`);
+  try {
+    await client.query('SELECT pg_advisory_lock($1, $2)', [LOCK_CLASS, LOCK_OBJECT]);
+  } catch (err) {
+    if (sqlState(err) !== '55P03') throw err;
+    throw new MigrationError('db.migration.lock_timeout', `another process held the migration lock (pg_advisory_lock(${LOCK_CLASS}, ${LOCK_OBJECT})) for more than ${timeoutMs} ms`, { cause: err });
+  }
+}
+
 async function migrateLocked(client: PoolClient, opts: MigrateOptions, files: readonly MigrationFile[]): Promise<string[]> {
   await client.query(CREATE_TABLE);
   const { rows } = await client.query<AppliedRow>('SELECT kind, version, name, checksum FROM schema_migrations ORDER BY kind, version');
@@ -92,8 +103,8 @@ export async function runMigrations(pool: Pool, opts: MigrateOptions): Promise<s
   try {
     // NOTE: migrations may take longer than the pool's statement_timeout; the session is
     // destroyed afterwards, so these settings and the lock never leak into the pool.
-    await client.query(`SET statement_timeout = 0; SET lock_timeout = ${Math.max(1, Math.trunc(opts.lockTimeoutMs ?? 120_000))}`);
-    await client.query('SELECT pg_advisory_lock($1, $2)', [LOCK_CLASS, LOCK_OBJECT]);
+    await client.query('SET statement_timeout = 0');
+    await lock(client, opts.lockTimeoutMs ?? 120_000);
     await client.query('SET lock_timeout = 0');
     const applied = await migrateLocked(client, opts, files);
     await client.query('SELECT pg_advisory_unlock($1, $2)', [LOCK_CLASS, LOCK_OBJECT]);

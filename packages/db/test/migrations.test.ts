@@ -113,6 +113,22 @@ describe('runMigrations', () => {
     expect(await recorded(pool)).toEqual(['cell:1:001_initial']);
   });
 
+  test('waits for the advisory lock, and gives up with a clear error after lockTimeoutMs', async () => {
+    const db = await freshDb();
+    const holder = await db.pool.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock(1667591276, 1)'); // the runner's documented lock key
+      await expectCode(runMigrations(db.pool, { kind: 'cell', dir: FIXTURES, lockTimeoutMs: 200 }), 'db.migration.lock_timeout', /migration lock/);
+      const waiting = runMigrations(db.pool, { kind: 'cell', dir: FIXTURES });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await tables(db.pool)).toEqual([]); // still waiting: nothing done yet
+      await holder.query('SELECT pg_advisory_unlock(1667591276, 1)');
+      expect(await waiting).toEqual(ALL);
+    } finally {
+      holder.release(true);
+    }
+  });
+
   test('bad directories are refused without touching the database', async () => {
     const { pool } = await freshDb();
     const gap = dirWith('gap', 1);

@@ -1,0 +1,41 @@
+import { createPool, createTestDatabase, isConnectionError, type TestDatabase } from '@cellsched/db';
+
+let db: TestDatabase;
+beforeAll(async () => { db = await createTestDatabase({ prefix: 'db_pool' }); });
+afterAll(async () => { await db.drop(); });
+
+describe('createPool', () => {
+  test('sets application_name and statement_timeout on every connection', async () => {
+    const pool = createPool({ url: db.url, max: 2, applicationName: 'cellsched-pool-test', statementTimeoutMs: 100 });
+    try {
+      const { rows } = await pool.query<{ app: string; timeout: string }>(
+        "SELECT current_setting('application_name') AS app, current_setting('statement_timeout') AS timeout");
+      expect(rows[0]).toEqual({ app: 'cellsched-pool-test', timeout: '100ms' });
+      await expect(pool.query('SELECT pg_sleep(1)')).rejects.toMatchObject({ code: '57014' }); // query_canceled
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('an idle connection killed by the server is reported, not thrown, and replaced', async () => {
+    const idleErrors: Error[] = [];
+    const pool = createPool({ url: db.url, max: 1, applicationName: 'cellsched-idle-test', onIdleError: (e) => idleErrors.push(e) });
+    try {
+      const pid = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      for (let i = 0; i < 50 && idleErrors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(idleErrors).toHaveLength(1);
+      expect(isConnectionError(idleErrors[0])).toBe(true);
+      const next = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      expect(next).not.toBe(pid);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('bad options are refused', () => {
+    expect(() => createPool({ url: 'nope' })).toThrow('url');
+    expect(() => createPool({ url: db.url, max: 0 })).toThrow('max must be a positive integer');
+    expect(() => createPool({ url: db.url, statementTimeoutMs: -1 })).toThrow('statementTimeoutMs');
+  });
+});
