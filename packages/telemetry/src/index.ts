@@ -1,0 +1,8 @@
+/**
+ * Telemetry for every cellsched process: the OpenTelemetry SDK (`startTelemetry`, to be
+ * called from a service's `tracing` entry loaded with `node --require`), the OTLP JSON-lines
+ * file exporter, and the pino logger with trace correlation. See README.md for the design.
+ */
+export { type TelemetryExporter, type TelemetryOptions, shutdownTelemetry, startTelemetry, validateTelemetryOptions } from './start-telemetry';
+export { JsonlFileSpanExporter } from './jsonl-span-exporter';
+export { type Logger, type LoggerOptions, type RequestLogFields, createLogger, requestLogger, traceFields } from './logger';
