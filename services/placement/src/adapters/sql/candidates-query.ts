@@ -1,0 +1,28 @@
+/**
+ * The allocation-candidates use case over PostgreSQL, shared by the REST handler and the
+ * gRPC service: load a consistent snapshot, run the pure search on it.
+ */
+import type { Pool } from 'pg';
+import { findAllocationCandidates, type SearchOptions } from '../../domain/candidates/search';
+import type { CandidateResult, CandidateSnapshot, RequestGroup, RequestWideParams } from '../../domain/candidates/types';
+import { loadCandidateSnapshot } from './candidates-snapshot';
+
+/** A search result with the snapshot it was computed on (needed to render names and summaries). */
+export interface CandidatesAnswer {
+  readonly snapshot: CandidateSnapshot;
+  readonly result: CandidateResult;
+}
+
+/**
+ * Runs GET /allocation_candidates semantics. Read-only; throws CandidateQueryError for an
+ * unknown resource class or trait.
+ */
+export async function queryAllocationCandidates(
+  pool: Pool,
+  groups: readonly RequestGroup[],
+  params: RequestWideParams,
+  opts: SearchOptions = {},
+): Promise<CandidatesAnswer> {
+  const snapshot = await loadCandidateSnapshot(pool);
+  return { snapshot, result: findAllocationCandidates(snapshot, groups, params, opts) };
+}

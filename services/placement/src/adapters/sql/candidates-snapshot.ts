@@ -1,0 +1,119 @@
+/**
+ * Loads the allocation-candidates snapshot (every provider with its inventories, usage,
+ * traits and aggregates, plus the name tables) from Placement's PostgreSQL schema in one
+ * REPEATABLE READ, READ ONLY transaction, so the search sees one consistent state.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { CandidateSnapshot, InventoryUsage, ProviderNode } from '../../domain/candidates/types';
+
+interface MutableNode {
+  id: number;
+  uuid: string;
+  parentId: number | null;
+  rootId: number;
+  traits: Set<number>;
+  aggregates: Set<number>;
+  inventories: Map<number, InventoryUsage>;
+}
+
+const Q_PROVIDERS = 'SELECT id, uuid::text, parent_provider_id, COALESCE(root_provider_id, id) FROM resource_providers';
+const Q_INVENTORIES = `
+  SELECT i.resource_provider_id, i.resource_class_id, i.total, i.reserved, i.min_unit, i.max_unit,
+         i.step_size, i.allocation_ratio, COALESCE(u.used, 0)::int8
+    FROM inventories i
+    LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used
+                 FROM allocations GROUP BY resource_provider_id, resource_class_id) u
+      ON u.resource_provider_id = i.resource_provider_id AND u.resource_class_id = i.resource_class_id`;
+const Q_TRAITS = 'SELECT resource_provider_id, trait_id FROM resource_provider_traits';
+const Q_AGGS = 'SELECT resource_provider_id, aggregate_id FROM resource_provider_aggregates';
+const Q_RCS = 'SELECT id, name FROM resource_classes';
+const Q_TRAIT_NAMES = 'SELECT id, name FROM traits';
+const Q_AGG_UUIDS = 'SELECT id, uuid::text FROM placement_aggregates';
+
+type Row = unknown[];
+
+async function rows(client: PoolClient, text: string): Promise<Row[]> {
+  const res = await client.query<Row>({ text, rowMode: 'array' });
+  return res.rows;
+}
+
+function buildNodes(providerRows: Row[]): Map<number, MutableNode> {
+  const nodes = new Map<number, MutableNode>();
+  for (const [id, uuid, parent, root] of providerRows) {
+    nodes.set(id as number, {
+      id: id as number,
+      uuid: uuid as string,
+      parentId: (parent as number | null) ?? null,
+      rootId: root as number,
+      traits: new Set(),
+      aggregates: new Set(),
+      inventories: new Map(),
+    });
+  }
+  return nodes;
+}
+
+function addInventories(nodes: Map<number, MutableNode>, invRows: Row[]): void {
+  for (const [rp, rc, total, reserved, minUnit, maxUnit, stepSize, ratio, used] of invRows) {
+    nodes.get(rp as number)?.inventories.set(rc as number, {
+      total: total as number,
+      reserved: reserved as number,
+      minUnit: minUnit as number,
+      maxUnit: maxUnit as number,
+      stepSize: stepSize as number,
+      allocationRatio: ratio as number,
+      used: Number(used),
+    });
+  }
+}
+
+function nameMaps(list: Row[]): [Map<string, number>, Map<number, string>] {
+  const byName = new Map<string, number>();
+  const byId = new Map<number, string>();
+  for (const [id, name] of list) {
+    byName.set(name as string, id as number);
+    byId.set(id as number, name as string);
+  }
+  return [byName, byId];
+}
+
+function assemble(results: Row[][]): CandidateSnapshot {
+  const [provRows, invRows, traitRows, aggRows, rcRows, traitNameRows, aggUuidRows] = results as [Row[], Row[], Row[], Row[], Row[], Row[], Row[]];
+  const nodes = buildNodes(provRows);
+  addInventories(nodes, invRows);
+  for (const [rp, t] of traitRows) nodes.get(rp as number)?.traits.add(t as number);
+  for (const [rp, a] of aggRows) nodes.get(rp as number)?.aggregates.add(a as number);
+  const [resourceClassIdByName, resourceClassNameById] = nameMaps(rcRows);
+  const [traitIdByName, traitNameById] = nameMaps(traitNameRows);
+  const providers = nodes as Map<number, ProviderNode>;
+  return {
+    providers,
+    providerIdByUuid: new Map([...nodes.values()].map((n) => [n.uuid, n.id])),
+    resourceClassIdByName,
+    resourceClassNameById,
+    traitIdByName,
+    traitNameById,
+    aggregateIdByUuid: new Map(aggUuidRows.map(([id, uuid]) => [uuid as string, id as number])),
+    hasTrees: [...nodes.values()].some((n) => n.parentId !== null),
+  };
+}
+
+/**
+ * Reads a consistent snapshot of every provider. Read-only, safe to call concurrently
+ * and to retry.
+ */
+export async function loadCandidateSnapshot(pool: Pool): Promise<CandidateSnapshot> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const results: Row[][] = [];
+    for (const q of [Q_PROVIDERS, Q_INVENTORIES, Q_TRAITS, Q_AGGS, Q_RCS, Q_TRAIT_NAMES, Q_AGG_UUIDS]) results.push(await rows(client, q));
+    await client.query('COMMIT');
+    return assemble(results);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * Raised for a query Placement answers with 400 Bad Request. `message` is Placement's own
+ * text for the same condition (clients and gabbi tests match on it).
+ */
+export class CandidateQueryError extends Error {
+  override readonly name = 'CandidateQueryError';
+}
+
+/**
+ * Internal signal that no provider can match (Placement's ResourceProviderNotFound inside
+ * the search): the search answers an empty result, never an error.
+ */
+export class NoCandidates extends Error {
+  override readonly name = 'NoCandidates';
+}
