@@ -45,8 +45,12 @@ describe('parseCellTopology', () => {
       { uuid: 'nope', name: '', dbUrl: 'nope', transportUrl: 5 },
     ] }, [`cells[0].uuid: ${CELL0_UUID} is reserved for cell0`, 'cells[1].name: must be a non-empty string', 'cells[1].uuid: "nope" is not a uuid', 'cells[1].dbUrl: must be a URL', 'cells[1].transportUrl: must be a URL']],
     ['duplicate uuids and names (cell0 name included)', { ...valid, cells: [
-      ...valid.cells, { ...valid.cells[1], name: 'cell1' }, { uuid: '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', name: 'cell0', dbUrl: 'postgres://h/y', transportUrl: 'amqp://h/y' },
+      ...valid.cells, { ...valid.cells[1], name: 'cell1', dbUrl: 'postgres://h/z', transportUrl: 'amqp://h/z' }, { uuid: '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', name: 'cell0', dbUrl: 'postgres://h/y', transportUrl: 'amqp://h/y' },
     ] }, ['cells[2].name: "cell1" is also used by cells[0]', `cells[2].uuid: ${CELL2} is also used by cells[1]`, 'cells[3].name: "cell0" is also used by cell0']],
+    ['shared databases or vhosts, whatever the credentials', { ...valid, cells: [
+      { ...valid.cells[0], dbUrl: 'postgres://other:pw@127.0.0.1/nova_cell0' },
+      { ...valid.cells[1], transportUrl: 'amqp://x:y@127.0.0.1:5672/nova_api' },
+    ] }, ['cells[0].dbUrl: db://127.0.0.1:5432/nova_cell0 is also used by cell0.dbUrl', 'cells[1].transportUrl: bus://127.0.0.1:5672/nova_api is also used by topology.apiTransportUrl']],
   ];
 
   test.each(cases)('refuses %s, listing every problem', (_label, input, expected) => {

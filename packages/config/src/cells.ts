@@ -84,11 +84,38 @@ function checkUnique(cell0: Cell0Mapping, cells: readonly CellMapping[], problem
   });
 }
 
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { 'postgres:': '5432', 'postgresql:': '5432', 'amqp:': '5672', 'amqps:': '5671' };
+
+/** Where a URL leads, credentials aside: two users of one database are still one database. */
+function endpoint(text: string): string {
+  const u = new URL(text);
+  const family = u.protocol.startsWith('postgres') ? 'db' : 'bus';
+  const vhostOrDb = decodeURIComponent(u.pathname.replace(/^\//, '')) || (family === 'bus' ? '/' : '');
+  return `${family}://${u.hostname.toLowerCase()}:${u.port || DEFAULT_PORTS[u.protocol] || ''}/${vhostOrDb}`;
+}
+
+/** Each cell has its own database and its own bus (vhost), distinct from the API's and cell0's. */
+function checkIsolation(t: Omit<CellTopology, 'cells'>, cells: readonly CellMapping[], problems: string[]): void {
+  const owners = new Map<string, string>();
+  const claim = (url: string, who: string): void => {
+    if (url === '') return;
+    const key = endpoint(url);
+    const other = owners.get(key);
+    if (other !== undefined) problems.push(`${who}: ${key} is also used by ${other}; every cell needs its own database and vhost`);
+    else owners.set(key, who);
+  };
+  claim(t.apiDbUrl, 'topology.apiDbUrl');
+  claim(t.apiTransportUrl, 'topology.apiTransportUrl');
+  claim(t.cell0.dbUrl, 'cell0.dbUrl');
+  cells.forEach((c, i) => { claim(c.dbUrl, `cells[${i}].dbUrl`); claim(c.transportUrl, `cells[${i}].transportUrl`); });
+}
+
 /**
  * Validates a topology (a JSON string or an already parsed value). Uuids are lowercased.
  * Throws one `ConfigError` (code `config.cells.invalid`) listing every problem: missing
  * or malformed URLs (postgres/amqp schemes), non-uuid or duplicate uuids, duplicate names,
- * a cell0 uuid other than Nova's all-zero uuid. Returns a deep-frozen object.
+ * a cell0 uuid other than Nova's all-zero uuid, two of API/cell0/cells sharing a database or
+ * a vhost (whatever the credentials). Returns a deep-frozen object.
  */
 export function parseCellTopology(input: unknown, source = 'cell topology'): CellTopology {
   const problems: string[] = [];
@@ -105,6 +132,7 @@ export function parseCellTopology(input: unknown, source = 'cell topology'): Cel
   const cells = (Array.isArray(data.cells) ? data.cells : [])
     .map((c, i) => parseCell(c, i, problems)).filter((c): c is CellMapping => c !== undefined);
   checkUnique(cell0, cells, problems);
+  checkIsolation({ apiDbUrl, apiTransportUrl, cell0 }, cells, problems);
   if (problems.length > 0) throw new ConfigError(problems, 'config.cells.invalid', source);
   return deepFreeze({ apiDbUrl, apiTransportUrl, cell0, cells });
 }
