@@ -11,6 +11,7 @@ export {
 export { ConfigError } from './config-error';
 export { loadConfig, CONFIG_FILE_ENV, type LoadOptions } from './load-config';
 export { renderHelp, redactUrl } from './render-help';
+export { wantsHelp } from './sources';
 export { parseDuration, formatDuration } from './duration';
 export { deepFreeze } from './deep-freeze';
 export {

@@ -1,4 +1,5 @@
 import { renderHelp, redactUrl } from './render-help';
+import { wantsHelp } from './sources';
 import { defineConfig } from './schema';
 import { testInfra } from './test-infra';
 
@@ -21,6 +22,10 @@ describe('renderHelp', () => {
     expect(help).toContain('--timeout <duration>\n      env X_TIMEOUT; default: 1m30s');
     expect(help).toContain('--verbose\n      env X_VERBOSE; optional');
     expect(help).not.toMatch(/secret|hunter2/);
+  });
+
+  test('wantsHelp spots --help and -h only', () => {
+    expect([wantsHelp(['--port=1', '--help']), wantsHelp(['-h']), wantsHelp(['--helpful=1']), wantsHelp([])]).toEqual([true, true, false, false]);
   });
 
   test('redactUrl leaves URLs without password and non-URLs alone', () => {

@@ -60,3 +60,8 @@ export function readArgvSource(schema: ConfigSchema, argv: readonly string[], pr
   }
   return out;
 }
+
+/** True when argv asks for help (`--help` or `-h`): print `renderHelp(schema)` instead of loading. */
+export function wantsHelp(argv: readonly string[]): boolean {
+  return argv.includes('--help') || argv.includes('-h');
+}
