@@ -42,6 +42,9 @@ describe('loadConfig', () => {
     expect(cfg).toEqual({ dbUrl: DB, port: 8778, ratio: 16, debug: false, logLevel: 'info', filters: ['ComputeFilter'], timeout: 30_000, name: undefined });
     // Type-level checks: these lines only compile if inference is right.
     const port: number = cfg.port;
+    const url: string = cfg.dbUrl; // required: never undefined
+    const filters: readonly string[] = cfg.filters;
+    expect([url, filters.length]).toEqual([DB, 1]);
     const level: 'debug' | 'info' | 'warn' = cfg.logLevel;
     // @ts-expect-error name is optional without default, so it may be undefined
     const name: string = cfg.name;

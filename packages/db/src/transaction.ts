@@ -30,8 +30,9 @@ export class TransactionAbortedError extends Error {
 }
 
 function beginSql(opts: TxOptions): string {
-  const isolation = ISOLATION_SQL[opts.isolation ?? 'read committed'];
-  if (isolation === undefined) throw new TypeError(`withTransaction: unknown isolation ${JSON.stringify(opts.isolation)}`);
+  const key = opts.isolation ?? 'read committed';
+  if (!Object.hasOwn(ISOLATION_SQL, key)) throw new TypeError(`withTransaction: unknown isolation ${JSON.stringify(opts.isolation)}`);
+  const isolation = ISOLATION_SQL[key];
   return `BEGIN ISOLATION LEVEL ${isolation}${opts.readOnly ? ' READ ONLY' : ' READ WRITE'}`;
 }
 

@@ -132,5 +132,6 @@ describe('withTransaction', () => {
   test('bad options are refused before touching the pool', async () => {
     await expect(withTransaction(db.pool, async () => 1, { maxAttempts: 0 })).rejects.toThrow('maxAttempts');
     await expect(withTransaction(db.pool, async () => 1, { isolation: 'snapshot' as 'serializable' })).rejects.toThrow('unknown isolation');
+    await expect(withTransaction(db.pool, async () => 1, { isolation: 'toString' as 'serializable' })).rejects.toThrow('unknown isolation');
   });
 });
