@@ -31,7 +31,7 @@ export const aggregateInstanceExtraSpecsFilter: HostFilter = {
     const entries = Object.entries(ctx.flavor.extraSpecs);
     if (entries.length === 0) return PASS;
     const metadata = aggregateMetadataByKey(host);
-    for (const [key, req] of entries.sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [key, req] of entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const aggKey = scopedKey(key);
       if (aggKey === undefined) continue;
       const values = metadata.get(aggKey) ?? [];

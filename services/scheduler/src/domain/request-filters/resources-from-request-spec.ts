@@ -1,5 +1,5 @@
 import { InvalidSchedulerRequest } from '../errors';
-import { groupFor, OK, type RequestFilter, type PlacementQueryContext, unsuffixedGroup } from './types';
+import { groupFor, OK, type PlacementQueryContext, type RequestFilter, sortedEntries, unsuffixedGroup } from './types';
 import type { Flavor, GetAllocationCandidatesRequest } from '@cellsched/wire';
 import { parsePlacementSpecKey } from './extra-spec-keys';
 
@@ -24,7 +24,7 @@ function parseAmount(key: string, value: string): number {
 }
 
 function applyOverrides(query: GetAllocationCandidatesRequest, flavor: Flavor): void {
-  for (const [key, value] of Object.entries(flavor.extraSpecs).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [key, value] of sortedEntries(flavor.extraSpecs)) {
     const parsed = parsePlacementSpecKey(key);
     if (parsed?.kind !== 'resources') continue;
     const group = groupFor(query, parsed.suffix);

@@ -1,10 +1,10 @@
 import { InvalidSchedulerRequest } from '../errors';
 import { parsePlacementSpecKey } from './extra-spec-keys';
-import { addOnce, groupFor, OK, type RequestFilter } from './types';
+import { addOnce, groupFor, OK, type RequestFilter, sortedEntries } from './types';
 import type { GetAllocationCandidatesRequest, RequestGroup } from '@cellsched/wire';
 
 function addFlavorTraits(query: GetAllocationCandidatesRequest, extraSpecs: Readonly<Record<string, string>>): void {
-  for (const [key, value] of Object.entries(extraSpecs).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [key, value] of sortedEntries(extraSpecs)) {
     const parsed = parsePlacementSpecKey(key);
     if (parsed?.kind !== 'trait') continue;
     if (value !== 'required' && value !== 'forbidden') {
@@ -17,7 +17,7 @@ function addFlavorTraits(query: GetAllocationCandidatesRequest, extraSpecs: Read
 
 /** NOTE: like Nova, an image can only require traits (`trait:X=required`); other values are ignored. */
 function addImageTraits(query: GetAllocationCandidatesRequest, properties: Readonly<Record<string, string>>): void {
-  for (const [key, value] of Object.entries(properties).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [key, value] of sortedEntries(properties)) {
     const parsed = parsePlacementSpecKey(key);
     if (parsed?.kind !== 'trait' || parsed.suffix !== '' || value !== 'required') continue;
     addOnce(groupFor(query, '').required, parsed.name);

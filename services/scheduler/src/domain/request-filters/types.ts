@@ -60,3 +60,8 @@ export function anyOf(uuids: readonly string[]): string {
   const sorted = [...uuids].sort();
   return sorted.length === 1 ? (sorted[0] as string) : `in:${sorted.join(',')}`;
 }
+
+/** Entries of a string map in code-point key order (locale-independent, so queries are reproducible). */
+export function sortedEntries(map: Readonly<Record<string, string>>): [string, string][] {
+  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}

@@ -1,0 +1,137 @@
+import type {
+  AllocationCandidate, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse, ProviderSummary, RequestGroup,
+} from '@cellsched/wire';
+import type { ClaimConsumer, ClaimOutcome, Claimer } from '../../src/ports';
+import { seededPrng, shuffled } from '../../src/domain/prng';
+
+/** One compute node provider of the fake (a root with no children). */
+export interface FakeProvider {
+  readonly uuid: string;
+  readonly inventory: Record<string, number>;
+  readonly traits: Set<string>;
+  readonly aggregates: Set<string>;
+  generation: number;
+}
+
+type Resources = Record<string, number>;
+
+/** "in:a,b" or "a" -> the set it stands for. */
+function anyOfSet(entry: string): string[] {
+  return entry.startsWith('in:') ? entry.slice(3).split(',') : [entry];
+}
+
+/**
+ * An in-memory placement that keeps placement's promises: capacity is checked atomically at commit
+ * and a claim that raced another write on the same provider (generation moved while it was in
+ * flight) is refused as a conflict. Claims yield to the event loop between read and commit, so
+ * concurrent requests really interleave.
+ */
+export class FakePlacement implements Claimer {
+  readonly providers = new Map<string, FakeProvider>();
+  /** consumer -> provider -> resources. */
+  readonly allocations = new Map<string, Map<string, Resources>>();
+  readonly stats = { claims: 0, conflicts: 0, noCapacity: 0, releaseCalls: 0, queries: 0 };
+  /** Provider -> number of conflicts to answer before behaving (tests of the retry loop). */
+  readonly forcedConflicts = new Map<string, number>();
+  readonly releaseLog: string[][] = [];
+
+  addProvider(uuid: string, inventory: Resources, traits: string[] = [], aggregates: string[] = []): void {
+    this.providers.set(uuid, { uuid, inventory: { ...inventory }, traits: new Set(traits), aggregates: new Set(aggregates), generation: 0 });
+  }
+
+  used(rp: string, rc: string): number {
+    let sum = 0;
+    for (const byRp of this.allocations.values()) sum += byRp.get(rp)?.[rc] ?? 0;
+    return sum;
+  }
+
+  private groupMatches(p: FakeProvider, g: RequestGroup): boolean {
+    return (g.inTree === '' || g.inTree === p.uuid)
+      && g.required.every((t) => anyOfSet(t).some((x) => p.traits.has(x)))
+      && g.forbidden.every((t) => !p.traits.has(t))
+      && g.memberOf.every((m) => anyOfSet(m).some((a) => p.aggregates.has(a)));
+  }
+
+  private matches(p: FakeProvider, q: GetAllocationCandidatesRequest, wanted: Resources): boolean {
+    return q.rootRequired.every((t) => p.traits.has(t)) && q.rootForbidden.every((t) => !p.traits.has(t))
+      && q.groups.every((g) => this.groupMatches(p, g))
+      && Object.entries(wanted).every(([rc, n]) => (p.inventory[rc] ?? 0) - this.used(p.uuid, rc) >= n);
+  }
+
+  summary(p: FakeProvider): ProviderSummary {
+    const resources: ProviderSummary['resources'] = {};
+    for (const [rc, capacity] of Object.entries(p.inventory)) resources[rc] = { capacity, used: this.used(p.uuid, rc) };
+    return { uuid: p.uuid, name: p.uuid, rootProviderUuid: p.uuid, parentProviderUuid: '', resources, traits: [...p.traits], generation: p.generation, aggregates: [...p.aggregates] };
+  }
+
+  getAllocationCandidates(q: GetAllocationCandidatesRequest): Promise<GetAllocationCandidatesResponse> {
+    this.stats.queries += 1;
+    const wanted: Resources = {};
+    for (const g of q.groups) for (const [rc, n] of Object.entries(g.resources)) wanted[rc] = (wanted[rc] ?? 0) + n;
+    let fits = [...this.providers.values()].filter((p) => this.matches(p, q, wanted));
+    if (q.limit > 0) fits = shuffled(fits, seededPrng(q.seed)).slice(0, q.limit);
+    const allocationRequests: AllocationCandidate[] = fits.map((p) => ({
+      allocations: [{ resourceProviderUuid: p.uuid, resources: { ...wanted } }],
+      mappings: Object.fromEntries(q.groups.map((g) => [g.suffix, { providerUuids: [p.uuid] }])),
+    }));
+    return Promise.resolve({ allocationRequests, providerSummaries: Object.fromEntries(fits.map((p) => [p.uuid, this.summary(p)])) });
+  }
+
+  private fits(consumer: string, candidate: AllocationCandidate): boolean {
+    const old = this.allocations.get(consumer);
+    return candidate.allocations.every((a) => Object.entries(a.resources).every(([rc, n]) => {
+      const cap = this.providers.get(a.resourceProviderUuid)?.inventory[rc] ?? 0;
+      return this.used(a.resourceProviderUuid, rc) - (old?.get(a.resourceProviderUuid)?.[rc] ?? 0) + n <= cap;
+    }));
+  }
+
+  async claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
+    this.stats.claims += 1;
+    const rps = candidate.allocations.map((a) => a.resourceProviderUuid);
+    const seen = rps.map((rp) => this.providers.get(rp)?.generation ?? -1);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const forced = rps.find((rp) => (this.forcedConflicts.get(rp) ?? 0) > 0);
+    if (forced !== undefined) this.forcedConflicts.set(forced, (this.forcedConflicts.get(forced) ?? 0) - 1);
+    const raced = rps.some((rp, i) => this.providers.get(rp)?.generation !== seen[i]);
+    const old = this.allocations.get(consumer.consumerUuid);
+    if (forced !== undefined || raced || (old !== undefined && !options.replace)) {
+      this.stats.conflicts += 1;
+      return { kind: 'conflict' };
+    }
+    if (!this.fits(consumer.consumerUuid, candidate)) {
+      this.stats.noCapacity += 1;
+      return { kind: 'no_capacity' };
+    }
+    this.commit(consumer.consumerUuid, candidate, old);
+    return { kind: 'ok' };
+  }
+
+  private commit(consumer: string, candidate: AllocationCandidate, old: Map<string, Resources> | undefined): void {
+    const byRp = new Map<string, Resources>(candidate.allocations.map((a) => [a.resourceProviderUuid, { ...a.resources }]));
+    for (const rp of new Set([...byRp.keys(), ...(old?.keys() ?? [])])) {
+      const p = this.providers.get(rp);
+      if (p !== undefined) p.generation += 1;
+    }
+    this.allocations.set(consumer, byRp);
+  }
+
+  release(consumerUuids: readonly string[]): Promise<void> {
+    this.stats.releaseCalls += 1;
+    this.releaseLog.push([...consumerUuids]);
+    for (const c of consumerUuids) {
+      const old = this.allocations.get(c);
+      if (old === undefined) continue;
+      for (const rp of old.keys()) {
+        const p = this.providers.get(rp);
+        if (p !== undefined) p.generation += 1;
+      }
+      this.allocations.delete(c);
+    }
+    return Promise.resolve();
+  }
+
+  /** Providers whose usage exceeds their inventory (must always be empty). */
+  overCapacity(): string[] {
+    return [...this.providers.values()].filter((p) => Object.entries(p.inventory).some(([rc, cap]) => this.used(p.uuid, rc) > cap)).map((p) => p.uuid);
+  }
+}
