@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TailSpan, spansFromRequest } from '../src/trace-tail/otlp-json';
-import { buildDemo, privateVhost, runDemo, startTraceTail } from './support/demo';
+import { buildDemo, privateVhost, runDemo, signalIdle, startTraceTail } from './support/demo';
 
 let dir: string;
 let vhost: Awaited<ReturnType<typeof privateVhost>>;
@@ -96,3 +96,31 @@ it('shows the whole trace live in trace-tail, received over OTLP/HTTP JSON', asy
   expect(printed).toContain('trace-demo@demo-host');
   expect(printed).toContain('cellsched.request_id=req-trace-demo');
 }, 90_000);
+
+describe('SIGTERM', () => {
+  it('flushes batched spans, then exits by the signal when the process has no handler of its own', async () => {
+    const tail = await startTraceTail();
+    let exit: Awaited<ReturnType<typeof signalIdle>> | undefined;
+    try {
+      exit = await signalIdle(tail.endpoint, 'default');
+    } finally {
+      const printed = await tail.stop();
+      expect(printed).toContain('idle work');
+    }
+    expect(exit).toMatchObject({ code: null, signal: 'SIGTERM' });
+    expect(exit.ms).toBeLessThan(4000);
+  }, 60_000);
+
+  it('flushes but leaves the exit to a process that handles the signal itself', async () => {
+    const tail = await startTraceTail();
+    let exit: Awaited<ReturnType<typeof signalIdle>> | undefined;
+    try {
+      exit = await signalIdle(tail.endpoint, 'own-handler');
+    } finally {
+      const printed = await tail.stop();
+      expect(printed).toContain('idle work');
+      expect(printed).toContain('graceful stop');
+    }
+    expect(exit).toMatchObject({ code: 0, signal: null });
+  }, 60_000);
+});

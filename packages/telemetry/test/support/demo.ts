@@ -57,3 +57,17 @@ export function startTraceTail(): Promise<TraceTail> {
     void exited.then(() => reject(new Error(`trace-tail exited early: ${stderr}`)));
   });
 }
+
+/** Runs the idle demo until "ready", sends SIGTERM, resolves with how it exited and how long that took. */
+export async function signalIdle(endpoint: string, mode: 'default' | 'own-handler'): Promise<{ code: number | null; signal: string | null; ms: number }> {
+  const child = spawn(process.execPath, ['--require', './dist/tracing.js', './dist/idle.js', endpoint, mode], { cwd: DEMO });
+  const exited = new Promise<[number | null, string | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (c: Buffer) => { if (c.toString('utf8').includes('ready')) resolve(); });
+    void exited.then(() => reject(new Error('idle demo exited before it was ready')));
+  });
+  const t0 = Date.now();
+  child.kill('SIGTERM');
+  const [code, signal] = await exited;
+  return { code, signal, ms: Date.now() - t0 };
+}
