@@ -26,7 +26,7 @@ export async function listAllocationCandidates(req: PlacementRequest): Promise<P
     const rawJson = renderCandidatesJson(snapshot, result, minor, requested);
     return { status: 200, rawJson, headers: cacheHeaders(req, new Date()) };
   } catch (err) {
-    if (err instanceof CandidateQueryError) throw badRequest(err.message);
+    if (err instanceof CandidateQueryError) throw badRequest(err.message, err.code);
     throw err;
   }
 }

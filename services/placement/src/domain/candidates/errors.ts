@@ -4,6 +4,14 @@
  */
 export class CandidateQueryError extends Error {
   override readonly name = 'CandidateQueryError';
+
+  /** `code`: Placement's error code for the condition, when it has a specific one. */
+  constructor(
+    message: string,
+    readonly code?: 'placement.query.bad_value' | 'placement.query.duplicate_key' | 'placement.query.missing_value',
+  ) {
+    super(message);
+  }
 }
 
 /**

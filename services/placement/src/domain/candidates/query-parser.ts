@@ -94,16 +94,16 @@ function parseGroups(pairs: QueryPairs, minor: number): Map<string, MutableGroup
 function checkSameSubtreeGroups(bySuffix: Map<string, MutableGroup>, sameSubtrees: readonly (readonly string[])[]): void {
   const resourceless = [...bySuffix.values()].filter((g) => g.resources.size === 0).map((g) => g.suffix);
   if (resourceless.length === bySuffix.size) {
-    throw new CandidateQueryError('There must be at least one resources or resources[$S] parameter.');
+    throw new CandidateQueryError('There must be at least one resources or resources[$S] parameter.', 'placement.query.missing_value');
   }
   const subtree = new Set(sameSubtrees.flat());
   const bad = resourceless.filter((s) => !subtree.has(s));
   if (bad.length > 0) {
-    throw new CandidateQueryError(`Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`);
+    throw new CandidateQueryError(`Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`, 'placement.query.bad_value');
   }
   const unknown = [...subtree].filter((s) => !bySuffix.has(s));
   if (unknown.length > 0) {
-    throw new CandidateQueryError(`Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...bySuffix.keys()])}.`);
+    throw new CandidateQueryError(`Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...bySuffix.keys()])}.`, 'placement.query.bad_value');
   }
 }
 
@@ -144,12 +144,12 @@ function checkForbiddenConflicts(bySuffix: Map<string, MutableGroup>): void {
 function parseRootRequired(pairs: QueryPairs): { required: string[]; forbidden: string[] } {
   const values = allValues(pairs, 'root_required');
   if (values.length === 0) return { required: [], forbidden: [] };
-  if (values.length > 1) throw new CandidateQueryError("Query parameter 'root_required' may be specified only once.");
+  if (values.length > 1) throw new CandidateQueryError("Query parameter 'root_required' may be specified only once.", 'placement.query.duplicate_key');
   const parsed = parseTraits(values[0] as string, true, false);
   const required = parsed.required.map((s) => s[0] as string);
   const conflicts = required.filter((t) => parsed.forbidden.includes(t));
   if (conflicts.length > 0) {
-    throw new CandidateQueryError(`Conflicting required and forbidden traits found in root_required: ${conflicts.join(', ')}`);
+    throw new CandidateQueryError(`Conflicting required and forbidden traits found in root_required: ${conflicts.join(', ')}`, 'placement.query.bad_value');
   }
   return { required, forbidden: parsed.forbidden };
 }
@@ -158,7 +158,7 @@ function parseSameSubtrees(pairs: QueryPairs): string[][] {
   return allValues(pairs, 'same_subtree').map((val) => {
     const suffixes = [...new Set(val.split(',').map((s) => s.trim()))];
     if (suffixes.includes('')) {
-      throw new CandidateQueryError('Empty string (unsuffixed group) can not be specified in `same_subtree` ');
+      throw new CandidateQueryError('Empty string (unsuffixed group) can not be specified in `same_subtree` ', 'placement.query.bad_value');
     }
     return suffixes;
   });

@@ -16,6 +16,13 @@ export function groupKeyPattern(minor: number): RegExp {
   return new RegExp(`^(${prefixes})(${suffix})?$`);
 }
 
+/** The schema's patternProperties keys, sorted as jsonschema lists them in its message. */
+function patternSources(minor: number): string[] {
+  const prefixes = minor >= 31 ? ['resources', 'required', 'member_of', 'in_tree'] : ['resources', 'required', 'member_of'];
+  const suffix = minor >= 33 ? GROUP_PAT_1_33 : GROUP_PAT;
+  return prefixes.map((p) => `^${p}(${suffix})?$`).sort();
+}
+
 function allowedFixedKeys(minor: number): Set<string> {
   const keys = new Set<string>();
   if (minor < 25) {
@@ -46,10 +53,14 @@ function pyRepr(value: string): string {
 export function validateQuerySchema(last: ReadonlyMap<string, string>, minor: number): void {
   const fixed = allowedFixedKeys(minor);
   const pattern = minor >= 25 ? groupKeyPattern(minor) : null;
-  const unexpected = [...last.keys()].filter((k) => !fixed.has(k) && !(pattern?.test(k) ?? false));
+  const unexpected = [...last.keys()].filter((k) => !fixed.has(k) && !(pattern?.test(k) ?? false)).sort();
   if (unexpected.length > 0) {
     const names = unexpected.map(pyRepr).join(', ');
-    fail(`Additional properties are not allowed (${names} ${unexpected.length === 1 ? 'was' : 'were'} unexpected)`);
+    if (minor >= 25) {
+      const regexes = patternSources(minor).map(pyRepr).join(', ');
+      fail(`${names} ${unexpected.length === 1 ? 'does' : 'do'} not match any of the regexes: ${regexes}\n\nFailed validating 'additionalProperties' in schema`);
+    }
+    fail(`Additional properties are not allowed (${names} ${unexpected.length === 1 ? 'was' : 'were'} unexpected)\n\nFailed validating 'additionalProperties' in schema`);
   }
   if (minor < 25 && !last.has('resources')) {
     fail("'resources' is a required property\n\nFailed validating 'required' in schema");

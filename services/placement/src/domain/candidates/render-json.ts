@@ -52,7 +52,8 @@ function renderSummary(snap: CandidateSnapshot, id: number, minor: number, reque
   }
   let body = `"resources":{${parts.join(',')}}`;
   if (minor >= 17) {
-    const traits = [...p.traits].map((t) => snap.traitNameById.get(t) ?? '').sort();
+    // NOTE: in the database's order, as Placement lists them (clients compare lists).
+    const traits = [...p.traits].map((t) => snap.traitNameById.get(t) ?? '');
     body += `,"traits":[${traits.map((t) => n.quote(t)).join(',')}]`;
   }
   if (minor >= 29) {
