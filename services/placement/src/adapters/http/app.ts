@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Pool } from 'pg';
+import { callerFromHeaders, isAllowed } from '../../domain/auth';
+import { PlacementError } from '../../domain/errors';
+import { atLeast, negotiate, versionString, type Microversion } from '../../domain/microversion';
+import { renderError } from './errors-render';
+import type { MethodSpec, PlacementRequest, RouteDef } from './kit';
+import { ROUTES } from './routes';
+
+const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'] as const;
+
+/** Options of the HTTP app: the pool is the objects layer's only dependency. */
+export interface AppOptions { readonly pool: Pool; readonly onError?: (err: unknown, requestId: string) => void }
+
+interface Ctx { requestId: string; version?: Microversion }
+
+/**
+ * Build the Placement REST app (not listening). Pipeline, as Placement's deploy.py:
+ * request id → auth (noauth2, not for `/`) → microversion → content checks → route →
+ * policy → handler; every error becomes Placement's JSON error body.
+ */
+export function buildApp(opts: AppOptions): FastifyInstance {
+  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: 16 * 1024 * 1024, maxParamLength: 1000 });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => { done(null, body); });
+  for (const route of ROUTES) {
+    app.route({ method: [...METHODS], url: toFastifyPath(route.path), handler: (req, reply) => dispatch(opts, route, req, reply) });
+  }
+  app.setNotFoundHandler((req, reply) => dispatch(opts, undefined, req, reply));
+  app.setErrorHandler((err, req, reply) => {
+    const ctx = { requestId: `req-${randomUUID()}` };
+    const status = (err as { statusCode?: number }).statusCode ?? 500;
+    return sendError(reply, req, ctx, new PlacementError(status >= 400 && status < 500 ? status : 500, (err as Error).message));
+  });
+  return app;
+}
+
+const toFastifyPath = (p: string): string => p.replace(/\{(\w+)\}/g, ':$1');
+
+async function dispatch(opts: AppOptions, route: RouteDef | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const ctx: Ctx = { requestId: `req-${randomUUID()}` };
+  try {
+    const path = (req.url.split('?')[0] ?? '/');
+    const caller = authenticate(req, path);
+    ctx.version = negotiate(header(req, 'openstack-api-version'));
+    checkContentHeaders(req);
+    if (route === undefined) throw new PlacementError(404, 'The resource could not be found.');
+    const spec = route.methods[req.method];
+    if (spec === undefined) return methodNotAllowed(reply, req, ctx, route);
+    checkVersion(spec, ctx.version);
+    checkMedia(spec, req, ctx.version);
+    if (spec.policy !== 'none' && !isAllowed(caller, spec.policy)) {
+      throw new PlacementError(403, `Policy does not allow placement:${route.path} ${req.method} to be performed.`);
+    }
+    const preq = toPlacementRequest(opts, req, ctx.version, caller, ctx.requestId);
+    const res = await spec.handler(preq);
+    void reply.code(res.status).headers(commonHeaders(ctx)).headers(res.headers ?? {});
+    if (res.rawJson !== undefined) return reply.header('content-type', 'application/json').send(res.rawJson);
+    if (res.body === undefined) return reply.removeHeader('content-type').send();
+    return reply.header('content-type', 'application/json').send(Buffer.from(JSON.stringify(res.body)));
+  } catch (err) {
+    if (err instanceof PlacementError) return sendError(reply, req, ctx, err);
+    opts.onError?.(err, ctx.requestId);
+    return sendError(reply, req, ctx, new PlacementError(500, 'The server has either erred or is incapable of performing the requested operation.'));
+  }
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+function authenticate(req: FastifyRequest, path: string) {
+  const caller = callerFromHeaders(header(req, 'x-auth-token'), header(req, 'x-roles'), header(req, 'openstack-system-scope'));
+  if (caller === undefined) {
+    if (path === '/' || path === '') return { userId: '', projectId: '', roles: [], systemScope: undefined };
+    throw new PlacementError(401, 'Authentication required');
+  }
+  return caller;
+}
+
+function checkContentHeaders(req: FastifyRequest): void {
+  const clen = header(req, 'content-length');
+  if (clen === undefined || clen === '') return;
+  if (!/^\s*\d+\s*$/.test(clen)) throw new PlacementError(400, 'content-length header must be an integer');
+  if (Number(clen) > 0 && !header(req, 'content-type')) {
+    throw new PlacementError(400, 'content-type header required when content-length > 0');
+  }
+}
+
+function checkVersion(spec: MethodSpec, v: Microversion): void {
+  const tooLow = spec.minVersion !== undefined && !atLeast(v, spec.minVersion);
+  const tooHigh = spec.maxVersion !== undefined && atLeast(v, spec.maxVersion + 1);
+  if (tooLow || tooHigh) {
+    const status = spec.versionStatus ?? 404;
+    throw new PlacementError(status, status === 405 ? 'The method specified is not allowed for this resource.' : 'The resource could not be found.');
+  }
+}
+
+function checkMedia(spec: MethodSpec, req: FastifyRequest, v: Microversion): void {
+  if (typeof spec.requireJson === 'function' ? spec.requireJson(v) : spec.requireJson === true) {
+    const ct = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+    if (ct !== 'application/json') throw new PlacementError(415, `The media type ${ct || 'None'} is not supported, use application/json`);
+  }
+  if (spec.json) {
+    const accept = header(req, 'accept');
+    if (accept && !acceptsJson(accept)) throw new PlacementError(406, 'Only application/json is provided');
+  }
+}
+
+/** Accept negotiation like webob's acceptable_offers for a single offer. */
+export function acceptsJson(accept: string): boolean {
+  return accept.split(',').some((part) => {
+    const [range = '', ...params] = part.trim().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    if (q !== undefined && Number(q.slice(2)) === 0) return false;
+    const r = range.trim().toLowerCase();
+    return r === 'application/json' || r === 'application/*' || r === '*/*';
+  });
+}
+
+function methodNotAllowed(reply: FastifyReply, req: FastifyRequest, ctx: Ctx, route: RouteDef): FastifyReply {
+  const allow = Object.keys(route.methods).join(', ');
+  void reply.header('allow', allow);
+  return sendError(reply, req, ctx, new PlacementError(405, 'The method specified is not allowed for this resource.'),
+    `The method ${req.method} is not allowed for this resource.`);
+}
+
+function commonHeaders(ctx: Ctx): Record<string, string> {
+  const h: Record<string, string> = { 'openstack-request-id': ctx.requestId, 'x-openstack-request-id': ctx.requestId };
+  if (ctx.version !== undefined) {
+    h['openstack-api-version'] = `placement ${versionString(ctx.version)}`;
+    h.vary = 'openstack-api-version';
+  }
+  return h;
+}
+
+function sendError(reply: FastifyReply, req: FastifyRequest, ctx: Ctx, err: PlacementError, explanation?: string): FastifyReply {
+  const r = renderError(err, ctx.version, ctx.requestId, header(req, 'accept'), explanation);
+  return reply.code(err.status).headers(commonHeaders(ctx)).headers(err.headers).header('content-type', r.contentType).send(Buffer.from(r.body));
+}
+
+function toPlacementRequest(opts: AppOptions, req: FastifyRequest, version: Microversion, caller: PlacementRequest['caller'], requestId: string): PlacementRequest {
+  const qs = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
+  const query = new Map<string, string[]>();
+  for (const [k, v] of new URLSearchParams(qs)) query.set(k, [...(query.get(k) ?? []), v]);
+  return {
+    method: req.method, params: req.params as Record<string, string>, query, headers: req.headers,
+    rawBody: typeof req.body === 'string' ? req.body : undefined, version, caller, requestId, pool: opts.pool,
+  };
+}

@@ -1,0 +1,156 @@
+import { withTransaction } from '@cellsched/db';
+import type { Pool } from 'pg';
+import { capacityOf, checkUnits } from '../../domain/capacity';
+import { badRequest, concurrentUpdate, PlacementError } from '../../domain/errors';
+import { rows, type Db } from './db';
+import {
+  deleteConsumersWithoutAllocations, ensureConsumerType, ensureProject, ensureUser, INCOMPLETE_CONSUMER_ID, insertConsumer,
+  lockConsumer, type ConsumerRow,
+} from './consumers';
+
+/** The allocations one consumer should hold after the write (empty `allocations` = release all). */
+export interface ConsumerAllocationsInput {
+  readonly consumerUuid: string;
+  /** External project/user ids; undefined → Placement's incomplete-consumer ids (pre-1.8 writes). */
+  readonly projectId?: string;
+  readonly userId?: string;
+  /** Expected consumer generation (null = the consumer must not exist yet); checked when `checkConsumerGeneration`. */
+  readonly consumerGeneration?: number | null;
+  /** Consumer type (1.38+); undefined leaves an existing consumer's type alone. */
+  readonly consumerType?: string;
+  /** Amounts per provider uuid and resource class name. */
+  readonly allocations: ReadonlyArray<{ readonly providerUuid: string; readonly resources: Readonly<Record<string, number>> }>;
+}
+
+/** How to write. */
+export interface WriteAllocationsOptions {
+  /** Compare `consumerGeneration` with the stored one (Placement 1.28+). */
+  readonly checkConsumerGeneration: boolean;
+  /** Retries of serialization failures / deadlocks (default 5). */
+  readonly maxAttempts?: number;
+}
+
+/** Detail of a 409 for lack of capacity, for callers that branch on it (gRPC). */
+export interface CapacityFailure { readonly kind: 'capacity_exceeded' | 'constraints_violated' | 'no_inventory'; readonly resourceClass: string; readonly providerUuid: string }
+
+/** A 409 of `writeAllocations` that says which class and provider ran out. */
+export class AllocationConflict extends PlacementError {
+  constructor(readonly failure: CapacityFailure, detail: string) { super(409, detail); }
+}
+
+interface Row { rpId: number; rpUuid: string; rcId: number; rcName: string; used: number }
+interface InvRow { rp_id: number; rc_id: number; total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number; used: string | null }
+
+/**
+ * Atomically replace the allocations of every listed consumer (PUT /allocations/{c},
+ * POST /allocations, reshaper, gRPC claim/move/release) in ONE PostgreSQL transaction:
+ * locks the consumers then every touched provider (FOR UPDATE, sorted, so writers
+ * serialize per provider and never deadlock among themselves), removes the consumers'
+ * old allocations, checks each new amount against min_unit/max_unit/step_size and
+ * `used + amount <= (total - reserved) * allocation_ratio`, inserts, bumps every touched
+ * provider's generation and each consumer's generation, and deletes consumers left
+ * without allocations. All or nothing; usage can never exceed capacity.
+ *
+ * Errors (nothing written): 400 unknown provider or resource class; 409
+ * `placement.concurrent_update` on a consumer generation mismatch (safe to re-read and
+ * retry); {@link AllocationConflict} (409, `placement.undefined_code` like Placement)
+ * naming the class and provider without room or inventory (retrying the same request is
+ * pointless until usage changes). Idempotent: writing the same allocations twice leaves
+ * the same state (generations aside).
+ */
+export async function writeAllocations(pool: Pool, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<void> {
+  await withTransaction(pool, (c) => writeAllocationsIn(c, consumers, opts), { maxAttempts: opts.maxAttempts ?? 5 });
+}
+
+/** Same as {@link writeAllocations} inside a caller's transaction (reshaper). */
+export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<void> {
+  const wanted = await resolve(db, consumers);
+  const sorted = [...consumers].sort((a, b) => (a.consumerUuid < b.consumerUuid ? -1 : 1));
+  const locked: ConsumerRow[] = [];
+  for (const input of sorted) locked.push(await ensureConsumer(db, input, opts));
+  const uuids = sorted.map((s) => s.consumerUuid);
+  const oldRps = await rows<{ id: number }>(db, 'SELECT DISTINCT resource_provider_id AS id FROM allocations WHERE consumer_id = ANY($1::uuid[])', [uuids]);
+  const rpIds = [...new Set([...oldRps.map((r) => r.id), ...wanted.map((w) => w.rpId)])].sort((a, b) => a - b);
+  await db.query('SELECT id FROM resource_providers WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [rpIds]);
+  await db.query('DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])', [uuids]);
+  await checkCapacity(db, wanted);
+  await insertAllocations(db, wanted);
+  if (rpIds.length > 0) await db.query('UPDATE resource_providers SET generation = generation + 1, updated_at = now() WHERE id = ANY($1::int[])', [rpIds]);
+  await db.query('UPDATE consumers SET generation = generation + 1, updated_at = now() WHERE id = ANY($1::int[])', [locked.map((l) => l.id)]);
+  await deleteConsumersWithoutAllocations(db, uuids);
+}
+
+type WantedRow = Row & { consumerUuid: string };
+
+async function resolve(db: Db, consumers: readonly ConsumerAllocationsInput[]): Promise<WantedRow[]> {
+  const rpUuids = [...new Set(consumers.flatMap((c) => c.allocations.map((a) => a.providerUuid)))];
+  const rcNames = [...new Set(consumers.flatMap((c) => c.allocations.flatMap((a) => Object.keys(a.resources))))];
+  const rps = await rows<{ id: number; uuid: string }>(db, 'SELECT id, uuid::text AS uuid FROM resource_providers WHERE uuid = ANY($1::uuid[])', [rpUuids]);
+  const rpMap = new Map(rps.map((r) => [r.uuid, r.id]));
+  const missingRp = rpUuids.find((u) => !rpMap.has(u));
+  if (missingRp !== undefined) throw badRequest(`Allocation for resource provider '${missingRp}' that does not exist.`);
+  const rcs = await rows<{ id: number; name: string }>(db, 'SELECT id, name FROM resource_classes WHERE name = ANY($1::text[])', [rcNames]);
+  const rcMap = new Map(rcs.map((r) => [r.name, r.id]));
+  const missingRc = rcNames.find((n) => !rcMap.has(n));
+  if (missingRc !== undefined) throw badRequest(`Unable to allocate inventory: No such resource class ${missingRc}.`);
+  return consumers.flatMap((c) => c.allocations.flatMap((a) => Object.entries(a.resources).map(([rc, used]) => ({
+    consumerUuid: c.consumerUuid, rpId: rpMap.get(a.providerUuid) as number, rpUuid: a.providerUuid, rcId: rcMap.get(rc) as number, rcName: rc, used,
+  }))));
+}
+
+async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: WriteAllocationsOptions): Promise<ConsumerRow> {
+  const projectId = await ensureProject(db, input.projectId ?? INCOMPLETE_CONSUMER_ID);
+  const userId = await ensureUser(db, input.projectId === undefined ? INCOMPLETE_CONSUMER_ID : (input.userId ?? INCOMPLETE_CONSUMER_ID));
+  const typeId = input.consumerType !== undefined ? await ensureConsumerType(db, input.consumerType) : undefined;
+  const existing = await lockConsumer(db, input.consumerUuid);
+  if (existing === undefined) {
+    if (opts.checkConsumerGeneration && input.consumerGeneration !== null && input.consumerGeneration !== undefined) {
+      throw concurrentUpdate(`consumer generation conflict - expected null but got ${input.consumerGeneration}`);
+    }
+    return insertConsumer(db, input.consumerUuid, projectId, userId, typeId ?? null);
+  }
+  if (opts.checkConsumerGeneration && existing.generation !== input.consumerGeneration) {
+    throw concurrentUpdate(`consumer generation conflict - expected ${existing.generation} but got ${input.consumerGeneration ?? 'None'}`);
+  }
+  if (existing.project_id !== projectId || existing.user_id !== userId || (typeId !== undefined && typeId !== existing.consumer_type_id)) {
+    await db.query('UPDATE consumers SET project_id = $2, user_id = $3, consumer_type_id = COALESCE($4, consumer_type_id), updated_at = now() WHERE id = $1',
+      [existing.id, projectId, userId, typeId ?? null]);
+  }
+  return existing;
+}
+
+async function checkCapacity(db: Db, wanted: readonly WantedRow[]): Promise<void> {
+  if (wanted.length === 0) return;
+  const inv = await rows<InvRow>(db, `SELECT i.resource_provider_id AS rp_id, i.resource_class_id AS rc_id, i.total, i.reserved, i.min_unit, i.max_unit,
+      i.step_size, i.allocation_ratio,
+      (SELECT sum(a.used) FROM allocations a WHERE a.resource_provider_id = i.resource_provider_id AND a.resource_class_id = i.resource_class_id) AS used
+    FROM inventories i WHERE i.resource_provider_id = ANY($1::int[]) AND i.resource_class_id = ANY($2::int[])`,
+  [[...new Set(wanted.map((w) => w.rpId))], [...new Set(wanted.map((w) => w.rcId))]]);
+  const invMap = new Map(inv.map((r) => [`${r.rp_id}:${r.rc_id}`, r]));
+  const sums = new Map<string, number>();
+  for (const w of wanted) {
+    const key = `${w.rpId}:${w.rcId}`;
+    const r = invMap.get(key);
+    if (r === undefined) throw capacityError('no_inventory', w);
+    const record = { total: r.total, reserved: r.reserved, minUnit: r.min_unit, maxUnit: r.max_unit, stepSize: r.step_size, allocationRatio: r.allocation_ratio };
+    if (checkUnits(record, w.used) !== undefined) throw capacityError('constraints_violated', w);
+    const sum = (sums.get(key) ?? 0) + w.used;
+    sums.set(key, sum);
+    if (Number(r.used ?? 0) + sum > capacityOf(record)) throw capacityError('capacity_exceeded', w);
+  }
+}
+
+function capacityError(kind: CapacityFailure['kind'], w: WantedRow): AllocationConflict {
+  const failure = { kind, resourceClass: w.rcName, providerUuid: w.rpUuid };
+  if (kind === 'no_inventory') return new AllocationConflict(failure, `Unable to allocate inventory: Inventory for '${w.rcName}' on resource provider '${w.rpUuid}' invalid.`);
+  const why = kind === 'capacity_exceeded' ? 'The requested amount would exceed the capacity.' : 'The requested amount would violate inventory constraints.';
+  return new AllocationConflict(failure, `Unable to allocate inventory: Unable to create allocation for '${w.rcName}' on resource provider '${w.rpUuid}'. ${why}`);
+}
+
+async function insertAllocations(db: Db, wanted: readonly WantedRow[]): Promise<void> {
+  if (wanted.length === 0) return;
+  await db.query(`INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used)
+    SELECT * FROM unnest($1::int[], $2::uuid[], $3::int[], $4::int[])`,
+  [wanted.map((w) => w.rpId), wanted.map((w) => w.consumerUuid), wanted.map((w) => w.rcId), wanted.map((w) => w.used)]);
+}
+

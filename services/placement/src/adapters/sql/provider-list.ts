@@ -1,0 +1,72 @@
+import { badRequest } from '../../domain/errors';
+import type { MemberOfFilter, TraitFilter } from '../../domain/query-params';
+import { rows, type Db } from './db';
+import { selectProviders, type ResourceProvider } from './resource-providers';
+
+/** Filters of GET /resource_providers (already parsed and validated). */
+export interface ProviderFilters {
+  readonly name?: string;
+  readonly uuid?: string;
+  readonly inTree?: string;
+  readonly memberOf?: MemberOfFilter;
+  readonly required?: TraitFilter;
+  readonly resources?: ReadonlyMap<string, number>;
+}
+
+/** Capacity clause of Placement: room for `amount` and the amount is a legal unit. */
+const CAPACITY = (rc: string, amount: string) => `EXISTS (SELECT 1 FROM inventories inv
+  WHERE inv.resource_provider_id = rp.id AND inv.resource_class_id = ${rc}
+    AND COALESCE((SELECT sum(a.used) FROM allocations a WHERE a.resource_provider_id = rp.id AND a.resource_class_id = ${rc}), 0) + ${amount}
+        <= (inv.total - inv.reserved) * inv.allocation_ratio
+    AND inv.min_unit <= ${amount} AND inv.max_unit >= ${amount} AND ${amount} % inv.step_size = 0)`;
+
+/**
+ * Providers matching every filter, ordered by id. Unknown traits or resource classes in
+ * the filters answer 400 with Placement's messages.
+ */
+export async function listProviders(db: Db, f: ProviderFilters): Promise<ResourceProvider[]> {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const p = (v: unknown): string => { values.push(v); return `$${values.length}`; };
+  if (f.name !== undefined) where.push(`rp.name = ${p(f.name)}`);
+  if (f.uuid !== undefined) where.push(`rp.uuid = ${p(f.uuid)}`);
+  if (f.inTree !== undefined) where.push(`rp.root_provider_id = (SELECT root_provider_id FROM resource_providers WHERE uuid = ${p(f.inTree)})`);
+  if (f.required) await traitClauses(db, f.required, where, p);
+  for (const set of f.memberOf?.anyOf ?? []) {
+    where.push(`EXISTS (SELECT 1 FROM resource_provider_aggregates rpa JOIN placement_aggregates ag ON ag.id = rpa.aggregate_id
+      WHERE rpa.resource_provider_id = rp.id AND ag.uuid::text = ANY(${p([...set])}::text[]))`);
+  }
+  if (f.memberOf && f.memberOf.forbidden.size > 0) {
+    where.push(`NOT EXISTS (SELECT 1 FROM resource_provider_aggregates rpa JOIN placement_aggregates ag ON ag.id = rpa.aggregate_id
+      WHERE rpa.resource_provider_id = rp.id AND ag.uuid::text = ANY(${p([...f.memberOf.forbidden])}::text[]))`);
+  }
+  if (f.resources) {
+    const ids = await classIds(db, [...f.resources.keys()]);
+    for (const [rc, amount] of f.resources) where.push(CAPACITY(p(ids.get(rc)), p(amount)));
+  }
+  return selectProviders(db, `${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY rp.id`, values);
+}
+
+async function classIds(db: Db, names: string[]): Promise<Map<string, number>> {
+  const found = await rows<{ id: number; name: string }>(db, 'SELECT id, name FROM resource_classes WHERE name = ANY($1::text[])', [names]);
+  const map = new Map(found.map((r) => [r.name, r.id]));
+  const missing = names.find((n) => !map.has(n));
+  if (missing !== undefined) throw badRequest(`Invalid resource class in resources parameter: No such resource class ${missing}.`);
+  return map;
+}
+
+async function traitClauses(db: Db, f: TraitFilter, where: string[], p: (v: unknown) => string): Promise<void> {
+  const all = [...f.anyOf.flatMap((s) => [...s]), ...f.forbidden];
+  const found = await rows<{ name: string }>(db, 'SELECT name FROM traits WHERE name = ANY($1::text[])', [all]);
+  const known = new Set(found.map((r) => r.name));
+  const missing = [...new Set(all)].filter((t) => !known.has(t));
+  if (missing.length > 0) throw badRequest(`Invalid trait(s) in "required" parameter: No such trait(s): ${missing.join(', ')}.`);
+  for (const set of f.anyOf) {
+    where.push(`EXISTS (SELECT 1 FROM resource_provider_traits rpt JOIN traits t ON t.id = rpt.trait_id
+      WHERE rpt.resource_provider_id = rp.id AND t.name = ANY(${p([...set])}::text[]))`);
+  }
+  if (f.forbidden.size > 0) {
+    where.push(`NOT EXISTS (SELECT 1 FROM resource_provider_traits rpt JOIN traits t ON t.id = rpt.trait_id
+      WHERE rpt.resource_provider_id = rp.id AND t.name = ANY(${p([...f.forbidden])}::text[]))`);
+  }
+}

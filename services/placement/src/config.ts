@@ -1,0 +1,15 @@
+import { defineConfig } from '@cellsched/config';
+
+/** Placement's options, as data (help text and defaults); loaded by main.ts. */
+export const placementConfigSchema = defineConfig({
+  dbUrl: {
+    type: 'url', env: 'CELLSCHED_PLACEMENT_DB_URL', protocols: ['postgres:', 'postgresql:'],
+    default: 'postgres://cellsched_placement:cellsched_placement@127.0.0.1:5432/cellsched_placement',
+    help: 'PostgreSQL URL of the placement database.', secret: true,
+  },
+  host: { type: 'string', env: 'CELLSCHED_PLACEMENT_HOST', default: '127.0.0.1', help: 'Address the REST API listens on.' },
+  port: { type: 'int', env: 'CELLSCHED_PLACEMENT_PORT', default: 8778, min: 0, max: 65535, help: 'Port of the REST API (8778 like OpenStack Placement).' },
+  dbPoolSize: { type: 'int', env: 'CELLSCHED_PLACEMENT_DB_POOL', default: 20, min: 1, max: 500, help: 'Maximum PostgreSQL connections.' },
+  migrate: { type: 'bool', env: 'CELLSCHED_PLACEMENT_MIGRATE', default: true, help: 'Apply pending migrations at start.' },
+  logLevel: { type: 'enum', env: 'CELLSCHED_LOG_LEVEL', values: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'pino log level.' },
+});
