@@ -10,7 +10,7 @@ export {
 } from './schema';
 export { ConfigError } from './config-error';
 export { loadConfig, CONFIG_FILE_ENV, type LoadOptions } from './load-config';
-export { renderHelp, redactUrl } from './render-help';
+export { renderHelp, redactUrl, redactConfig } from './render-help';
 export { wantsHelp } from './sources';
 export { parseDuration, formatDuration } from './duration';
 export { deepFreeze } from './deep-freeze';

@@ -91,6 +91,8 @@ describe('loadConfig', () => {
       b: { type: 'int', env: 'lower', help: '' },
       c: { type: 'enum', env: 'T_C', values: ['x'], default: 'y', help: 'c' },
       d: { type: 'int', env: 'T_C', required: true, default: 1, help: 'd' },
+      e: { type: 'int', env: 'T_E', min: 5, max: 1, help: 'e' },
+      f: { type: 'duration', env: 'T_F', max: 'soon', help: 'f' },
     } as unknown as ConfigSchema;
     expect(problemsOf(() => loadConfig(broken, { env: {} }))).toEqual([
       'option a: unknown type "integer" (known: string, int, float, bool, url, enum, list, duration)',
@@ -99,6 +101,8 @@ describe('loadConfig', () => {
       'option c: default "y" is not one of x',
       'option d: a required option cannot have a default',
       'options c and d share env T_C',
+      'option e: min is above max',
+      'option f: max "soon" is not a valid bound',
     ]);
   });
 

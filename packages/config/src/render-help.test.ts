@@ -1,4 +1,5 @@
-import { renderHelp, redactUrl } from './render-help';
+import { loadConfig } from './load-config';
+import { renderHelp, redactConfig, redactUrl } from './render-help';
 import { wantsHelp } from './sources';
 import { defineConfig } from './schema';
 import { testInfra } from './test-infra';
@@ -22,6 +23,13 @@ describe('renderHelp', () => {
     expect(help).toContain('--timeout <duration>\n      env X_TIMEOUT; default: 1m30s');
     expect(help).toContain('--verbose\n      env X_VERBOSE; optional');
     expect(help).not.toMatch(/secret|hunter2/);
+  });
+
+  test('redactConfig masks secrets and URL passwords for logging', () => {
+    const cfg = loadConfig(schema, { env: { X_DB_URL: 'postgres://p:pw@h/db' }, file: false });
+    expect(redactConfig(schema, cfg)).toEqual({
+      dbUrl: 'postgres://p:***@h/db', adminUrl: 'postgres://u:***@h/db', token: '***', level: 'info', timeout: 90_000, verbose: undefined,
+    });
   });
 
   test('wantsHelp spots --help and -h only', () => {

@@ -42,3 +42,17 @@ export function renderHelp(schema: ConfigSchema, title = 'Options'): string {
   }
   return lines.join('\n');
 }
+
+/**
+ * A copy of a loaded configuration fit for a startup log line: `secret` options become
+ * `"***"` and URL passwords are masked. Never log the configuration any other way.
+ */
+export function redactConfig(schema: ConfigSchema, config: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(config)) {
+    const spec = schema[name];
+    if (spec?.secret && value !== undefined) out[name] = '***';
+    else out[name] = spec?.type === 'url' && typeof value === 'string' ? redactUrl(value) : value;
+  }
+  return out;
+}

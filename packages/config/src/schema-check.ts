@@ -1,8 +1,22 @@
+import { parseDuration } from './duration';
 import { parseValue } from './parse-value';
 import { OPTION_TYPES, type ConfigSchema, type OptionSpec } from './schema';
 
 const ENV_NAME = /^[A-Z][A-Z0-9_]*$/;
 const OPTION_NAME = /^[a-z][a-zA-Z0-9]*$/;
+
+function checkBounds(name: string, spec: OptionSpec): string[] {
+  if (spec.type !== 'int' && spec.type !== 'float' && spec.type !== 'duration') return [];
+  const toNumber = (v: number | string | undefined): number | undefined =>
+    typeof v === 'string' ? (parseDuration(v) ?? NaN) : v;
+  const [min, max] = [toNumber(spec.min), toNumber(spec.max)];
+  const problems: string[] = [];
+  for (const [label, v] of [['min', min], ['max', max]] as const) {
+    if (v !== undefined && !Number.isFinite(v)) problems.push(`option ${name}: ${label} ${JSON.stringify(spec[label])} is not a valid bound`);
+  }
+  if (min !== undefined && max !== undefined && min > max) problems.push(`option ${name}: min is above max`);
+  return problems;
+}
 
 function checkOption(name: string, spec: OptionSpec): string[] {
   const problems: string[] = [];
@@ -19,6 +33,7 @@ function checkOption(name: string, spec: OptionSpec): string[] {
   if (spec.type === 'enum' && (!Array.isArray(spec.values) || spec.values.length === 0)) {
     problems.push(`option ${name}: enum needs a non-empty values list`);
   }
+  problems.push(...checkBounds(name, spec));
   if (spec.default !== undefined) {
     if (spec.required) problems.push(`option ${name}: a required option cannot have a default`);
     const parsed = parseValue(spec, spec.default);
