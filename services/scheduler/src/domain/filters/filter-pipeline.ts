@@ -9,13 +9,18 @@ export interface FilterOutcome {
   readonly diagnosis: FilterDiagnosis[];
 }
 
+/** "1 host", "3 hosts". */
+export function hostsCount(n: number): string {
+  return `${n} host${n === 1 ? '' : 's'}`;
+}
+
 /** "disabled (3), down (1)": the reasons, most frequent first (ties by text, so output is stable). */
 export function summarizeReasons(reasons: readonly string[]): string {
   const counts = new Map<string, number>();
   for (const r of reasons) counts.set(r, (counts.get(r) ?? 0) + 1);
   return [...counts.entries()]
     .sort(([ra, a], [rb, b]) => b - a || ra.localeCompare(rb))
-    .map(([r, n]) => `${r} (${n} host${n === 1 ? '' : 's'})`)
+    .map(([r, n]) => `${r} (${hostsCount(n)})`)
     .join('; ');
 }
 
@@ -28,6 +33,7 @@ export function runFilters(hosts: readonly HostState[], filters: readonly HostFi
   let current = hosts.slice();
   const diagnosis: FilterDiagnosis[] = [];
   for (const filter of filters) {
+    if (current.length === 0) break;
     const passed: HostState[] = [];
     const reasons: string[] = [];
     for (const host of current) {
@@ -37,7 +43,6 @@ export function runFilters(hosts: readonly HostState[], filters: readonly HostFi
     }
     diagnosis.push({ filter: filter.name, hostsBefore: current.length, hostsAfter: passed.length, reason: summarizeReasons(reasons) });
     current = passed;
-    if (current.length === 0) break;
   }
   return { hosts: current, diagnosis };
 }

@@ -1,5 +1,6 @@
 import type { FilterDiagnosis, GetAllocationCandidatesRequest } from '@cellsched/wire';
 import type { HostStateSnapshot } from '../../ports';
+import { hostsCount } from '../filters/filter-pipeline';
 import type { HostState } from '../host-state';
 import type { PlacementQueryContext, RequestFilter } from '../request-filters/types';
 import { buildPlacementQuery } from '../request-filters/build-placement-query';
@@ -37,7 +38,7 @@ export async function gatherHosts(ctx: PlacementQueryContext, requestFilters: re
   const states = hostStatesFromCandidates(resp, nodes, ctx.policy.defaultAvailabilityZone);
   const snapshotLine: FilterDiagnosis = {
     filter: 'host_state_snapshot', hostsBefore: roots.length, hostsAfter: states.hosts.length,
-    reason: states.unknownRoots.length > 0 ? `no compute node record (${states.unknownRoots.length} hosts)` : '',
+    reason: states.unknownRoots.length > 0 ? `no compute node record (${hostsCount(states.unknownRoots.length)})` : '',
   };
   const restricted = restrictToRequestedHosts(states.hosts, ctx.spec);
   return { kind: 'hosts', query: built.query, hosts: restricted.hosts, diagnosis: [placementLine, snapshotLine, ...restricted.diagnosis] };

@@ -1,7 +1,7 @@
 import type { AllocationCandidate, FilterDiagnosis } from '@cellsched/wire';
 import type { ClaimConsumer } from '../../ports';
 import type { SchedulingContext } from '../context';
-import { runFilters } from '../filters/filter-pipeline';
+import { hostsCount, runFilters } from '../filters/filter-pipeline';
 import type { HostFilter } from '../filters/types';
 import { consumeFromRequest, type HostState } from '../host-state';
 import type { Prng } from '../prng';
@@ -44,7 +44,8 @@ export function rankHosts(hosts: readonly HostState[], pipeline: Pipeline, ctx: 
 }
 
 function claimDiagnosis(tried: number, noCapacity: number, exhausted: number): FilterDiagnosis {
-  const parts = [noCapacity > 0 ? `no capacity left (${noCapacity} hosts)` : '', exhausted > 0 ? `concurrent updates exhausted retries (${exhausted} hosts)` : ''];
+  const parts = [noCapacity > 0 ? `no capacity left (${hostsCount(noCapacity)})` : '',
+    exhausted > 0 ? `concurrent updates exhausted retries (${hostsCount(exhausted)})` : ''];
   return { filter: 'placement_claim', hostsBefore: tried, hostsAfter: 0, reason: parts.filter((p) => p !== '').join('; ') };
 }
 

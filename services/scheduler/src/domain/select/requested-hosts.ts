@@ -1,4 +1,5 @@
 import type { FilterDiagnosis, RequestSpec } from '@cellsched/wire';
+import { hostsCount } from '../filters/filter-pipeline';
 import type { HostState } from '../host-state';
 
 interface Step {
@@ -35,7 +36,7 @@ export function restrictToRequestedHosts(hosts: readonly HostState[], spec: Requ
     if (!step.applies(spec)) continue;
     const kept = current.filter((h) => step.keep(h, spec));
     const removed = current.length - kept.length;
-    diagnosis.push({ filter: step.name, hostsBefore: current.length, hostsAfter: kept.length, reason: removed > 0 ? `${step.reason} (${removed} hosts)` : '' });
+    diagnosis.push({ filter: step.name, hostsBefore: current.length, hostsAfter: kept.length, reason: removed > 0 ? `${step.reason} (${hostsCount(removed)})` : '' });
     current = kept;
   }
   return { hosts: current, diagnosis };

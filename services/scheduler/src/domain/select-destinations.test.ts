@@ -1,0 +1,224 @@
+import type { RequestSpec, Selection } from '@cellsched/wire';
+import { fakeCloud } from '../../test/support/fake-cloud';
+import { flavor, NOW, record, spec } from '../../test/support/fixtures';
+import { InvalidSchedulerPolicy, InvalidSchedulerRequest } from './errors';
+import { DEFAULT_POLICY, type SchedulerPolicy } from './policy';
+import { SchedulerCore, type SelectDestinationsResult } from './select-destinations';
+
+const SMALL = flavor({ vcpus: 1, memoryMb: 1024, rootGb: 10 });
+
+function core(ports: ReturnType<typeof fakeCloud>['ports'], policy: Partial<SchedulerPolicy> = {}): SchedulerCore {
+  return new SchedulerCore(ports, { ...DEFAULT_POLICY, ...policy });
+}
+
+function select(c: SchedulerCore, uuids: string[], numAlternates = 0, s: Partial<RequestSpec> = {}): Promise<SelectDestinationsResult> {
+  return c.selectDestinations({ spec: spec({ flavor: SMALL, ...s }), instanceUuids: uuids, numAlternates, allocationRequestVersion: '1.36' });
+}
+
+function selected(r: SelectDestinationsResult): Selection[][] {
+  if (r.kind !== 'selected') throw new Error(`expected a selection, got NoValidHost: ${r.reason} ${JSON.stringify(r.diagnosis)}`);
+  return r.destinations;
+}
+
+describe('select_destinations', () => {
+  it('claims on the best host and returns its Selection with the opaque allocation request', async () => {
+    const cloud = fakeCloud(1, 3);
+    cloud.placement.allocations.set('other', new Map([['cn-c1-001', { MEMORY_MB: 4096 }]]));
+    const [[chosen, ...alternates] = []] = selected(await select(core(cloud.ports), ['i1']));
+    expect(alternates).toEqual([]);
+    expect(chosen?.serviceHost).not.toBe('host-c1-1');
+    expect(chosen).toMatchObject({ cellUuid: 'cell-1', availabilityZone: 'nova', allocationRequest: { version: '1.36' } });
+    const json = JSON.parse(chosen?.allocationRequest?.json ?? '{}') as { allocations: Record<string, { resources: object }> };
+    expect(json.allocations).toEqual({ [chosen?.computeNodeUuid ?? '']: { resources: { VCPU: 1, MEMORY_MB: 1024, DISK_GB: 10 } } });
+    expect(cloud.placement.allocations.get('i1')?.has(chosen?.computeNodeUuid ?? '')).toBe(true);
+  });
+
+  it('gives alternates only from the chosen host\'s cell, never a chosen host, each with its own allocation request', async () => {
+    for (let seed = 1; seed <= 10; seed += 1) {
+      const cloud = fakeCloud(3, 4);
+      const dest = selected(await select(core(cloud.ports, { hostSubsetSize: 12 }), ['i1', 'i2'], 2, { seed }));
+      const chosen = new Set(dest.map((d) => d[0]?.computeNodeUuid));
+      for (const [first, ...alts] of dest) {
+        expect(alts).toHaveLength(2);
+        for (const alt of alts) {
+          expect(alt.cellUuid).toBe(first?.cellUuid);
+          expect(chosen.has(alt.computeNodeUuid)).toBe(false);
+          expect(Object.keys(JSON.parse(alt.allocationRequest?.json ?? '{}').allocations)).toEqual([alt.computeNodeUuid]);
+          expect(cloud.placement.allocations.has(alt.computeNodeUuid)).toBe(false);
+        }
+      }
+    }
+  });
+
+  it('returns fewer alternates when the cell has no more hosts', async () => {
+    const cloud = fakeCloud(2, 2);
+    const [[, ...alts] = []] = selected(await select(core(cloud.ports), ['i1'], 5));
+    expect(alts).toHaveLength(1);
+  });
+
+  it('consumes in-request: instance N+1 sees instance N\'s claim without a failed claim', async () => {
+    const cloud = fakeCloud(1, 2, { VCPU: 1, MEMORY_MB: 1024, DISK_GB: 10 });
+    const dest = selected(await select(core(cloud.ports), ['i1', 'i2']));
+    expect(new Set(dest.map((d) => d[0]?.computeNodeUuid)).size).toBe(2);
+    expect(cloud.placement.stats).toMatchObject({ claims: 2, noCapacity: 0, conflicts: 0 });
+  });
+
+  it('is all-or-nothing: when one instance cannot be placed every claim is released and NoValidHost returned', async () => {
+    const cloud = fakeCloud(1, 2, { VCPU: 1, MEMORY_MB: 1024, DISK_GB: 10 });
+    const r = await select(core(cloud.ports), ['i1', 'i2', 'i3']);
+    expect(r.kind).toBe('no_valid_host');
+    expect(r.kind === 'no_valid_host' && r.reason).toBe('no host could be claimed for instance 3 of 3');
+    expect(cloud.placement.allocations.size).toBe(0);
+    expect(cloud.placement.releaseLog).toEqual([['i1', 'i2', 'i3']]);
+  });
+
+  it('answers NoValidHost with the per-filter diagnosis, without claiming', async () => {
+    const cloud = fakeCloud(1, 3);
+    const ago = new Date(NOW.getTime() - 3600_000);
+    cloud.snapshot.records.set('cn-c1-001', record({ uuid: 'cn-c1-001', serviceDisabled: true }));
+    cloud.snapshot.records.set('cn-c1-002', record({ uuid: 'cn-c1-002', lastHeartbeatAt: ago }));
+    cloud.snapshot.records.set('cn-c1-003', record({ uuid: 'cn-c1-003', availabilityZone: undefined, lastHeartbeatAt: ago } as never));
+    const r = await select(core(cloud.ports), ['i1']);
+    expect(r).toEqual({ kind: 'no_valid_host', reason: 'no host passed the filters', claimRetries: 0, diagnosis: [
+      { filter: 'allocation_candidates', hostsBefore: 3, hostsAfter: 3, reason: '' },
+      { filter: 'host_state_snapshot', hostsBefore: 3, hostsAfter: 3, reason: '' },
+      { filter: 'ComputeFilter', hostsBefore: 3, hostsAfter: 0, reason: 'compute service is down (2 hosts); compute service is disabled (1 host)' },
+    ] });
+    expect(cloud.placement.stats.claims).toBe(0);
+  });
+
+  it('says why when placement has no candidate at all', async () => {
+    const cloud = fakeCloud(1, 2);
+    const r = await select(core(cloud.ports), ['i1'], 0, { flavor: flavor({ vcpus: 64 }) });
+    expect(r.kind === 'no_valid_host' && r.diagnosis).toEqual([
+      { filter: 'allocation_candidates', hostsBefore: 0, hostsAfter: 0, reason: 'placement has no allocation candidate for VCPU=64,MEMORY_MB=512,DISK_GB=1' }]);
+  });
+
+  it('never chooses a disabled or down host, as chosen host or alternate', async () => {
+    for (let seed = 0; seed < 20; seed += 1) {
+      const cloud = fakeCloud(1, 8);
+      const bad = new Set(['cn-c1-001', 'cn-c1-003', 'cn-c1-005', 'cn-c1-007']);
+      for (const uuid of bad) {
+        const r = cloud.snapshot.records.get(uuid);
+        cloud.snapshot.records.set(uuid, { ...r!, ...(uuid.endsWith('1') || uuid.endsWith('5') ? { serviceDisabled: true } : { lastHeartbeatAt: undefined }) });
+      }
+      const dest = selected(await select(core(cloud.ports, { hostSubsetSize: 8 }), ['a', 'b'], 3, { seed }));
+      for (const s of dest.flat()) expect(bad.has(s.computeNodeUuid)).toBe(false);
+    }
+  });
+
+  it('drops candidates the snapshot has no record for, and honours ignore_hosts', async () => {
+    const cloud = fakeCloud(1, 3);
+    cloud.snapshot.records.delete('cn-c1-001');
+    const r = await select(core(cloud.ports), ['i1'], 0, { ignoreHosts: ['host-c1-2', 'host-c1-3'] });
+    expect(r.kind === 'no_valid_host' && r.diagnosis.slice(1)).toEqual([
+      { filter: 'host_state_snapshot', hostsBefore: 3, hostsAfter: 2, reason: 'no compute node record (1 host)' },
+      { filter: 'ignore_hosts', hostsBefore: 2, hostsAfter: 0, reason: 'host is in the request\'s ignore_hosts (2 hosts)' },
+    ]);
+  });
+});
+
+describe('select_destinations claims', () => {
+  it('retries a conflicting host in a bounded tight loop and counts the retries', async () => {
+    const cloud = fakeCloud(1, 1);
+    cloud.placement.forcedConflicts.set('cn-c1-001', 2);
+    const r = await select(core(cloud.ports, { claimConflictRetries: 3 }), ['i1']);
+    expect(selected(r)[0]?.[0]?.computeNodeUuid).toBe('cn-c1-001');
+    expect(r.claimRetries).toBe(2);
+    expect(cloud.placement.stats.claims).toBe(3);
+  });
+
+  it('moves on to the next host once the conflict retries are exhausted', async () => {
+    const cloud = fakeCloud(1, 2);
+    cloud.placement.allocations.set('x', new Map([['cn-c1-002', { MEMORY_MB: 1024 }]]));
+    cloud.placement.forcedConflicts.set('cn-c1-001', 100);
+    const r = await select(core(cloud.ports, { claimConflictRetries: 3 }), ['i1']);
+    expect(selected(r)[0]?.[0]?.computeNodeUuid).toBe('cn-c1-002');
+    expect(r.claimRetries).toBe(3);
+    expect(cloud.placement.stats.claims).toBe(5);
+  });
+
+  it('reports exhausted conflicts in the diagnosis when no host is left', async () => {
+    const cloud = fakeCloud(1, 1);
+    cloud.placement.forcedConflicts.set('cn-c1-001', 100);
+    const r = await select(core(cloud.ports, { claimConflictRetries: 1 }), ['i1']);
+    expect(r.kind === 'no_valid_host' && r.diagnosis.at(-1)).toEqual(
+      { filter: 'placement_claim', hostsBefore: 1, hostsAfter: 0, reason: 'concurrent updates exhausted retries (1 host)' });
+  });
+
+  it('no capacity moves on to the next host without retrying', async () => {
+    const cloud = fakeCloud(1, 2, { VCPU: 1, MEMORY_MB: 1024, DISK_GB: 10 });
+    const best = cloud.placement.providers.get('cn-c1-001')!;
+    best.inventory.MEMORY_MB = 4096;
+    const read = cloud.snapshot.getAllocationCandidates.bind(cloud.snapshot);
+    cloud.snapshot.getAllocationCandidates = async (q) => {
+      const answer = await read(q);
+      // Another scheduler fills the best host between our read and our claim.
+      cloud.placement.allocations.set('thief', new Map([['cn-c1-001', { VCPU: 1 }]]));
+      best.generation += 1;
+      return answer;
+    };
+    const r = await select(core(cloud.ports), ['late']);
+    expect(selected(r)[0]?.[0]?.computeNodeUuid).toBe('cn-c1-002');
+    expect(r.claimRetries).toBe(0);
+    expect(cloud.placement.stats).toMatchObject({ claims: 2, noCapacity: 1, conflicts: 0 });
+  });
+
+  it('a retried request replaces the consumer\'s claim instead of doubling it', async () => {
+    const cloud = fakeCloud(1, 4);
+    const c = core(cloud.ports, { hostSubsetSize: 4 });
+    selected(await select(c, ['i1', 'i2'], 0, { seed: 1 }));
+    selected(await select(c, ['i1', 'i2'], 0, { seed: 2 }));
+    expect([...cloud.placement.allocations.keys()].sort()).toEqual(['i1', 'i2']);
+    const totalRam = [...cloud.placement.providers.keys()].reduce((n, rp) => n + cloud.placement.used(rp, 'MEMORY_MB'), 0);
+    expect(totalRam).toBe(2 * 1024);
+  });
+
+  it('releases every consumer of the request and rethrows when a port fails mid-request', async () => {
+    const cloud = fakeCloud(1, 3);
+    const claim = cloud.placement.claim.bind(cloud.placement);
+    let calls = 0;
+    cloud.placement.claim = (consumer, candidate, options) => {
+      calls += 1;
+      return calls === 2 ? Promise.reject(new Error('placement unreachable')) : claim(consumer, candidate, options);
+    };
+    await expect(select(core(cloud.ports), ['i1', 'i2'])).rejects.toThrow('placement unreachable');
+    expect(cloud.placement.allocations.size).toBe(0);
+    expect(cloud.placement.releaseLog).toEqual([['i1', 'i2']]);
+  });
+});
+
+describe('select_destinations reproducibility and validation', () => {
+  async function choices(seed: number): Promise<string[]> {
+    const cloud = fakeCloud(2, 10);
+    const dest = selected(await select(core(cloud.ports, { hostSubsetSize: 5 }), ['a', 'b', 'c'], 2, { seed }));
+    return dest.flat().map((s) => s.computeNodeUuid);
+  }
+
+  it('same seed, same choices (ties and subsets included); other seeds differ', async () => {
+    expect(await choices(7)).toEqual(await choices(7));
+    const others = await Promise.all([1, 2, 3, 4, 5].map(choices));
+    expect(new Set(others.map((o) => o.join())).size).toBeGreaterThan(1);
+  });
+
+  it.each<[string, Partial<RequestSpec>, string[], number, RegExp]>([
+    ['no flavor', { flavor: undefined }, ['i1'], 0, /flavor is required/],
+    ['no instance', {}, [], 0, /must not be empty/],
+    ['duplicate uuids', {}, ['i1', 'i1'], 0, /distinct/],
+    ['negative alternates', {}, ['i1'], -1, /num_alternates/],
+    ['unknown group policy', { instanceGroup: { uuid: 'g', policy: 'together', hosts: [], members: [], maxServerPerHost: 0 } }, ['i1'], 0, /policy must be one of/],
+  ])('refuses %s before reading or writing anything', async (_n, s, uuids, alts, message) => {
+    const cloud = fakeCloud(1, 1);
+    const c = core(cloud.ports);
+    const req = c.selectDestinations({ spec: { ...spec(), ...s }, instanceUuids: uuids, numAlternates: alts, allocationRequestVersion: '' });
+    await expect(req).rejects.toThrow(InvalidSchedulerRequest);
+    await expect(req).rejects.toThrow(message);
+    expect(cloud.snapshot.calls.candidates + cloud.placement.stats.claims).toBe(0);
+  });
+
+  it('refuses a policy with unknown units or bad numbers, listing every problem', () => {
+    const build = (): SchedulerCore => core(fakeCloud(1, 1).ports, { enabledFilters: ['RamFilter'], enabledWeighers: ['Nope'], hostSubsetSize: 0 });
+    expect(build).toThrow(InvalidSchedulerPolicy);
+    expect(build).toThrow(/host_subset_size.*unknown filter RamFilter.*unknown weigher Nope/);
+  });
+});
