@@ -127,18 +127,36 @@ async function callWithRetry<Req, Res>(
   }
 }
 
+/** Every problem with `options`, empty when they are valid. */
+export function clientOptionProblems(options: GrpcClientOptions<unknown>): string[] {
+  const problems: string[] = [];
+  if (options.addresses.length === 0) problems.push('addresses: at least one replica address is required');
+  for (const a of options.addresses) if (!/^[^\s/]+:\d{1,5}$/.test(a)) problems.push(`addresses: '${a}' is not host:port`);
+  if (options.deadlineMs !== undefined && !(options.deadlineMs > 0)) problems.push(`deadlineMs must be > 0 (got ${options.deadlineMs})`);
+  if (options.maxAttempts !== undefined && !(Number.isInteger(options.maxAttempts) && options.maxAttempts >= 1)) {
+    problems.push(`maxAttempts must be an integer >= 1 (got ${options.maxAttempts})`);
+  }
+  for (const key of ['backoffInitialMs', 'backoffMaxMs'] as const) {
+    const v = options[key];
+    if (v !== undefined && !(v >= 0)) problems.push(`${key} must be >= 0 (got ${v})`);
+  }
+  return problems;
+}
+
 /**
  * A promise-based client for a ts-proto service over several replicas. Every attempt has a
  * deadline. Idempotent calls are retried on the next replica after UNAVAILABLE (and after
  * DEADLINE_EXCEEDED when the call asks), with bounded attempts and jittered exponential
  * backoff; other calls are never retried here. Every failure rejects with a FailureError:
  * the server's Failure decoded from the trailers, or a synthesized `grpc.<status>` one.
+ * Throws (before connecting anything) when the options are invalid, listing every problem.
  */
 export function createGrpcClient<S extends object>(ctor: GrpcClientConstructor<S>, options: GrpcClientOptions<S>): GrpcClient<S> {
-  if (options.addresses.length === 0) throw new Error('createGrpcClient: at least one address is required');
+  const problems = clientOptionProblems(options as GrpcClientOptions<unknown>);
+  if (problems.length > 0) throw new Error(`invalid grpc client options: ${problems.join('; ')}`);
   const settings: Settings = {
     deadlineMs: options.deadlineMs ?? 5000,
-    maxAttempts: Math.max(1, options.maxAttempts ?? 3),
+    maxAttempts: options.maxAttempts ?? 3,
     backoffInitialMs: options.backoffInitialMs ?? 50,
     backoffMaxMs: options.backoffMaxMs ?? 1000,
     logger: options.logger,
@@ -150,8 +168,12 @@ export function createGrpcClient<S extends object>(ctor: GrpcClientConstructor<S
     close: () => replicas.forEach((r) => r.client.close()),
   };
   for (const [key, method] of unaryMethods(ctor.service)) {
-    out[key] = (request: unknown, callOptions: UnaryCallOptions = {}) =>
-      callWithRetry(replicas, next++ % replicas.length, method, request, callOptions, callOptions.idempotent ?? idempotent.has(key), settings);
+    out[key] = async (request: unknown, callOptions: UnaryCallOptions = {}) => {
+      if (callOptions.deadlineMs !== undefined && !(callOptions.deadlineMs > 0)) {
+        throw new Error(`${method.path}: deadlineMs must be > 0 (got ${callOptions.deadlineMs})`);
+      }
+      return callWithRetry(replicas, next++ % replicas.length, method, request, callOptions, callOptions.idempotent ?? idempotent.has(key), settings);
+    };
   }
   return out as GrpcClient<S>;
 }

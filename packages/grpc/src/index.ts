@@ -11,7 +11,7 @@ export { type CallContext, INTERNAL_FAILURE_CODE, type ServiceHandlers, type Una
 export { type HealthCheckRequest, type HealthCheckResponse, HealthClient, HealthRegistry, HealthService, ServingStatus } from './health';
 export { type GrpcServerOptions, type RunningGrpcServer, type ServiceBinding, bindService, startGrpcServer } from './server';
 export {
-  type GrpcClient, type GrpcClientConstructor, type GrpcClientOptions, type PromiseClient, type UnaryCallOptions, createGrpcClient,
+  type GrpcClient, type GrpcClientConstructor, type GrpcClientOptions, type PromiseClient, type UnaryCallOptions, clientOptionProblems, createGrpcClient,
 } from './client';
 export type { RequestOf, ResponseOf, UnaryMethodKeys } from './types';
 export { status as GrpcStatus } from '@grpc/grpc-js';

@@ -94,3 +94,24 @@ describe('grpc client retries across replicas', () => {
     }
   });
 });
+
+describe('grpc client options', () => {
+  it('rejects bad options with every problem listed, before connecting', () => {
+    expect(() => createGrpcClient(EchoServiceClient, { addresses: ['nohost', '127.0.0.1:1'], deadlineMs: 0, maxAttempts: 1.5, backoffMaxMs: -1 }))
+      .toThrow("invalid grpc client options: addresses: 'nohost' is not host:port; deadlineMs must be > 0 (got 0); "
+        + 'maxAttempts must be an integer >= 1 (got 1.5); backoffMaxMs must be >= 0 (got -1)');
+    expect(() => createGrpcClient(EchoServiceClient, { addresses: [] })).toThrow('at least one replica address is required');
+  });
+
+  it('rejects a call with a non-positive deadline without sending it', async () => {
+    const a = await startEcho('a');
+    const client = createGrpcClient(EchoServiceClient, { addresses: [a.address] });
+    try {
+      await expect(client.echo(req('x'), { deadlineMs: -5 })).rejects.toThrow('deadlineMs must be > 0');
+      expect(a.seen).toEqual([]);
+    } finally {
+      client.close();
+      await a.shutdown(1000);
+    }
+  });
+});
