@@ -21,6 +21,8 @@ export interface TestDatabaseOptions {
   migrationsDir?: string;
   /** Readable part of the name, e.g. `placement` (lowercase letters, digits, `_`). */
   prefix?: string;
+  /** Size of the returned pool (default 10). */
+  poolMax?: number;
   /** Admin URL; default `testInfra().pgAdminUrl` (env `CELLSCHED_TEST_PG_URL`). */
   adminUrl?: string;
 }
@@ -94,7 +96,7 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
   }
   await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE ${quoteIdent(name)}`));
   const url = databaseUrl(adminUrl, name);
-  const pool = createPool({ url, max: 10, applicationName: `test-${opts.prefix ?? 'db'}`, onIdleError: () => undefined });
+  const pool = createPool({ url, max: opts.poolMax ?? 10, applicationName: `test-${opts.prefix ?? 'db'}`, onIdleError: () => undefined });
   let dropped = false;
   const drop = async (): Promise<void> => {
     if (dropped) return;
