@@ -83,6 +83,10 @@ export class Bus {
     const exchange = options.exchange ?? 'cellsched';
     if (!/^[A-Za-z0-9._-]{1,200}$/.test(exchange)) problems.push(`exchange ${JSON.stringify(exchange)} is not a valid name`);
     if (!/^amqps?:\/\//.test(options.url)) problems.push(`url ${redactUrl(options.url)} is not amqp:// or amqps://`);
+    for (const key of ['heartbeatSeconds', 'connectTimeoutMs', 'castTimeoutMs'] as const) {
+      const value = options[key];
+      if (value !== undefined && !(Number.isFinite(value) && value > 0)) problems.push(`${key} must be a positive number (got ${value})`);
+    }
     if (problems.length > 0) throw new BusError(BUS_ERROR.invalidArgument, problems.join('; '), false);
     const logger = options.logger.child({ component: 'bus', exchange });
     const connection = new BusConnection({
@@ -99,7 +103,7 @@ export class Bus {
     return bus;
   }
 
-  /** How many times the connection was lost and re-established. */
+  /** How many times the open connection was lost (the bus reconnects by itself each time). */
   get reconnects(): number { return this.connection.reconnects; }
 
   /** True while connected (false while reconnecting or after close). */

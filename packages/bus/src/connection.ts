@@ -44,7 +44,7 @@ export class BusConnection extends EventEmitter {
   private model: ChannelModel | undefined;
   private readonly hooks = new Set<OpenHook>();
   private wakeSleeper: (() => void) | undefined;
-  /** Number of connections lost and re-established since start. */
+  /** Number of times an open connection was lost (each is followed by reconnection attempts). */
   reconnects = 0;
 
   constructor(private readonly options: ConnectionOptions) {
@@ -129,6 +129,9 @@ export class BusConnection extends EventEmitter {
     const model = await amqp.connect(withHeartbeat(url, heartbeatSeconds), { noDelay: true, clientProperties: { connection_name: name } });
     let lost = false;
     model.on('error', (err: Error) => logger.warn({ err: err.message }, 'bus connection error'));
+    // NOTE: a blocked connection (broker memory/disk alarm) delays confirms; casts then hit their deadline.
+    model.on('blocked', (reason: string) => logger.warn({ reason }, 'bus connection blocked by broker'));
+    model.on('unblocked', () => logger.info('bus connection unblocked'));
     model.once('close', (err?: Error) => { lost = true; this.onClosed(model, err); });
     try {
       for (const hook of [...this.hooks]) await hook(model);

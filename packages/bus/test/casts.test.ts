@@ -71,6 +71,8 @@ it('rejects a cast no queue is bound to, and bad arguments, without sending', as
   await expect(client.cast('echoCast', echo(6), { server: 'bad*host' })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
   await expect(client.cast('nope' as 'echoCast', echo(7))).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
   await expect(client.cast('echoCast', echo(8), { timeoutMs: 0 })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
+  await expect(Bus.connect({ url: 'http://x', logger: testLogger, castTimeoutMs: -1 }))
+    .rejects.toThrow('url http://x/ is not amqp:// or amqps://; castTimeoutMs must be a positive number (got -1)');
   await expect(bus.serve(EchoServiceService, {})).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
   await expect(bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { prefetch: 0 })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
 });
