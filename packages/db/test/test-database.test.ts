@@ -31,6 +31,7 @@ describe('createTestDatabase', () => {
   test('bad options are refused', async () => {
     await expect(createTestDatabase({ prefix: 'Bad-Prefix' })).rejects.toThrow('prefix');
     await expect(createTestDatabase({ migrationsDir: '/tmp' })).rejects.toThrow('kind is required');
+    await expect(createTestDatabase({ poolMax: 0 })).rejects.toThrow('poolMax');
   });
 });
 
