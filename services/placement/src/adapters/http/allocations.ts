@@ -3,7 +3,7 @@ import { atLeast, type Microversion } from '../../domain/microversion';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
 import * as schemas from '../../domain/schemas/allocation';
 import type { JsonSchema } from '../../domain/json-schema';
-import { writeAllocations, type ConsumerAllocationsInput } from '../sql/allocation-writer';
+import { UnknownResourceClass, writeAllocations, type ConsumerAllocationsInput } from '../sql/allocation-writer';
 import { consumerAllocations, providerAllocations, type AllocationRow } from '../sql/allocations';
 import { withTransaction } from '@cellsched/db';
 import { deleteConsumersWithoutAllocations } from '../sql/consumers';
@@ -84,7 +84,13 @@ export const put: Handler = async (req) => {
   const raw = req.params.consumer_uuid ?? '';
   if (!isUuidLike(raw)) throw badRequest(`Malformed consumer_uuid: ${raw}`);
   const body = parsePutBody(req);
-  await writeAllocations(req.pool, [toInput(canonicalUuid(raw), body, req.version)], { checkConsumerGeneration: atLeast(req.version, 28) });
+  const consumer = canonicalUuid(raw);
+  try {
+    await writeAllocations(req.pool, [toInput(consumer, body, req.version)], { checkConsumerGeneration: atLeast(req.version, 28) });
+  } catch (e) {
+    if (e instanceof UnknownResourceClass) throw badRequest(`Unable to allocate inventory for consumer ${consumer}: ${e.detail}`);
+    throw e;
+  }
   return { status: 204 };
 };
 
@@ -99,11 +105,19 @@ function postSchema(v: Microversion): JsonSchema {
 export const post: Handler = async (req) => {
   const data = jsonBody<Record<string, ConsumerBody>>(req, postSchema(req.version));
   const inputs = Object.entries(data).map(([c, b]) => toInput(canonicalUuid(c), b, req.version));
-  await writeAllocations(req.pool, inputs, { checkConsumerGeneration: atLeast(req.version, 28) });
+  try {
+    await writeAllocations(req.pool, inputs, { checkConsumerGeneration: atLeast(req.version, 28) });
+  } catch (e) {
+    if (e instanceof UnknownResourceClass) throw badRequest(`Unable to allocate inventory ${e.detail}`);
+    throw e;
+  }
   return { status: 204 };
 };
 
-/** DELETE /allocations/{consumer_uuid}: 404 when the consumer holds nothing. */
+/**
+ * DELETE /allocations/{consumer_uuid}: 404 when the consumer holds nothing. Like Placement,
+ * provider generations are not bumped: freeing capacity cannot overcommit anyone.
+ */
 export const remove: Handler = async (req) => {
   const raw = req.params.consumer_uuid ?? '';
   const uuid = isUuidLike(raw) ? canonicalUuid(raw) : undefined;
@@ -112,7 +126,6 @@ export const remove: Handler = async (req) => {
     const ids = rps.rows.map((r) => r.id).sort((a, b) => a - b);
     await c.query('SELECT id FROM resource_providers WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [ids]);
     const del = await c.query('DELETE FROM allocations WHERE consumer_id = $1', [uuid]);
-    await c.query('UPDATE resource_providers SET generation = generation + 1, updated_at = now() WHERE id = ANY($1::int[])', [ids]);
     await deleteConsumersWithoutAllocations(c, [uuid]);
     return del.rowCount ?? 0;
   });

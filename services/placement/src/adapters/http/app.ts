@@ -148,5 +148,6 @@ function toPlacementRequest(opts: AppOptions, req: FastifyRequest, version: Micr
   return {
     method: req.method, params: req.params as Record<string, string>, query, headers: req.headers,
     rawBody: typeof req.body === 'string' ? req.body : undefined, version, caller, requestId, pool: opts.pool,
+    baseUrl: `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`,
   };
 }

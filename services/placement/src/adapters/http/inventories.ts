@@ -68,7 +68,7 @@ export const create: Handler = async (req) => {
   });
   return {
     status: 201, body: { ...serializeInventory(inv), resource_provider_generation: gen },
-    headers: { location: `/resource_providers/${rpUuid}/inventories/${rc}`, ...cacheHeaders(req, new Date()) },
+    headers: { location: `${req.baseUrl}/resource_providers/${rpUuid}/inventories/${rc}`, ...cacheHeaders(req, new Date()) },
   };
 };
 

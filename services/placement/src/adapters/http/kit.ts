@@ -15,6 +15,8 @@ export interface PlacementRequest {
   readonly version: Microversion;
   readonly caller: Caller;
   readonly requestId: string;
+  /** `scheme://host` of the request, for absolute Location headers as webob writes them. */
+  readonly baseUrl: string;
   readonly pool: Pool;
 }
 

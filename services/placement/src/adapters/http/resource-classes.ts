@@ -26,7 +26,7 @@ export const show: Handler = async (req) => {
 export const create: Handler = async (req) => {
   const { name } = jsonBody<{ name: string }>(req, schemas.POST_RC);
   const rc = await createResourceClass(req.pool, name);
-  return { status: 201, headers: { location: `/resource_classes/${rc.name}` } };
+  return { status: 201, headers: { location: `${req.baseUrl}/resource_classes/${rc.name}` } };
 };
 
 /** PUT /resource_classes/{name} before 1.7: rename a custom class. */
@@ -42,7 +42,7 @@ export const ensure: Handler = async (req) => {
   const err = validateSchema({ name }, schemas.POST_RC);
   if (err !== undefined) throw badRequest(`JSON does not validate: ${err}`);
   const { rc, created } = await ensureResourceClass(req.pool, name);
-  return { status: created ? 201 : 204, headers: { location: `/resource_classes/${rc.name}` } };
+  return { status: created ? 201 : 204, headers: { location: `${req.baseUrl}/resource_classes/${rc.name}` } };
 };
 
 /** DELETE /resource_classes/{name}: custom and unused only. */

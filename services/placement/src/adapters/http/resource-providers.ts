@@ -31,7 +31,7 @@ export const create: Handler = async (req) => {
   const uuid = data.uuid ? canonicalUuid(data.uuid) : randomUUID();
   const parent = data.parent_provider_uuid ? canonicalUuid(data.parent_provider_uuid) : null;
   const rp = await withTransaction(req.pool, (c) => createProvider(c, uuid, data.name, parent));
-  const location = { location: `/resource_providers/${rp.uuid}` };
+  const location = { location: `${req.baseUrl}/resource_providers/${rp.uuid}` };
   if (!atLeast(req.version, 20)) return { status: 201, headers: location };
   return { status: 200, body: serializeProvider(rp, req.version), headers: { ...location, ...cacheHeaders(req, rp.updatedAt ?? rp.createdAt) } };
 };

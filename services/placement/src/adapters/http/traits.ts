@@ -18,7 +18,7 @@ export const put: Handler = async (req) => {
     throw badRequest('The trait is invalid. A valid trait must be no longer than 255 characters, start with the prefix "CUSTOM_" and use following characters: "A"-"Z", "0"-"9" and "_"');
   }
   const { trait, created } = await ensureTrait(req.pool, name);
-  return { status: created ? 201 : 204, headers: { location: `/traits/${name}`, ...cacheHeaders(req, trait.createdAt) } };
+  return { status: created ? 201 : 204, headers: { location: `${req.baseUrl}/traits/${name}`, ...cacheHeaders(req, trait.createdAt) } };
 };
 
 /** GET /traits/{name}: 204 if it exists. */

@@ -33,6 +33,11 @@ export interface WriteAllocationsOptions {
 /** Detail of a 409 for lack of capacity, for callers that branch on it (gRPC). */
 export interface CapacityFailure { readonly kind: 'capacity_exceeded' | 'constraints_violated' | 'no_inventory'; readonly resourceClass: string; readonly providerUuid: string }
 
+/** 400 of `writeAllocations` for a resource class that does not exist (handlers word it). */
+export class UnknownResourceClass extends PlacementError {
+  constructor(readonly resourceClass: string) { super(400, `No such resource class ${resourceClass}.`); }
+}
+
 /** A 409 of `writeAllocations` that says which class and provider ran out. */
 export class AllocationConflict extends PlacementError {
   constructor(readonly failure: CapacityFailure, detail: string) { super(409, detail); }
@@ -92,7 +97,7 @@ async function resolve(db: Db, consumers: readonly ConsumerAllocationsInput[]): 
   const rcs = await rows<{ id: number; name: string }>(db, 'SELECT id, name FROM resource_classes WHERE name = ANY($1::text[])', [rcNames]);
   const rcMap = new Map(rcs.map((r) => [r.name, r.id]));
   const missingRc = rcNames.find((n) => !rcMap.has(n));
-  if (missingRc !== undefined) throw badRequest(`Unable to allocate inventory: No such resource class ${missingRc}.`);
+  if (missingRc !== undefined) throw new UnknownResourceClass(missingRc);
   return consumers.flatMap((c) => c.allocations.flatMap((a) => Object.entries(a.resources).map(([rc, used]) => ({
     consumerUuid: c.consumerUuid, rpId: rpMap.get(a.providerUuid) as number, rpUuid: a.providerUuid, rcId: rcMap.get(rc) as number, rcName: rc, used,
   }))));
