@@ -52,8 +52,9 @@ function reply(err: unknown, logger: Logger): { code: status; details: string; m
   if (isFailureError(err)) {
     failure = err.failure;
     code = err.status ?? statusForFailure(failure);
-    const level = failure.expected ? 'info' : 'warn';
-    logger[level]({ failure_code: failure.code, grpc_status: code }, 'rpc failed');
+    // NOTE: STYLE's levels: warn for expected failures, error for unexpected ones.
+    if (failure.expected) logger.warn({ failure_code: failure.code, grpc_status: code }, 'rpc failed');
+    else logger.error({ err, failure_code: failure.code, grpc_status: code }, 'rpc failed unexpectedly');
   } else {
     failure = makeFailure(INTERNAL_FAILURE_CODE, 'internal error', { expected: false, retryable: false });
     code = status.INTERNAL;

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { EchoServiceClient, EchoServiceService } from '@cellsched/wire';
 import {
   FailureError, GrpcStatus, INTERNAL_FAILURE_CODE, bindService, createGrpcClient, runWithRequestContext, startGrpcServer,
@@ -103,5 +105,25 @@ describe('request id propagation through a chain of calls', () => {
       await relay.shutdown(1000);
       await leaf.shutdown(1000);
     }
+  });
+});
+
+describe('server logging', () => {
+  it('logs an unexpected error at error with its stack, an expected Failure at warn, both with the request id', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const stream = new Writable({ write(chunk: Buffer, _enc, cb) { lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>); cb(); } });
+    const server = await startEcho('log', [], pino({ level: 'info' }, stream));
+    const client = createGrpcClient(EchoServiceClient, { addresses: [server.address] });
+    try {
+      await client.echo({ text: 'x', failWithCode: 'echo.crash', delayMs: 0 }, { requestId: 'req-crash' }).catch(() => undefined);
+      await client.echo({ text: 'x', failWithCode: 'scheduler.no_valid_host', delayMs: 0 }, { requestId: 'req-nvh' }).catch(() => undefined);
+    } finally {
+      client.close();
+      await server.shutdown(1000);
+    }
+    const crash = lines.find((l) => l['request_id'] === 'req-crash');
+    expect(crash).toMatchObject({ level: 50, rpc_method: '/cellsched.v1.EchoService/Echo', err: { message: 'boom: a bug in the handler' } });
+    expect((crash?.['err'] as { stack: string }).stack).toContain('echo-fixture.ts');
+    expect(lines.find((l) => l['request_id'] === 'req-nvh')).toMatchObject({ level: 40, failure_code: 'scheduler.no_valid_host' });
   });
 });

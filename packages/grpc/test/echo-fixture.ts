@@ -39,10 +39,10 @@ async function echo(replica: string, seen: Seen[], req: EchoRequest, ctx: CallCo
   return { text: req.text, replica };
 }
 
-/** An EchoService replica on 127.0.0.1 with a free port. `relay` forwards `echoCast` calls. */
-export async function startEcho(replica: string, seen: Seen[] = []): Promise<RunningGrpcServer & { seen: Seen[] }> {
+/** An EchoService replica on 127.0.0.1 with a free port. */
+export async function startEcho(replica: string, seen: Seen[] = [], logger = silentLogger): Promise<RunningGrpcServer & { seen: Seen[] }> {
   const server = await startGrpcServer({
-    host: '127.0.0.1', port: 0, logger: silentLogger,
+    host: '127.0.0.1', port: 0, logger,
     services: [bindService(EchoServiceService, {
       echo: (req, ctx) => echo(replica, seen, req, ctx),
       echoCast: () => Promise.resolve({}),
