@@ -83,3 +83,27 @@ describe('flat providers', () => {
     expect(shape(await ask(db.pool, 'resources=VCPU:1&required=in:HW_CPU_X86_AVX2,HW_CPU_X86_SSE2'), names)).toEqual(['avx:VCPU=1', 'sse:VCPU=1']);
   });
 });
+
+describe('snapshot cache', () => {
+  test('every committed change is seen by the next search', async () => {
+    const cn = await rp('cn1', { inventories: { VCPU: { total: 2 } } });
+    expect(shape(await ask(db.pool, 'resources=VCPU:2'), names)).toEqual(['cn1:VCPU=2']);
+    await b.allocate(cn, 'VCPU', 1);
+    expect(shape(await ask(db.pool, 'resources=VCPU:2'), names)).toEqual([]);
+    expect((await ask(db.pool, 'resources=VCPU:1')).provider_summaries[cn.uuid]?.resources.VCPU?.used).toBe(1);
+    await db.pool.query('UPDATE inventories SET total = 3');
+    expect(shape(await ask(db.pool, 'resources=VCPU:2'), names)).toEqual(['cn1:VCPU=2']);
+    await expect(ask(db.pool, 'resources=VCPU:1&required=CUSTOM_LATE')).rejects.toThrow('No such trait(s): CUSTOM_LATE.');
+    await db.pool.query("INSERT INTO traits (name) VALUES ('CUSTOM_LATE')");
+    await db.pool.query("INSERT INTO resource_provider_traits SELECT $1, id FROM traits WHERE name = 'CUSTOM_LATE'", [cn.id]);
+    expect(shape(await ask(db.pool, 'resources=VCPU:1&required=CUSTOM_LATE'), names)).toEqual(['cn1:VCPU=1']);
+  });
+
+  test('unknown names answer Placement 400 texts', async () => {
+    await rp('cn1', { inventories: { VCPU: { total: 2 } } });
+    await expect(ask(db.pool, 'resources=MCPU:1')).rejects.toThrow('Invalid resource class in resources parameter: No such resource class MCPU.');
+    await expect(ask(db.pool, 'resources=VCPU:1&required=CUSTOM_NOPE')).rejects.toThrow('No such trait(s): CUSTOM_NOPE.');
+    await expect(ask(db.pool, 'resources=VCPU:1&limit=0', 16)).rejects.toThrow("Failed validating 'pattern'");
+    await expect(ask(db.pool, 'resources1=VCPU:1&resources2=VCPU:1', 25)).rejects.toThrow('The "group_policy" parameter is required');
+  });
+});

@@ -5,12 +5,21 @@
 import type { Pool } from 'pg';
 import { findAllocationCandidates, type SearchOptions } from '../../domain/candidates/search';
 import type { CandidateResult, CandidateSnapshot, RequestGroup, RequestWideParams } from '../../domain/candidates/types';
-import { loadCandidateSnapshot } from './candidates-snapshot';
+import { CandidateSnapshotCache } from './candidates-snapshot';
 
 /** A search result with the snapshot it was computed on (needed to render names and summaries). */
 export interface CandidatesAnswer {
   readonly snapshot: CandidateSnapshot;
   readonly result: CandidateResult;
+}
+
+const caches = new WeakMap<Pool, CandidateSnapshotCache>();
+
+/** One snapshot cache per pool (per database). */
+function cacheFor(pool: Pool): CandidateSnapshotCache {
+  let cache = caches.get(pool);
+  if (!cache) caches.set(pool, (cache = new CandidateSnapshotCache(pool)));
+  return cache;
 }
 
 /**
@@ -23,6 +32,6 @@ export async function queryAllocationCandidates(
   params: RequestWideParams,
   opts: SearchOptions = {},
 ): Promise<CandidatesAnswer> {
-  const snapshot = await loadCandidateSnapshot(pool);
+  const snapshot = await cacheFor(pool).get();
   return { snapshot, result: findAllocationCandidates(snapshot, groups, params, opts) };
 }

@@ -99,21 +99,71 @@ function assemble(results: Row[][]): CandidateSnapshot {
 }
 
 /**
- * Reads a consistent snapshot of every provider. Read-only, safe to call concurrently
- * and to retry.
+ * A fingerprint of everything the snapshot is built from, computed with integer
+ * aggregates only (one scan per table, no row shipped): any committed change to providers,
+ * inventories, traits, aggregates, allocations or the name tables changes it, whether or
+ * not the writer bumped a provider generation (creation times catch a reset database
+ * refilled identically).
  */
-export async function loadCandidateSnapshot(pool: Pool): Promise<CandidateSnapshot> {
+const Q_FINGERPRINT = `
+  SELECT
+   (SELECT row(count(*), sum(generation), sum(id::int8 * coalesce(parent_provider_id, 0)), sum(coalesce(root_provider_id, 0)),
+               max(id), max(created_at), max(updated_at)) FROM resource_providers)::text || '|' ||
+   (SELECT row(count(*), sum(total), sum(reserved), sum(min_unit + 3 * max_unit::int8 + 7 * step_size), sum(allocation_ratio),
+               sum(resource_provider_id::int8 * 1000 + resource_class_id), max(id)) FROM inventories)::text || '|' ||
+   (SELECT row(count(*), sum(resource_provider_id::int8 * 100000 + trait_id)) FROM resource_provider_traits)::text || '|' ||
+   (SELECT row(count(*), sum(resource_provider_id::int8 * 100000 + aggregate_id)) FROM resource_provider_aggregates)::text || '|' ||
+   (SELECT row(count(*), max(id)) FROM placement_aggregates)::text || '|' ||
+   (SELECT row(count(*), max(id)) FROM resource_classes)::text || '|' ||
+   (SELECT row(count(*), max(id)) FROM traits)::text || '|' ||
+   (SELECT row(count(*), sum(id), sum(used), sum(resource_provider_id::int8 * 1000 + resource_class_id)) FROM allocations)::text`;
+
+async function inSnapshotTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const results: Row[][] = [];
-    for (const q of [Q_PROVIDERS, Q_INVENTORIES, Q_TRAITS, Q_AGGS, Q_RCS, Q_TRAIT_NAMES, Q_AGG_UUIDS]) results.push(await rows(client, q));
+    const result = await work(client);
     await client.query('COMMIT');
-    return assemble(results);
+    return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
     client.release();
+  }
+}
+
+async function loadAll(client: PoolClient): Promise<CandidateSnapshot> {
+  const results: Row[][] = [];
+  for (const q of [Q_PROVIDERS, Q_INVENTORIES, Q_TRAITS, Q_AGGS, Q_RCS, Q_TRAIT_NAMES, Q_AGG_UUIDS]) results.push(await rows(client, q));
+  return assemble(results);
+}
+
+/** Reads a consistent snapshot of every provider, uncached. Read-only, retry-safe. */
+export async function loadCandidateSnapshot(pool: Pool): Promise<CandidateSnapshot> {
+  return inSnapshotTransaction(pool, loadAll);
+}
+
+/**
+ * Snapshots reused while the database is unchanged: each call checks the fingerprint
+ * (one cheap query) and reloads everything, in the same database snapshot, only when it
+ * moved. Snapshots are immutable, so concurrent searches share one. Read-only, retry-safe.
+ */
+export class CandidateSnapshotCache {
+  private cached: { fingerprint: string; snapshot: CandidateSnapshot } | null = null;
+
+  constructor(private readonly pool: Pool) {}
+
+  /** The current snapshot (never older than the start of this call). */
+  async get(): Promise<CandidateSnapshot> {
+    return inSnapshotTransaction(this.pool, async (client) => {
+      const fp = await client.query<{ fp: string }>({ text: `${Q_FINGERPRINT} AS fp` });
+      const fingerprint = fp.rows[0]?.fp ?? '';
+      const hit = this.cached;
+      if (hit && hit.fingerprint === fingerprint) return hit.snapshot;
+      const snapshot = await loadAll(client);
+      this.cached = { fingerprint, snapshot };
+      return snapshot;
+    });
   }
 }

@@ -102,11 +102,27 @@ function byAnchor(candidates: ReadonlyMap<string, readonly AllocationRequest[]>)
 }
 
 /**
+ * One group: its requests already hold one amount per (provider, class) within capacity;
+ * only copies of a sharing provider's request anchored in several trees can repeat.
+ */
+function singleGroup(ctx: WideContext, areqs: readonly AllocationRequest[]): AllocationRequest[] {
+  if (ctx.sharing.size === 0) return [...areqs];
+  const seen = new Set<string>();
+  return areqs.filter((a) => {
+    const key = identity(a);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
  * Every combination of one request per group sharing an anchor, filtered by
  * group_policy and same_subtree, consolidated and capacity-checked, without duplicates.
  */
 export function mergeCandidates(ctx: WideContext, candidates: ReadonlyMap<string, readonly AllocationRequest[]>): AllocationRequest[] {
   const suffixes = [...candidates.keys()];
+  if (suffixes.length === 1) return singleGroup(ctx, candidates.values().next().value ?? []);
   const numGranular = suffixes.filter((s) => s !== '').length;
   const isolate = ctx.params.groupPolicy === 'isolate';
   const seen = new Set<string>();

@@ -1,66 +1,99 @@
 /**
  * The JSON body of GET /allocation_candidates in Placement's shape for a microversion,
  * written straight to a string (10,000 candidates are megabytes: no intermediate objects).
- * Every string written is a uuid, a resource class, trait or suffix name, none of which
- * needs JSON escaping, but all go through `JSON.stringify` once per distinct value.
+ * Quoted uuids and names, and whole provider summaries, are memoized per snapshot:
+ * snapshots are immutable and reused while the database is unchanged.
  */
 import { summaryCapacity } from './capacity';
-import type { AllocationRequest, CandidateResult, CandidateSnapshot } from './types';
+import type { AllocationRequest, CandidateResult, CandidateSnapshot, ProviderNode, ResourceRequest } from './types';
 
-class Names {
-  private readonly cache = new Map<string, string>();
-  quote(s: string): string {
-    let q = this.cache.get(s);
-    if (q === undefined) this.cache.set(s, (q = JSON.stringify(s)));
-    return q;
-  }
+interface RenderMemo {
+  readonly uuid: Map<number, string>;
+  readonly rc: Map<number, string>;
+  readonly trait: Map<number, string>;
+  /** summary variant key -> provider id -> `"uuid":{...}` */
+  readonly summaries: Map<string, Map<number, string>>;
 }
 
-function byProvider(a: AllocationRequest): Map<number, [number, number][]> {
-  const out = new Map<number, [number, number][]>();
-  for (const r of a.resources) {
-    const list = out.get(r.providerId);
-    if (list) list.push([r.resourceClassId, r.amount]);
-    else out.set(r.providerId, [[r.resourceClassId, r.amount]]);
-  }
-  return out;
+const memos = new WeakMap<CandidateSnapshot, RenderMemo>();
+
+function memoOf(snap: CandidateSnapshot): RenderMemo {
+  let m = memos.get(snap);
+  if (!m) memos.set(snap, (m = { uuid: new Map(), rc: new Map(), trait: new Map(), summaries: new Map() }));
+  return m;
 }
 
-function renderRequest(snap: CandidateSnapshot, a: AllocationRequest, minor: number, n: Names): string {
-  const uuid = (id: number): string => n.quote(snap.providers.get(id)?.uuid ?? '');
-  const rc = (id: number): string => n.quote(snap.resourceClassNameById.get(id) ?? '');
-  const res = (list: [number, number][]): string => `{${list.map(([c, amt]) => `${rc(c)}:${amt}`).join(',')}}`;
-  const groups = [...byProvider(a)];
-  if (minor < 12) {
-    const items = groups.map(([id, list]) => `{"resource_provider":{"uuid":${uuid(id)}},"resources":${res(list)}}`);
-    return `{"allocations":[${items.join(',')}]}`;
-  }
-  const allocs = groups.map(([id, list]) => `${uuid(id)}:{"resources":${res(list)}}`).join(',');
-  if (minor < 34) return `{"allocations":{${allocs}}}`;
-  const maps = [...a.mappings].map(([s, ids]) => `${n.quote(s)}:[${[...ids].map(uuid).join(',')}]`).join(',');
-  return `{"allocations":{${allocs}},"mappings":{${maps}}}`;
+function quoted(cache: Map<number, string>, id: number, raw: string | undefined): string {
+  let q = cache.get(id);
+  if (q === undefined) cache.set(id, (q = JSON.stringify(raw ?? '')));
+  return q;
 }
 
-function renderSummary(snap: CandidateSnapshot, id: number, minor: number, requested: ReadonlySet<string>, n: Names): string {
-  const p = snap.providers.get(id);
-  if (!p) return '';
+function uuidOf(snap: CandidateSnapshot, m: RenderMemo, id: number): string {
+  return quoted(m.uuid, id, snap.providers.get(id)?.uuid);
+}
+
+function rcOf(snap: CandidateSnapshot, m: RenderMemo, id: number): string {
+  return quoted(m.rc, id, snap.resourceClassNameById.get(id));
+}
+
+/** Resources of one request grouped by provider, providers in first-use order. */
+function groupByProvider(resources: readonly ResourceRequest[]): ResourceRequest[][] {
+  const groups: ResourceRequest[][] = [];
+  for (const r of resources) {
+    const g = groups.find((x) => (x[0] as ResourceRequest).providerId === r.providerId);
+    if (g) g.push(r);
+    else groups.push([r]);
+  }
+  return groups;
+}
+
+function resourcesJson(snap: CandidateSnapshot, m: RenderMemo, list: readonly ResourceRequest[]): string {
+  let s = '{';
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i] as ResourceRequest;
+    s += `${i > 0 ? ',' : ''}${rcOf(snap, m, r.resourceClassId)}:${r.amount}`;
+  }
+  return `${s}}`;
+}
+
+function renderRequest(snap: CandidateSnapshot, m: RenderMemo, a: AllocationRequest, minor: number): string {
+  const groups = groupByProvider(a.resources);
+  const parts: string[] = [];
+  for (const g of groups) {
+    const id = (g[0] as ResourceRequest).providerId;
+    const res = resourcesJson(snap, m, g);
+    parts.push(minor < 12 ? `{"resource_provider":{"uuid":${uuidOf(snap, m, id)}},"resources":${res}}` : `${uuidOf(snap, m, id)}:{"resources":${res}}`);
+  }
+  if (minor < 12) return `{"allocations":[${parts.join(',')}]}`;
+  if (minor < 34) return `{"allocations":{${parts.join(',')}}}`;
+  const maps: string[] = [];
+  for (const [suffix, ids] of a.mappings) maps.push(`${JSON.stringify(suffix)}:[${[...ids].map((id) => uuidOf(snap, m, id)).join(',')}]`);
+  return `{"allocations":{${parts.join(',')}},"mappings":{${maps.join(',')}}}`;
+}
+
+function renderSummary(snap: CandidateSnapshot, m: RenderMemo, p: ProviderNode, minor: number, requested: ReadonlySet<string>): string {
   const parts: string[] = [];
   for (const [rcId, inv] of p.inventories) {
-    const name = snap.resourceClassNameById.get(rcId) ?? '';
-    if (minor < 27 && !requested.has(name)) continue;
-    parts.push(`${n.quote(name)}:{"capacity":${summaryCapacity(inv)},"used":${inv.used}}`);
+    if (minor < 27 && !requested.has(snap.resourceClassNameById.get(rcId) ?? '')) continue;
+    parts.push(`${rcOf(snap, m, rcId)}:{"capacity":${summaryCapacity(inv)},"used":${inv.used}}`);
   }
   let body = `"resources":{${parts.join(',')}}`;
   if (minor >= 17) {
     // NOTE: in the database's order, as Placement lists them (clients compare lists).
-    const traits = [...p.traits].map((t) => snap.traitNameById.get(t) ?? '');
-    body += `,"traits":[${traits.map((t) => n.quote(t)).join(',')}]`;
+    const traits = [...p.traits].map((t) => quoted(m.trait, t, snap.traitNameById.get(t)));
+    body += `,"traits":[${traits.join(',')}]`;
   }
   if (minor >= 29) {
-    const parent = p.parentId === null ? 'null' : n.quote(snap.providers.get(p.parentId)?.uuid ?? '');
-    body += `,"parent_provider_uuid":${parent},"root_provider_uuid":${n.quote(snap.providers.get(p.rootId)?.uuid ?? '')}`;
+    const parent = p.parentId === null ? 'null' : uuidOf(snap, m, p.parentId);
+    body += `,"parent_provider_uuid":${parent},"root_provider_uuid":${uuidOf(snap, m, p.rootId)}`;
   }
-  return `${n.quote(p.uuid)}:{${body}}`;
+  return `${uuidOf(snap, m, p.id)}:{${body}}`;
+}
+
+function summaryVariant(minor: number, requested: ReadonlySet<string>): string {
+  const shape = minor < 17 ? 'a' : minor < 27 ? 'b' : minor < 29 ? 'c' : 'd';
+  return minor < 27 ? `${shape}:${[...requested].sort().join(',')}` : shape;
 }
 
 /**
@@ -69,8 +102,17 @@ function renderSummary(snap: CandidateSnapshot, id: number, minor: number, reque
  * 1.27 list only those).
  */
 export function renderCandidatesJson(snap: CandidateSnapshot, result: CandidateResult, minor: number, requested: ReadonlySet<string>): string {
-  const n = new Names();
-  const areqs = result.allocationRequests.map((a) => renderRequest(snap, a, minor, n));
-  const sums = result.summaryProviderIds.map((id) => renderSummary(snap, id, minor, requested, n));
-  return `{"allocation_requests":[${areqs.join(',')}],"provider_summaries":{${sums.join(',')}}}`;
+  const m = memoOf(snap);
+  const variant = summaryVariant(minor, requested);
+  let sums = m.summaries.get(variant);
+  if (!sums) m.summaries.set(variant, (sums = new Map()));
+  const areqs: string[] = result.allocationRequests.map((a) => renderRequest(snap, m, a, minor));
+  const summaries: string[] = [];
+  for (const id of result.summaryProviderIds) {
+    let s = sums.get(id);
+    const p = snap.providers.get(id);
+    if (s === undefined && p) sums.set(id, (s = renderSummary(snap, m, p, minor, requested)));
+    if (s !== undefined) summaries.push(s);
+  }
+  return `{"allocation_requests":[${areqs.join(',')}],"provider_summaries":{${summaries.join(',')}}}`;
 }
