@@ -21,7 +21,7 @@ interface Ctx { requestId: string; version?: Microversion }
  * policy → handler; every error becomes Placement's JSON error body.
  */
 export function buildApp(opts: AppOptions): FastifyInstance {
-  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: 16 * 1024 * 1024, maxParamLength: 1000 });
+  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: 16 * 1024 * 1024, routerOptions: { maxParamLength: 1000 } });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => { done(null, body); });
   for (const route of ROUTES) {

@@ -1,0 +1,28 @@
+import { validateSchema } from './json-schema';
+import { pyRepr } from './py-repr';
+import { POST_RP } from './schemas/resource-provider';
+import { ALLOCATION_1_12 } from './schemas/allocation';
+
+describe('JSON schema validation with Python jsonschema wording', () => {
+  it('reprs values as Python does', () => {
+    expect(pyRepr({ a: [1, true, null], "it's": 'x' })).toBe(`{'a': [1, True, None], "it's": 'x'}`);
+  });
+  it.each([
+    [{}, "'name' is a required property", "Failed validating 'required' in schema:"],
+    [{ name: 'a', x: 1 }, "Additional properties are not allowed ('x' was unexpected)", ''],
+    [{ name: 1 }, "1 is not of type 'string'", "On instance['name']:\n    1"],
+    [{ name: 'a', uuid: 'nope' }, "'nope' is not a 'uuid'", "Failed validating 'format' in schema['properties']['uuid']"],
+    [{ name: 'x'.repeat(201) }, 'is too long', "Failed validating 'maxLength'"],
+  ])('%j', (body, message, more) => {
+    const err = validateSchema(body, POST_RP);
+    expect(err).toContain(message);
+    expect(err).toContain(more);
+  });
+  it('reports the shallowest error and pattern-keyed properties', () => {
+    const bad = { allocations: { nope: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u' };
+    expect(validateSchema(bad, ALLOCATION_1_12)).toContain("'nope' does not match any of the regexes: '^[0-9a-fA-F-]{36}$'");
+    const zero = { allocations: { 'f7f5c5a2-6e43-4c71-a0d9-0e1b2a8f2b11': { resources: { VCPU: 0 } } }, project_id: 'p', user_id: 'u' };
+    expect(validateSchema(zero, ALLOCATION_1_12)).toContain('0 is less than the minimum of 1');
+    expect(validateSchema({ name: 'ok' }, POST_RP)).toBeUndefined();
+  });
+});
