@@ -76,7 +76,9 @@ it('puts the trace id and span id of the active span in the log lines', () => {
     service: 'trace-demo', host: 'demo-host', cell: 'cell1', trace_id: server.traceId, span_id: server.spanId,
     request_id: 'req-trace-demo', rpc_method: '/cellsched.v1.EchoService/Echo', instance_uuid: 'instance-1',
   });
-  expect(logLine('cast consumed')).toMatchObject({ trace_id: server.traceId, span_id: consume.spanId, instance_uuid: 'instance-1', attempt: 1 });
+  expect(logLine('cast consumed')).toMatchObject({
+    trace_id: server.traceId, span_id: consume.spanId, instance_uuid: 'instance-1', attempt: 1, request_id: 'req-trace-demo',
+  });
   expect(logLine('calling echo')['trace_id']).toBe(server.traceId);
   expect(logLine('demo done')['trace_id']).toBeUndefined();
 });

@@ -3,7 +3,7 @@
 // patch modules inside a jest worker); it reads the span file and the log lines after.
 import { trace } from '@opentelemetry/api';
 import { Bus } from '@cellsched/bus';
-import { bindService, createGrpcClient, startGrpcServer } from '@cellsched/grpc';
+import { bindService, createGrpcClient, currentRequestContext, startGrpcServer } from '@cellsched/grpc';
 import { createLogger, requestLogger, shutdownTelemetry } from '../../..';
 import { EchoServiceClient, EchoServiceService } from '@cellsched/wire';
 
@@ -17,7 +17,9 @@ async function main(amqpUrl: string): Promise<void> {
   const done = new Promise<void>((resolve) => { consumed = resolve; });
   await bus.serve(EchoServiceService, {
     echoCast: (req, ctx) => {
-      requestLogger(logger, { instanceUuid: req.text, attempt: ctx.attempt }).info({ seq: req.seq }, 'cast consumed');
+      // The request id crossed the cast in the OTel baggage (no bus code involved).
+      const requestId = currentRequestContext()?.requestId;
+      requestLogger(logger, { requestId, instanceUuid: req.text, attempt: ctx.attempt }).info({ seq: req.seq }, 'cast consumed');
       consumed();
       return Promise.resolve();
     },
