@@ -23,7 +23,7 @@ function selected(r: SelectDestinationsResult): Selection[][] {
 describe('select_destinations', () => {
   it('claims on the best host and returns its Selection with the opaque allocation request', async () => {
     const cloud = fakeCloud(1, 3);
-    cloud.placement.allocations.set('other', new Map([['cn-c1-001', { MEMORY_MB: 4096 }]]));
+    cloud.placement.setAllocation('other', { 'cn-c1-001': { MEMORY_MB: 4096 } });
     const [[chosen, ...alternates] = []] = selected(await select(core(cloud.ports), ['i1']));
     expect(alternates).toEqual([]);
     expect(chosen?.serviceHost).not.toBe('host-c1-1');
@@ -61,6 +61,15 @@ describe('select_destinations', () => {
     const dest = selected(await select(core(cloud.ports), ['i1', 'i2']));
     expect(new Set(dest.map((d) => d[0]?.computeNodeUuid)).size).toBe(2);
     expect(cloud.placement.stats).toMatchObject({ claims: 2, noCapacity: 0, conflicts: 0 });
+  });
+
+  it('consumes in-request: stacking fills one host, then skips it without a wasted claim', async () => {
+    const cloud = fakeCloud(1, 2, { VCPU: 2, MEMORY_MB: 2048, DISK_GB: 20 });
+    const stack = core(cloud.ports, { enabledWeighers: ['RAMWeigher'], weightMultipliers: { ram_weight_multiplier: -1 } });
+    const hosts = selected(await select(stack, ['i1', 'i2', 'i3'])).map((d) => d[0]?.computeNodeUuid);
+    expect(hosts[0]).toBe(hosts[1]);
+    expect(hosts[2]).not.toBe(hosts[0]);
+    expect(cloud.placement.stats).toMatchObject({ claims: 3, noCapacity: 0 });
   });
 
   it('is all-or-nothing: when one instance cannot be placed every claim is released and NoValidHost returned', async () => {
@@ -118,6 +127,23 @@ describe('select_destinations', () => {
   });
 });
 
+describe('select_destinations requested destination', () => {
+  it.each([
+    ['host', { host: 'host-c2-2', node: '', cellUuid: '' }, 'cn-c2-002'],
+    ['node', { host: '', node: 'node-c1-3', cellUuid: '' }, 'cn-c1-003'],
+  ])('pins the %s, even past max_placement_results', async (_n, dest, expected) => {
+    const cloud = fakeCloud(2, 3);
+    const r = await select(core(cloud.ports, { maxPlacementResults: 1 }), ['i1'], 2, { requestedDestination: { ...dest, aggregates: [] } });
+    expect(selected(r)[0]?.map((s) => s.computeNodeUuid)).toEqual([expected]);
+  });
+
+  it('keeps alternates inside a requested cell', async () => {
+    const cloud = fakeCloud(2, 3);
+    const r = await select(core(cloud.ports), ['i1'], 5, { requestedDestination: { host: '', node: '', cellUuid: 'cell-2', aggregates: [] } });
+    expect(selected(r)[0]?.map((s) => s.cellUuid)).toEqual(['cell-2', 'cell-2', 'cell-2']);
+  });
+});
+
 describe('select_destinations claims', () => {
   it('retries a conflicting host in a bounded tight loop and counts the retries', async () => {
     const cloud = fakeCloud(1, 1);
@@ -130,7 +156,7 @@ describe('select_destinations claims', () => {
 
   it('moves on to the next host once the conflict retries are exhausted', async () => {
     const cloud = fakeCloud(1, 2);
-    cloud.placement.allocations.set('x', new Map([['cn-c1-002', { MEMORY_MB: 1024 }]]));
+    cloud.placement.setAllocation('x', { 'cn-c1-002': { MEMORY_MB: 1024 } });
     cloud.placement.forcedConflicts.set('cn-c1-001', 100);
     const r = await select(core(cloud.ports, { claimConflictRetries: 3 }), ['i1']);
     expect(selected(r)[0]?.[0]?.computeNodeUuid).toBe('cn-c1-002');
@@ -154,8 +180,7 @@ describe('select_destinations claims', () => {
     cloud.snapshot.getAllocationCandidates = async (q) => {
       const answer = await read(q);
       // Another scheduler fills the best host between our read and our claim.
-      cloud.placement.allocations.set('thief', new Map([['cn-c1-001', { VCPU: 1 }]]));
-      best.generation += 1;
+      cloud.placement.setAllocation('thief', { 'cn-c1-001': { VCPU: 1 } });
       return answer;
     };
     const r = await select(core(cloud.ports), ['late']);

@@ -28,8 +28,12 @@ function anyOfSet(entry: string): string[] {
  */
 export class FakePlacement implements Claimer {
   readonly providers = new Map<string, FakeProvider>();
-  /** consumer -> provider -> resources. */
-  readonly allocations = new Map<string, Map<string, Resources>>();
+  private readonly byConsumer = new Map<string, Map<string, Resources>>();
+
+  /** consumer -> provider -> resources (write through claim, release or setAllocation). */
+  get allocations(): ReadonlyMap<string, ReadonlyMap<string, Resources>> {
+    return this.byConsumer;
+  }
   readonly stats = { claims: 0, conflicts: 0, noCapacity: 0, releaseCalls: 0, queries: 0 };
   /** Provider -> number of conflicts to answer before behaving (tests of the retry loop). */
   readonly forcedConflicts = new Map<string, number>();
@@ -39,10 +43,31 @@ export class FakePlacement implements Claimer {
     this.providers.set(uuid, { uuid, inventory: { ...inventory }, traits: new Set(traits), aggregates: new Set(aggregates), generation: 0 });
   }
 
+  /** Provider -> class -> used, kept in step with `allocations` by commit/release/setAllocation. */
+  private readonly usage = new Map<string, Map<string, number>>();
+
   used(rp: string, rc: string): number {
-    let sum = 0;
-    for (const byRp of this.allocations.values()) sum += byRp.get(rp)?.[rc] ?? 0;
-    return sum;
+    return this.usage.get(rp)?.get(rc) ?? 0;
+  }
+
+  private account(byRp: ReadonlyMap<string, Resources> | undefined, sign: 1 | -1): void {
+    for (const [rp, resources] of byRp ?? []) {
+      const u = this.usage.get(rp) ?? new Map<string, number>();
+      for (const [rc, n] of Object.entries(resources)) u.set(rc, (u.get(rc) ?? 0) + sign * n);
+      this.usage.set(rp, u);
+    }
+  }
+
+  /** Test setup: give a consumer allocations directly (another scheduler's claim), bumping generations. */
+  setAllocation(consumer: string, byRp: Record<string, Resources>): void {
+    const map = new Map(Object.entries(byRp));
+    this.account(this.allocations.get(consumer), -1);
+    this.byConsumer.set(consumer, map);
+    this.account(map, 1);
+    for (const rp of map.keys()) {
+      const p = this.providers.get(rp);
+      if (p !== undefined) p.generation += 1;
+    }
   }
 
   private groupMatches(p: FakeProvider, g: RequestGroup): boolean {
@@ -78,7 +103,7 @@ export class FakePlacement implements Claimer {
   }
 
   private fits(consumer: string, candidate: AllocationCandidate): boolean {
-    const old = this.allocations.get(consumer);
+    const old = this.byConsumer.get(consumer);
     return candidate.allocations.every((a) => Object.entries(a.resources).every(([rc, n]) => {
       const cap = this.providers.get(a.resourceProviderUuid)?.inventory[rc] ?? 0;
       return this.used(a.resourceProviderUuid, rc) - (old?.get(a.resourceProviderUuid)?.[rc] ?? 0) + n <= cap;
@@ -93,7 +118,7 @@ export class FakePlacement implements Claimer {
     const forced = rps.find((rp) => (this.forcedConflicts.get(rp) ?? 0) > 0);
     if (forced !== undefined) this.forcedConflicts.set(forced, (this.forcedConflicts.get(forced) ?? 0) - 1);
     const raced = rps.some((rp, i) => this.providers.get(rp)?.generation !== seen[i]);
-    const old = this.allocations.get(consumer.consumerUuid);
+    const old = this.byConsumer.get(consumer.consumerUuid);
     if (forced !== undefined || raced || (old !== undefined && !options.replace)) {
       this.stats.conflicts += 1;
       return { kind: 'conflict' };
@@ -112,26 +137,36 @@ export class FakePlacement implements Claimer {
       const p = this.providers.get(rp);
       if (p !== undefined) p.generation += 1;
     }
-    this.allocations.set(consumer, byRp);
+    this.account(old, -1);
+    this.byConsumer.set(consumer, byRp);
+    this.account(byRp, 1);
   }
 
   release(consumerUuids: readonly string[]): Promise<void> {
     this.stats.releaseCalls += 1;
     this.releaseLog.push([...consumerUuids]);
     for (const c of consumerUuids) {
-      const old = this.allocations.get(c);
+      const old = this.byConsumer.get(c);
       if (old === undefined) continue;
       for (const rp of old.keys()) {
         const p = this.providers.get(rp);
         if (p !== undefined) p.generation += 1;
       }
-      this.allocations.delete(c);
+      this.account(old, -1);
+      this.byConsumer.delete(c);
     }
     return Promise.resolve();
   }
 
-  /** Providers whose usage exceeds their inventory (must always be empty). */
+  /**
+   * Providers whose usage exceeds their inventory (must always be empty). Recomputed from the
+   * allocations themselves, not from the index the capacity check uses.
+   */
   overCapacity(): string[] {
-    return [...this.providers.values()].filter((p) => Object.entries(p.inventory).some(([rc, cap]) => this.used(p.uuid, rc) > cap)).map((p) => p.uuid);
+    const sums = new Map<string, number>();
+    for (const byRp of this.byConsumer.values()) {
+      for (const [rp, resources] of byRp) for (const [rc, n] of Object.entries(resources)) sums.set(`${rp}/${rc}`, (sums.get(`${rp}/${rc}`) ?? 0) + n);
+    }
+    return [...this.providers.values()].filter((p) => Object.entries(p.inventory).some(([rc, cap]) => (sums.get(`${p.uuid}/${rc}`) ?? 0) > cap)).map((p) => p.uuid);
   }
 }

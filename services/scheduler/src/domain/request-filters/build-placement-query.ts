@@ -13,13 +13,15 @@ const GROUP_POLICIES: readonly GroupPolicy[] = ['affinity', 'anti-affinity', 'so
 
 /**
  * Nova drops `max_placement_results` for `same_host` / `different_host` hints, so the one host that
- * satisfies them cannot be cut by the limit. We also drop it for server groups: with a limit, a
- * random subset can miss the group's host (affinity) or be all group hosts (anti-affinity).
+ * satisfies them cannot be cut by the limit. We also drop it for server groups (a random subset can
+ * miss the group's host, or be only group hosts) and for a requested destination host or node
+ * (Nova asks placement with in_tree there; we narrow after the answer, so it must be complete).
  */
 export function unlimitedPlacementQuery(spec: RequestSpec): boolean {
   const hinted = AFFINITY_HINTS.some((h) => h in spec.schedulerHints);
   const policy = spec.instanceGroup?.policy ?? '';
-  return hinted || (GROUP_POLICIES as readonly string[]).includes(policy);
+  const pinned = spec.requestedDestination !== undefined && (spec.requestedDestination.host !== '' || spec.requestedDestination.node !== '');
+  return hinted || pinned || (GROUP_POLICIES as readonly string[]).includes(policy);
 }
 
 /**
