@@ -9,6 +9,8 @@ import type { CandidateSnapshot, InventoryUsage, ProviderNode } from '../../doma
 interface MutableNode {
   id: number;
   uuid: string;
+  name: string;
+  generation: number;
   parentId: number | null;
   rootId: number;
   traits: Set<number>;
@@ -16,7 +18,7 @@ interface MutableNode {
   inventories: Map<number, InventoryUsage>;
 }
 
-const Q_PROVIDERS = 'SELECT id, uuid::text, parent_provider_id, COALESCE(root_provider_id, id) FROM resource_providers';
+const Q_PROVIDERS = 'SELECT id, uuid::text, parent_provider_id, COALESCE(root_provider_id, id), name, COALESCE(generation, 0) FROM resource_providers';
 const Q_INVENTORIES = `
   SELECT i.resource_provider_id, i.resource_class_id, i.total, i.reserved, i.min_unit, i.max_unit,
          i.step_size, i.allocation_ratio, COALESCE(u.used, 0)::int8
@@ -39,10 +41,12 @@ async function rows(client: PoolClient, text: string): Promise<Row[]> {
 
 function buildNodes(providerRows: Row[]): Map<number, MutableNode> {
   const nodes = new Map<number, MutableNode>();
-  for (const [id, uuid, parent, root] of providerRows) {
+  for (const [id, uuid, parent, root, name, generation] of providerRows) {
     nodes.set(id as number, {
       id: id as number,
       uuid: uuid as string,
+      name: name as string,
+      generation: generation as number,
       parentId: (parent as number | null) ?? null,
       rootId: root as number,
       traits: new Set(),
@@ -94,6 +98,7 @@ function assemble(results: Row[][]): CandidateSnapshot {
     traitIdByName,
     traitNameById,
     aggregateIdByUuid: new Map(aggUuidRows.map(([id, uuid]) => [uuid as string, id as number])),
+    aggregateUuidById: new Map(aggUuidRows.map(([id, uuid]) => [id as number, uuid as string])),
     hasTrees: [...nodes.values()].some((n) => n.parentId !== null),
   };
 }

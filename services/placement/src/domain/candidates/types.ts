@@ -50,6 +50,8 @@ export interface InventoryUsage {
 export interface ProviderNode {
   readonly id: number;
   readonly uuid: string;
+  readonly name: string;
+  readonly generation: number;
   readonly parentId: number | null;
   readonly rootId: number;
   /** Trait ids. */
@@ -72,6 +74,7 @@ export interface CandidateSnapshot {
   readonly traitIdByName: ReadonlyMap<string, number>;
   readonly traitNameById: ReadonlyMap<number, string>;
   readonly aggregateIdByUuid: ReadonlyMap<string, number>;
+  readonly aggregateUuidById: ReadonlyMap<number, string>;
   /** True when at least one provider has a parent (Placement's `has_trees`). */
   readonly hasTrees: boolean;
 }

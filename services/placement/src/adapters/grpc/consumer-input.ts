@@ -1,0 +1,40 @@
+/**
+ * Validation of gRPC ConsumerAllocations into the allocation writer's input, with the
+ * rules of PUT /allocations/{consumer} (uuids, amounts >= 1, consumer type pattern).
+ */
+import type { ConsumerAllocations } from '@cellsched/wire';
+import { canonicalUuid, isUuidLike } from '../../domain/query-params';
+import type { ConsumerAllocationsInput } from '../sql/allocation-writer';
+import { invalid } from './failures';
+
+const CONSUMER_TYPE = /^[A-Z0-9_]+$/;
+
+function uuidField(value: string, what: string): string {
+  if (!isUuidLike(value)) throw invalid(`${what} must be a uuid, got '${value}'`);
+  return canonicalUuid(value);
+}
+
+/** Checks one consumer's allocations; throws INVALID_ARGUMENT (nothing written). */
+export function toConsumerInput(c: ConsumerAllocations | undefined): ConsumerAllocationsInput {
+  if (!c) throw invalid('consumer is required');
+  const consumerUuid = uuidField(c.consumerUuid, 'consumer_uuid');
+  if (c.projectId === '' || c.userId === '') throw invalid('project_id and user_id are required');
+  if (c.consumerType !== '' && !CONSUMER_TYPE.test(c.consumerType)) throw invalid(`consumer_type '${c.consumerType}' does not match ^[A-Z0-9_]+$`);
+  const allocations = c.allocations.map((a) => {
+    const providerUuid = uuidField(a.resourceProviderUuid, 'resource_provider_uuid');
+    const entries = Object.entries(a.resources);
+    if (entries.length === 0) throw invalid(`allocation against ${providerUuid} names no resources`);
+    for (const [rc, n] of entries) {
+      if (!Number.isSafeInteger(n) || n < 1) throw invalid(`amount of ${rc} on ${providerUuid} must be an integer >= 1, got ${n}`);
+    }
+    return { providerUuid, resources: a.resources };
+  });
+  return {
+    consumerUuid,
+    projectId: c.projectId,
+    userId: c.userId,
+    consumerGeneration: c.consumerGeneration ?? null,
+    ...(c.consumerType === '' ? {} : { consumerType: c.consumerType }),
+    allocations,
+  };
+}

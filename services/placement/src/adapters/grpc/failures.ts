@@ -1,0 +1,55 @@
+/**
+ * Placement errors -> gRPC Failures (the codes callers branch on):
+ * lost race -> ABORTED `placement.concurrent_update` (retryable);
+ * no room / inventory constraints -> FAILED_PRECONDITION `placement.allocation.capacity_exceeded`
+ * with the class and provider in metadata; bad input -> INVALID_ARGUMENT; unknown
+ * provider -> NOT_FOUND. Anything else is rethrown (INTERNAL).
+ */
+import { FailureError, GrpcStatus } from '@cellsched/grpc';
+import { CandidateQueryError } from '../../domain/candidates/errors';
+import { ErrorCode, PlacementError } from '../../domain/errors';
+import { AllocationConflict } from '../sql/allocation-writer';
+
+/** Failure code of a claim that does not fit. Published: never change. */
+export const CAPACITY_EXCEEDED = 'placement.allocation.capacity_exceeded';
+/** Failure code of invalid input without a more specific Placement code. */
+export const INVALID_REQUEST = 'placement.request.invalid';
+
+function fromPlacementError(err: PlacementError): FailureError {
+  if (err instanceof AllocationConflict) {
+    const { kind, resourceClass, providerUuid } = err.failure;
+    return FailureError.of(CAPACITY_EXCEEDED, err.detail, {
+      status: GrpcStatus.FAILED_PRECONDITION, expected: true, retryable: false,
+      metadata: { reason: kind, resource_class: resourceClass, resource_provider_uuid: providerUuid },
+    });
+  }
+  if (err.code === ErrorCode.CONCURRENT_UPDATE) {
+    return FailureError.of(ErrorCode.CONCURRENT_UPDATE, err.detail, { status: GrpcStatus.ABORTED, expected: true, retryable: true });
+  }
+  if (err.status === 404) {
+    return FailureError.of('placement.resource_provider.not_found', err.detail, { status: GrpcStatus.NOT_FOUND, expected: true });
+  }
+  if (err.status === 400) {
+    const code = err.code === ErrorCode.DEFAULT ? INVALID_REQUEST : err.code;
+    return FailureError.of(code, err.detail, { status: GrpcStatus.INVALID_ARGUMENT, expected: true });
+  }
+  return FailureError.of(err.code, err.detail, { status: GrpcStatus.FAILED_PRECONDITION, expected: true });
+}
+
+/** Runs `fn`, translating Placement's expected errors into Failures. */
+export async function withFailures<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof PlacementError) throw fromPlacementError(err);
+    if (err instanceof CandidateQueryError) {
+      throw FailureError.of(err.code ?? INVALID_REQUEST, err.message, { status: GrpcStatus.INVALID_ARGUMENT, expected: true });
+    }
+    throw err;
+  }
+}
+
+/** INVALID_ARGUMENT for a malformed gRPC request. */
+export function invalid(message: string): FailureError {
+  return FailureError.of(INVALID_REQUEST, message, { status: GrpcStatus.INVALID_ARGUMENT, expected: true });
+}

@@ -1,0 +1,101 @@
+/**
+ * The gRPC PlacementService over the same core as the REST API: candidates from the
+ * cached snapshot search, claims/moves/releases through the one allocation writer (one
+ * PostgreSQL transaction each, capacity checked, generations bumped).
+ */
+import { withTransaction } from '@cellsched/db';
+import { bindService, type ServiceBinding, type ServiceHandlers } from '@cellsched/grpc';
+import { PlacementServiceService, type ConsumerAllocations, type GetUsagesRequest } from '@cellsched/wire';
+import type { Pool } from 'pg';
+import { parseCandidateQuery } from '../../domain/candidates/query-parser';
+import { canonicalUuid, isUuidLike } from '../../domain/query-params';
+import { consumerAllocations, providerUsages, totalUsages } from '../sql/allocations';
+import { writeAllocations, writeAllocationsIn } from '../sql/allocation-writer';
+import { queryAllocationCandidates } from '../sql/candidates-query';
+import { rows } from '../sql/db';
+import { findProvider } from '../sql/resource-providers';
+import { GRPC_CANDIDATES_MINOR, requestToQuery, resultToResponse } from './candidates-mapping';
+import { toConsumerInput } from './consumer-input';
+import { invalid, withFailures } from './failures';
+
+type Handlers = ServiceHandlers<typeof PlacementServiceService>;
+
+async function usages(pool: Pool, req: GetUsagesRequest): Promise<Record<string, number>> {
+  if (req.resourceProviderUuid !== '') {
+    const rp = await findProvider(pool, req.resourceProviderUuid);
+    if (!rp) throw invalid(`No resource provider with uuid ${req.resourceProviderUuid} found`);
+    return providerUsages(pool, rp.id);
+  }
+  if (req.projectId === '') throw invalid('either resource_provider_uuid or project_id is required');
+  const base = { projectId: req.projectId, ...(req.userId === '' ? {} : { userId: req.userId }) };
+  if (req.consumerType === '') return (await totalUsages(pool, { ...base, byType: false })) as Record<string, number>;
+  const byType = (await totalUsages(pool, { ...base, consumerType: req.consumerType, byType: true })) as Record<string, Record<string, number>>;
+  const { consumer_count: _count, ...amounts } = byType[req.consumerType] ?? {};
+  return amounts;
+}
+
+async function consumerOf(pool: Pool, uuid: string): Promise<ConsumerAllocations | undefined> {
+  const list = await consumerAllocations(pool, uuid);
+  const first = list[0];
+  if (!first) return undefined;
+  const byRp = new Map<string, Record<string, number>>();
+  for (const r of list) byRp.set(r.rp_uuid, { ...(byRp.get(r.rp_uuid) ?? {}), [r.rc]: r.used });
+  return {
+    consumerUuid: uuid, projectId: first.project ?? '', userId: first.user ?? '', consumerType: first.consumer_type ?? '',
+    consumerGeneration: first.consumer_generation ?? 0,
+    allocations: [...byRp].map(([resourceProviderUuid, resources]) => ({ resourceProviderUuid, resources })),
+  };
+}
+
+function uuids(values: readonly string[]): string[] {
+  return values.map((v) => {
+    if (!isUuidLike(v)) throw invalid(`consumer uuid expected, got '${v}'`);
+    return canonicalUuid(v);
+  });
+}
+
+/** Handlers of every PlacementService method, over `pool`. */
+export function placementHandlers(pool: Pool): Handlers {
+  return {
+    getAllocationCandidates: (req) => withFailures(async () => {
+      const { groups, params } = parseCandidateQuery(requestToQuery(req), GRPC_CANDIDATES_MINOR);
+      const { snapshot, result } = await queryAllocationCandidates(pool, groups, params, req.seed === 0 ? {} : { seed: req.seed });
+      return resultToResponse(snapshot, result);
+    }),
+    claim: (req) => withFailures(async () => {
+      const input = toConsumerInput(req.consumer);
+      const generation = await withTransaction(pool, async (db) => {
+        await writeAllocationsIn(db, [input], { checkConsumerGeneration: !req.replace });
+        const r = await rows<{ generation: number }>(db, 'SELECT generation FROM consumers WHERE uuid = $1', [input.consumerUuid]);
+        return r[0]?.generation ?? 0;
+      });
+      return { consumerGeneration: generation };
+    }),
+    move: (req) => withFailures(async () => {
+      if (req.consumers.length === 0) throw invalid('consumers must not be empty');
+      await writeAllocations(pool, req.consumers.map(toConsumerInput), { checkConsumerGeneration: true });
+      return {};
+    }),
+    release: (req) => withFailures(async () => {
+      const wanted = uuids(req.consumerUuids);
+      const released = await withTransaction(pool, async (db) => {
+        const held = await rows<{ c: string }>(db, 'SELECT DISTINCT consumer_id::text AS c FROM allocations WHERE consumer_id = ANY($1::uuid[])', [wanted]);
+        const list = held.map((h) => h.c);
+        if (list.length > 0) await writeAllocationsIn(db, list.map((consumerUuid) => ({ consumerUuid, allocations: [] })), { checkConsumerGeneration: false });
+        return list;
+      });
+      return { released };
+    }),
+    getUsages: (req) => withFailures(async () => ({ usages: await usages(pool, req) })),
+    getConsumerAllocations: (req) => withFailures(async () => {
+      const [uuid] = uuids([req.consumerUuid]);
+      const consumer = await consumerOf(pool, uuid as string);
+      return consumer ? { consumer, exists: true } : { consumer: undefined, exists: false };
+    }),
+  };
+}
+
+/** The service binding to pass to `startGrpcServer`. */
+export function placementServiceBinding(pool: Pool): ServiceBinding {
+  return bindService(PlacementServiceService, placementHandlers(pool));
+}
