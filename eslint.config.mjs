@@ -16,6 +16,7 @@ const NO_UPCALL = [
   { name: '@cellsched/wire', importNames: ['SchedulerServiceClient', 'SchedulerServiceService', 'SuperConductorServiceService'],
     message: 'cell-level services never call the scheduler or the API-level conductor (no upcalls)' },
   { name: '@cellsched/api-clients', message: 'cell-level services never use API-level clients (no upcalls)' },
+  { name: '@cellsched/api-db', message: 'cell-level services never touch the API database (no upcalls)' },
 ];
 const restrict = (patterns, paths = []) => ({ 'no-restricted-imports': ['error', { paths, patterns }] });
 const CELL_LEVEL = ['services/cell-conductor/**/*.ts', 'services/simulated-compute/**/*.ts'];
