@@ -199,6 +199,16 @@ describe('select_destinations claims', () => {
     expect(totalRam).toBe(2 * 1024);
   });
 
+  it('a retried request that now gets NoValidHost releases what the consumer held', async () => {
+    const cloud = fakeCloud(1, 1, { VCPU: 1, MEMORY_MB: 1024, DISK_GB: 10 });
+    selected(await select(core(cloud.ports), ['i1']));
+    // NOTE: placement's candidates do not discount the consumer's own claim, so the full cloud has none.
+    const r = await select(core(cloud.ports), ['i1']);
+    expect(r.kind === 'no_valid_host' && r.diagnosis[0]?.filter).toBe('allocation_candidates');
+    expect(cloud.placement.allocations.size).toBe(0);
+    expect(cloud.placement.releaseLog).toEqual([['i1']]);
+  });
+
   it('releases every consumer of the request and rethrows when a port fails mid-request', async () => {
     const cloud = fakeCloud(1, 3);
     const claim = cloud.placement.claim.bind(cloud.placement);

@@ -72,27 +72,41 @@ export class SchedulerCore {
   /**
    * Selects and claims one host per instance, plus `numAlternates` unclaimed alternates in the
    * chosen host's cell. Idempotent per instance uuid: claims replace whatever the consumer held,
-   * so a retried request never doubles a claim. All-or-nothing: on NoValidHost or a thrown error
-   * after validation, every consumer of the request is released. Throws InvalidSchedulerRequest
-   * for bad input (nothing read or written) and whatever the ports throw.
+   * so a retried request never doubles a claim. All-or-nothing: every NoValidHost, and every error
+   * thrown after validation, releases all the request's consumers (inside the group lock when there
+   * is one). Throws InvalidSchedulerRequest for bad input (nothing read or written), and whatever
+   * the ports throw (GroupLock errors included: nothing is claimed before the lock is held).
    */
   async selectDestinations(req: SelectDestinationsRequest): Promise<SelectDestinationsResult> {
     const flavor = validateRequest(req);
     const base = { spec: req.spec, flavor, image: req.spec.image, policy: this.policy };
-    const aggregates = await this.ports.snapshot.getAggregates();
-    const gathered = await gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot);
+    const gathered = await this.settled(req.instanceUuids, async () => {
+      const aggregates = await this.ports.snapshot.getAggregates();
+      return gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot);
+    });
     if (gathered.kind === 'no_valid_host') return { ...gathered, claimRetries: 0 };
-    const stats: ClaimStats = { retries: 0 };
-    const decide = async (): Promise<SelectDestinationsResult> => {
-      const group = req.spec.instanceGroup;
+    const group = req.spec.instanceGroup;
+    const decide = (): Promise<SelectDestinationsResult> => this.settled(req.instanceUuids, async () => {
       const ctx: SchedulingContext = {
         ...base, now: this.ports.clock.now(),
         group: group === undefined ? undefined : groupState(group, await this.ports.snapshot.getGroupMemberHosts(group)),
       };
-      return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats });
-    };
-    const group = req.spec.instanceGroup;
+      return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats: { retries: 0 } });
+    });
     return group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide);
+  }
+
+  /** Runs one stage; on NoValidHost or a throw, releases every consumer of the request (idempotent). */
+  private async settled<T extends { readonly kind: string }>(consumers: readonly string[], work: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await work();
+    } catch (err) {
+      await this.releaseAfterError(consumers, err);
+      throw err;
+    }
+    if (result.kind === 'no_valid_host') await this.ports.claimer.release(consumers);
+    return result;
   }
 
   private async decide(req: SelectDestinationsRequest, hosts: HostState[], prefix: FilterDiagnosis[],
@@ -102,15 +116,8 @@ export class SchedulerCore {
     const rng = seededPrng(req.spec.seed);
     const ordered = shuffled(hosts, rng);
     const deps = { claimer: this.ports.claimer, snapshot: this.ports.snapshot, query: run.query, maxConflictRetries: this.policy.claimConflictRetries };
-    let placed;
-    try {
-      placed = await placeInstances(ordered, req.instanceUuids, this.pipeline, run.ctx, rng, deps, run.stats);
-    } catch (err) {
-      await this.releaseAfterError(req.instanceUuids, err);
-      throw err;
-    }
+    const placed = await placeInstances(ordered, req.instanceUuids, this.pipeline, run.ctx, rng, deps, run.stats);
     if (placed.kind === 'no_valid_host') {
-      await this.ports.claimer.release(req.instanceUuids);
       return { kind: 'no_valid_host', reason: placed.reason, diagnosis: [...prefix, ...placed.diagnosis], claimRetries: run.stats.retries };
     }
     return { kind: 'selected', destinations: this.withAlternates(placed.placements, ordered, req, run.ctx), claimRetries: run.stats.retries };
