@@ -26,7 +26,8 @@ const Q_INVENTORIES = `
     LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used
                  FROM allocations GROUP BY resource_provider_id, resource_class_id) u
       ON u.resource_provider_id = i.resource_provider_id AND u.resource_class_id = i.resource_class_id`;
-const Q_TRAITS = 'SELECT resource_provider_id, trait_id FROM resource_provider_traits';
+// NOTE: trait id order: the order Placement lists a provider's traits in (standard before custom).
+const Q_TRAITS = 'SELECT resource_provider_id, trait_id FROM resource_provider_traits ORDER BY resource_provider_id, trait_id';
 const Q_AGGS = 'SELECT resource_provider_id, aggregate_id FROM resource_provider_aggregates';
 const Q_RCS = 'SELECT id, name FROM resource_classes';
 const Q_TRAIT_NAMES = 'SELECT id, name FROM traits';
