@@ -31,10 +31,15 @@ export interface SchedulerPolicy {
   readonly claimConflictRetries: number;
 }
 
-/** Nova's defaults, with every filter and weigher this scheduler has enabled. */
+/**
+ * Nova's defaults. `enabled_filters` is Nova's default list (ComputeCapabilitiesFilter aside, which
+ * we do not have) plus AvailabilityZoneFilter; AggregateInstanceExtraSpecsFilter is opt-in as in
+ * Nova, because it also constrains unscoped extra specs (a flavor with `group_policy` would match
+ * no host whose aggregates lack that key). Every weigher is on, as Nova's `all_weighers`.
+ */
 export const DEFAULT_POLICY: SchedulerPolicy = Object.freeze({
   enabledFilters: Object.freeze(['ComputeFilter', 'AvailabilityZoneFilter', 'ImagePropertiesFilter',
-    'AggregateInstanceExtraSpecsFilter', 'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter']),
+    'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter']),
   enabledWeighers: Object.freeze(['RAMWeigher', 'CPUWeigher', 'DiskWeigher', 'IoOpsWeigher', 'BuildFailureWeigher',
     'ServerGroupSoftAffinityWeigher', 'ServerGroupSoftAntiAffinityWeigher']),
   weightMultipliers: Object.freeze({}),
