@@ -44,6 +44,8 @@ export interface UnaryCallOptions {
   requestId?: string;
   /** Extra ASCII metadata. */
   metadata?: Record<string, string>;
+  /** Cancels the call (CANCELLED, `grpc.cancelled`, never retried); the server's `ctx.signal` fires. */
+  signal?: AbortSignal;
 }
 
 /** Promise-returning methods for every unary method of the service. */
@@ -67,10 +69,19 @@ interface Replica {
   client: Client;
 }
 
-function attemptOnce<Req, Res>(replica: Replica, method: MethodDefinitionLike<Req, Res>, request: Req, md: Metadata, deadline: Date): Promise<Res> {
+function attemptOnce<Req, Res>(
+  replica: Replica, method: MethodDefinitionLike<Req, Res>, request: Req, md: Metadata, deadline: Date, signal: AbortSignal | undefined,
+): Promise<Res> {
   return new Promise((resolve, reject) => {
-    replica.client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, md, { deadline },
-      (err: ServiceError | null, value?: Res) => (err ? reject(err) : resolve(value as Res)));
+    const cancel = () => call.cancel();
+    const call = replica.client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, md, { deadline },
+      (err: ServiceError | null, value?: Res) => {
+        signal?.removeEventListener('abort', cancel);
+        if (err) reject(err);
+        else resolve(value as Res);
+      });
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
   });
 }
 
@@ -114,11 +125,12 @@ async function callWithRetry<Req, Res>(
   for (let attempt = 1; ; attempt++) {
     const replica = order[(attempt - 1) % order.length] as Replica;
     try {
-      return await attemptOnce(replica, method, request, md, deadlineFor(options.deadlineMs ?? settings.deadlineMs, parentDeadline));
+      const deadline = deadlineFor(options.deadlineMs ?? settings.deadlineMs, parentDeadline);
+      return await attemptOnce(replica, method, request, md, deadline, options.signal);
     } catch (raw) {
       const origin = { address: replica.address, method: method.path, attempts: attempt };
       const err = isFailureError(raw) ? raw : failureErrorFromServiceError(raw as ServiceError, origin);
-      const retry = attempt < settings.maxAttempts && shouldRetry(err, idempotent, options.retryOnDeadlineExceeded ?? false, parentDeadline);
+      const retry = attempt < settings.maxAttempts && !options.signal?.aborted && shouldRetry(err, idempotent, options.retryOnDeadlineExceeded ?? false, parentDeadline);
       const fields = { rpc_method: method.path, attempt, address: replica.address, failure_code: err.code, request_id: md.get(REQUEST_ID_METADATA_KEY)[0] };
       settings.logger?.[retry ? 'warn' : 'debug'](fields, retry ? 'rpc attempt failed, retrying on another replica' : 'rpc failed');
       if (!retry) throw err;

@@ -74,7 +74,12 @@ export function wrapUnary<Req, Res>(method: string, handler: UnaryHandler<Req, R
     const requestId = requestIdOf(call.metadata);
     const deadline = deadlineOf(call as ServerUnaryCall<unknown, unknown>);
     const abort = new AbortController();
-    call.on('cancelled', () => abort.abort(new FailureError(makeFailure('grpc.cancelled', 'call cancelled by the client'))));
+    let answered = false;
+    // NOTE: grpc-js also emits 'cancelled' when a call closes after its answer; only an
+    // unanswered call is really cancelled.
+    call.on('cancelled', () => {
+      if (!answered) abort.abort(new FailureError(makeFailure('grpc.cancelled', 'call cancelled by the client')));
+    });
     const log = logger.child({ request_id: requestId, rpc_method: method });
     trace.getActiveSpan()?.setAttribute('cellsched.request_id', requestId);
     const echo = new Metadata();
@@ -83,8 +88,8 @@ export function wrapUnary<Req, Res>(method: string, handler: UnaryHandler<Req, R
     const ctx: CallContext = { method, requestId, metadata: call.metadata, deadline, signal: abort.signal, logger: log };
     const ctxStore = deadline ? { requestId, deadline } : { requestId };
     runWithRequestContext(ctxStore, () => handler(call.request, ctx)).then(
-      (response) => callback(null, response),
-      (err: unknown) => callback(reply(err, log)),
+      (response) => { answered = true; callback(null, response); },
+      (err: unknown) => { answered = true; callback(reply(err, log)); },
     );
   };
 }

@@ -56,6 +56,19 @@ describe('grpc client and server', () => {
     expect(a.seen.length - before).toBe(1);
   });
 
+  it('cancels a call when its signal aborts, and the handler sees the cancellation', async () => {
+    const controller = new AbortController();
+    const pending = client.echo({ text: 'cancel-me', failWithCode: '', delayMs: 3000 }, { signal: controller.signal, idempotent: true });
+    await new Promise((r) => setTimeout(r, 100));
+    controller.abort();
+    const err = await rejection(pending);
+    expect(err.status).toBe(GrpcStatus.CANCELLED);
+    expect(err.code).toBe('grpc.cancelled');
+    expect(err.origin?.attempts).toBe(1);
+    for (let i = 0; i < 50 && !a.seen.find((s) => s.text === 'cancel-me')?.aborted; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(a.seen.filter((s) => s.text === 'cancel-me')).toEqual([expect.objectContaining({ aborted: true })]);
+  });
+
   it('delivers a thrown Failure with code, retryable, metadata and diagnosis intact', async () => {
     const err = await rejection(client.echo({ text: 'x', failWithCode: 'placement.concurrent_update', delayMs: 0 }));
     expect(err.status).toBe(GrpcStatus.ABORTED);

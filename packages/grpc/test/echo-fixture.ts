@@ -22,10 +22,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export interface Seen {
   text: string;
   requestId: string;
+  /** Set when the handler's signal fired (the caller cancelled or gave up). */
+  aborted?: boolean;
 }
 
 async function echo(replica: string, seen: Seen[], req: EchoRequest, ctx: CallContext): Promise<EchoResponse> {
-  seen.push({ text: req.text, requestId: ctx.requestId });
+  const entry: Seen = { text: req.text, requestId: ctx.requestId };
+  seen.push(entry);
+  ctx.signal.addEventListener('abort', () => { entry.aborted = true; }, { once: true });
   if (req.delayMs > 0) await sleep(req.delayMs, ctx.signal);
   if (req.failWithCode === 'echo.crash') throw new Error('boom: a bug in the handler');
   if (req.failWithCode === 'echo.explicit_status') {
