@@ -22,7 +22,8 @@ const SERVICES = [
     name: 'placement',
     build: 'services/placement',
     database: 'cellsched_placement',
-    cmd: ['node', ['services/placement/dist/main.js']],
+    main: 'services/placement/dist/main.js',
+    cmd: ['node', ['--require', './services/placement/dist/tracing.js', 'services/placement/dist/main.js']],
     env: () => ({ CELLSCHED_PLACEMENT_DB_URL: dbUrl('cellsched_placement'), CELLSCHED_PLACEMENT_PORT: '8778', CELLSCHED_PLACEMENT_HOST: '127.0.0.1' }),
     health: 'http://127.0.0.1:8778/',
     // keep what a fresh install has: standard classes and traits, and the migration record
@@ -87,9 +88,9 @@ function build(s) {
   try {
     execFileSync('pnpm', ['exec', 'tsc', '-b', s.build], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
-    const main = join(ROOT, s.cmd[1][0]);
+    const main = join(ROOT, s.main);
     if (!existsSync(main)) throw new Error(`build of ${s.build} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
-    console.warn(`${s.name}: build reported errors, starting the last emitted ${s.cmd[1][0]}:\n${String(e.stdout ?? '').slice(0, 2000)}`);
+    console.warn(`${s.name}: build reported errors, starting the last emitted ${s.main}:\n${String(e.stdout ?? '').slice(0, 2000)}`);
   }
 }
 

@@ -9,7 +9,14 @@ export const placementConfigSchema = defineConfig({
   },
   host: { type: 'string', env: 'CELLSCHED_PLACEMENT_HOST', default: '127.0.0.1', help: 'Address the REST API listens on.' },
   port: { type: 'int', env: 'CELLSCHED_PLACEMENT_PORT', default: 8778, min: 0, max: 65535, help: 'Port of the REST API (8778 like OpenStack Placement).' },
+  grpcPort: { type: 'int', env: 'CELLSCHED_PLACEMENT_GRPC_PORT', default: 8779, min: 0, max: 65535, help: 'Port of the gRPC PlacementService (the hot path of the scheduler and conductors).' },
   dbPoolSize: { type: 'int', env: 'CELLSCHED_PLACEMENT_DB_POOL', default: 20, min: 1, max: 500, help: 'Maximum PostgreSQL connections.' },
   migrate: { type: 'bool', env: 'CELLSCHED_PLACEMENT_MIGRATE', default: true, help: 'Apply pending migrations at start.' },
+  telemetryExporter: {
+    type: 'enum', env: 'CELLSCHED_TELEMETRY_EXPORTER', values: ['none', 'otlp', 'file', 'console'], default: 'none',
+    help: 'Where OpenTelemetry spans go: none, otlp (to telemetryEndpoint), file (OTLP JSON lines) or console.',
+  },
+  telemetryEndpoint: { type: 'url', env: 'CELLSCHED_TELEMETRY_ENDPOINT', help: 'OTLP/HTTP base URL, e.g. http://127.0.0.1:4318.' },
+  telemetryFile: { type: 'string', env: 'CELLSCHED_TELEMETRY_FILE', help: 'Span file for the file exporter.' },
   logLevel: { type: 'enum', env: 'CELLSCHED_LOG_LEVEL', values: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'pino log level.' },
 });

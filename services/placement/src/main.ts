@@ -1,26 +1,37 @@
 import { loadConfig } from '@cellsched/config';
 import { createPool, runMigrations } from '@cellsched/db';
+import { createLogger, shutdownTelemetry } from '@cellsched/telemetry';
 import { join } from 'node:path';
-import pino from 'pino';
+import { hostname } from 'node:os';
+import { startGrpcServer } from '@cellsched/grpc';
+import { placementServiceBinding } from './adapters/grpc/placement-service';
 import { buildApp } from './adapters/http/app';
 import { placementConfigSchema } from './config';
 
 /** Composition root: config → database (migrate) → HTTP app → listen; SIGTERM stops cleanly. */
 async function main(): Promise<void> {
   const config = loadConfig(placementConfigSchema, { argv: process.argv.slice(2) });
-  const log = pino({ level: config.logLevel, base: { service: 'placement' } });
+  const log = createLogger({ service: 'placement', host: hostname(), level: config.logLevel });
   const pool = createPool({ url: config.dbUrl, max: config.dbPoolSize, applicationName: 'placement' });
   if (config.migrate) {
     const applied = await runMigrations(pool, { kind: 'placement', dir: join(__dirname, '..', 'migrations') });
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
-  const app = buildApp({ pool, onError: (err, requestId) => { log.error({ err, request_id: requestId }, 'unexpected error'); } });
+  const app = buildApp({
+    pool,
+    onError: (err, requestId) => { log.error({ err, request_id: requestId }, 'unexpected error'); },
+    onResponse: (r) => { log.info({ request_id: r.requestId, method: r.method, url: r.url, status: r.status, ms: r.ms }, 'request'); },
+  });
   await app.listen({ host: config.host, port: config.port });
-  log.info({ host: config.host, port: config.port }, 'placement listening');
+  log.info({ address: config.host, port: config.port }, 'placement listening');
+  const grpc = await startGrpcServer({ host: config.host, port: config.grpcPort, services: [placementServiceBinding(pool)], logger: log });
+  log.info({ host: config.host, port: grpc.port }, 'placement grpc listening');
   const stop = async (): Promise<void> => {
     log.info('stopping');
+    await grpc.shutdown();
     await app.close();
     await pool.end();
+    await shutdownTelemetry();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop());

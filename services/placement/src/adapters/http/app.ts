@@ -11,7 +11,13 @@ import { ROUTES } from './routes';
 const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'] as const;
 
 /** Options of the HTTP app: the pool is the objects layer's only dependency. */
-export interface AppOptions { readonly pool: Pool; readonly onError?: (err: unknown, requestId: string) => void }
+export interface AppOptions {
+  readonly pool: Pool;
+  /** Told about unexpected (500) errors. */
+  readonly onError?: (err: unknown, requestId: string) => void;
+  /** Told about every answered request (for the request log). */
+  readonly onResponse?: (r: { requestId: string; method: string; url: string; status: number; ms: number }) => void;
+}
 
 interface Ctx { requestId: string; version?: Microversion }
 
@@ -40,6 +46,15 @@ const toFastifyPath = (p: string): string => p.replace(/\{(\w+)\}/g, ':$1');
 
 async function dispatch(opts: AppOptions, route: RouteDef | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const ctx: Ctx = { requestId: `req-${randomUUID()}` };
+  const started = performance.now();
+  try {
+    return await dispatchIn(opts, route, req, reply, ctx);
+  } finally {
+    opts.onResponse?.({ requestId: ctx.requestId, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(performance.now() - started) });
+  }
+}
+
+async function dispatchIn(opts: AppOptions, route: RouteDef | undefined, req: FastifyRequest, reply: FastifyReply, ctx: Ctx): Promise<FastifyReply> {
   try {
     const path = (req.url.split('?')[0] ?? '/');
     const caller = authenticate(req, path);
