@@ -5,10 +5,13 @@ import type { HostState } from '../host-state';
  * with metadata `<option>=<float>`; with several, the smallest wins; unparsable values are ignored.
  */
 export function weightMultiplier(host: HostState, option: string, configured: number): number {
-  const values = host.record.aggregates
-    .map((a) => a.metadata[option])
-    .filter((v): v is string => v !== undefined && v.trim() !== '')
-    .map(Number)
-    .filter((n) => Number.isFinite(n));
-  return values.length === 0 ? configured : Math.min(...values);
+  let min: number | undefined;
+  // NOTE: a plain loop: this runs once per host and weigher on every decision (hot path).
+  for (const agg of host.record.aggregates) {
+    const raw = agg.metadata[option];
+    if (raw === undefined || raw.trim() === '') continue;
+    const value = Number(raw);
+    if (Number.isFinite(value) && (min === undefined || value < min)) min = value;
+  }
+  return min ?? configured;
 }
