@@ -27,7 +27,9 @@ interface Ctx { requestId: string; version?: Microversion }
  * policy → handler; every error becomes Placement's JSON error body.
  */
 export function buildApp(opts: AppOptions): FastifyInstance {
-  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: 16 * 1024 * 1024, routerOptions: { maxParamLength: 1000 } });
+  const app = Fastify({
+    logger: false, exposeHeadRoutes: false, bodyLimit: 16 * 1024 * 1024, routerOptions: { maxParamLength: 1000 }, clientErrorHandler,
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => { done(null, body); });
   for (const route of ROUTES) {
@@ -40,6 +42,17 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     return sendError(reply, req, ctx, new PlacementError(status >= 400 && status < 500 ? status : 500, (err as Error).message));
   });
   return app;
+}
+
+/**
+ * Requests Node's HTTP parser rejects (e.g. `content-length: hi mom`) never reach a route;
+ * answer them with Placement's JSON error instead of a bare 400.
+ */
+function clientErrorHandler(err: Error & { code?: string }, socket: import('node:net').Socket): void {
+  if (!socket.writable) { socket.destroy(); return; }
+  const detail = err.code === 'HPE_INVALID_CONTENT_LENGTH' ? 'content-length header must be an integer' : 'Malformed HTTP request';
+  const body = renderError(new PlacementError(400, detail), undefined, `req-${randomUUID()}`, undefined).body;
+  socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 const toFastifyPath = (p: string): string => p.replace(/\{(\w+)\}/g, ':$1');
