@@ -251,6 +251,13 @@ describe('select_destinations reproducibility and validation', () => {
     expect(cloud.snapshot.calls.candidates + cloud.placement.stats.claims).toBe(0);
   });
 
+  it('refuses a malformed extra spec without releasing or claiming anything', async () => {
+    const cloud = fakeCloud(1, 1);
+    const req = select(core(cloud.ports), ['i1'], 0, { flavor: flavor({ extraSpecs: { 'resources:VCPU': 'many' } }) });
+    await expect(req).rejects.toThrow(InvalidSchedulerRequest);
+    expect(cloud.placement.stats).toMatchObject({ claims: 0, releaseCalls: 0, queries: 0 });
+  });
+
   it('refuses a policy with unknown units or bad numbers, listing every problem', () => {
     const build = (): SchedulerCore => core(fakeCloud(1, 1).ports, { enabledFilters: ['RamFilter'], enabledWeighers: ['Nope'], hostSubsetSize: 0 });
     expect(build).toThrow(InvalidSchedulerPolicy);

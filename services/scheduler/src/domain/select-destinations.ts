@@ -1,7 +1,7 @@
 import type { FilterDiagnosis, GetAllocationCandidatesRequest, Selection } from '@cellsched/wire';
 import type { SchedulerPorts } from '../ports';
 import type { SchedulingContext } from './context';
-import { InvalidSchedulerPolicy } from './errors';
+import { InvalidSchedulerPolicy, InvalidSchedulerRequest } from './errors';
 import { FILTER_REGISTRY, unknownFilterNames } from './filters/registry';
 import type { HostFilter } from './filters/types';
 import { DEFAULT_POLICY, policyNumberErrors, type SchedulerPolicy } from './policy';
@@ -102,7 +102,8 @@ export class SchedulerCore {
     try {
       result = await work();
     } catch (err) {
-      await this.releaseAfterError(consumers, err);
+      // NOTE: bad input (a malformed extra spec found while building the query) changes nothing.
+      if (!(err instanceof InvalidSchedulerRequest)) await this.releaseAfterError(consumers, err);
       throw err;
     }
     if (result.kind === 'no_valid_host') await this.ports.claimer.release(consumers);
