@@ -154,6 +154,21 @@ describe('select_destinations claims', () => {
     expect(cloud.placement.stats.claims).toBe(3);
   });
 
+  it('re-reads the conflicting host (in_tree) before each retry', async () => {
+    const cloud = fakeCloud(1, 3);
+    const queries: string[] = [];
+    const read = cloud.snapshot.getAllocationCandidates.bind(cloud.snapshot);
+    cloud.snapshot.getAllocationCandidates = (q) => {
+      queries.push(q.groups.map((g) => g.inTree).join() || '*');
+      return read(q);
+    };
+    cloud.placement.forcedConflicts.set('cn-c1-001', 2);
+    cloud.placement.forcedConflicts.set('cn-c1-002', 2);
+    cloud.placement.forcedConflicts.set('cn-c1-003', 2);
+    const chosen = selected(await select(core(cloud.ports), ['i1']))[0]?.[0]?.computeNodeUuid ?? '';
+    expect(queries).toEqual(['*', chosen, chosen]);
+  });
+
   it('moves on to the next host once the conflict retries are exhausted', async () => {
     const cloud = fakeCloud(1, 2);
     cloud.placement.setAllocation('x', { 'cn-c1-002': { MEMORY_MB: 1024 } });

@@ -74,7 +74,7 @@ export class SchedulerCore {
    * chosen host's cell. Idempotent per instance uuid: claims replace whatever the consumer held,
    * so a retried request never doubles a claim. All-or-nothing: every NoValidHost, and every error
    * thrown after validation, releases all the request's consumers (inside the group lock when there
-   * is one). Throws InvalidSchedulerRequest for bad input (nothing read or written), and whatever
+   * is one). Throws InvalidSchedulerRequest for bad input (nothing written or released), and whatever
    * the ports throw (GroupLock errors included: nothing is claimed before the lock is held).
    */
   async selectDestinations(req: SelectDestinationsRequest): Promise<SelectDestinationsResult> {
