@@ -1,0 +1,51 @@
+import { Instance } from '@cellsched/wire';
+import { ApiDbError, checkUuid, type Queryable } from './db';
+
+/** Nova's BuildRequest: the server as the API shows it until it has a cell. */
+export interface BuildRequest {
+  readonly instanceUuid: string;
+  readonly projectId: string;
+  readonly instance: Instance;
+  readonly createdAt: Date;
+}
+
+interface Row { instance_uuid: string; project_id: string; instance: unknown; created_at: Date }
+const toBuildRequest = (r: Row): BuildRequest =>
+  ({ instanceUuid: r.instance_uuid, projectId: r.project_id, instance: Instance.fromJSON(r.instance), createdAt: r.created_at });
+const COLUMNS = 'instance_uuid, project_id, instance, created_at';
+
+/**
+ * Stores a build request for `instance.uuid`. Idempotent: returns false (and changes
+ * nothing) if one already exists for that instance.
+ */
+export async function createBuildRequest(db: Queryable, instance: Instance): Promise<boolean> {
+  const uuid = checkUuid(instance.uuid, 'instance uuid');
+  if (instance.projectId === '') throw new ApiDbError('api_db.build_request.invalid', 'instance.projectId must not be empty');
+  const r = await db.query(
+    'INSERT INTO build_requests (instance_uuid, project_id, instance) VALUES ($1, $2, $3) ON CONFLICT (instance_uuid) DO NOTHING',
+    [uuid, instance.projectId, JSON.stringify(Instance.toJSON(instance))]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** The build request of an instance, or undefined (Nova's BuildRequestNotFound). Read-only. */
+export async function getBuildRequest(db: Queryable, instanceUuid: string): Promise<BuildRequest | undefined> {
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM build_requests WHERE instance_uuid = $1`, [checkUuid(instanceUuid, 'instance uuid')]);
+  return r.rows[0] === undefined ? undefined : toBuildRequest(r.rows[0]);
+}
+
+/** Build requests of a project (or all), oldest first. Read-only. */
+export async function listBuildRequests(db: Queryable, opts: { projectId?: string } = {}): Promise<BuildRequest[]> {
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM build_requests WHERE ($1::text IS NULL OR project_id = $1) ORDER BY id`, [opts.projectId ?? null]);
+  return r.rows.map(toBuildRequest);
+}
+
+/**
+ * Deletes the build request. Idempotent: returns whether it existed. Both the user's
+ * delete and the super-conductor call it; whoever gets `true` won. The super-conductor
+ * getting `false` means the user deleted the server while it was being scheduled, so it
+ * must release the claim and clean up (Nova's BuildRequestNotFound on destroy).
+ */
+export async function deleteBuildRequest(db: Queryable, instanceUuid: string): Promise<boolean> {
+  const r = await db.query('DELETE FROM build_requests WHERE instance_uuid = $1', [checkUuid(instanceUuid, 'instance uuid')]);
+  return (r.rowCount ?? 0) > 0;
+}

@@ -1,0 +1,151 @@
+import type { Flavor as WireFlavor } from '@cellsched/wire';
+import { ApiDbError, type Queryable } from './db';
+
+/** Nova's Flavor (the `flavors` row with its extra specs). */
+export interface Flavor {
+  readonly id: number;
+  readonly flavorid: string;
+  readonly name: string;
+  readonly vcpus: number;
+  readonly memoryMb: number;
+  readonly rootGb: number;
+  readonly ephemeralGb: number;
+  readonly swap: number;
+  readonly rxtxFactor: number;
+  readonly isPublic: boolean;
+  readonly disabled: boolean;
+  readonly description: string | null;
+  readonly extraSpecs: Readonly<Record<string, string>>;
+}
+
+interface Row {
+  id: number; flavorid: string; name: string; vcpus: number; memory_mb: number; root_gb: number; ephemeral_gb: number;
+  swap: number; rxtx_factor: number; is_public: boolean; disabled: boolean; description: string | null; extra_specs: Record<string, string>;
+}
+
+function toFlavor(r: Row): Flavor {
+  return {
+    id: r.id, flavorid: r.flavorid, name: r.name, vcpus: r.vcpus, memoryMb: r.memory_mb, rootGb: r.root_gb, ephemeralGb: r.ephemeral_gb,
+    swap: r.swap, rxtxFactor: r.rxtx_factor, isPublic: r.is_public, disabled: r.disabled, description: r.description, extraSpecs: r.extra_specs,
+  };
+}
+
+const SELECT = `SELECT f.id, f.flavorid, f.name, f.vcpus, f.memory_mb, f.root_gb, f.ephemeral_gb, f.swap, f.rxtx_factor,
+  f.is_public, f.disabled, f.description,
+  coalesce((SELECT jsonb_object_agg(s.key, s.value) FROM flavor_extra_specs s WHERE s.flavor_id = f.id), '{}'::jsonb) AS extra_specs
+  FROM flavors f`;
+
+/** The wire Flavor the RequestSpec and the instance carry. Pure. */
+export function toWireFlavor(f: Flavor): WireFlavor {
+  return { flavorid: f.flavorid, name: f.name, vcpus: f.vcpus, memoryMb: f.memoryMb, rootGb: f.rootGb, ephemeralGb: f.ephemeralGb, swap: f.swap, extraSpecs: { ...f.extraSpecs } };
+}
+
+export interface NewFlavor {
+  name: string;
+  flavorid: string;
+  vcpus: number;
+  memoryMb: number;
+  rootGb?: number;
+  ephemeralGb?: number;
+  swap?: number;
+  rxtxFactor?: number;
+  isPublic?: boolean;
+  description?: string | null;
+  extraSpecs?: Readonly<Record<string, string>>;
+}
+
+function validate(f: NewFlavor): void {
+  const problems: string[] = [];
+  if (f.name.trim() === '' || f.name.length > 255) problems.push('name must be 1-255 characters');
+  if (!/^[\w.\- ]{1,255}$/.test(f.flavorid)) problems.push('flavorid must be 1-255 of letters, digits, _ - . and space');
+  const ints: [string, number | undefined, number][] = [['vcpus', f.vcpus, 1], ['memory_mb', f.memoryMb, 1], ['root_gb', f.rootGb, 0], ['ephemeral_gb', f.ephemeralGb, 0], ['swap', f.swap, 0]];
+  for (const [what, v, min] of ints) {
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < min || v > 2_147_483_647)) problems.push(`${what} must be an integer >= ${min}`);
+  }
+  if (f.rxtxFactor !== undefined && !(f.rxtxFactor > 0)) problems.push('rxtx_factor must be > 0');
+  if (problems.length > 0) throw new ApiDbError('api_db.flavor.invalid', `invalid flavor: ${problems.join('; ')}`);
+}
+
+/**
+ * Creates a flavor with its extra specs in one statement. Not idempotent by design:
+ * a name or flavorid already in use throws `api_db.flavor.exists` (Nova's FlavorExists)
+ * and nothing is written. Bad values throw `api_db.flavor.invalid`.
+ */
+export async function createFlavor(db: Queryable, f: NewFlavor): Promise<Flavor> {
+  validate(f);
+  const specs = Object.entries(f.extraSpecs ?? {});
+  const r = await db.query<{ id: number }>(
+    `WITH f AS (INSERT INTO flavors (name, flavorid, vcpus, memory_mb, root_gb, ephemeral_gb, swap, rxtx_factor, is_public, description)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING id),
+     s AS (INSERT INTO flavor_extra_specs (flavor_id, key, value) SELECT f.id, k, v FROM f, unnest($11::text[], $12::text[]) AS e(k, v))
+     SELECT id FROM f`,
+    [f.name, f.flavorid, f.vcpus, f.memoryMb, f.rootGb ?? 0, f.ephemeralGb ?? 0, f.swap ?? 0, f.rxtxFactor ?? 1, f.isPublic ?? true,
+      f.description ?? null, specs.map(([k]) => k), specs.map(([, v]) => v)]);
+  const id = r.rows[0]?.id;
+  if (id === undefined) throw new ApiDbError('api_db.flavor.exists', `Flavor with name ${f.name} or ID ${f.flavorid} already exists.`);
+  const created = await db.query<Row>(`${SELECT} WHERE f.id = $1`, [id]);
+  if (created.rows[0] === undefined) throw new ApiDbError('api_db.flavor.race', `flavor ${f.flavorid} vanished during create`);
+  return toFlavor(created.rows[0]);
+}
+
+/** The flavor with this API id (`flavorid`, what `flavorRef` names), or undefined. Read-only. */
+export async function getFlavorByFlavorId(db: Queryable, flavorid: string): Promise<Flavor | undefined> {
+  const r = await db.query<Row>(`${SELECT} WHERE f.flavorid = $1`, [flavorid]);
+  return r.rows[0] === undefined ? undefined : toFlavor(r.rows[0]);
+}
+
+/** The flavor with this name, or undefined. Read-only. */
+export async function getFlavorByName(db: Queryable, name: string): Promise<Flavor | undefined> {
+  const r = await db.query<Row>(`${SELECT} WHERE f.name = $1`, [name]);
+  return r.rows[0] === undefined ? undefined : toFlavor(r.rows[0]);
+}
+
+/**
+ * Flavors ordered by `flavorid` as Nova's API (default sort key `flavorid`). With
+ * `projectId`, private flavors are included only where that project has access; with
+ * no project, every flavor (admin). Read-only.
+ */
+export async function listFlavors(db: Queryable, opts: { projectId?: string; includeDisabled?: boolean } = {}): Promise<Flavor[]> {
+  const r = await db.query<Row>(
+    `${SELECT} WHERE ($1::text IS NULL OR f.is_public
+       OR EXISTS (SELECT 1 FROM flavor_projects p WHERE p.flavor_id = f.id AND p.project_id = $1))
+       AND ($2 OR NOT f.disabled)
+     ORDER BY f.flavorid, f.id`, [opts.projectId ?? null, opts.includeDisabled ?? false]);
+  return r.rows.map(toFlavor);
+}
+
+/**
+ * Adds or replaces extra specs of a flavor (Nova's flavor-key set). Idempotent. Returns
+ * false if the flavor does not exist.
+ */
+export async function setFlavorExtraSpecs(db: Queryable, flavorid: string, specs: Readonly<Record<string, string>>): Promise<boolean> {
+  const entries = Object.entries(specs);
+  const r = await db.query<{ id: number }>(
+    `WITH f AS (SELECT id FROM flavors WHERE flavorid = $1),
+     s AS (INSERT INTO flavor_extra_specs (flavor_id, key, value) SELECT f.id, k, v FROM f, unnest($2::text[], $3::text[]) AS e(k, v)
+       ON CONFLICT (flavor_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now())
+     SELECT id FROM f`, [flavorid, entries.map(([k]) => k), entries.map(([, v]) => v)]);
+  return r.rows.length > 0;
+}
+
+/** Removes one extra spec. Idempotent: returns whether it existed. */
+export async function deleteFlavorExtraSpec(db: Queryable, flavorid: string, key: string): Promise<boolean> {
+  const r = await db.query(
+    'DELETE FROM flavor_extra_specs s USING flavors f WHERE s.flavor_id = f.id AND f.flavorid = $1 AND s.key = $2', [flavorid, key]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Grants a project access to a private flavor. Idempotent. Returns false if the flavor does not exist. */
+export async function addFlavorAccess(db: Queryable, flavorid: string, projectId: string): Promise<boolean> {
+  const r = await db.query<{ id: number }>(
+    `WITH f AS (SELECT id FROM flavors WHERE flavorid = $1),
+     p AS (INSERT INTO flavor_projects (flavor_id, project_id) SELECT id, $2 FROM f ON CONFLICT DO NOTHING)
+     SELECT id FROM f`, [flavorid, projectId]);
+  return r.rows.length > 0;
+}
+
+/** Deletes a flavor and its extra specs (instances keep their embedded copy). Idempotent: returns whether it existed. */
+export async function deleteFlavor(db: Queryable, flavorid: string): Promise<boolean> {
+  const r = await db.query('DELETE FROM flavors WHERE flavorid = $1', [flavorid]);
+  return (r.rowCount ?? 0) > 0;
+}

@@ -1,0 +1,47 @@
+import { checkUuid, type Queryable } from './db';
+
+/** Nova's HostMapping: which cell a compute host lives in. */
+export interface HostMapping {
+  readonly host: string;
+  readonly cellId: number;
+  readonly cellUuid: string;
+  readonly cellName: string | null;
+}
+
+interface Row { host: string; cell_id: number; cell_uuid: string; cell_name: string | null }
+const toHostMapping = (r: Row): HostMapping => ({ host: r.host, cellId: r.cell_id, cellUuid: r.cell_uuid, cellName: r.cell_name });
+const SELECT = `SELECT h.host, h.cell_id, c.uuid AS cell_uuid, c.name AS cell_name
+  FROM host_mappings h JOIN cell_mappings c ON c.id = h.cell_id`;
+
+/**
+ * Maps hosts to a cell. Idempotent: a host already mapped (to any cell) is left as it is.
+ * Returns the hosts that were newly mapped, in input order (duplicates in the input count once).
+ */
+export async function addHostMappings(db: Queryable, cellId: number, hosts: readonly string[]): Promise<string[]> {
+  if (hosts.length === 0) return [];
+  const r = await db.query<{ host: string }>(
+    `INSERT INTO host_mappings (cell_id, host) SELECT $1, h FROM unnest($2::text[]) AS h
+     ON CONFLICT (host) DO NOTHING RETURNING host`, [cellId, [...new Set(hosts)]]);
+  const added = new Set(r.rows.map((row) => row.host));
+  return [...new Set(hosts)].filter((h) => added.has(h));
+}
+
+/** The mapping of one host, or undefined (Nova's HostMappingNotFound). Read-only. */
+export async function getHostMapping(db: Queryable, host: string): Promise<HostMapping | undefined> {
+  const r = await db.query<Row>(`${SELECT} WHERE h.host = $1`, [host]);
+  return r.rows[0] === undefined ? undefined : toHostMapping(r.rows[0]);
+}
+
+/** Host mappings, optionally of one cell, ordered by cell name then host. Read-only. */
+export async function listHostMappings(db: Queryable, opts: { cellUuid?: string } = {}): Promise<HostMapping[]> {
+  const r = opts.cellUuid === undefined
+    ? await db.query<Row>(`${SELECT} ORDER BY c.name NULLS LAST, c.uuid, h.host`)
+    : await db.query<Row>(`${SELECT} WHERE c.uuid = $1 ORDER BY h.host`, [checkUuid(opts.cellUuid, 'cell uuid')]);
+  return r.rows.map(toHostMapping);
+}
+
+/** Removes a host's mapping. Idempotent: returns whether a mapping existed. */
+export async function deleteHostMapping(db: Queryable, host: string): Promise<boolean> {
+  const r = await db.query('DELETE FROM host_mappings WHERE host = $1', [host]);
+  return (r.rowCount ?? 0) > 0;
+}

@@ -1,0 +1,166 @@
+import { CellDbError, checkUuid, checkUuids, type Queryable } from './db';
+
+/** `[architecture, hypervisor_type, vm_mode]`, as Nova's supported_instances. */
+export type SupportedInstanceTriple = readonly [string, string, string];
+
+/** Nova's ComputeNode record (one hypervisor node of a compute host). `uuid` = its root resource provider. */
+export interface ComputeNodeRecord {
+  readonly id: number;
+  readonly uuid: string;
+  readonly serviceId: number | null;
+  readonly host: string;
+  readonly hypervisorHostname: string;
+  readonly vcpus: number;
+  readonly memoryMb: number;
+  readonly localGb: number;
+  readonly vcpusUsed: number;
+  readonly memoryMbUsed: number;
+  readonly localGbUsed: number;
+  readonly hypervisorType: string;
+  readonly hypervisorVersion: number;
+  readonly cpuAllocationRatio: number;
+  readonly ramAllocationRatio: number;
+  readonly diskAllocationRatio: number;
+  readonly runningVms: number;
+  readonly supportedInstances: readonly SupportedInstanceTriple[];
+  /** Nova's stats, e.g. `{ num_instances: "3", io_workload: "1", failed_builds: "0" }`. */
+  readonly stats: Readonly<Record<string, string>>;
+  readonly mapped: number;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly deletedAt: Date | null;
+}
+
+interface Row {
+  id: number; uuid: string; service_id: number | null; host: string; hypervisor_hostname: string; vcpus: number; memory_mb: number; local_gb: number;
+  vcpus_used: number; memory_mb_used: number; local_gb_used: number; hypervisor_type: string; hypervisor_version: number;
+  cpu_allocation_ratio: number; ram_allocation_ratio: number; disk_allocation_ratio: number; running_vms: number;
+  supported_instances: SupportedInstanceTriple[]; stats: Record<string, string>; mapped: number; created_at: Date; updated_at: Date; deleted_at: Date | null;
+}
+const COLUMNS = `id, uuid, service_id, host, hypervisor_hostname, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used,
+  hypervisor_type, hypervisor_version, cpu_allocation_ratio, ram_allocation_ratio, disk_allocation_ratio, running_vms, supported_instances,
+  stats, mapped, created_at, updated_at, deleted_at`;
+const toNode = (r: Row): ComputeNodeRecord => ({
+  id: r.id, uuid: r.uuid, serviceId: r.service_id, host: r.host, hypervisorHostname: r.hypervisor_hostname, vcpus: r.vcpus, memoryMb: r.memory_mb,
+  localGb: r.local_gb, vcpusUsed: r.vcpus_used, memoryMbUsed: r.memory_mb_used, localGbUsed: r.local_gb_used, hypervisorType: r.hypervisor_type,
+  hypervisorVersion: r.hypervisor_version, cpuAllocationRatio: r.cpu_allocation_ratio, ramAllocationRatio: r.ram_allocation_ratio,
+  diskAllocationRatio: r.disk_allocation_ratio, runningVms: r.running_vms, supportedInstances: r.supported_instances, stats: r.stats,
+  mapped: r.mapped, createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
+});
+
+/** What a compute reports about one of its nodes (Nova's resource tracker update). */
+export interface ComputeNodeReport {
+  uuid: string;
+  serviceId: number | null;
+  host: string;
+  hypervisorHostname: string;
+  vcpus: number;
+  memoryMb: number;
+  localGb: number;
+  vcpusUsed?: number;
+  memoryMbUsed?: number;
+  localGbUsed?: number;
+  hypervisorType?: string;
+  hypervisorVersion?: number;
+  cpuAllocationRatio?: number;
+  ramAllocationRatio?: number;
+  diskAllocationRatio?: number;
+  runningVms?: number;
+  supportedInstances?: readonly SupportedInstanceTriple[];
+  stats?: Readonly<Record<string, string>>;
+}
+
+function validate(n: ComputeNodeReport): void {
+  const problems: string[] = [];
+  if (n.host === '' || n.hypervisorHostname === '') problems.push('host and hypervisor_hostname must not be empty');
+  for (const [what, v] of [['vcpus', n.vcpus], ['memory_mb', n.memoryMb], ['local_gb', n.localGb], ['vcpus_used', n.vcpusUsed],
+    ['memory_mb_used', n.memoryMbUsed], ['local_gb_used', n.localGbUsed], ['running_vms', n.runningVms]] as const) {
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) problems.push(`${what} must be a non-negative integer`);
+  }
+  for (const [what, v] of [['cpu', n.cpuAllocationRatio], ['ram', n.ramAllocationRatio], ['disk', n.diskAllocationRatio]] as const) {
+    if (v !== undefined && !(v > 0)) problems.push(`${what}_allocation_ratio must be > 0`);
+  }
+  if (problems.length > 0) throw new CellDbError('cell_db.compute_node.invalid', `invalid compute node: ${problems.join('; ')}`);
+}
+
+/**
+ * Creates or updates a compute node by uuid (the resource tracker's periodic update).
+ * Idempotent: the same report twice leaves the same row (only updated_at moves). Keeps
+ * `mapped` and undeletes a soft-deleted node. Bad values throw `cell_db.compute_node.invalid`;
+ * another live node with the same (host, hypervisor_hostname) is a unique violation (23505).
+ */
+export async function upsertComputeNode(db: Queryable, n: ComputeNodeReport): Promise<{ node: ComputeNodeRecord; created: boolean }> {
+  validate(n);
+  const r = await db.query<Row & { created: boolean }>(
+    `INSERT INTO compute_nodes AS c (uuid, service_id, host, hypervisor_hostname, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used,
+       local_gb_used, hypervisor_type, hypervisor_version, cpu_allocation_ratio, ram_allocation_ratio, disk_allocation_ratio, running_vms,
+       supported_instances, stats)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+     ON CONFLICT (uuid) DO UPDATE SET service_id = EXCLUDED.service_id, host = EXCLUDED.host, hypervisor_hostname = EXCLUDED.hypervisor_hostname,
+       vcpus = EXCLUDED.vcpus, memory_mb = EXCLUDED.memory_mb, local_gb = EXCLUDED.local_gb, vcpus_used = EXCLUDED.vcpus_used,
+       memory_mb_used = EXCLUDED.memory_mb_used, local_gb_used = EXCLUDED.local_gb_used, hypervisor_type = EXCLUDED.hypervisor_type,
+       hypervisor_version = EXCLUDED.hypervisor_version, cpu_allocation_ratio = EXCLUDED.cpu_allocation_ratio,
+       ram_allocation_ratio = EXCLUDED.ram_allocation_ratio, disk_allocation_ratio = EXCLUDED.disk_allocation_ratio,
+       running_vms = EXCLUDED.running_vms, supported_instances = EXCLUDED.supported_instances, stats = EXCLUDED.stats,
+       deleted_at = NULL, updated_at = now()
+     RETURNING ${COLUMNS}, (xmax = 0) AS created`,
+    [checkUuid(n.uuid, 'compute node uuid'), n.serviceId, n.host, n.hypervisorHostname, n.vcpus, n.memoryMb, n.localGb, n.vcpusUsed ?? 0,
+      n.memoryMbUsed ?? 0, n.localGbUsed ?? 0, n.hypervisorType ?? 'fake', n.hypervisorVersion ?? 0, n.cpuAllocationRatio ?? 4.0,
+      n.ramAllocationRatio ?? 1.0, n.diskAllocationRatio ?? 1.0, n.runningVms ?? 0, JSON.stringify(n.supportedInstances ?? []),
+      JSON.stringify(n.stats ?? {})]);
+  const row = r.rows[0];
+  if (row === undefined) throw new CellDbError('cell_db.compute_node.race', 'compute node upsert returned nothing');
+  return { node: toNode(row), created: row.created };
+}
+
+/**
+ * Merges keys into a node's stats (e.g. `failed_builds` after a build failure or success).
+ * Idempotent for equal values. Returns false if the node is unknown or deleted.
+ */
+export async function updateComputeNodeStats(db: Queryable, uuid: string, stats: Readonly<Record<string, string>>): Promise<boolean> {
+  const r = await db.query('UPDATE compute_nodes SET stats = stats || $2::jsonb, updated_at = now() WHERE uuid = $1 AND deleted_at IS NULL',
+    [checkUuid(uuid, 'compute node uuid'), JSON.stringify(stats)]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** The compute node with this uuid (deleted ones only with `includeDeleted`), or undefined. Read-only. */
+export async function getComputeNode(db: Queryable, uuid: string, opts: { includeDeleted?: boolean } = {}): Promise<ComputeNodeRecord | undefined> {
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM compute_nodes WHERE uuid = $1 AND ($2 OR deleted_at IS NULL)`,
+    [checkUuid(uuid, 'compute node uuid'), opts.includeDeleted ?? false]);
+  return r.rows[0] === undefined ? undefined : toNode(r.rows[0]);
+}
+
+/** Live compute nodes, optionally of one host or these uuids, by host and hypervisor hostname. Read-only. */
+export async function listComputeNodes(db: Queryable, opts: { host?: string; uuids?: readonly string[] } = {}): Promise<ComputeNodeRecord[]> {
+  const r = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM compute_nodes WHERE deleted_at IS NULL AND ($1::text IS NULL OR host = $1) AND ($2::uuid[] IS NULL OR uuid = ANY($2))
+     ORDER BY host, hypervisor_hostname`,
+    [opts.host ?? null, opts.uuids === undefined ? null : checkUuids(opts.uuids, 'compute node uuid')]);
+  return r.rows.map(toNode);
+}
+
+/** Soft-deletes a compute node (bumping updated_at so caches see it go). Idempotent: returns whether it was live. */
+export async function deleteComputeNode(db: Queryable, uuid: string): Promise<boolean> {
+  const r = await db.query('UPDATE compute_nodes SET deleted_at = now(), updated_at = now() WHERE uuid = $1 AND deleted_at IS NULL',
+    [checkUuid(uuid, 'compute node uuid')]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Hosts of live compute nodes not yet mapped (`mapped = 0`), sorted, distinct. Read-only. */
+export async function listUnmappedComputeHosts(db: Queryable): Promise<string[]> {
+  const r = await db.query<{ host: string }>('SELECT DISTINCT host FROM compute_nodes WHERE mapped = 0 AND deleted_at IS NULL ORDER BY host');
+  return r.rows.map((row) => row.host);
+}
+
+/** Sets `mapped = 1` on the live nodes of these hosts (after their host mappings exist). Idempotent: returns how many nodes changed. */
+export async function markComputeNodesMapped(db: Queryable, hosts: readonly string[]): Promise<number> {
+  const r = await db.query('UPDATE compute_nodes SET mapped = 1 WHERE host = ANY($1::text[]) AND mapped = 0 AND deleted_at IS NULL', [[...hosts]]);
+  return r.rowCount ?? 0;
+}
+
+/** Maps a row selected with {@link COMPUTE_NODE_COLUMNS}. */
+export function toComputeNodeRecord(r: Row): ComputeNodeRecord {
+  return toNode(r);
+}
+export const COMPUTE_NODE_COLUMNS = COLUMNS;
+export type { Row as ComputeNodeRow };

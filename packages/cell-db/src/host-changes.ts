@@ -1,0 +1,58 @@
+import { COMPUTE_NODE_COLUMNS, toComputeNodeRecord, type ComputeNodeRecord, type ComputeNodeRow } from './compute-nodes';
+import { CellDbError, type Queryable } from './db';
+import { SERVICE_COLUMNS, toServiceRecord, type ServiceRecord } from './services';
+
+/** A compute node with the service it belongs to (what the scheduler's host cache keeps). */
+export interface HostRecord {
+  readonly node: ComputeNodeRecord;
+  /** Undefined if the node has no service row (never registered, or deleted). */
+  readonly service: ServiceRecord | undefined;
+}
+
+/** One incremental read: the changed records and the cursor to pass next time. */
+export interface HostChanges {
+  /** Nodes that changed, or whose service changed (heartbeat, disable, delete). Deleted nodes are included when `since` is given. */
+  readonly hosts: readonly HostRecord[];
+  /** Pass as `since` next time. Lags the database clock by `overlapMs`, so rows may repeat: merge by node uuid. */
+  readonly nextSince: Date;
+}
+
+type ServiceJson = Record<string, unknown>;
+
+function serviceFromJson(j: ServiceJson | null): ServiceRecord | undefined {
+  if (j === null) return undefined;
+  const date = (k: string): Date | null => (j[k] === null ? null : new Date(j[k] as string));
+  return toServiceRecord({
+    id: j.id as number, uuid: j.uuid as string, host: j.host as string, binary: j.binary as string, topic: j.topic as string | null,
+    report_count: j.report_count as number, disabled: j.disabled as boolean, disabled_reason: j.disabled_reason as string | null,
+    last_seen_up: date('last_seen_up'), forced_down: j.forced_down as boolean, version: j.version as number,
+    created_at: date('created_at') ?? new Date(0), updated_at: date('updated_at') ?? new Date(0), deleted_at: date('deleted_at'),
+  });
+}
+
+/**
+ * Compute nodes (with their services) changed after `since`; every live node when `since` is
+ * undefined (the initial load). Read-only, safe to repeat.
+ *
+ * Why the overlap: writers stamp `updated_at = now()`, their transaction's *start* time, and
+ * may commit later than a concurrent read. The cursor returned is the database time before
+ * the read minus `overlapMs` (default 5 s), never earlier than `since`, so a write committed
+ * up to `overlapMs` after its start is still seen next time. Callers should still do a full
+ * reload now and then (a transaction open longer than the overlap could be missed).
+ */
+export async function listHostRecordsChangedSince(db: Queryable, since: Date | undefined, opts: { overlapMs?: number } = {}): Promise<HostChanges> {
+  const overlapMs = opts.overlapMs ?? 5000;
+  if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new CellDbError('cell_db.invalid', 'overlapMs must be a non-negative number');
+  const cursor = await db.query<{ next: Date }>(
+    'SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [since ?? null, overlapMs / 1000]);
+  const nodes = COMPUTE_NODE_COLUMNS.split(',').map((c) => `c.${c.trim()}`).join(', ');
+  const r = await db.query<ComputeNodeRow & { service: ServiceJson | null }>(
+    `WITH changed AS (
+       SELECT id FROM compute_nodes WHERE ($1::timestamptz IS NULL AND deleted_at IS NULL) OR updated_at > $1
+       UNION SELECT c.id FROM compute_nodes c JOIN services s ON s.id = c.service_id WHERE $1::timestamptz IS NOT NULL AND s.updated_at > $1)
+     SELECT ${nodes}, (SELECT to_jsonb(x) FROM (SELECT ${SERVICE_COLUMNS} FROM services s WHERE s.id = c.service_id AND s.deleted_at IS NULL) x) AS service
+     FROM compute_nodes c WHERE c.id IN (SELECT id FROM changed) ORDER BY c.id`, [since ?? null]);
+  const next = cursor.rows[0]?.next;
+  if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
+  return { hosts: r.rows.map((row) => ({ node: toComputeNodeRecord(row), service: serviceFromJson(row.service) })), nextSince: next };
+}

@@ -1,0 +1,122 @@
+import { RequestSpec, type Flavor, type Selection } from '@cellsched/wire';
+import { CellDbError, checkUuid, checkUuids, type Queryable } from './db';
+import { hostListJson, INSTANCE_COLUMNS, toInstanceRecord, type InstanceRecord, type InstanceRow } from './instance-record';
+import type { VmStateName } from './vm-states';
+
+export interface NewInstance {
+  uuid: string;
+  projectId: string;
+  userId: string;
+  displayName?: string | null;
+  hostname?: string | null;
+  flavor: Flavor;
+  imageRef?: string | null;
+  vmState: VmStateName;
+  taskState?: string | null;
+  host?: string | null;
+  node?: string | null;
+  availabilityZone?: string | null;
+  reservationId?: string | null;
+  launchIndex?: number;
+  buildHostList?: readonly Selection[];
+  buildRequestSpec?: RequestSpec;
+  buildDeadlineAt?: Date | null;
+}
+
+function validate(i: NewInstance): void {
+  const problems: string[] = [];
+  if (i.projectId === '') problems.push('project_id must not be empty');
+  if (i.userId === '') problems.push('user_id must not be empty');
+  if (i.launchIndex !== undefined && (!Number.isSafeInteger(i.launchIndex) || i.launchIndex < 0)) problems.push('launch_index must be a non-negative integer');
+  if (problems.length > 0) throw new CellDbError('cell_db.instance.invalid', `invalid instance: ${problems.join('; ')}`);
+}
+
+/**
+ * Creates the instance (the super-conductor does, in the chosen cell or cell0). Idempotent
+ * per uuid: if the instance already exists (a redelivered message) nothing is changed and
+ * `created` is false; the existing row is returned, deleted or not, so the caller can see
+ * where the first delivery got. Bad input throws `cell_db.instance.invalid`.
+ */
+export async function createInstance(db: Queryable, i: NewInstance): Promise<{ instance: InstanceRecord; created: boolean }> {
+  validate(i);
+  const uuid = checkUuid(i.uuid, 'instance uuid');
+  const r = await db.query<InstanceRow>(
+    `INSERT INTO instances (uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, host, node,
+       availability_zone, reservation_id, launch_index, build_host_list, build_request_spec, build_deadline_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     ON CONFLICT (uuid) DO NOTHING RETURNING ${INSTANCE_COLUMNS}`,
+    [uuid, i.projectId, i.userId, i.displayName ?? null, i.hostname ?? null, JSON.stringify(i.flavor), i.imageRef ?? null, i.vmState,
+      i.taskState ?? null, i.host ?? null, i.node ?? null, i.availabilityZone ?? null, i.reservationId ?? null, i.launchIndex ?? 0,
+      hostListJson(i.buildHostList ?? []), i.buildRequestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(i.buildRequestSpec)),
+      i.buildDeadlineAt ?? null]);
+  if (r.rows[0] !== undefined) return { instance: toInstanceRecord(r.rows[0]), created: true };
+  const existing = await getInstance(db, uuid, { includeDeleted: true });
+  if (existing === undefined) throw new CellDbError('cell_db.instance.race', `instance ${uuid} vanished during create`);
+  return { instance: existing, created: false };
+}
+
+/** The instance, or undefined (Nova's InstanceNotFound). Deleted ones only with `includeDeleted`. Read-only. */
+export async function getInstance(db: Queryable, uuid: string, opts: { includeDeleted?: boolean } = {}): Promise<InstanceRecord | undefined> {
+  const r = await db.query<InstanceRow>(
+    `SELECT ${INSTANCE_COLUMNS} FROM instances WHERE uuid = $1 AND ($2 OR deleted_at IS NULL)`, [checkUuid(uuid, 'instance uuid'), opts.includeDeleted ?? false]);
+  return r.rows[0] === undefined ? undefined : toInstanceRecord(r.rows[0]);
+}
+
+export interface ListInstancesOptions {
+  projectId?: string;
+  uuids?: readonly string[];
+  host?: string;
+  vmStates?: readonly VmStateName[];
+  includeDeleted?: boolean;
+  /** Only instances updated at or after this time (Nova's changes-since). */
+  changesSince?: Date;
+  limit?: number;
+}
+
+/** Instances newest first (Nova's default sort: created_at desc), filtered. Read-only. */
+export async function listInstances(db: Queryable, opts: ListInstancesOptions = {}): Promise<InstanceRecord[]> {
+  if (opts.limit !== undefined && (!Number.isSafeInteger(opts.limit) || opts.limit < 0)) throw new CellDbError('cell_db.instance.invalid', 'limit must be a non-negative integer');
+  const r = await db.query<InstanceRow>(
+    `SELECT ${INSTANCE_COLUMNS} FROM instances
+     WHERE ($1::text IS NULL OR project_id = $1) AND ($2::uuid[] IS NULL OR uuid = ANY($2)) AND ($3::text IS NULL OR host = $3)
+       AND ($4::text[] IS NULL OR vm_state = ANY($4)) AND ($5 OR deleted_at IS NULL) AND ($6::timestamptz IS NULL OR updated_at >= $6)
+     ORDER BY created_at DESC, id DESC LIMIT $7`,
+    [opts.projectId ?? null, opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'), opts.host ?? null,
+      opts.vmStates ?? null, opts.includeDeleted ?? false, opts.changesSince ?? null, opts.limit ?? null]);
+  return r.rows.map(toInstanceRecord);
+}
+
+/**
+ * Instances still `building` whose build deadline has passed (the cell conductor's watchdog),
+ * oldest deadline first. Read-only; claim each with an `expectedTaskState` guarded update.
+ */
+export async function listInstancesPastBuildDeadline(db: Queryable, opts: { now?: Date; limit?: number } = {}): Promise<InstanceRecord[]> {
+  const r = await db.query<InstanceRow>(
+    `SELECT ${INSTANCE_COLUMNS} FROM instances
+     WHERE vm_state = 'building' AND deleted_at IS NULL AND build_deadline_at < coalesce($1::timestamptz, now())
+     ORDER BY build_deadline_at LIMIT $2`, [opts.now ?? null, opts.limit ?? 100]);
+  return r.rows.map(toInstanceRecord);
+}
+
+/**
+ * Soft-deletes the instance as Nova does (vm_state `deleted`, task_state NULL, deleted_at and
+ * terminated_at set). Idempotent: returns whether it was live before.
+ */
+export async function softDeleteInstance(db: Queryable, uuid: string): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE instances SET vm_state = 'deleted', task_state = NULL, deleted_at = now(), updated_at = now(),
+       terminated_at = coalesce(terminated_at, now()) WHERE uuid = $1 AND deleted_at IS NULL`, [checkUuid(uuid, 'instance uuid')]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/**
+ * Removes the instance row with its faults, actions and events (delete-during-build leaves
+ * nothing behind). Idempotent: returns whether a row existed.
+ */
+export async function destroyInstance(db: Queryable, uuid: string): Promise<boolean> {
+  const id = checkUuid(uuid, 'instance uuid');
+  const r = await db.query<{ existed: boolean }>(
+    `WITH a AS (DELETE FROM instance_actions WHERE instance_uuid = $1), i AS (DELETE FROM instances WHERE uuid = $1 RETURNING 1)
+     SELECT EXISTS (SELECT 1 FROM i) AS existed`, [id]);
+  return r.rows[0]?.existed === true;
+}

@@ -1,0 +1,29 @@
+import { createTestDatabase, runMigrations, type TestDatabase } from '@cellsched/db';
+import { API_DB_MIGRATIONS_DIR } from '@cellsched/api-db';
+import { syncCellDb } from '@cellsched/cell-db';
+
+const TABLES = ['compute_nodes', 'instance_actions', 'instance_actions_events', 'instance_faults', 'instances', 'migrations',
+  'schema_migrations', 'services'];
+
+describe('cell database migrations', () => {
+  let db: TestDatabase;
+  beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_mig' }); });
+  afterAll(async () => { await db.drop(); });
+
+  it('apply from empty, create every table and are idempotent', async () => {
+    expect(await syncCellDb(db.pool)).toEqual(['001_initial']);
+    expect(await syncCellDb(db.pool)).toEqual([]);
+    const r = await db.pool.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
+    expect(r.rows.map((t) => t.table_name)).toEqual(TABLES);
+  });
+
+  it('refuses to run the API migrations on a cell database', async () => {
+    await expect(runMigrations(db.pool, { kind: 'api', dir: API_DB_MIGRATIONS_DIR })).rejects.toMatchObject({ code: 'db.migration.kind_mismatch' });
+  });
+
+  it('indexes compute_nodes.updated_at and services.updated_at for the incremental host cache', async () => {
+    const r = await db.pool.query<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE indexname LIKE '%updated_at%' ORDER BY 1");
+    expect(r.rows.map((i) => i.indexname)).toEqual(['compute_nodes_updated_at_idx', 'services_updated_at_idx']);
+  });
+});
