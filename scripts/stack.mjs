@@ -17,6 +17,16 @@ const { Client } = requireFrom('pg');
 const dbUrl = (name) => { const u = new URL(ADMIN_URL); u.username = name; u.password = name; u.pathname = `/${name}`; return u.toString(); };
 
 /** The services table: order is start order. */
+const placementProfile = (name, port, env) => ({
+  name, build: 'services/placement', database: 'cellsched_placement', main: 'services/placement/dist/main.js',
+  // Same database and code as `placement`, configured like one of Placement's test fixtures;
+  // started only when named (`--only placement,placement-secure-rbac`), for gabbi.sh.
+  profile: true,
+  cmd: ['node', ['services/placement/dist/main.js']],
+  env: () => ({ CELLSCHED_PLACEMENT_DB_URL: dbUrl('cellsched_placement'), CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_HOST: '127.0.0.1', CELLSCHED_PLACEMENT_MIGRATE: 'false', CELLSCHED_PLACEMENT_GRPC_PORT: '0', ...env }),
+  health: `http://127.0.0.1:${port}/`,
+});
+
 const SERVICES = [
   {
     name: 'placement',
@@ -34,6 +44,9 @@ const SERVICES = [
       DELETE FROM resource_classes WHERE name LIKE 'CUSTOM\\_%';
     END $$;`,
   },
+  placementProfile('placement-secure-rbac', 28778, { CELLSCHED_PLACEMENT_POLICY: 'secure-rbac' }),
+  placementProfile('placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
+  placementProfile('placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
 ];
 
 function parseArgs(argv) {
@@ -46,8 +59,8 @@ function parseArgs(argv) {
   return opts;
 }
 
-function selected(only) {
-  if (only === undefined) return SERVICES;
+function selected(only, withProfiles) {
+  if (only === undefined) return withProfiles ? SERVICES : SERVICES.filter((s) => !s.profile);
   const names = only.split(',');
   const unknown = names.filter((n) => !SERVICES.some((s) => s.name === n));
   if (unknown.length) throw new Error(`unknown service(s): ${unknown.join(', ')}; known: ${SERVICES.map((s) => s.name).join(', ')}`);
@@ -98,6 +111,7 @@ async function up(services) {
   mkdirSync(STATE, { recursive: true });
   for (const s of services) {
     if (runningPid(s)) { console.log(`${s.name}: already running (pid ${runningPid(s)})`); continue; }
+    if (await healthy(s.health)) throw new Error(`${s.name}: something else already answers on ${s.health}`);
     if (s.database) await ensureDatabase(s.database);
     build(s);
     const out = openSync(logFile(s), 'a');
@@ -153,4 +167,4 @@ if (!fn) {
   console.error(`usage: pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]`);
   process.exit(2);
 }
-fn(selected(opts.only)).catch((e) => { console.error(`stack ${opts.command}: ${e.message}`); process.exit(1); });
+fn(selected(opts.only, ['down', 'stop', 'status'].includes(opts.command))).catch((e) => { console.error(`stack ${opts.command}: ${e.message}`); process.exit(1); });

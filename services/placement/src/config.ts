@@ -18,5 +18,10 @@ export const placementConfigSchema = defineConfig({
   },
   telemetryEndpoint: { type: 'url', env: 'CELLSCHED_TELEMETRY_ENDPOINT', help: 'OTLP/HTTP base URL, e.g. http://127.0.0.1:4318.' },
   telemetryFile: { type: 'string', env: 'CELLSCHED_TELEMETRY_FILE', help: 'Span file for the file exporter.' },
+  policyMode: {
+    type: 'enum', env: 'CELLSCHED_PLACEMENT_POLICY', values: ['legacy', 'secure-rbac', 'open'], default: 'legacy',
+    help: "Placement 8.0's policy configuration: legacy (defaults), secure-rbac (enforce_scope + new defaults) or open (every rule '@').",
+  },
+  corsAllowedOrigins: { type: 'list', env: 'CELLSCHED_PLACEMENT_CORS_ORIGINS', default: [], help: 'Origins allowed by CORS (none: CORS off).' },
   logLevel: { type: 'enum', env: 'CELLSCHED_LOG_LEVEL', values: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'pino log level.' },
 });

@@ -8,7 +8,7 @@ import { placementServiceBinding } from './adapters/grpc/placement-service';
 import { buildApp } from './adapters/http/app';
 import { placementConfigSchema } from './config';
 
-/** Composition root: config → database (migrate) → HTTP app → listen; SIGTERM stops cleanly. */
+/** Composition root: config → database (migrate) → REST app and gRPC service → listen; SIGTERM stops cleanly. */
 async function main(): Promise<void> {
   const config = loadConfig(placementConfigSchema, { argv: process.argv.slice(2) });
   const log = createLogger({ service: 'placement', host: hostname(), level: config.logLevel });
@@ -18,14 +18,14 @@ async function main(): Promise<void> {
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
   const app = buildApp({
-    pool,
+    pool, policyMode: config.policyMode, corsAllowedOrigins: config.corsAllowedOrigins,
     onError: (err, requestId) => { log.error({ err, request_id: requestId }, 'unexpected error'); },
     onResponse: (r) => { log.info({ request_id: r.requestId, method: r.method, url: r.url, status: r.status, ms: r.ms }, 'request'); },
   });
   await app.listen({ host: config.host, port: config.port });
   log.info({ address: config.host, port: config.port }, 'placement listening');
   const grpc = await startGrpcServer({ host: config.host, port: config.grpcPort, services: [placementServiceBinding(pool)], logger: log });
-  log.info({ host: config.host, port: grpc.port }, 'placement grpc listening');
+  log.info({ address: config.host, port: grpc.port }, 'placement grpc listening');
   const stop = async (): Promise<void> => {
     log.info('stopping');
     await grpc.shutdown();

@@ -12,7 +12,7 @@ export interface Caller {
  * there is no token (the caller answers 401).
  */
 export function callerFromHeaders(
-  token: string | undefined, rolesHeader: string | undefined, systemScope: string | undefined,
+  token: string | undefined, rolesHeader: string | undefined, systemScope: string | undefined, projectHeader?: string,
 ): Caller | undefined {
   if (token === undefined) return undefined;
   const sep = token.indexOf(':');
@@ -21,17 +21,34 @@ export function callerFromHeaders(
   let roles: string[];
   if (rolesHeader !== undefined) roles = rolesHeader.split(',').map((r) => r.trim()).filter((r) => r !== '');
   else roles = userId === 'admin' ? ['admin'] : [];
-  return { userId, projectId: project || userId, roles, systemScope: systemScope || undefined };
+  return { userId, projectId: projectHeader || project || userId, roles, systemScope: systemScope || undefined };
 }
 
-/** What a route needs: `read` (admin, or a system-scoped reader) or `write` (admin). */
-export type Policy = 'read' | 'write' | 'none';
+/**
+ * What a route needs: `read` (system reader), `write` (system admin), `project-read`
+ * (a system reader, or a reader of the project the request targets: GET /usages) or
+ * `none` (version discovery).
+ */
+export type Policy = 'read' | 'write' | 'project-read' | 'none';
 
 /**
- * Placement 8.0's default policy with enforce_new_defaults off (the legacy rules):
- * `role:admin` may do everything; a `reader` with system scope `all` may read.
+ * Which of Placement 8.0's policy configurations to enforce:
+ * `legacy` — the defaults (enforce_new_defaults off): `role:admin` may do everything, a
+ * system-scoped reader may read; `secure-rbac` — enforce_scope and new defaults: only
+ * system-scoped admins write, system-scoped readers read, project readers see their own
+ * project's usages; `open` — every rule is `@` (any authenticated caller).
  */
-export function isAllowed(caller: Caller, policy: Policy): boolean {
-  if (caller.roles.includes('admin')) return true;
-  return policy === 'read' && caller.systemScope === 'all' && caller.roles.includes('reader');
+export type PolicyMode = 'legacy' | 'secure-rbac' | 'open';
+export const POLICY_MODES: readonly PolicyMode[] = ['legacy', 'secure-rbac', 'open'];
+
+const systemReader = (c: Caller) => c.systemScope === 'all' && (c.roles.includes('reader') || c.roles.includes('admin'));
+const systemAdmin = (c: Caller) => c.systemScope === 'all' && c.roles.includes('admin');
+
+/** Does `caller` pass `policy` under `mode`? `targetProject` is the project a `project-read` asks about. */
+export function isAllowed(caller: Caller, policy: Policy, mode: PolicyMode = 'legacy', targetProject?: string): boolean {
+  if (policy === 'none' || mode === 'open') return true;
+  if (mode === 'legacy') return caller.roles.includes('admin') || (policy !== 'write' && systemReader(caller));
+  if (policy === 'write') return systemAdmin(caller);
+  if (policy === 'read') return systemReader(caller);
+  return systemReader(caller) || (caller.roles.includes('reader') && caller.systemScope === undefined && targetProject !== undefined && caller.projectId === targetProject);
 }

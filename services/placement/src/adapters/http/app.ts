@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { callerFromHeaders, isAllowed } from '../../domain/auth';
+import { callerFromHeaders, isAllowed, type PolicyMode } from '../../domain/auth';
+import { corsHeaders, isPreflight } from './cors';
 import { PlacementError } from '../../domain/errors';
 import { atLeast, negotiate, versionString, type Microversion } from '../../domain/microversion';
 import { renderError } from './errors-render';
@@ -13,6 +14,10 @@ const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'] as 
 /** Options of the HTTP app: the pool is the objects layer's only dependency. */
 export interface AppOptions {
   readonly pool: Pool;
+  /** Policy configuration (default `legacy`, Placement's defaults). */
+  readonly policyMode?: PolicyMode;
+  /** Origins allowed by the CORS middleware; empty or absent: no CORS handling. */
+  readonly corsAllowedOrigins?: readonly string[];
   /** Told about unexpected (500) errors. */
   readonly onError?: (err: unknown, requestId: string) => void;
   /** Told about every answered request (for the request log). */
@@ -61,6 +66,9 @@ async function dispatch(opts: AppOptions, route: RouteDef | undefined, req: Fast
   const ctx: Ctx = { requestId: `req-${randomUUID()}` };
   const started = performance.now();
   try {
+    const cors = corsHeaders(req.headers, opts.corsAllowedOrigins);
+    void reply.headers(cors);
+    if (isPreflight(req.method, req.headers, opts.corsAllowedOrigins)) return await reply.code(200).send();
     return await dispatchIn(opts, route, req, reply, ctx);
   } finally {
     opts.onResponse?.({ requestId: ctx.requestId, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(performance.now() - started) });
@@ -78,7 +86,8 @@ async function dispatchIn(opts: AppOptions, route: RouteDef | undefined, req: Fa
     if (spec === undefined) return methodNotAllowed(reply, req, ctx, route);
     checkVersion(spec, ctx.version);
     checkMedia(spec, req, ctx.version);
-    if (spec.policy !== 'none' && !isAllowed(caller, spec.policy)) {
+    const target = new URLSearchParams(req.url.split('?')[1] ?? '').get('project_id') ?? undefined;
+    if (!isAllowed(caller, spec.policy, opts.policyMode, target)) {
       throw new PlacementError(403, `Policy does not allow placement:${route.path} ${req.method} to be performed.`);
     }
     const preq = toPlacementRequest(opts, req, ctx.version, caller, ctx.requestId);
@@ -100,7 +109,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 function authenticate(req: FastifyRequest, path: string) {
-  const caller = callerFromHeaders(header(req, 'x-auth-token'), header(req, 'x-roles'), header(req, 'openstack-system-scope'));
+  const caller = callerFromHeaders(header(req, 'x-auth-token'), header(req, 'x-roles'), header(req, 'openstack-system-scope'), header(req, 'x-project-id'));
   if (caller === undefined) {
     if (path === '/' || path === '') return { userId: '', projectId: '', roles: [], systemScope: undefined };
     throw new PlacementError(401, 'Authentication required');

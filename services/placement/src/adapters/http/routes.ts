@@ -90,6 +90,6 @@ export const ROUTES: readonly RouteDef[] = [
       DELETE: { handler: trait.clearForProvider, policy: 'write', minVersion: 6 },
     },
   },
-  { path: '/usages', methods: { GET: { handler: usage.total, policy: 'read', minVersion: 9, json: true } } },
+  { path: '/usages', methods: { GET: { handler: usage.total, policy: 'project-read', minVersion: 9, json: true } } },
   ...EXTRA_ROUTES,
 ];
