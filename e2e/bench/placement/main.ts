@@ -13,7 +13,7 @@ import { Client } from 'pg';
 import { compareCandidates, type Comparison } from './compare';
 import { FLAT_QUERY, NESTED_QUERY, flatProviders, load, nestedProviders } from './loader';
 import { describeMachine } from './machine';
-import { claimStorm, concurrentGets, planClaims, timedGets, type Stats } from './measure';
+import { claimStorm, concurrentGets, planClaims, timedDistinctGets, timedGets, type Stats } from './measure';
 import { printTable } from './report';
 import { startCellsched, startPeer, type Target } from './targets';
 
@@ -42,7 +42,7 @@ function parseArgs(argv: readonly string[]): Args {
 /** What one target measured in one scenario. */
 export interface TargetResult {
   target: string; load_seconds: number; providers_per_second: number;
-  query: Stats; query_limit5: Stats; concurrent_rps: number; concurrent: Stats;
+  query: Stats; query_uncached: Stats; query_limit5: Stats; concurrent_rps: number; concurrent: Stats;
   claims_per_second: number; claims_ok: number; claims_conflict: number; claim: Stats;
   candidates: number; response_bytes: number;
 }
@@ -57,15 +57,16 @@ async function runTarget(t: Target, trees: Parameters<typeof load>[1], path: str
   console.error(`  ${t.name}: loaded ${providers} providers in ${loadSeconds.toFixed(1)} s`);
   await t.http.must('GET', path); // warm-up, not timed
   const fresh = await timedGets(t.http, path, a.reps);
+  const uncached = await timedDistinctGets(t.http, path, a.reps);
   const lim = await timedGets(t.http, `${path}&limit=5`, a.reps);
   const conc = await concurrentGets(t.http, path, a.clients, concurrentN);
   const myPlans = plans ?? planClaims(fresh.body, a.claims);
   const storm = await claimStorm(t.http, myPlans, a.clients);
   const after = (await t.http.must('GET', path)).body;
-  console.error(`  ${t.name}: median ${fresh.stats.median.toFixed(3)} s, ${conc.rps.toFixed(2)} req/s, ${storm.cps.toFixed(1)} claims/s`);
+  console.error(`  ${t.name}: median ${fresh.stats.median.toFixed(3)} s (distinct queries ${uncached.median.toFixed(3)} s), ${conc.rps.toFixed(2)} req/s, ${storm.cps.toFixed(1)} claims/s`);
   const result: TargetResult = {
     target: t.name, load_seconds: loadSeconds, providers_per_second: providers / loadSeconds,
-    query: fresh.stats, query_limit5: lim.stats, concurrent_rps: conc.rps, concurrent: conc.stats,
+    query: fresh.stats, query_uncached: uncached, query_limit5: lim.stats, concurrent_rps: conc.rps, concurrent: conc.stats,
     claims_per_second: storm.cps, claims_ok: storm.ok, claims_conflict: storm.conflicts, claim: storm.stats,
     candidates: (JSON.parse(fresh.body) as { allocation_requests: unknown[] }).allocation_requests.length, response_bytes: fresh.body.length,
   };

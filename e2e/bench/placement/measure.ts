@@ -33,6 +33,16 @@ export async function timedGets(http: PlacementHttp, path: string, reps: number)
   return { stats: stats(times), body };
 }
 
+/**
+ * `reps` sequential GETs of `path`, each with a different, result-neutral `limit` (above
+ * any candidate count): no two requests are identical, so no response cache can answer.
+ */
+export async function timedDistinctGets(http: PlacementHttp, path: string, reps: number): Promise<Stats> {
+  const times: number[] = [];
+  for (let i = 0; i < reps; i++) times.push((await http.must('GET', `${path}&limit=${10_000_000 + i + Math.floor(Math.random() * 1e6)}`)).seconds);
+  return stats(times);
+}
+
 /** `total` GETs from `clients` concurrent clients (like `ab -c clients -n total`). */
 export async function concurrentGets(http: PlacementHttp, path: string, clients: number, total: number): Promise<{ rps: number; stats: Stats }> {
   const times: number[] = [];

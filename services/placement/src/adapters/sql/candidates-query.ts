@@ -22,6 +22,11 @@ function cacheFor(pool: Pool): CandidateSnapshotCache {
   return cache;
 }
 
+/** The current snapshot of the pool's database (cached while the database is unchanged). */
+export async function currentSnapshot(pool: Pool): Promise<CandidateSnapshot> {
+  return cacheFor(pool).get();
+}
+
 /**
  * Runs GET /allocation_candidates semantics. Read-only; throws CandidateQueryError for an
  * unknown resource class or trait.
