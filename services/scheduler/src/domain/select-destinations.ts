@@ -11,7 +11,7 @@ import type { RequestFilter } from './request-filters/types';
 import { alternatesFor } from './select/alternates';
 import { gatherHosts } from './select/gather-hosts';
 import { groupState } from './select/group-state';
-import { type ClaimStats, type Pipeline, type Placement, placeInstances, rankHosts } from './select/place-instances';
+import { type ClaimStats, type Pipeline, type Placement, placeInstances, rankHosts, type Ranking } from './select/place-instances';
 import { toSelection } from './select/selection';
 import { type SelectDestinationsRequest, validateRequest } from './select/validate-request';
 import type { HostWeigher } from './weighers/types';
@@ -121,7 +121,7 @@ export class SchedulerCore {
     if (placed.kind === 'no_valid_host') {
       return { kind: 'no_valid_host', reason: placed.reason, diagnosis: [...prefix, ...placed.diagnosis], claimRetries: run.stats.retries };
     }
-    return { kind: 'selected', destinations: this.withAlternates(placed.placements, ordered, req, run.ctx), claimRetries: run.stats.retries };
+    return { kind: 'selected', destinations: this.withAlternates(placed, ordered, req, run.ctx), claimRetries: run.stats.retries };
   }
 
   /** Best effort: the original error is the one the caller needs; a release failure is attached to it. */
@@ -133,11 +133,18 @@ export class SchedulerCore {
     }
   }
 
-  /** Step 6: rank once more with every claim applied, then give each instance alternates in its chosen host's cell. */
-  private withAlternates(placements: readonly Placement[], hosts: readonly HostState[], req: SelectDestinationsRequest,
-    ctx: SchedulingContext): Selection[][] {
+  /**
+   * Step 6: give each instance alternates in its chosen host's cell, from a ranking with every claim
+   * applied. NOTE: claims only change the chosen hosts, which alternates exclude, so without a group
+   * the last instance's ranking is that ranking (as in Nova); a group's policy changes with each
+   * claim, so it is ranked once more.
+   */
+  private withAlternates(placed: { placements: readonly Placement[]; lastRanking: Ranking }, hosts: readonly HostState[],
+    req: SelectDestinationsRequest, ctx: SchedulingContext): Selection[][] {
+    const { placements } = placed;
     const chosen = new Set(placements.map((p) => p.host.record.uuid));
-    const ranked = req.numAlternates > 0 ? rankHosts(hosts, this.pipeline, ctx, undefined).ordered : [];
+    let ranked: readonly HostState[] = [];
+    if (req.numAlternates > 0) ranked = ctx.group === undefined ? placed.lastRanking.weighed : rankHosts(hosts, this.pipeline, ctx, undefined).weighed;
     return placements.map((p) => [
       toSelection(p.host, p.candidate, req.allocationRequestVersion),
       ...alternatesFor(p.host, ranked, chosen, req.numAlternates).map((a) => toSelection(a.host, a.candidate, req.allocationRequestVersion)),

@@ -26,7 +26,7 @@ export interface Placement {
 
 /** Every instance placed, or the diagnosis of the first one that could not be. */
 export type PlaceResult =
-  | { readonly kind: 'placed'; readonly placements: Placement[] }
+  | { readonly kind: 'placed'; readonly placements: Placement[]; readonly lastRanking: Ranking }
   | { readonly kind: 'no_valid_host'; readonly reason: string; readonly diagnosis: FilterDiagnosis[] };
 
 /** Mutable counters of one request (observability). */
@@ -34,13 +34,20 @@ export interface ClaimStats {
   retries: number;
 }
 
+/** The hosts of one ranking: `weighed` heaviest first, `ordered` the claim order (subset pick applied). */
+export interface Ranking {
+  readonly weighed: HostState[];
+  readonly ordered: HostState[];
+  readonly diagnosis: FilterDiagnosis[];
+}
+
 /** Filter, weigh and order the hosts for one instance (Nova's `_get_sorted_hosts`). */
-export function rankHosts(hosts: readonly HostState[], pipeline: Pipeline, ctx: SchedulingContext, rng: Prng | undefined) {
+export function rankHosts(hosts: readonly HostState[], pipeline: Pipeline, ctx: SchedulingContext, rng: Prng | undefined): Ranking {
   const filtered = runFilters(hosts, pipeline.filters, ctx);
   const weighed = weighHosts(filtered.hosts, pipeline.weighers, ctx.policy.weightMultipliers, ctx);
   const ordered = rng === undefined ? weighed
     : orderForClaim(weighed, ctx.policy.hostSubsetSize, ctx.policy.shuffleBestSameWeighedHosts, rng);
-  return { ordered: ordered.map((w) => w.host), diagnosis: filtered.diagnosis };
+  return { weighed: weighed.map((w) => w.host), ordered: ordered.map((w) => w.host), diagnosis: filtered.diagnosis };
 }
 
 function claimDiagnosis(tried: number, noCapacity: number, exhausted: number): FilterDiagnosis {
@@ -76,8 +83,9 @@ async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, 
 export async function placeInstances(hosts: readonly HostState[], instanceUuids: readonly string[], pipeline: Pipeline,
   ctx: SchedulingContext, rng: Prng, deps: ClaimDeps, stats: ClaimStats): Promise<PlaceResult> {
   const placements: Placement[] = [];
+  let ranked: Ranking = { weighed: [], ordered: [], diagnosis: [] };
   for (const [index, instanceUuid] of instanceUuids.entries()) {
-    const ranked = rankHosts(hosts, pipeline, ctx, rng);
+    ranked = rankHosts(hosts, pipeline, ctx, rng);
     const label = instanceUuids.length > 1 ? ` for instance ${index + 1} of ${instanceUuids.length}` : '';
     if (ranked.ordered.length === 0) {
       return { kind: 'no_valid_host', reason: `no host passed the filters${label}`, diagnosis: ranked.diagnosis };
@@ -89,5 +97,5 @@ export async function placeInstances(hosts: readonly HostState[], instanceUuids:
     }
     placements.push(placed);
   }
-  return { kind: 'placed', placements };
+  return { kind: 'placed', placements, lastRanking: ranked };
 }
