@@ -99,6 +99,14 @@ describe('snapshot cache', () => {
     expect(shape(await ask(db.pool, 'resources=VCPU:1&required=CUSTOM_LATE'), names)).toEqual(['cn1:VCPU=1']);
   });
 
+  test('concurrent searches after a change share one reload and all see the change', async () => {
+    const cn = await rp('cn1', { inventories: { VCPU: { total: 8 } } });
+    await ask(db.pool, 'resources=VCPU:1');
+    await b.allocate(cn, 'VCPU', 5);
+    const bodies = await Promise.all(Array.from({ length: 8 }, () => ask(db.pool, 'resources=VCPU:1')));
+    for (const body of bodies) expect(body.provider_summaries[cn.uuid]?.resources.VCPU?.used).toBe(5);
+  });
+
   test('unknown names answer Placement 400 texts', async () => {
     await rp('cn1', { inventories: { VCPU: { total: 2 } } });
     await expect(ask(db.pool, 'resources=MCPU:1')).rejects.toThrow('Invalid resource class in resources parameter: No such resource class MCPU.');

@@ -157,19 +157,32 @@ export async function loadCandidateSnapshot(pool: Pool): Promise<CandidateSnapsh
  */
 export class CandidateSnapshotCache {
   private cached: { fingerprint: string; snapshot: CandidateSnapshot } | null = null;
+  /** Loads in progress by fingerprint: concurrent misses on the same state share one load. */
+  private readonly loading = new Map<string, Promise<CandidateSnapshot>>();
 
   constructor(private readonly pool: Pool) {}
 
   /** The current snapshot (never older than the start of this call). */
   async get(): Promise<CandidateSnapshot> {
-    return inSnapshotTransaction(this.pool, async (client) => {
+    let shared: Promise<CandidateSnapshot> | undefined;
+    const own = await inSnapshotTransaction(this.pool, async (client) => {
       const fp = await client.query<{ fp: string }>({ text: `${Q_FINGERPRINT} AS fp` });
       const fingerprint = fp.rows[0]?.fp ?? '';
       const hit = this.cached;
       if (hit && hit.fingerprint === fingerprint) return hit.snapshot;
-      const snapshot = await loadAll(client);
-      this.cached = { fingerprint, snapshot };
-      return snapshot;
+      // NOTE: an equal fingerprint means equal data, so another request's load serves us.
+      shared = this.loading.get(fingerprint);
+      if (shared) return undefined;
+      const load = loadAll(client);
+      this.loading.set(fingerprint, load);
+      try {
+        const snapshot = await load;
+        this.cached = { fingerprint, snapshot };
+        return snapshot;
+      } finally {
+        this.loading.delete(fingerprint);
+      }
     });
+    return own ?? (await (shared as unknown as Promise<CandidateSnapshot>));
   }
 }
