@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import {
+  API_DB_MIGRATIONS_DIR, createBuildRequest, deleteBuildRequest, deleteRequestSpec, getBuildRequest, getFlavorByFlavorId,
+  getImage, getRequestSpec, listBuildRequests, saveRequestSpec, toImageMeta, toWireFlavor,
+} from '@cellsched/api-db';
+import { Instance, RequestSpec, VmState } from '@cellsched/wire';
+
+let db: TestDatabase;
+beforeAll(async () => { db = await createTestDatabase({ prefix: 'apidb_build', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR }); });
+afterAll(async () => { await db.drop(); });
+
+async function tiny() {
+  const f = await getFlavorByFlavorId(db.pool, '1');
+  if (f === undefined) throw new Error('m1.tiny missing');
+  return toWireFlavor(f);
+}
+
+describe('build requests', () => {
+  it('round-trip the wire Instance, are idempotent, and delete reports whether it existed', async () => {
+    const uuid = randomUUID();
+    const instance = Instance.fromPartial({ uuid, projectId: 'p1', userId: 'u1', displayName: 'vm', flavor: await tiny(), vmState: VmState.VM_STATE_BUILDING,
+      taskState: 'scheduling', createdAt: new Date('2026-01-02T03:04:05.678Z'), launchIndex: 1, reservationId: 'r-1' });
+    expect(await createBuildRequest(db.pool, instance)).toBe(true);
+    expect(await createBuildRequest(db.pool, { ...instance, displayName: 'changed' })).toBe(false);
+    const got = await getBuildRequest(db.pool, uuid);
+    expect(got?.instance).toEqual(instance);
+    expect(got?.projectId).toBe('p1');
+    expect((await listBuildRequests(db.pool, { projectId: 'p1' })).map((b) => b.instanceUuid)).toEqual([uuid]);
+    expect(await listBuildRequests(db.pool, { projectId: 'p2' })).toEqual([]);
+    // The user's delete and the super-conductor race: exactly one sees true.
+    const results = await Promise.all([deleteBuildRequest(db.pool, uuid), deleteBuildRequest(db.pool, uuid)]);
+    expect(results.sort()).toEqual([false, true]);
+    expect(await getBuildRequest(db.pool, uuid)).toBeUndefined();
+  });
+
+  it('refuse an instance without uuid or project', async () => {
+    await expect(createBuildRequest(db.pool, Instance.fromPartial({ uuid: 'x', projectId: 'p' }))).rejects.toMatchObject({ code: 'api_db.invalid_uuid' });
+    await expect(createBuildRequest(db.pool, Instance.fromPartial({ uuid: randomUUID() }))).rejects.toMatchObject({ code: 'api_db.build_request.invalid' });
+  });
+});
+
+describe('request specs', () => {
+  it('round-trip the wire RequestSpec (JSON) and save replaces', async () => {
+    const uuid = randomUUID();
+    const image = await getImage(db.pool, '155d900f-4e14-4e4c-a73d-069cbf4541e6');
+    if (image === undefined) throw new Error('seed image missing');
+    const spec = RequestSpec.fromPartial({
+      instanceUuid: uuid, projectId: 'p', userId: 'u', flavor: await tiny(), image: toImageMeta(image), numInstances: 2, availabilityZone: 'az1',
+      instanceGroup: { uuid: randomUUID(), policy: 'anti-affinity', hosts: [], members: [], maxServerPerHost: 2 },
+      schedulerHints: { group: 'g' }, ignoreHosts: ['h9'], seed: 42, requestId: 'req-1',
+    });
+    expect(await saveRequestSpec(db.pool, spec)).toBe(true);
+    expect(await getRequestSpec(db.pool, uuid)).toEqual(spec);
+    const stored = await db.pool.query<{ spec: { instanceUuid: string } }>('SELECT spec FROM request_specs WHERE instance_uuid = $1', [uuid]);
+    expect(stored.rows[0]?.spec.instanceUuid).toBe(uuid);
+    expect(await saveRequestSpec(db.pool, { ...spec, ignoreHosts: ['h1', 'h2'] })).toBe(false);
+    expect((await getRequestSpec(db.pool, uuid))?.ignoreHosts).toEqual(['h1', 'h2']);
+    expect(await deleteRequestSpec(db.pool, uuid)).toBe(true);
+    expect(await deleteRequestSpec(db.pool, uuid)).toBe(false);
+    expect(await getRequestSpec(db.pool, uuid)).toBeUndefined();
+  });
+
+  it('refuses a spec without flavor', async () => {
+    await expect(saveRequestSpec(db.pool, RequestSpec.fromPartial({ instanceUuid: randomUUID() }))).rejects.toMatchObject({ code: 'api_db.request_spec.invalid' });
+  });
+});

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import {
+  addAggregateHost, addFlavorAccess, API_DB_MIGRATIONS_DIR, createAggregate, createFlavor, createImage, deleteAggregate, deleteFlavor,
+  deleteFlavorExtraSpec, deleteImage, getAggregate, getFlavorByFlavorId, getFlavorByName, getImage, listAggregates, listFlavors, listImages,
+  removeAggregateHost, setAggregateMetadata, setFlavorExtraSpecs, toWireFlavor,
+} from '@cellsched/api-db';
+
+let db: TestDatabase;
+beforeAll(async () => { db = await createTestDatabase({ prefix: 'apidb_cat', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR }); });
+afterAll(async () => { await db.drop(); });
+
+describe('flavors', () => {
+  it('create with extra specs, refuse duplicates, set/unset specs, private access, delete', async () => {
+    const f = await createFlavor(db.pool, { name: 'gpu.big', flavorid: 'gpu-1', vcpus: 4, memoryMb: 4096, rootGb: 10, isPublic: false,
+      extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' } });
+    expect(f).toMatchObject({ flavorid: 'gpu-1', vcpus: 4, isPublic: false, extraSpecs: { 'resources:CUSTOM_GPU': '1' } });
+    expect(toWireFlavor(f)).toEqual({ flavorid: 'gpu-1', name: 'gpu.big', vcpus: 4, memoryMb: 4096, rootGb: 10, ephemeralGb: 0, swap: 0,
+      extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' } });
+    await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'other', vcpus: 1, memoryMb: 1 })).rejects.toMatchObject({ code: 'api_db.flavor.exists' });
+    await expect(createFlavor(db.pool, { name: 'other', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 })).rejects.toMatchObject({ code: 'api_db.flavor.exists' });
+    expect(await setFlavorExtraSpecs(db.pool, 'gpu-1', { 'resources:CUSTOM_GPU': '2', 'hw:cpu_policy': 'dedicated' })).toBe(true);
+    expect(await deleteFlavorExtraSpec(db.pool, 'gpu-1', 'trait:HW_CPU_X86_AVX2')).toBe(true);
+    expect(await deleteFlavorExtraSpec(db.pool, 'gpu-1', 'trait:HW_CPU_X86_AVX2')).toBe(false);
+    expect((await getFlavorByName(db.pool, 'gpu.big'))?.extraSpecs).toEqual({ 'resources:CUSTOM_GPU': '2', 'hw:cpu_policy': 'dedicated' });
+    expect(await setFlavorExtraSpecs(db.pool, 'nope', { a: 'b' })).toBe(false);
+    // Private: invisible to a project without access, visible after access is granted, always to admin listing.
+    expect((await listFlavors(db.pool, { projectId: 'p1' })).map((x) => x.flavorid)).not.toContain('gpu-1');
+    expect(await addFlavorAccess(db.pool, 'gpu-1', 'p1')).toBe(true);
+    expect(await addFlavorAccess(db.pool, 'gpu-1', 'p1')).toBe(true);
+    expect((await listFlavors(db.pool, { projectId: 'p1' })).map((x) => x.flavorid)).toContain('gpu-1');
+    expect((await listFlavors(db.pool)).map((x) => x.flavorid)).toEqual(['1', '2', '3', '4', '5', 'gpu-1']);
+    expect(await deleteFlavor(db.pool, 'gpu-1')).toBe(true);
+    expect(await deleteFlavor(db.pool, 'gpu-1')).toBe(false);
+    expect(await getFlavorByFlavorId(db.pool, 'gpu-1')).toBeUndefined();
+  });
+
+  it('refuse bad values with every problem listed, writing nothing', async () => {
+    await expect(createFlavor(db.pool, { name: '', flavorid: 'bad/id', vcpus: 0, memoryMb: -1, swap: 1.5 })).rejects.toThrow(
+      'invalid flavor: name must be 1-255 characters; flavorid must be 1-255 of letters, digits, _ - . and space; vcpus must be an integer >= 1; memory_mb must be an integer >= 1; swap must be an integer >= 0');
+    expect((await listFlavors(db.pool)).length).toBe(5);
+  });
+});
+
+describe('aggregates', () => {
+  it('create in an AZ, hosts and metadata (tenant isolation), idempotent, updated_at moves', async () => {
+    const uuid = randomUUID();
+    const { aggregate, created } = await createAggregate(db.pool, { uuid, name: 'agg1', availabilityZone: 'az1' });
+    expect(created).toBe(true);
+    expect(aggregate).toMatchObject({ uuid, name: 'agg1', hosts: [], metadata: { availability_zone: 'az1' } });
+    expect((await createAggregate(db.pool, { uuid, name: 'agg1' })).created).toBe(false);
+    await expect(createAggregate(db.pool, { name: 'agg1' })).rejects.toMatchObject({ code: 'api_db.aggregate.exists' });
+    expect(await addAggregateHost(db.pool, uuid, 'h2')).toBe(true);
+    expect(await addAggregateHost(db.pool, uuid, 'h1')).toBe(true);
+    expect(await addAggregateHost(db.pool, uuid, 'h1')).toBe(true);
+    expect(await setAggregateMetadata(db.pool, uuid, { filter_tenant_id: 'p1', availability_zone: null, ssd: 'true' })).toBe(true);
+    const after = await getAggregate(db.pool, uuid);
+    expect(after).toMatchObject({ hosts: ['h1', 'h2'], metadata: { filter_tenant_id: 'p1', ssd: 'true' } });
+    expect(after?.updatedAt.getTime()).toBeGreaterThanOrEqual(aggregate.updatedAt.getTime());
+    expect((await listAggregates(db.pool, { host: 'h1' })).map((a) => a.uuid)).toEqual([uuid]);
+    expect(await listAggregates(db.pool, { host: 'h9' })).toEqual([]);
+    expect(await removeAggregateHost(db.pool, uuid, 'h2')).toBe(true);
+    expect(await removeAggregateHost(db.pool, uuid, 'h2')).toBe(false);
+    expect(await addAggregateHost(db.pool, randomUUID(), 'h1')).toBe(false);
+    expect(await deleteAggregate(db.pool, uuid)).toBe(true);
+    expect(await deleteAggregate(db.pool, uuid)).toBe(false);
+    expect(await listAggregates(db.pool)).toEqual([]);
+  });
+});
+
+describe('images (the Glance stand-in)', () => {
+  it('seeded, created idempotently, listed, deleted; unknown and malformed ids are undefined', async () => {
+    expect((await listImages(db.pool)).map((i) => i.id)).toContain('155d900f-4e14-4e4c-a73d-069cbf4541e6');
+    const id = randomUUID();
+    const { image, created } = await createImage(db.pool, { id, name: 'cirros', minDisk: 1, minRam: 64, size: 12345, properties: { hw_architecture: 'x86_64' } });
+    expect(created).toBe(true);
+    expect(image).toMatchObject({ id, name: 'cirros', diskFormat: 'raw', containerFormat: 'bare', minDisk: 1, minRam: 64, size: 12345, status: 'active' });
+    expect((await createImage(db.pool, { id, name: 'other' })).created).toBe(false);
+    expect((await getImage(db.pool, id))?.name).toBe('cirros');
+    expect(await getImage(db.pool, randomUUID())).toBeUndefined();
+    expect(await getImage(db.pool, 'not-an-image')).toBeUndefined();
+    await expect(createImage(db.pool, { name: 'x', minRam: -1 })).rejects.toMatchObject({ code: 'api_db.image.invalid' });
+    expect(await deleteImage(db.pool, id)).toBe(true);
+    expect(await deleteImage(db.pool, id)).toBe(false);
+  });
+});

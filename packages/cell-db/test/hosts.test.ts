@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import {
+  CELL_DB_MIGRATIONS_DIR, deleteComputeNode, deleteService, getComputeNode, getService, getServiceById, listComputeNodes,
+  listHostRecordsChangedSince, listServices, listUnmappedComputeHosts, markComputeNodesMapped, recordServiceHeartbeat,
+  recordServiceHeartbeats, setServiceDisabled, setServiceForcedDown, updateComputeNodeStats, upsertComputeNode, upsertService,
+  type ComputeNodeReport,
+} from '@cellsched/cell-db';
+
+let db: TestDatabase;
+beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_hosts', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }); });
+afterAll(async () => { await db.drop(); });
+
+const report = (host: string, serviceId: number | null, over: Partial<ComputeNodeReport> = {}): ComputeNodeReport => ({
+  uuid: randomUUID(), serviceId, host, hypervisorHostname: host, vcpus: 16, memoryMb: 32768, localGb: 500,
+  supportedInstances: [['x86_64', 'fake', 'hvm']], stats: { failed_builds: '0', io_workload: '0' }, ...over,
+});
+
+describe('services', () => {
+  it('upsert is idempotent per (host, binary) and keeps admin flags; heartbeats count', async () => {
+    const first = await upsertService(db.pool, { host: 's1', binary: 'nova-compute', topic: 'compute', version: 1 });
+    expect(first.created).toBe(true);
+    expect(first.service).toMatchObject({ host: 's1', binary: 'nova-compute', reportCount: 0, disabled: false, lastSeenUp: null });
+    await setServiceDisabled(db.pool, first.service.id, true, 'maintenance');
+    const again = await upsertService(db.pool, { host: 's1', binary: 'nova-compute', topic: 'compute', version: 2 });
+    expect(again.created).toBe(false);
+    expect(again.service).toMatchObject({ id: first.service.id, uuid: first.service.uuid, version: 2, disabled: true, disabledReason: 'maintenance' });
+    expect(await recordServiceHeartbeat(db.pool, 's1', 'nova-compute')).toBe(true);
+    expect(await recordServiceHeartbeat(db.pool, 's1', 'nova-compute')).toBe(true);
+    expect(await recordServiceHeartbeat(db.pool, 'nobody', 'nova-compute')).toBe(false);
+    const s = await getService(db.pool, 's1', 'nova-compute');
+    expect(s?.reportCount).toBe(2);
+    expect(s?.lastSeenUp).toBeInstanceOf(Date);
+    expect((await setServiceDisabled(db.pool, first.service.id, false, 'ignored'))?.disabledReason).toBeNull();
+    expect((await setServiceForcedDown(db.pool, first.service.id, true))?.forcedDown).toBe(true);
+    expect((await getServiceById(db.pool, first.service.uuid))?.id).toBe(first.service.id);
+    expect(await setServiceDisabled(db.pool, 999999, true)).toBeUndefined();
+  });
+
+  it('batch heartbeats report the unregistered hosts', async () => {
+    await upsertService(db.pool, { host: 'b1', binary: 'nova-compute' });
+    await upsertService(db.pool, { host: 'b2', binary: 'nova-compute' });
+    expect(await recordServiceHeartbeats(db.pool, ['b1', 'b2', 'b3'], 'nova-compute')).toEqual(['b3']);
+    expect((await listServices(db.pool, { binary: 'nova-compute' })).filter((s) => s.host.startsWith('b')).map((s) => s.reportCount)).toEqual([1, 1]);
+    await expect(upsertService(db.pool, { host: '', binary: 'nova-compute' })).rejects.toMatchObject({ code: 'cell_db.service.invalid' });
+  });
+});
+
+describe('compute nodes', () => {
+  it('upsert by uuid is idempotent, keeps mapped, undeletes; stats merge', async () => {
+    const { service } = await upsertService(db.pool, { host: 'c1', binary: 'nova-compute' });
+    const input = report('c1', service.id);
+    const first = await upsertComputeNode(db.pool, input);
+    expect(first.created).toBe(true);
+    expect(first.node).toMatchObject({ uuid: input.uuid, host: 'c1', vcpus: 16, cpuAllocationRatio: 4, mapped: 0, supportedInstances: [['x86_64', 'fake', 'hvm']] });
+    expect(await markComputeNodesMapped(db.pool, ['c1'])).toBe(1);
+    const again = await upsertComputeNode(db.pool, { ...input, vcpusUsed: 2 });
+    expect(again.created).toBe(false);
+    expect(again.node).toMatchObject({ id: first.node.id, vcpusUsed: 2, mapped: 1 });
+    expect(await updateComputeNodeStats(db.pool, input.uuid, { failed_builds: '3' })).toBe(true);
+    expect((await getComputeNode(db.pool, input.uuid))?.stats).toEqual({ failed_builds: '3', io_workload: '0' });
+    expect(await deleteComputeNode(db.pool, input.uuid)).toBe(true);
+    expect(await deleteComputeNode(db.pool, input.uuid)).toBe(false);
+    expect(await getComputeNode(db.pool, input.uuid)).toBeUndefined();
+    expect((await upsertComputeNode(db.pool, input)).node.deletedAt).toBeNull();
+    await expect(upsertComputeNode(db.pool, report('c1', service.id))).rejects.toMatchObject({ code: '23505' });
+    await expect(upsertComputeNode(db.pool, report('c2', null, { vcpus: -1, ramAllocationRatio: 0 }))).rejects.toThrow(
+      'invalid compute node: vcpus must be a non-negative integer; ram_allocation_ratio must be > 0');
+    expect(await updateComputeNodeStats(db.pool, randomUUID(), {})).toBe(false);
+  });
+
+  it('unmapped hosts are listed until marked mapped', async () => {
+    await upsertComputeNode(db.pool, report('u1', null));
+    await upsertComputeNode(db.pool, report('u1', null, { hypervisorHostname: 'u1-node2' }));
+    await upsertComputeNode(db.pool, report('u2', null));
+    expect((await listUnmappedComputeHosts(db.pool)).filter((h) => h.startsWith('u'))).toEqual(['u1', 'u2']);
+    expect(await markComputeNodesMapped(db.pool, ['u1'])).toBe(2);
+    expect((await listUnmappedComputeHosts(db.pool)).filter((h) => h.startsWith('u'))).toEqual(['u2']);
+    expect((await listComputeNodes(db.pool, { host: 'u1' })).map((n) => n.hypervisorHostname)).toEqual(['u1', 'u1-node2']);
+  });
+
+  it('deleting a service soft-deletes its nodes', async () => {
+    const { service } = await upsertService(db.pool, { host: 'd1', binary: 'nova-compute' });
+    const n = await upsertComputeNode(db.pool, report('d1', service.id));
+    expect(await deleteService(db.pool, service.id)).toBe(true);
+    expect(await deleteService(db.pool, service.id)).toBe(false);
+    expect(await getComputeNode(db.pool, n.node.uuid)).toBeUndefined();
+  });
+});
+
+describe('incremental host cache reads', () => {
+  it('initial load, then only what changed: node updates, heartbeats, deletions', async () => {
+    const cellDb = await createTestDatabase({ prefix: 'celldb_chg', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
+    try {
+      const pool = cellDb.pool;
+      const s1 = (await upsertService(pool, { host: 'h1', binary: 'nova-compute' })).service;
+      const s2 = (await upsertService(pool, { host: 'h2', binary: 'nova-compute' })).service;
+      const n1 = (await upsertComputeNode(pool, report('h1', s1.id))).node;
+      const n2 = (await upsertComputeNode(pool, report('h2', s2.id))).node;
+      const initial = await listHostRecordsChangedSince(pool, undefined, { overlapMs: 0 });
+      expect(initial.hosts.map((h) => [h.node.uuid, h.service?.host])).toEqual([[n1.uuid, 'h1'], [n2.uuid, 'h2']]);
+      expect(initial.hosts[0]?.service?.lastSeenUp).toBeNull();
+
+      const nothing = await listHostRecordsChangedSince(pool, initial.nextSince, { overlapMs: 0 });
+      expect(nothing.hosts).toEqual([]);
+      expect(nothing.nextSince.getTime()).toBeGreaterThanOrEqual(initial.nextSince.getTime());
+
+      await recordServiceHeartbeat(pool, 'h2', 'nova-compute');
+      const beat = await listHostRecordsChangedSince(pool, nothing.nextSince, { overlapMs: 0 });
+      expect(beat.hosts.map((h) => h.node.uuid)).toEqual([n2.uuid]);
+      expect(beat.hosts[0]?.service?.reportCount).toBe(1);
+      expect(beat.hosts[0]?.service?.lastSeenUp).toBeInstanceOf(Date);
+
+      await deleteComputeNode(pool, n1.uuid);
+      const gone = await listHostRecordsChangedSince(pool, beat.nextSince, { overlapMs: 0 });
+      expect(gone.hosts.map((h) => [h.node.uuid, h.node.deletedAt !== null])).toEqual([[n1.uuid, true]]);
+
+      // With the default overlap the same changes are seen again (merge by uuid), never missed.
+      const overlapped = await listHostRecordsChangedSince(pool, initial.nextSince);
+      expect(overlapped.hosts.map((h) => h.node.uuid).sort()).toEqual([n1.uuid, n2.uuid].sort());
+      expect(overlapped.nextSince.getTime()).toBe(initial.nextSince.getTime());
+      await expect(listHostRecordsChangedSince(pool, undefined, { overlapMs: -1 })).rejects.toMatchObject({ code: 'cell_db.invalid' });
+    } finally {
+      await cellDb.drop();
+    }
+  });
+});
