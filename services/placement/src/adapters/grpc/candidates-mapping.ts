@@ -66,12 +66,23 @@ function summary(snap: CandidateSnapshot, p: ProviderNode): ProviderSummary {
   };
 }
 
+/** Summaries per snapshot: immutable, so built once and shared by every answer. */
+const summaries = new WeakMap<CandidateSnapshot, Map<number, ProviderSummary>>();
+
+function summaryOf(snap: CandidateSnapshot, p: ProviderNode): ProviderSummary {
+  let perSnapshot = summaries.get(snap);
+  if (!perSnapshot) summaries.set(snap, (perSnapshot = new Map()));
+  let s = perSnapshot.get(p.id);
+  if (!s) perSnapshot.set(p.id, (s = summary(snap, p)));
+  return s;
+}
+
 /** The gRPC answer of a search. */
 export function resultToResponse(snap: CandidateSnapshot, result: CandidateResult): GetAllocationCandidatesResponse {
   const providerSummaries: GetAllocationCandidatesResponse['providerSummaries'] = {};
   for (const id of result.summaryProviderIds) {
     const p = snap.providers.get(id);
-    if (p) providerSummaries[p.uuid] = summary(snap, p);
+    if (p) providerSummaries[p.uuid] = summaryOf(snap, p);
   }
   return { allocationRequests: result.allocationRequests.map((a) => candidate(snap, a)), providerSummaries };
 }
