@@ -9,9 +9,9 @@ ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 PEERS=${PLACEMENT_PEERS_DIR:-$ROOT/../shared/peers/placement}
 PROFILES=placement,placement-secure-rbac,placement-open-policy,placement-cors
 started=0
-if ! pnpm --dir "$ROOT" stack status | grep -q '^placement: running'; then
-  pnpm --dir "$ROOT" stack up --only "$PROFILES"; started=1
-fi
+status=$(pnpm --dir "$ROOT" stack status)
+grep -q '^placement: running' <<<"$status" || started=1
+pnpm --dir "$ROOT" stack up --only "$PROFILES"   # idempotent: running services are left alone
 trap '[ "$started" = 1 ] && pnpm --dir "$ROOT" stack down' EXIT
 GABBI_RESET_CMD="pnpm --dir $ROOT stack reset --only placement" \
 SECURE_RBAC_URL=http://127.0.0.1:28778 OPEN_POLICY_URL=http://127.0.0.1:28779 CORS_URL=http://127.0.0.1:28780 \
