@@ -4,7 +4,7 @@ import { capacityOf, checkUnits } from '../../domain/capacity';
 import { badRequest, concurrentUpdate, PlacementError } from '../../domain/errors';
 import { rows, type Db } from './db';
 import {
-  deleteConsumersWithoutAllocations, ensureConsumerType, ensureProject, ensureUser, INCOMPLETE_CONSUMER_ID, insertConsumer,
+  ensureConsumerRefs, INCOMPLETE_CONSUMER_ID, insertConsumer,
   lockConsumer, type ConsumerRow,
 } from './consumers';
 
@@ -67,22 +67,38 @@ export async function writeAllocations(pool: Pool, consumers: readonly ConsumerA
   await withTransaction(pool, (c) => writeAllocationsIn(c, consumers, opts), { maxAttempts: opts.maxAttempts ?? 5 });
 }
 
-/** Same as {@link writeAllocations} inside a caller's transaction (reshaper). */
+/**
+ * Same as {@link writeAllocations} inside a caller's transaction (reshaper). Round trips:
+ * resolve (1), per consumer refs + lock (2, +1 when new), lock providers (1), check (1), write (1).
+ */
 export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<void> {
   const wanted = await resolve(db, consumers);
   const sorted = [...consumers].sort((a, b) => (a.consumerUuid < b.consumerUuid ? -1 : 1));
   const locked: ConsumerRow[] = [];
   for (const input of sorted) locked.push(await ensureConsumer(db, input, opts));
   const uuids = sorted.map((s) => s.consumerUuid);
-  const oldRps = await rows<{ id: number }>(db, 'SELECT DISTINCT resource_provider_id AS id FROM allocations WHERE consumer_id = ANY($1::uuid[])', [uuids]);
-  const rpIds = [...new Set([...oldRps.map((r) => r.id), ...wanted.map((w) => w.rpId)])].sort((a, b) => a - b);
-  await db.query('SELECT id FROM resource_providers WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [rpIds]);
-  await db.query('DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])', [uuids]);
-  await checkCapacity(db, wanted);
-  await insertAllocations(db, wanted);
-  if (rpIds.length > 0) await db.query('UPDATE resource_providers SET generation = generation + 1, updated_at = now() WHERE id = ANY($1::int[])', [rpIds]);
-  await db.query('UPDATE consumers SET generation = generation + 1, updated_at = now() WHERE id = ANY($1::int[])', [locked.map((l) => l.id)]);
-  await deleteConsumersWithoutAllocations(db, uuids);
+  // every provider whose usage changes: the new ones and those of the consumers' old allocations
+  const rpIds = (await rows<{ id: number }>(db, `SELECT id FROM resource_providers WHERE id = ANY($1::int[])
+      OR id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
+  [[...new Set(wanted.map((w) => w.rpId))], uuids])).map((r) => r.id);
+  await checkCapacity(db, wanted, uuids);
+  const emptied = sorted.filter((c) => c.allocations.length === 0).map((c) => c.consumerUuid);
+  await applyWrite(db, wanted, uuids, rpIds, locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id), emptied);
+}
+
+/**
+ * The writes in one statement (one round trip): replace the consumers' allocations, bump
+ * provider and consumer generations, delete consumers left without allocations.
+ */
+async function applyWrite(db: Db, wanted: readonly WantedRow[], consumers: string[], rpIds: number[], keptConsumerIds: number[], emptied: string[]): Promise<void> {
+  await db.query(`WITH del AS (DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])),
+      ins AS (INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used)
+        SELECT * FROM unnest($2::int[], $3::uuid[], $4::int[], $5::int[])),
+      rpg AS (UPDATE resource_providers SET generation = generation + 1, updated_at = now() WHERE id = ANY($6::int[])),
+      cg AS (UPDATE consumers SET generation = generation + 1, updated_at = now() WHERE id = ANY($7::int[]))
+    DELETE FROM consumers WHERE uuid = ANY($8::uuid[])`,
+  [consumers, wanted.map((w) => w.rpId), wanted.map((w) => w.consumerUuid), wanted.map((w) => w.rcId), wanted.map((w) => w.used),
+    rpIds, keptConsumerIds, emptied]);
 }
 
 type WantedRow = Row & { consumerUuid: string };
@@ -104,9 +120,8 @@ async function resolve(db: Db, consumers: readonly ConsumerAllocationsInput[]): 
 }
 
 async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: WriteAllocationsOptions): Promise<ConsumerRow> {
-  const projectId = await ensureProject(db, input.projectId ?? INCOMPLETE_CONSUMER_ID);
-  const userId = await ensureUser(db, input.projectId === undefined ? INCOMPLETE_CONSUMER_ID : (input.userId ?? INCOMPLETE_CONSUMER_ID));
-  const typeId = input.consumerType !== undefined ? await ensureConsumerType(db, input.consumerType) : undefined;
+  const { projectId, userId, typeId } = await ensureConsumerRefs(db, input.projectId ?? INCOMPLETE_CONSUMER_ID,
+    input.projectId === undefined ? INCOMPLETE_CONSUMER_ID : (input.userId ?? INCOMPLETE_CONSUMER_ID), input.consumerType);
   const existing = await lockConsumer(db, input.consumerUuid);
   if (existing === undefined) {
     if (opts.checkConsumerGeneration && input.consumerGeneration !== null && input.consumerGeneration !== undefined) {
@@ -124,13 +139,15 @@ async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: Wri
   return existing;
 }
 
-async function checkCapacity(db: Db, wanted: readonly WantedRow[]): Promise<void> {
+/** Capacity and unit checks, counting current usage without the rewritten consumers' own allocations. */
+async function checkCapacity(db: Db, wanted: readonly WantedRow[], consumers: string[]): Promise<void> {
   if (wanted.length === 0) return;
   const inv = await rows<InvRow>(db, `SELECT i.resource_provider_id AS rp_id, i.resource_class_id AS rc_id, i.total, i.reserved, i.min_unit, i.max_unit,
       i.step_size, i.allocation_ratio,
-      (SELECT sum(a.used) FROM allocations a WHERE a.resource_provider_id = i.resource_provider_id AND a.resource_class_id = i.resource_class_id) AS used
+      (SELECT sum(a.used) FROM allocations a WHERE a.resource_provider_id = i.resource_provider_id AND a.resource_class_id = i.resource_class_id
+        AND NOT (a.consumer_id = ANY($3::uuid[]))) AS used
     FROM inventories i WHERE i.resource_provider_id = ANY($1::int[]) AND i.resource_class_id = ANY($2::int[])`,
-  [[...new Set(wanted.map((w) => w.rpId))], [...new Set(wanted.map((w) => w.rcId))]]);
+  [[...new Set(wanted.map((w) => w.rpId))], [...new Set(wanted.map((w) => w.rcId))], consumers]);
   const invMap = new Map(inv.map((r) => [`${r.rp_id}:${r.rc_id}`, r]));
   const sums = new Map<string, number>();
   for (const w of wanted) {
@@ -152,10 +169,4 @@ function capacityError(kind: CapacityFailure['kind'], w: WantedRow): AllocationC
   return new AllocationConflict(failure, `Unable to allocate inventory: Unable to create allocation for '${w.rcName}' on resource provider '${w.rpUuid}'. ${why}`);
 }
 
-async function insertAllocations(db: Db, wanted: readonly WantedRow[]): Promise<void> {
-  if (wanted.length === 0) return;
-  await db.query(`INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used)
-    SELECT * FROM unnest($1::int[], $2::uuid[], $3::int[], $4::int[])`,
-  [wanted.map((w) => w.rpId), wanted.map((w) => w.consumerUuid), wanted.map((w) => w.rcId), wanted.map((w) => w.used)]);
-}
 
