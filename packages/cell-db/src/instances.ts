@@ -70,19 +70,26 @@ export interface ListInstancesOptions {
   includeDeleted?: boolean;
   /** Only instances updated at or after this time (Nova's changes-since). */
   changesSince?: Date;
+  /**
+   * Key-set pagination (Nova's marker): only instances sorting after this one. Works across
+   * cells because the order (created_at desc, uuid desc) is total and the same in every cell.
+   */
+  after?: { readonly createdAt: Date; readonly uuid: string };
   limit?: number;
 }
 
-/** Instances newest first (Nova's default sort: created_at desc), filtered. Read-only. */
+/** Instances newest first (Nova's default sort: created_at desc, then uuid desc), filtered. Read-only. */
 export async function listInstances(db: Queryable, opts: ListInstancesOptions = {}): Promise<InstanceRecord[]> {
   if (opts.limit !== undefined && (!Number.isSafeInteger(opts.limit) || opts.limit < 0)) throw new CellDbError('cell_db.instance.invalid', 'limit must be a non-negative integer');
   const r = await db.query<InstanceRow>(
     `SELECT ${INSTANCE_COLUMNS} FROM instances
      WHERE ($1::text IS NULL OR project_id = $1) AND ($2::uuid[] IS NULL OR uuid = ANY($2)) AND ($3::text IS NULL OR host = $3)
        AND ($4::text[] IS NULL OR vm_state = ANY($4)) AND ($5 OR deleted_at IS NULL) AND ($6::timestamptz IS NULL OR updated_at >= $6)
-     ORDER BY created_at DESC, id DESC LIMIT $7`,
+       AND ($8::timestamptz IS NULL OR (created_at, uuid) < ($8, $9::uuid))
+     ORDER BY created_at DESC, uuid DESC LIMIT $7`,
     [opts.projectId ?? null, opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'), opts.host ?? null,
-      opts.vmStates ?? null, opts.includeDeleted ?? false, opts.changesSince ?? null, opts.limit ?? null]);
+      opts.vmStates ?? null, opts.includeDeleted ?? false, opts.changesSince ?? null, opts.limit ?? null,
+      opts.after?.createdAt ?? null, opts.after === undefined ? null : checkUuid(opts.after.uuid, 'marker uuid')]);
   return r.rows.map(toInstanceRecord);
 }
 

@@ -4,6 +4,7 @@ import { listComputeNodes, upsertComputeNode, upsertService } from '@cellsched/c
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import { buildManage, manage } from './cli-support';
 
+const CELL_MIGRATIONS = '001_initial, 002_instances_created_at_uuid_idx';
 const UUID_LINE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\n$/;
 let api: TestDatabase;
 let cell0: TestDatabase;
@@ -63,11 +64,11 @@ describe('cellsched-manage cell_v2 (child processes against real databases)', ()
     const r = await run('db', 'sync');
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual([
-      `cell 'cell0' (00000000-0000-0000-0000-000000000000): applied 001_initial`,
-      `cell 'cell1' (${cell1Uuid}): applied 001_initial`, `cell 'cell2' (${cell2Uuid}): applied 001_initial`].sort());
+      `cell 'cell0' (00000000-0000-0000-0000-000000000000): applied ${CELL_MIGRATIONS}`,
+      `cell 'cell1' (${cell1Uuid}): applied ${CELL_MIGRATIONS}`, `cell 'cell2' (${cell2Uuid}): applied ${CELL_MIGRATIONS}`].sort());
     expect((await run('db', 'sync')).stdout).toMatch(/^(.*: up to date\n){3}$/);
     expect((await run('db', 'sync', '--database_connection', cell1.url)).stdout).toBe('database: up to date\n');
-    expect((await manage(['db', 'version', '--database_connection', cell1.url])).stdout).toBe('1\n');
+    expect((await manage(['db', 'version', '--database_connection', cell1.url])).stdout).toBe('2\n');
   });
 
   it('list_cells masks passwords unless --verbose', async () => {

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import {
+  CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, getMigration, listInstances, listMigrations, updateMigrationStatus,
+  vmStateFromWire, vmStateToWire,
+} from '@cellsched/cell-db';
+import { VmState } from '@cellsched/wire';
+
+let db: TestDatabase;
+beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_more', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }); });
+afterAll(async () => { await db.drop(); });
+
+const flavor = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+
+describe('createInstance under concurrent redelivery', () => {
+  it('five concurrent creates of one uuid: exactly one is new, all see the same row', async () => {
+    const uuid = randomUUID();
+    const results = await Promise.all([0, 1, 2, 3, 4].map((i) =>
+      createInstance(db.pool, { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', host: `h${i}` })));
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.instance.host)).size).toBe(1);
+  });
+});
+
+describe('listInstances key-set pagination', () => {
+  it('pages through newest first without gaps or repeats', async () => {
+    const project = `page-${randomUUID()}`;
+    for (let i = 0; i < 7; i++) await createInstance(db.pool, { uuid: randomUUID(), projectId: project, userId: 'u', flavor, vmState: 'active' });
+    const all = await listInstances(db.pool, { projectId: project });
+    const seen: string[] = [];
+    let after: { createdAt: Date; uuid: string } | undefined;
+    for (;;) {
+      const page = await listInstances(db.pool, { projectId: project, limit: 3, after });
+      if (page.length === 0) break;
+      seen.push(...page.map((i) => i.uuid));
+      const last = page[page.length - 1];
+      if (last === undefined) break;
+      after = { createdAt: last.createdAt, uuid: last.uuid };
+    }
+    expect(seen).toEqual(all.map((i) => i.uuid));
+    expect(seen).toHaveLength(7);
+    await expect(listInstances(db.pool, { limit: -1 })).rejects.toMatchObject({ code: 'cell_db.instance.invalid' });
+  });
+});
+
+describe('migration records', () => {
+  it('are created idempotently and move status only from an expected one', async () => {
+    const instanceUuid = randomUUID();
+    const uuid = randomUUID();
+    const first = await createMigration(db.pool, { uuid, instanceUuid, migrationType: 'resize', status: 'pre-migrating', sourceCompute: 'h1', sourceNode: 'h1' });
+    expect(first.created).toBe(true);
+    expect((await createMigration(db.pool, { uuid, instanceUuid, migrationType: 'resize', status: 'error' })).created).toBe(false);
+    expect((await updateMigrationStatus(db.pool, uuid, 'migrating', ['pre-migrating']))?.status).toBe('migrating');
+    expect(await updateMigrationStatus(db.pool, uuid, 'finished', ['pre-migrating'])).toBeUndefined();
+    expect((await getMigration(db.pool, uuid))?.status).toBe('migrating');
+    expect((await listMigrations(db.pool, instanceUuid)).map((m) => m.uuid)).toEqual([uuid]);
+    await expect(createMigration(db.pool, { instanceUuid, migrationType: 'teleport' as never, status: 'x' })).rejects.toMatchObject({ code: '23514' });
+  });
+});
+
+describe('vm states', () => {
+  it('map between Nova strings and the wire enum', () => {
+    expect(vmStateToWire('building')).toBe(VmState.VM_STATE_BUILDING);
+    expect(vmStateToWire('paused')).toBe(VmState.VM_STATE_UNSPECIFIED);
+    expect(vmStateFromWire(VmState.VM_STATE_SHELVED_OFFLOADED)).toBe('shelved_offloaded');
+    expect(() => vmStateFromWire(VmState.VM_STATE_UNSPECIFIED)).toThrow(TypeError);
+  });
+});
