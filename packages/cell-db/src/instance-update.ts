@@ -28,6 +28,14 @@ export interface InstanceChanges {
 export interface StateGuard {
   expectedTaskState?: readonly (string | null)[];
   expectedVmState?: readonly VmStateName[];
+  /**
+   * Beyond Nova: the build attempt the caller acts on. The cell conductor's retry (from the
+   * compute's failure cast) and its build-deadline watchdog may both try to move a build on;
+   * guarding on the attempt makes exactly one of them succeed.
+   */
+  expectedBuildAttempt?: number;
+  /** Beyond Nova: the host the caller believes the instance is on (`null` = none). */
+  expectedHost?: string | null;
 }
 
 /**
@@ -40,7 +48,9 @@ export type UpdateInstanceResult =
   | { readonly kind: 'updated'; readonly instance: InstanceRecord }
   | { readonly kind: 'not_found' }
   | { readonly kind: 'unexpected_task_state'; readonly instance: InstanceRecord }
-  | { readonly kind: 'unexpected_vm_state'; readonly instance: InstanceRecord };
+  | { readonly kind: 'unexpected_vm_state'; readonly instance: InstanceRecord }
+  | { readonly kind: 'unexpected_build_attempt'; readonly instance: InstanceRecord }
+  | { readonly kind: 'unexpected_host'; readonly instance: InstanceRecord };
 
 type Encoder = (v: never) => unknown;
 const COLUMNS: Record<keyof InstanceChanges, [string, Encoder]> = {
@@ -71,6 +81,23 @@ function setClause(changes: InstanceChanges, values: unknown[]): string {
   return sets.join(', ');
 }
 
+/** Which part of the guard the current row fails, or undefined if it holds now. Pure. */
+type Mismatch = Exclude<UpdateInstanceResult['kind'], 'updated' | 'not_found'>;
+
+function mismatch(current: InstanceRecord, guard: StateGuard): Mismatch | undefined {
+  if (guard.expectedTaskState !== undefined && !guard.expectedTaskState.includes(current.taskState)) return 'unexpected_task_state';
+  if (guard.expectedVmState !== undefined && !guard.expectedVmState.includes(current.vmState)) return 'unexpected_vm_state';
+  if (guard.expectedBuildAttempt !== undefined && guard.expectedBuildAttempt !== current.buildAttempt) return 'unexpected_build_attempt';
+  if (guard.expectedHost !== undefined && guard.expectedHost !== current.host) return 'unexpected_host';
+  return undefined;
+}
+
+function checkChanges(changes: InstanceChanges): void {
+  if (changes.buildAttempt !== undefined && (!Number.isSafeInteger(changes.buildAttempt) || changes.buildAttempt < 1)) {
+    throw new CellDbError('cell_db.instance.invalid', 'build_attempt must be an integer >= 1');
+  }
+}
+
 /**
  * Updates a live instance if the guard holds, atomically (one UPDATE ... WHERE state matches).
  * Safe to retry: with a guard, a retry after success reports `unexpected_*` and changes nothing.
@@ -78,22 +105,20 @@ function setClause(changes: InstanceChanges, values: unknown[]): string {
  */
 export async function updateInstance(db: Queryable, uuid: string, changes: InstanceChanges, guard: StateGuard = {}): Promise<UpdateInstanceResult> {
   const id = checkUuid(uuid, 'instance uuid');
-  if (changes.buildAttempt !== undefined && (!Number.isSafeInteger(changes.buildAttempt) || changes.buildAttempt < 1)) {
-    throw new CellDbError('cell_db.instance.invalid', 'build_attempt must be an integer >= 1');
-  }
+  checkChanges(changes);
   const tasks = guard.expectedTaskState;
-  // NOTE: NULL never matches = ANY(), so "no task" is passed as its own flag ($3).
-  const values: unknown[] = [id, tasks?.filter((t) => t !== null) ?? null, tasks?.includes(null) ?? false, guard.expectedVmState ?? null];
+  // NOTE: NULL never matches = ANY() or =, so "no task" / "no host" travel as their own flags.
+  const values: unknown[] = [id, tasks?.filter((t) => t !== null) ?? null, tasks?.includes(null) ?? false, guard.expectedVmState ?? null,
+    guard.expectedBuildAttempt ?? null, guard.expectedHost !== undefined, guard.expectedHost ?? null];
   const r = await db.query<InstanceRow>(
     `UPDATE instances SET ${setClause(changes, values)}
      WHERE uuid = $1 AND deleted_at IS NULL
        AND ($2::text[] IS NULL OR task_state = ANY($2) OR (task_state IS NULL AND $3))
-       AND ($4::text[] IS NULL OR vm_state = ANY($4)) RETURNING ${INSTANCE_COLUMNS}`, values);
+       AND ($4::text[] IS NULL OR vm_state = ANY($4)) AND ($5::int IS NULL OR build_attempt = $5)
+       AND (NOT $6 OR host IS NOT DISTINCT FROM $7::text) RETURNING ${INSTANCE_COLUMNS}`, values);
   if (r.rows[0] !== undefined) return { kind: 'updated', instance: toInstanceRecord(r.rows[0]) };
   const current = await getInstance(db, id);
   if (current === undefined) return { kind: 'not_found' };
-  if (tasks !== undefined && !tasks.includes(current.taskState)) return { kind: 'unexpected_task_state', instance: current };
-  if (guard.expectedVmState !== undefined && !guard.expectedVmState.includes(current.vmState)) return { kind: 'unexpected_vm_state', instance: current };
-  // The row changed between the UPDATE and the read so that the guard now holds: report it as a lost race.
-  return { kind: 'unexpected_task_state', instance: current };
+  // If the guard holds on the re-read, the row changed between the UPDATE and the read: a lost race.
+  return { kind: mismatch(current, guard) ?? 'unexpected_task_state', instance: current };
 }

@@ -116,3 +116,17 @@ describe('instance faults', () => {
     await expect(addInstanceFault(db.pool, { instanceUuid: randomUUID(), code: 500, message: 'm' })).rejects.toMatchObject({ code: '23503' });
   });
 });
+
+describe('build-attempt and host guards (beyond Nova)', () => {
+  it('of the compute-failure retry and the watchdog, exactly one moves the build on', async () => {
+    const { instance } = await createInstance(db.pool, newInstance({ taskState: 'spawning', host: 'h1', buildHostList: [alt('h2'), alt('h3')] }));
+    const next = { buildAttempt: 2, host: 'h2', buildHostList: instance.buildHostList.slice(1) };
+    const both = await Promise.all([0, 1].map(() => updateInstance(db.pool, instance.uuid, next, { expectedBuildAttempt: 1, expectedHost: 'h1' })));
+    expect(both.map((r) => r.kind).sort()).toEqual(['unexpected_build_attempt', 'updated']);
+    // A late failure report from h1 no longer matches the host.
+    expect(await updateInstance(db.pool, instance.uuid, { vmState: 'error' }, { expectedHost: 'h1' }))
+      .toMatchObject({ kind: 'unexpected_host', instance: { host: 'h2', buildAttempt: 2 } });
+    expect((await updateInstance(db.pool, instance.uuid, { host: null }, { expectedHost: 'h2', expectedBuildAttempt: 2 })).kind).toBe('updated');
+    expect((await updateInstance(db.pool, instance.uuid, { host: 'h3' }, { expectedHost: null })).kind).toBe('updated');
+  });
+});
