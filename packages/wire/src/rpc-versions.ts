@@ -11,7 +11,7 @@ export interface CastServiceInfo {
 
 export const CAST_SERVICES = {
   SuperConductorService: { rpcVersion: '1.0', topic: 'conductor' },
-  CellConductorService: { rpcVersion: '1.0', topic: 'conductor' },
-  ComputeService: { rpcVersion: '1.0', topic: 'compute' },
+  CellConductorService: { rpcVersion: '1.1', topic: 'conductor' },
+  ComputeService: { rpcVersion: '1.1', topic: 'compute' },
   EchoService: { rpcVersion: '1.0', topic: 'echo' },
 } as const satisfies Record<string, CastServiceInfo>;

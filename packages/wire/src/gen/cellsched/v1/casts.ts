@@ -68,6 +68,98 @@ export interface BuildAndRunInstanceRequest {
 export interface BuildAndRunInstanceResponse {
 }
 
+/**
+ * One simulated host's service and compute node, as its compute reports them (Nova's
+ * Service.create + ResourceTracker._update for one node).
+ */
+export interface ComputeHostReport {
+  host: string;
+  /** "nova-compute". */
+  binary: string;
+  /** "compute". */
+  topic: string;
+  serviceVersion: number;
+  /** The compute node (= its root resource provider) uuid. */
+  computeNodeUuid: string;
+  hypervisorHostname: string;
+  vcpus: number;
+  memoryMb: number;
+  localGb: number;
+  hypervisorType: string;
+  cpuAllocationRatio: number;
+  ramAllocationRatio: number;
+  diskAllocationRatio: number;
+  vcpusUsed: number;
+  memoryMbUsed: number;
+  localGbUsed: number;
+  runningVms: number;
+}
+
+/**
+ * Cast from a compute process to its cell conductor at start and after each resource
+ * change: registers (idempotently) the services and compute nodes of many hosts at once.
+ */
+export interface ReportComputeHostsRequest {
+  hosts: ComputeHostReport[];
+}
+
+export interface ReportComputeHostsResponse {
+}
+
+/**
+ * Cast from a compute process to its cell conductor every report interval (Nova's
+ * servicegroup DB driver, batched for the hosts one process simulates).
+ */
+export interface ServiceHeartbeatsRequest {
+  binary: string;
+  hosts: string[];
+}
+
+export interface ServiceHeartbeatsResponse {
+}
+
+/** Cast from a compute to its cell conductor once an instance is spawned. */
+export interface BuildSucceededRequest {
+  instanceUuid: string;
+  host: string;
+  node: string;
+  /** The build attempt the compute ran (BuildAndRunInstanceRequest.attempt). */
+  attempt: number;
+  requestId: string;
+}
+
+export interface BuildSucceededResponse {
+}
+
+/**
+ * Cast from a compute to its cell conductor after a build failure that another host
+ * cannot fix (Nova's BuildAbortException): the instance goes to ERROR, its claim released.
+ */
+export interface BuildAbortedRequest {
+  instanceUuid: string;
+  host: string;
+  attempt: number;
+  failure: Failure | undefined;
+  requestId: string;
+}
+
+export interface BuildAbortedResponse {
+}
+
+/**
+ * Cast from the cell conductor to a compute that spawned an instance it no longer owns
+ * (a stale or redelivered build lost to a reschedule or a delete): destroy the local guest.
+ */
+export interface TerminateInstanceRequest {
+  instanceUuid: string;
+  /** The attempt whose guest must go; a guest of a later attempt is kept. */
+  attempt: number;
+  reason: string;
+}
+
+export interface TerminateInstanceResponse {
+}
+
 function createBaseBuildRequestRef(): BuildRequestRef {
   return { instanceUuid: "", displayName: "", launchIndex: 0 };
 }
@@ -804,6 +896,1204 @@ export const BuildAndRunInstanceResponse: MessageFns<BuildAndRunInstanceResponse
   },
 };
 
+function createBaseComputeHostReport(): ComputeHostReport {
+  return {
+    host: "",
+    binary: "",
+    topic: "",
+    serviceVersion: 0,
+    computeNodeUuid: "",
+    hypervisorHostname: "",
+    vcpus: 0,
+    memoryMb: 0,
+    localGb: 0,
+    hypervisorType: "",
+    cpuAllocationRatio: 0,
+    ramAllocationRatio: 0,
+    diskAllocationRatio: 0,
+    vcpusUsed: 0,
+    memoryMbUsed: 0,
+    localGbUsed: 0,
+    runningVms: 0,
+  };
+}
+
+export const ComputeHostReport: MessageFns<ComputeHostReport> = {
+  encode(message: ComputeHostReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.host !== "") {
+      writer.uint32(10).string(message.host);
+    }
+    if (message.binary !== "") {
+      writer.uint32(18).string(message.binary);
+    }
+    if (message.topic !== "") {
+      writer.uint32(26).string(message.topic);
+    }
+    if (message.serviceVersion !== 0) {
+      writer.uint32(32).int32(message.serviceVersion);
+    }
+    if (message.computeNodeUuid !== "") {
+      writer.uint32(42).string(message.computeNodeUuid);
+    }
+    if (message.hypervisorHostname !== "") {
+      writer.uint32(50).string(message.hypervisorHostname);
+    }
+    if (message.vcpus !== 0) {
+      writer.uint32(56).int32(message.vcpus);
+    }
+    if (message.memoryMb !== 0) {
+      writer.uint32(64).int32(message.memoryMb);
+    }
+    if (message.localGb !== 0) {
+      writer.uint32(72).int32(message.localGb);
+    }
+    if (message.hypervisorType !== "") {
+      writer.uint32(82).string(message.hypervisorType);
+    }
+    if (message.cpuAllocationRatio !== 0) {
+      writer.uint32(89).double(message.cpuAllocationRatio);
+    }
+    if (message.ramAllocationRatio !== 0) {
+      writer.uint32(97).double(message.ramAllocationRatio);
+    }
+    if (message.diskAllocationRatio !== 0) {
+      writer.uint32(105).double(message.diskAllocationRatio);
+    }
+    if (message.vcpusUsed !== 0) {
+      writer.uint32(112).int32(message.vcpusUsed);
+    }
+    if (message.memoryMbUsed !== 0) {
+      writer.uint32(120).int32(message.memoryMbUsed);
+    }
+    if (message.localGbUsed !== 0) {
+      writer.uint32(128).int32(message.localGbUsed);
+    }
+    if (message.runningVms !== 0) {
+      writer.uint32(136).int32(message.runningVms);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ComputeHostReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseComputeHostReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.binary = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.topic = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.serviceVersion = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.computeNodeUuid = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.hypervisorHostname = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.vcpus = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.memoryMb = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.localGb = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.hypervisorType = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 89) {
+              break;
+            }
+
+            message.cpuAllocationRatio = reader.double();
+            continue;
+          }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.ramAllocationRatio = reader.double();
+            continue;
+          }
+          case 13: {
+            if (tag !== 105) {
+              break;
+            }
+
+            message.diskAllocationRatio = reader.double();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.vcpusUsed = reader.int32();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.memoryMbUsed = reader.int32();
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.localGbUsed = reader.int32();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.runningVms = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ComputeHostReport {
+    return {
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      binary: isSet(object.binary) ? globalThis.String(object.binary) : "",
+      topic: isSet(object.topic) ? globalThis.String(object.topic) : "",
+      serviceVersion: isSet(object.serviceVersion)
+        ? globalThis.Number(object.serviceVersion)
+        : isSet(object.service_version)
+        ? globalThis.Number(object.service_version)
+        : 0,
+      computeNodeUuid: isSet(object.computeNodeUuid)
+        ? globalThis.String(object.computeNodeUuid)
+        : isSet(object.compute_node_uuid)
+        ? globalThis.String(object.compute_node_uuid)
+        : "",
+      hypervisorHostname: isSet(object.hypervisorHostname)
+        ? globalThis.String(object.hypervisorHostname)
+        : isSet(object.hypervisor_hostname)
+        ? globalThis.String(object.hypervisor_hostname)
+        : "",
+      vcpus: isSet(object.vcpus) ? globalThis.Number(object.vcpus) : 0,
+      memoryMb: isSet(object.memoryMb)
+        ? globalThis.Number(object.memoryMb)
+        : isSet(object.memory_mb)
+        ? globalThis.Number(object.memory_mb)
+        : 0,
+      localGb: isSet(object.localGb)
+        ? globalThis.Number(object.localGb)
+        : isSet(object.local_gb)
+        ? globalThis.Number(object.local_gb)
+        : 0,
+      hypervisorType: isSet(object.hypervisorType)
+        ? globalThis.String(object.hypervisorType)
+        : isSet(object.hypervisor_type)
+        ? globalThis.String(object.hypervisor_type)
+        : "",
+      cpuAllocationRatio: isSet(object.cpuAllocationRatio)
+        ? globalThis.Number(object.cpuAllocationRatio)
+        : isSet(object.cpu_allocation_ratio)
+        ? globalThis.Number(object.cpu_allocation_ratio)
+        : 0,
+      ramAllocationRatio: isSet(object.ramAllocationRatio)
+        ? globalThis.Number(object.ramAllocationRatio)
+        : isSet(object.ram_allocation_ratio)
+        ? globalThis.Number(object.ram_allocation_ratio)
+        : 0,
+      diskAllocationRatio: isSet(object.diskAllocationRatio)
+        ? globalThis.Number(object.diskAllocationRatio)
+        : isSet(object.disk_allocation_ratio)
+        ? globalThis.Number(object.disk_allocation_ratio)
+        : 0,
+      vcpusUsed: isSet(object.vcpusUsed)
+        ? globalThis.Number(object.vcpusUsed)
+        : isSet(object.vcpus_used)
+        ? globalThis.Number(object.vcpus_used)
+        : 0,
+      memoryMbUsed: isSet(object.memoryMbUsed)
+        ? globalThis.Number(object.memoryMbUsed)
+        : isSet(object.memory_mb_used)
+        ? globalThis.Number(object.memory_mb_used)
+        : 0,
+      localGbUsed: isSet(object.localGbUsed)
+        ? globalThis.Number(object.localGbUsed)
+        : isSet(object.local_gb_used)
+        ? globalThis.Number(object.local_gb_used)
+        : 0,
+      runningVms: isSet(object.runningVms)
+        ? globalThis.Number(object.runningVms)
+        : isSet(object.running_vms)
+        ? globalThis.Number(object.running_vms)
+        : 0,
+    };
+  },
+
+  toJSON(message: ComputeHostReport): unknown {
+    const obj: any = {};
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.binary !== "") {
+      obj.binary = message.binary;
+    }
+    if (message.topic !== "") {
+      obj.topic = message.topic;
+    }
+    if (message.serviceVersion !== 0) {
+      obj.serviceVersion = Math.round(message.serviceVersion);
+    }
+    if (message.computeNodeUuid !== "") {
+      obj.computeNodeUuid = message.computeNodeUuid;
+    }
+    if (message.hypervisorHostname !== "") {
+      obj.hypervisorHostname = message.hypervisorHostname;
+    }
+    if (message.vcpus !== 0) {
+      obj.vcpus = Math.round(message.vcpus);
+    }
+    if (message.memoryMb !== 0) {
+      obj.memoryMb = Math.round(message.memoryMb);
+    }
+    if (message.localGb !== 0) {
+      obj.localGb = Math.round(message.localGb);
+    }
+    if (message.hypervisorType !== "") {
+      obj.hypervisorType = message.hypervisorType;
+    }
+    if (message.cpuAllocationRatio !== 0) {
+      obj.cpuAllocationRatio = floatToJson(message.cpuAllocationRatio);
+    }
+    if (message.ramAllocationRatio !== 0) {
+      obj.ramAllocationRatio = floatToJson(message.ramAllocationRatio);
+    }
+    if (message.diskAllocationRatio !== 0) {
+      obj.diskAllocationRatio = floatToJson(message.diskAllocationRatio);
+    }
+    if (message.vcpusUsed !== 0) {
+      obj.vcpusUsed = Math.round(message.vcpusUsed);
+    }
+    if (message.memoryMbUsed !== 0) {
+      obj.memoryMbUsed = Math.round(message.memoryMbUsed);
+    }
+    if (message.localGbUsed !== 0) {
+      obj.localGbUsed = Math.round(message.localGbUsed);
+    }
+    if (message.runningVms !== 0) {
+      obj.runningVms = Math.round(message.runningVms);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ComputeHostReport>, I>>(base?: I): ComputeHostReport {
+    return ComputeHostReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ComputeHostReport>, I>>(object: I): ComputeHostReport {
+    const message = createBaseComputeHostReport();
+    message.host = object.host ?? "";
+    message.binary = object.binary ?? "";
+    message.topic = object.topic ?? "";
+    message.serviceVersion = object.serviceVersion ?? 0;
+    message.computeNodeUuid = object.computeNodeUuid ?? "";
+    message.hypervisorHostname = object.hypervisorHostname ?? "";
+    message.vcpus = object.vcpus ?? 0;
+    message.memoryMb = object.memoryMb ?? 0;
+    message.localGb = object.localGb ?? 0;
+    message.hypervisorType = object.hypervisorType ?? "";
+    message.cpuAllocationRatio = object.cpuAllocationRatio ?? 0;
+    message.ramAllocationRatio = object.ramAllocationRatio ?? 0;
+    message.diskAllocationRatio = object.diskAllocationRatio ?? 0;
+    message.vcpusUsed = object.vcpusUsed ?? 0;
+    message.memoryMbUsed = object.memoryMbUsed ?? 0;
+    message.localGbUsed = object.localGbUsed ?? 0;
+    message.runningVms = object.runningVms ?? 0;
+    return message;
+  },
+};
+
+function createBaseReportComputeHostsRequest(): ReportComputeHostsRequest {
+  return { hosts: [] };
+}
+
+export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = {
+  encode(message: ReportComputeHostsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.hosts) {
+      ComputeHostReport.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportComputeHostsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportComputeHostsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hosts.push(ComputeHostReport.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportComputeHostsRequest {
+    return {
+      hosts: globalThis.Array.isArray(object?.hosts) ? object.hosts.map((e: any) => ComputeHostReport.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ReportComputeHostsRequest): unknown {
+    const obj: any = {};
+    if (message.hosts?.length) {
+      obj.hosts = message.hosts.map((e) => ComputeHostReport.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReportComputeHostsRequest>, I>>(base?: I): ReportComputeHostsRequest {
+    return ReportComputeHostsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReportComputeHostsRequest>, I>>(object: I): ReportComputeHostsRequest {
+    const message = createBaseReportComputeHostsRequest();
+    message.hosts = object.hosts?.map((e) => ComputeHostReport.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseReportComputeHostsResponse(): ReportComputeHostsResponse {
+  return {};
+}
+
+export const ReportComputeHostsResponse: MessageFns<ReportComputeHostsResponse> = {
+  encode(_: ReportComputeHostsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportComputeHostsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportComputeHostsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ReportComputeHostsResponse {
+    return {};
+  },
+
+  toJSON(_: ReportComputeHostsResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReportComputeHostsResponse>, I>>(base?: I): ReportComputeHostsResponse {
+    return ReportComputeHostsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReportComputeHostsResponse>, I>>(_: I): ReportComputeHostsResponse {
+    const message = createBaseReportComputeHostsResponse();
+    return message;
+  },
+};
+
+function createBaseServiceHeartbeatsRequest(): ServiceHeartbeatsRequest {
+  return { binary: "", hosts: [] };
+}
+
+export const ServiceHeartbeatsRequest: MessageFns<ServiceHeartbeatsRequest> = {
+  encode(message: ServiceHeartbeatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.binary !== "") {
+      writer.uint32(10).string(message.binary);
+    }
+    for (const v of message.hosts) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceHeartbeatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceHeartbeatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.binary = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.hosts.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ServiceHeartbeatsRequest {
+    return {
+      binary: isSet(object.binary) ? globalThis.String(object.binary) : "",
+      hosts: globalThis.Array.isArray(object?.hosts) ? object.hosts.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: ServiceHeartbeatsRequest): unknown {
+    const obj: any = {};
+    if (message.binary !== "") {
+      obj.binary = message.binary;
+    }
+    if (message.hosts?.length) {
+      obj.hosts = message.hosts;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ServiceHeartbeatsRequest>, I>>(base?: I): ServiceHeartbeatsRequest {
+    return ServiceHeartbeatsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ServiceHeartbeatsRequest>, I>>(object: I): ServiceHeartbeatsRequest {
+    const message = createBaseServiceHeartbeatsRequest();
+    message.binary = object.binary ?? "";
+    message.hosts = object.hosts?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseServiceHeartbeatsResponse(): ServiceHeartbeatsResponse {
+  return {};
+}
+
+export const ServiceHeartbeatsResponse: MessageFns<ServiceHeartbeatsResponse> = {
+  encode(_: ServiceHeartbeatsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceHeartbeatsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceHeartbeatsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ServiceHeartbeatsResponse {
+    return {};
+  },
+
+  toJSON(_: ServiceHeartbeatsResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ServiceHeartbeatsResponse>, I>>(base?: I): ServiceHeartbeatsResponse {
+    return ServiceHeartbeatsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ServiceHeartbeatsResponse>, I>>(_: I): ServiceHeartbeatsResponse {
+    const message = createBaseServiceHeartbeatsResponse();
+    return message;
+  },
+};
+
+function createBaseBuildSucceededRequest(): BuildSucceededRequest {
+  return { instanceUuid: "", host: "", node: "", attempt: 0, requestId: "" };
+}
+
+export const BuildSucceededRequest: MessageFns<BuildSucceededRequest> = {
+  encode(message: BuildSucceededRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instanceUuid !== "") {
+      writer.uint32(10).string(message.instanceUuid);
+    }
+    if (message.host !== "") {
+      writer.uint32(18).string(message.host);
+    }
+    if (message.node !== "") {
+      writer.uint32(26).string(message.node);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(32).int32(message.attempt);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BuildSucceededRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBuildSucceededRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instanceUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.node = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BuildSucceededRequest {
+    return {
+      instanceUuid: isSet(object.instanceUuid)
+        ? globalThis.String(object.instanceUuid)
+        : isSet(object.instance_uuid)
+        ? globalThis.String(object.instance_uuid)
+        : "",
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      node: isSet(object.node) ? globalThis.String(object.node) : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: BuildSucceededRequest): unknown {
+    const obj: any = {};
+    if (message.instanceUuid !== "") {
+      obj.instanceUuid = message.instanceUuid;
+    }
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.node !== "") {
+      obj.node = message.node;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BuildSucceededRequest>, I>>(base?: I): BuildSucceededRequest {
+    return BuildSucceededRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BuildSucceededRequest>, I>>(object: I): BuildSucceededRequest {
+    const message = createBaseBuildSucceededRequest();
+    message.instanceUuid = object.instanceUuid ?? "";
+    message.host = object.host ?? "";
+    message.node = object.node ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseBuildSucceededResponse(): BuildSucceededResponse {
+  return {};
+}
+
+export const BuildSucceededResponse: MessageFns<BuildSucceededResponse> = {
+  encode(_: BuildSucceededResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BuildSucceededResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBuildSucceededResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): BuildSucceededResponse {
+    return {};
+  },
+
+  toJSON(_: BuildSucceededResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BuildSucceededResponse>, I>>(base?: I): BuildSucceededResponse {
+    return BuildSucceededResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BuildSucceededResponse>, I>>(_: I): BuildSucceededResponse {
+    const message = createBaseBuildSucceededResponse();
+    return message;
+  },
+};
+
+function createBaseBuildAbortedRequest(): BuildAbortedRequest {
+  return { instanceUuid: "", host: "", attempt: 0, failure: undefined, requestId: "" };
+}
+
+export const BuildAbortedRequest: MessageFns<BuildAbortedRequest> = {
+  encode(message: BuildAbortedRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instanceUuid !== "") {
+      writer.uint32(10).string(message.instanceUuid);
+    }
+    if (message.host !== "") {
+      writer.uint32(18).string(message.host);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(24).int32(message.attempt);
+    }
+    if (message.failure !== undefined) {
+      Failure.encode(message.failure, writer.uint32(34).fork()).join();
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BuildAbortedRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBuildAbortedRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instanceUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.failure = Failure.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BuildAbortedRequest {
+    return {
+      instanceUuid: isSet(object.instanceUuid)
+        ? globalThis.String(object.instanceUuid)
+        : isSet(object.instance_uuid)
+        ? globalThis.String(object.instance_uuid)
+        : "",
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      failure: isSet(object.failure) ? Failure.fromJSON(object.failure) : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: BuildAbortedRequest): unknown {
+    const obj: any = {};
+    if (message.instanceUuid !== "") {
+      obj.instanceUuid = message.instanceUuid;
+    }
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.failure !== undefined) {
+      obj.failure = Failure.toJSON(message.failure);
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BuildAbortedRequest>, I>>(base?: I): BuildAbortedRequest {
+    return BuildAbortedRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BuildAbortedRequest>, I>>(object: I): BuildAbortedRequest {
+    const message = createBaseBuildAbortedRequest();
+    message.instanceUuid = object.instanceUuid ?? "";
+    message.host = object.host ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.failure = (object.failure !== undefined && object.failure !== null)
+      ? Failure.fromPartial(object.failure)
+      : undefined;
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseBuildAbortedResponse(): BuildAbortedResponse {
+  return {};
+}
+
+export const BuildAbortedResponse: MessageFns<BuildAbortedResponse> = {
+  encode(_: BuildAbortedResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BuildAbortedResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBuildAbortedResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): BuildAbortedResponse {
+    return {};
+  },
+
+  toJSON(_: BuildAbortedResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BuildAbortedResponse>, I>>(base?: I): BuildAbortedResponse {
+    return BuildAbortedResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BuildAbortedResponse>, I>>(_: I): BuildAbortedResponse {
+    const message = createBaseBuildAbortedResponse();
+    return message;
+  },
+};
+
+function createBaseTerminateInstanceRequest(): TerminateInstanceRequest {
+  return { instanceUuid: "", attempt: 0, reason: "" };
+}
+
+export const TerminateInstanceRequest: MessageFns<TerminateInstanceRequest> = {
+  encode(message: TerminateInstanceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instanceUuid !== "") {
+      writer.uint32(10).string(message.instanceUuid);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(16).int32(message.attempt);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TerminateInstanceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTerminateInstanceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instanceUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TerminateInstanceRequest {
+    return {
+      instanceUuid: isSet(object.instanceUuid)
+        ? globalThis.String(object.instanceUuid)
+        : isSet(object.instance_uuid)
+        ? globalThis.String(object.instance_uuid)
+        : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: TerminateInstanceRequest): unknown {
+    const obj: any = {};
+    if (message.instanceUuid !== "") {
+      obj.instanceUuid = message.instanceUuid;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TerminateInstanceRequest>, I>>(base?: I): TerminateInstanceRequest {
+    return TerminateInstanceRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TerminateInstanceRequest>, I>>(object: I): TerminateInstanceRequest {
+    const message = createBaseTerminateInstanceRequest();
+    message.instanceUuid = object.instanceUuid ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseTerminateInstanceResponse(): TerminateInstanceResponse {
+  return {};
+}
+
+export const TerminateInstanceResponse: MessageFns<TerminateInstanceResponse> = {
+  encode(_: TerminateInstanceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TerminateInstanceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTerminateInstanceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): TerminateInstanceResponse {
+    return {};
+  },
+
+  toJSON(_: TerminateInstanceResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TerminateInstanceResponse>, I>>(base?: I): TerminateInstanceResponse {
+    return TerminateInstanceResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TerminateInstanceResponse>, I>>(_: I): TerminateInstanceResponse {
+    const message = createBaseTerminateInstanceResponse();
+    return message;
+  },
+};
+
 /** API bus, topic "conductor". */
 export type SuperConductorServiceService = typeof SuperConductorServiceService;
 export const SuperConductorServiceService = {
@@ -867,10 +2157,65 @@ export const CellConductorServiceService = {
       Buffer.from(BuildInstancesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): BuildInstancesResponse => BuildInstancesResponse.decode(value),
   },
+  /** 1.1 */
+  reportComputeHosts: {
+    path: "/cellsched.v1.CellConductorService/ReportComputeHosts" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReportComputeHostsRequest): Buffer =>
+      Buffer.from(ReportComputeHostsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReportComputeHostsRequest => ReportComputeHostsRequest.decode(value),
+    responseSerialize: (value: ReportComputeHostsResponse): Buffer =>
+      Buffer.from(ReportComputeHostsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReportComputeHostsResponse => ReportComputeHostsResponse.decode(value),
+  },
+  /** 1.1 */
+  serviceHeartbeats: {
+    path: "/cellsched.v1.CellConductorService/ServiceHeartbeats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ServiceHeartbeatsRequest): Buffer =>
+      Buffer.from(ServiceHeartbeatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ServiceHeartbeatsRequest => ServiceHeartbeatsRequest.decode(value),
+    responseSerialize: (value: ServiceHeartbeatsResponse): Buffer =>
+      Buffer.from(ServiceHeartbeatsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ServiceHeartbeatsResponse => ServiceHeartbeatsResponse.decode(value),
+  },
+  /** 1.1 */
+  buildSucceeded: {
+    path: "/cellsched.v1.CellConductorService/BuildSucceeded" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BuildSucceededRequest): Buffer =>
+      Buffer.from(BuildSucceededRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BuildSucceededRequest => BuildSucceededRequest.decode(value),
+    responseSerialize: (value: BuildSucceededResponse): Buffer =>
+      Buffer.from(BuildSucceededResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BuildSucceededResponse => BuildSucceededResponse.decode(value),
+  },
+  /** 1.1 */
+  buildAborted: {
+    path: "/cellsched.v1.CellConductorService/BuildAborted" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BuildAbortedRequest): Buffer => Buffer.from(BuildAbortedRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BuildAbortedRequest => BuildAbortedRequest.decode(value),
+    responseSerialize: (value: BuildAbortedResponse): Buffer =>
+      Buffer.from(BuildAbortedResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BuildAbortedResponse => BuildAbortedResponse.decode(value),
+  },
 } as const;
 
 export interface CellConductorServiceServer extends UntypedServiceImplementation {
   buildInstances: handleUnaryCall<BuildInstancesRequest, BuildInstancesResponse>;
+  /** 1.1 */
+  reportComputeHosts: handleUnaryCall<ReportComputeHostsRequest, ReportComputeHostsResponse>;
+  /** 1.1 */
+  serviceHeartbeats: handleUnaryCall<ServiceHeartbeatsRequest, ServiceHeartbeatsResponse>;
+  /** 1.1 */
+  buildSucceeded: handleUnaryCall<BuildSucceededRequest, BuildSucceededResponse>;
+  /** 1.1 */
+  buildAborted: handleUnaryCall<BuildAbortedRequest, BuildAbortedResponse>;
 }
 
 export interface CellConductorServiceClient extends Client {
@@ -888,6 +2233,70 @@ export interface CellConductorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: BuildInstancesResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.1 */
+  reportComputeHosts(
+    request: ReportComputeHostsRequest,
+    callback: (error: ServiceError | null, response: ReportComputeHostsResponse) => void,
+  ): ClientUnaryCall;
+  reportComputeHosts(
+    request: ReportComputeHostsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReportComputeHostsResponse) => void,
+  ): ClientUnaryCall;
+  reportComputeHosts(
+    request: ReportComputeHostsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReportComputeHostsResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.1 */
+  serviceHeartbeats(
+    request: ServiceHeartbeatsRequest,
+    callback: (error: ServiceError | null, response: ServiceHeartbeatsResponse) => void,
+  ): ClientUnaryCall;
+  serviceHeartbeats(
+    request: ServiceHeartbeatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ServiceHeartbeatsResponse) => void,
+  ): ClientUnaryCall;
+  serviceHeartbeats(
+    request: ServiceHeartbeatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ServiceHeartbeatsResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.1 */
+  buildSucceeded(
+    request: BuildSucceededRequest,
+    callback: (error: ServiceError | null, response: BuildSucceededResponse) => void,
+  ): ClientUnaryCall;
+  buildSucceeded(
+    request: BuildSucceededRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BuildSucceededResponse) => void,
+  ): ClientUnaryCall;
+  buildSucceeded(
+    request: BuildSucceededRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BuildSucceededResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.1 */
+  buildAborted(
+    request: BuildAbortedRequest,
+    callback: (error: ServiceError | null, response: BuildAbortedResponse) => void,
+  ): ClientUnaryCall;
+  buildAborted(
+    request: BuildAbortedRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BuildAbortedResponse) => void,
+  ): ClientUnaryCall;
+  buildAborted(
+    request: BuildAbortedRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BuildAbortedResponse) => void,
   ): ClientUnaryCall;
 }
 
@@ -914,10 +2323,24 @@ export const ComputeServiceService = {
       Buffer.from(BuildAndRunInstanceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): BuildAndRunInstanceResponse => BuildAndRunInstanceResponse.decode(value),
   },
+  /** 1.1 */
+  terminateInstance: {
+    path: "/cellsched.v1.ComputeService/TerminateInstance" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TerminateInstanceRequest): Buffer =>
+      Buffer.from(TerminateInstanceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TerminateInstanceRequest => TerminateInstanceRequest.decode(value),
+    responseSerialize: (value: TerminateInstanceResponse): Buffer =>
+      Buffer.from(TerminateInstanceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TerminateInstanceResponse => TerminateInstanceResponse.decode(value),
+  },
 } as const;
 
 export interface ComputeServiceServer extends UntypedServiceImplementation {
   buildAndRunInstance: handleUnaryCall<BuildAndRunInstanceRequest, BuildAndRunInstanceResponse>;
+  /** 1.1 */
+  terminateInstance: handleUnaryCall<TerminateInstanceRequest, TerminateInstanceResponse>;
 }
 
 export interface ComputeServiceClient extends Client {
@@ -936,6 +2359,22 @@ export interface ComputeServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: BuildAndRunInstanceResponse) => void,
   ): ClientUnaryCall;
+  /** 1.1 */
+  terminateInstance(
+    request: TerminateInstanceRequest,
+    callback: (error: ServiceError | null, response: TerminateInstanceResponse) => void,
+  ): ClientUnaryCall;
+  terminateInstance(
+    request: TerminateInstanceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TerminateInstanceResponse) => void,
+  ): ClientUnaryCall;
+  terminateInstance(
+    request: TerminateInstanceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TerminateInstanceResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const ComputeServiceClient = makeGenericClientConstructor(
@@ -946,6 +2385,10 @@ export const ComputeServiceClient = makeGenericClientConstructor(
   service: typeof ComputeServiceService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
