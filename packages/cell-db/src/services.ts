@@ -121,3 +121,20 @@ export async function deleteService(db: Queryable, id: number): Promise<boolean>
 export function toServiceRecord(r: Row): ServiceRecord {
   return toService(r);
 }
+
+/**
+ * Services changed (registered, heartbeat, disabled, forced down, deleted) after `since`, or
+ * every live one when `since` is undefined; with the cursor for the next call. The cursor
+ * lags the database clock by `overlapMs` (default 5 s) for the reason explained on
+ * `listHostRecordsChangedSince`: rows may repeat (merge by id), none is lost. Read-only.
+ */
+export async function listServicesChangedSince(db: Queryable, since: Date | undefined, opts: { overlapMs?: number } = {}): Promise<{ services: ServiceRecord[]; nextSince: Date }> {
+  const overlapMs = opts.overlapMs ?? 5000;
+  if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new CellDbError('cell_db.invalid', 'overlapMs must be a non-negative number');
+  const cursor = await db.query<{ next: Date }>('SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [since ?? null, overlapMs / 1000]);
+  const r = await db.query<Row>(
+    `SELECT ${SERVICE_COLUMNS} FROM services WHERE ($1::timestamptz IS NULL AND deleted_at IS NULL) OR updated_at > $1 ORDER BY id`, [since ?? null]);
+  const next = cursor.rows[0]?.next;
+  if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
+  return { services: r.rows.map(toService), nextSince: next };
+}

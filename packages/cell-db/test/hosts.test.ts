@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
   CELL_DB_MIGRATIONS_DIR, deleteComputeNode, deleteService, getComputeNode, getService, getServiceById, listComputeNodes,
   listHostRecordsChangedSince, listServices, listUnmappedComputeHosts, markComputeNodesMapped, recordServiceHeartbeat,
-  recordServiceHeartbeats, setServiceDisabled, setServiceForcedDown, updateComputeNodeStats, upsertComputeNode, upsertService,
+  recordServiceHeartbeats, listServicesChangedSince, setServiceDisabled, setServiceForcedDown, updateComputeNodeStats, upsertComputeNode, upsertService,
   type ComputeNodeReport,
 } from '@cellsched/cell-db';
 
@@ -120,6 +120,25 @@ describe('incremental host cache reads', () => {
       expect(overlapped.hosts.map((h) => h.node.uuid).sort()).toEqual([n1.uuid, n2.uuid].sort());
       expect(overlapped.nextSince.getTime()).toBe(initial.nextSince.getTime());
       await expect(listHostRecordsChangedSince(pool, undefined, { overlapMs: -1 })).rejects.toMatchObject({ code: 'cell_db.invalid' });
+    } finally {
+      await cellDb.drop();
+    }
+  });
+});
+
+describe('incremental service reads', () => {
+  it('initial load of live services, then only the changed ones, deletions included', async () => {
+    const cellDb = await createTestDatabase({ prefix: 'celldb_svc', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
+    try {
+      const a = (await upsertService(cellDb.pool, { host: 'a', binary: 'nova-compute' })).service;
+      const b = (await upsertService(cellDb.pool, { host: 'b', binary: 'nova-compute' })).service;
+      const first = await listServicesChangedSince(cellDb.pool, undefined, { overlapMs: 0 });
+      expect(first.services.map((s) => s.host)).toEqual(['a', 'b']);
+      await setServiceDisabled(cellDb.pool, b.id, true, 'maint');
+      await deleteService(cellDb.pool, a.id);
+      const next = await listServicesChangedSince(cellDb.pool, first.nextSince, { overlapMs: 0 });
+      expect(next.services.map((s) => [s.host, s.disabled, s.deletedAt !== null])).toEqual([['a', false, true], ['b', true, false]]);
+      expect((await listServicesChangedSince(cellDb.pool, next.nextSince, { overlapMs: 0 })).services).toEqual([]);
     } finally {
       await cellDb.drop();
     }
