@@ -1,0 +1,123 @@
+import { withDisabledTrait, type InventoryRecord } from './inventory';
+
+/** A REST error from placement, with Placement's error code (`placement.concurrent_update`, ...). */
+export class PlacementRestError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) { super(message); }
+}
+
+export interface ReportClientOptions {
+  /** Placement's REST endpoint, e.g. `http://127.0.0.1:8778`. */
+  readonly baseUrl: string;
+  /** noauth2 token (default `admin`: providers are admin-only in Placement). */
+  readonly token?: string;
+  /** Attempts of a generation-guarded write before giving up (default 5). */
+  readonly maxConflictRetries?: number;
+  /** Per-request timeout (default 10 s). */
+  readonly timeoutMs?: number;
+}
+
+const MICROVERSION = 'placement 1.39';
+type Json = Record<string, unknown>;
+
+/**
+ * The compute side of placement, like Nova's SchedulerReportClient: ensure the compute
+ * node's resource provider (named after the hypervisor hostname, uuid = compute node uuid),
+ * set its inventory and its traits. Every method is idempotent and converges: a
+ * generation conflict (`placement.concurrent_update`, someone else wrote the provider)
+ * refreshes the generation and retries, up to `maxConflictRetries`.
+ */
+export class ReportClient {
+  private readonly generations = new Map<string, number>();
+
+  constructor(private readonly opts: ReportClientOptions) {}
+
+  private async request(method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
+    const res = await fetch(`${this.opts.baseUrl}${path}`, {
+      method, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+      headers: { 'x-auth-token': this.opts.token ?? 'admin', 'openstack-api-version': MICROVERSION, accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    const json = text === '' ? {} : JSON.parse(text) as Json;
+    if (res.status >= 400) {
+      const err = (json.errors as { code?: string; detail?: string }[] | undefined)?.[0];
+      throw new PlacementRestError(res.status, err?.code ?? 'placement.undefined_code', `${method} ${path}: ${res.status} ${err?.detail ?? text}`);
+    }
+    return { status: res.status, json };
+  }
+
+  private async refreshGeneration(uuid: string): Promise<number> {
+    const { json } = await this.request('GET', `/resource_providers/${uuid}`);
+    const generation = json.generation as number;
+    this.generations.set(uuid, generation);
+    return generation;
+  }
+
+  /**
+   * Makes sure the provider exists (GET, else POST with this name and uuid). A concurrent
+   * creation of the same uuid is not an error. Returns its generation. A different provider
+   * already holding the name is `placement.duplicate_name` (409), as in Nova.
+   */
+  async ensureResourceProvider(uuid: string, name: string): Promise<number> {
+    try {
+      return await this.refreshGeneration(uuid);
+    } catch (err) {
+      if (!(err instanceof PlacementRestError) || err.status !== 404) throw err;
+    }
+    try {
+      const { json } = await this.request('POST', '/resource_providers', { uuid, name });
+      this.generations.set(uuid, json.generation as number);
+      return json.generation as number;
+    } catch (err) {
+      if (err instanceof PlacementRestError && err.status === 409 && err.code !== 'placement.duplicate_name') return this.refreshGeneration(uuid);
+      throw err;
+    }
+  }
+
+  private async guardedWrite(uuid: string, write: (generation: number) => Promise<{ json: Json }>): Promise<void> {
+    const attempts = this.opts.maxConflictRetries ?? 5;
+    for (let i = 1; ; i++) {
+      const generation = this.generations.get(uuid) ?? await this.refreshGeneration(uuid);
+      try {
+        const { json } = await write(generation);
+        this.generations.set(uuid, json.resource_provider_generation as number);
+        return;
+      } catch (err) {
+        if (!(err instanceof PlacementRestError && err.code === 'placement.concurrent_update') || i >= attempts) throw err;
+        await this.refreshGeneration(uuid);
+      }
+    }
+  }
+
+  /** Replaces the provider's whole inventory (PUT .../inventories). Idempotent. */
+  async setInventory(uuid: string, inventories: Readonly<Record<string, InventoryRecord>>): Promise<void> {
+    await this.guardedWrite(uuid, (g) => this.request('PUT', `/resource_providers/${uuid}/inventories`,
+      { resource_provider_generation: g, inventories }));
+  }
+
+  /** The provider's traits. Read-only. */
+  async getTraits(uuid: string): Promise<string[]> {
+    const { json } = await this.request('GET', `/resource_providers/${uuid}/traits`);
+    this.generations.set(uuid, json.resource_provider_generation as number);
+    return json.traits as string[];
+  }
+
+  /** Replaces the provider's traits, creating CUSTOM_* traits first (PUT /traits/{name}). Idempotent. */
+  async setTraits(uuid: string, traits: readonly string[]): Promise<void> {
+    for (const t of traits) if (t.startsWith('CUSTOM_')) await this.request('PUT', `/traits/${t}`);
+    await this.guardedWrite(uuid, (g) => this.request('PUT', `/resource_providers/${uuid}/traits`,
+      { resource_provider_generation: g, traits: [...traits] }));
+  }
+
+  /**
+   * Sets or clears COMPUTE_STATUS_DISABLED on the provider (Nova does this when the compute
+   * service is disabled, so the scheduler's pre-filter forbids the trait). Keeps the other traits.
+   */
+  async setComputeStatusDisabled(uuid: string, disabled: boolean): Promise<void> {
+    await this.guardedWrite(uuid, async (g) => {
+      const traits = withDisabledTrait(await this.getTraits(uuid), disabled);
+      return this.request('PUT', `/resource_providers/${uuid}/traits`, { resource_provider_generation: this.generations.get(uuid) ?? g, traits });
+    });
+  }
+}
