@@ -27,7 +27,8 @@ export interface NewInstanceFault {
 /**
  * Records a fault. **Not idempotent on its own**: write it in the same transaction as the
  * guarded state change it explains (`updateInstance` with an expected state), so that a
- * redelivered message fails the guard and adds no second fault. Throws
+ * redelivered message fails the guard and adds no second fault (or only when `createInstance`
+ * reported `created`, e.g. burying an instance in cell0). Throws
  * `cell_db.instance_fault.invalid` for bad input; a missing instance is a foreign-key error.
  */
 export async function addInstanceFault(db: Queryable, f: NewInstanceFault): Promise<InstanceFault> {
