@@ -1,0 +1,44 @@
+import { FailureError, GrpcStatus } from '@cellsched/grpc';
+import type { Pool } from 'pg';
+import type { GroupLock } from '../ports';
+
+/** Failure code when a group lock is not obtained in time (published: never changed). */
+export const GROUP_LOCK_TIMEOUT = 'scheduler.group_lock.timeout';
+
+/**
+ * GroupLock as a PostgreSQL transaction-level advisory lock in the API database, keyed by a
+ * 64-bit hash of the group uuid, so every scheduler replica serializes decisions for one group.
+ *
+ * `withLock` opens a transaction on its own connection, waits for the lock at most `timeoutMs`
+ * (`lock_timeout`; past it: FailureError `scheduler.group_lock.timeout`, UNAVAILABLE, retryable,
+ * nothing done), runs `fn`, and ends the transaction, which releases the lock whether `fn`
+ * resolved or threw. A lost connection also releases it (PostgreSQL ends the session). Not
+ * reentrant. Each held lock holds one pool connection: size the pool for the concurrent groups.
+ */
+export class AdvisoryGroupLock implements GroupLock {
+  constructor(private readonly pool: Pool, private readonly timeoutMs: number) {}
+
+  async withLock<T>(groupUuid: string, fn: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(this.timeoutMs))}`);
+      try {
+        await client.query("SELECT pg_advisory_xact_lock(hashtextextended('cellsched.scheduler.group:' || $1, 0))", [groupUuid]);
+      } catch (err) {
+        if ((err as { code?: unknown }).code === '55P03') {
+          throw FailureError.of(GROUP_LOCK_TIMEOUT, `server group ${groupUuid} is busy: lock not obtained in ${this.timeoutMs} ms`,
+            { status: GrpcStatus.UNAVAILABLE, retryable: true });
+        }
+        throw err;
+      }
+      return await fn();
+    } finally {
+      // NOTE: the transaction wrote nothing; ROLLBACK ends it and releases the lock. A connection
+      // that cannot even roll back is destroyed rather than returned to the pool.
+      let rollbackError: Error | undefined;
+      await client.query('ROLLBACK').catch((e: unknown) => { rollbackError = e instanceof Error ? e : new Error(String(e)); });
+      client.release(rollbackError);
+    }
+  }
+}

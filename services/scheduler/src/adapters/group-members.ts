@@ -1,0 +1,33 @@
+import { getInstanceGroup, type Queryable as ApiDb } from '@cellsched/api-db';
+import type { InstanceGroup } from '@cellsched/wire';
+import type { ComputeNodeRecord } from '../ports';
+import type { PlacementClient } from './placement';
+
+/** Resolves compute node (root provider) uuids to their records. */
+export type NodeLookup = (uuids: readonly string[]) => Promise<ReadonlyMap<string, ComputeNodeRecord>>;
+
+/**
+ * The port's `getGroupMemberHosts`, read fresh under the group lock: the members are the API DB's
+ * `instance_group_member` rows (plus the spec's, in case the group row is not visible yet), and
+ * where each holds a claim comes from placement (GetConsumerAllocations), mapped to the service
+ * host through the compute node records. A member without allocations counts nowhere. An
+ * allocation on a provider that is not a known compute node (a nested or sharing provider) is
+ * ignored: only root providers name a host. Read-only; safe to retry.
+ */
+export function groupMemberHosts(apiDb: ApiDb, placement: PlacementClient, lookup: NodeLookup) {
+  return async (group: InstanceGroup): Promise<ReadonlyMap<string, number>> => {
+    const row = await getInstanceGroup(apiDb, group.uuid);
+    const members = [...new Set([...group.members, ...(row?.members ?? [])])];
+    const held = await Promise.all(members.map(async (m) => {
+      const r = await placement.getConsumerAllocations({ consumerUuid: m });
+      return r.exists ? (r.consumer?.allocations ?? []).map((a) => a.resourceProviderUuid) : [];
+    }));
+    const nodes = await lookup([...new Set(held.flat())]);
+    const byHost = new Map<string, number>();
+    for (const providers of held) {
+      const hosts = new Set(providers.map((p) => nodes.get(p)?.host).filter((h): h is string => h !== undefined));
+      for (const h of hosts) byHost.set(h, (byHost.get(h) ?? 0) + 1);
+    }
+    return byHost;
+  };
+}

@@ -1,0 +1,62 @@
+import { randomInt } from 'node:crypto';
+import { FailureError, GrpcStatus, bindService, type ServiceBinding } from '@cellsched/grpc';
+import { SchedulerServiceService, type SelectDestinationsRequest as WireRequest, type SelectDestinationsResponse } from '@cellsched/wire';
+import { InvalidSchedulerRequest, SCHEDULER_ERROR_CODES } from '../../domain/errors';
+import { noValidHostFailure } from '../../domain/no-valid-host';
+import type { SchedulerCore, SelectDestinationsRequest } from '../../domain/select-destinations';
+
+/** Placement microversion labelled on allocation requests when the caller names none. */
+export const DEFAULT_ALLOCATION_REQUEST_VERSION = '1.36';
+
+/** Maps the wire request to the domain's; a seed of 0 becomes a random one (returned so it can be logged). */
+export function toDomainRequest(req: WireRequest): { request: SelectDestinationsRequest; seed: number } {
+  if (req.requestSpec === undefined) throw new InvalidSchedulerRequest('request_spec is required');
+  const seed = req.requestSpec.seed !== 0 ? req.requestSpec.seed : randomInt(1, 2 ** 31);
+  return {
+    seed,
+    request: {
+      spec: { ...req.requestSpec, seed },
+      instanceUuids: req.instanceUuids,
+      numAlternates: req.numAlternates,
+      allocationRequestVersion: req.allocationRequestVersion === '' ? DEFAULT_ALLOCATION_REQUEST_VERSION : req.allocationRequestVersion,
+    },
+  };
+}
+
+/** Observes each decision (latency, outcome) — metrics and logs hang off it. */
+export type DecisionObserver = (d: { ms: number; outcome: 'selected' | 'no_valid_host' | 'invalid' | 'error'; claimRetries: number }) => void;
+
+/**
+ * The gRPC SchedulerService over a SchedulerCore. SelectDestinations answers one SelectionList
+ * per instance uuid (chosen host first, then alternates) with the claim retries; NoValidHost is
+ * FAILED_PRECONDITION + Failure{code: "scheduler.no_valid_host", expected, diagnosis}; bad input
+ * is INVALID_ARGUMENT + `scheduler.request.invalid` (nothing read or written). Idempotent per
+ * instance uuid (every claim replaces the consumer's previous one).
+ */
+export function schedulerServiceBinding(core: SchedulerCore, observe: DecisionObserver = () => undefined): ServiceBinding {
+  return bindService(SchedulerServiceService, {
+    selectDestinations: async (req, ctx): Promise<SelectDestinationsResponse> => {
+      const started = performance.now();
+      const done = (outcome: Parameters<DecisionObserver>[0]['outcome'], claimRetries: number): void =>
+        observe({ ms: performance.now() - started, outcome, claimRetries });
+      let result;
+      try {
+        const { request, seed } = toDomainRequest(req);
+        if (req.requestSpec?.seed === 0) ctx.logger.debug({ seed }, 'request without seed: picked one');
+        result = await core.selectDestinations(request);
+      } catch (err) {
+        if (err instanceof InvalidSchedulerRequest) {
+          done('invalid', 0);
+          throw FailureError.of(SCHEDULER_ERROR_CODES.invalidRequest, err.message, { status: GrpcStatus.INVALID_ARGUMENT, expected: true });
+        }
+        done('error', 0);
+        throw err;
+      }
+      done(result.kind, result.claimRetries);
+      if (result.kind === 'no_valid_host') {
+        throw new FailureError(noValidHostFailure(result.reason, result.diagnosis, result.claimRetries), { status: GrpcStatus.FAILED_PRECONDITION });
+      }
+      return { destinations: result.destinations.map((selections) => ({ selections })), claimRetries: result.claimRetries };
+    },
+  });
+}

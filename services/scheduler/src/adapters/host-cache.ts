@@ -1,0 +1,167 @@
+/**
+ * The scheduler's copy of the cells' compute-node and service records plus the API DB's host
+ * aggregates (Omega's scheduler-side state): read-only, refreshed incrementally by updated_at
+ * watermark, never scanned per request.
+ */
+import { type HostRecord, listHostRecordsChangedSince, type Queryable as CellDb } from '@cellsched/cell-db';
+import { type Aggregate, listAggregates, type Queryable as ApiDb } from '@cellsched/api-db';
+import type { ComputeNodeRecord, HostAggregate } from '../ports';
+
+/** One cell the cache reads: its uuid and a pool on its database. */
+export interface CellSource {
+  readonly uuid: string;
+  readonly db: CellDb;
+}
+
+/** Options of {@link HostCache}. */
+export interface HostCacheOptions {
+  readonly cells: readonly CellSource[];
+  readonly apiDb: ApiDb;
+  /** A lookup older than this triggers an incremental refresh first (ms). */
+  readonly refreshMs: number;
+  /** A full reload (every node of every cell) at most this often (ms). */
+  readonly fullResyncMs: number;
+  readonly now?: () => number;
+}
+
+interface CellState {
+  readonly source: CellSource;
+  since: Date | undefined;
+  readonly raw: Map<string, HostRecord>;
+}
+
+/** Cache statistics (observability and tests). */
+export interface HostCacheStats {
+  refreshes: number;
+  fullLoads: number;
+  rowsRead: number;
+}
+
+function toDomain(r: HostRecord, cellUuid: string, aggregates: readonly HostAggregate[]): ComputeNodeRecord {
+  const { node, service } = r;
+  const stat = (k: string): number => Number.parseInt(node.stats[k] ?? '0', 10) || 0;
+  return {
+    uuid: node.uuid, host: node.host, nodename: node.hypervisorHostname, cellUuid,
+    // NOTE: a node without a live service row behaves as a disabled, never-reporting service.
+    serviceDisabled: service === undefined || service.disabled, serviceDisabledReason: service?.disabledReason ?? '',
+    forcedDown: service?.forcedDown ?? false,
+    // Nova's DB servicegroup driver: last_seen_up, else created_at.
+    lastHeartbeatAt: service === undefined ? undefined : (service.lastSeenUp ?? service.createdAt),
+    aggregates, hypervisorType: node.hypervisorType, hypervisorVersion: node.hypervisorVersion,
+    supportedInstances: node.supportedInstances.map(([arch, hvType, vmMode]) => ({ arch, hvType, vmMode })),
+    numIoOps: stat('io_workload'), failedBuilds: stat('failed_builds'),
+  };
+}
+
+/**
+ * Compute-node records of every cell, keyed by compute node (root provider) uuid.
+ *
+ * `getComputeNodes` costs a map lookup per uuid. When the last refresh is older than
+ * `refreshMs`, the first caller refreshes (one refresh in flight at a time, shared by concurrent
+ * callers): each cell reads only rows whose node or service `updated_at` moved past its
+ * watermark, and the aggregates (a small table) are re-read. Every `fullResyncMs` the cells are
+ * reloaded in full, which also drops nodes deleted in a way the cursor could miss. Reads only.
+ */
+export class HostCache {
+  private readonly cells: CellState[];
+  private records = new Map<string, ComputeNodeRecord>();
+  private aggregates: HostAggregate[] = [];
+  private aggregatesByHost = new Map<string, HostAggregate[]>();
+  private lastRefresh = Number.NEGATIVE_INFINITY;
+  private lastFull = Number.NEGATIVE_INFINITY;
+  private inFlight: Promise<void> | undefined;
+  private aggregatesFingerprint = '';
+  /** Node uuids read since the last rebuild. */
+  private readonly changed = new Set<string>();
+  private readonly now: () => number;
+  readonly stats: HostCacheStats = { refreshes: 0, fullLoads: 0, rowsRead: 0 };
+
+  constructor(private readonly opts: HostCacheOptions) {
+    this.cells = opts.cells.map((source) => ({ source, since: undefined, raw: new Map() }));
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Records for these uuids (unknown ones absent), refreshing first when the cache is stale. */
+  async getComputeNodes(uuids: readonly string[]): Promise<ReadonlyMap<string, ComputeNodeRecord>> {
+    await this.ensureFresh();
+    const out = new Map<string, ComputeNodeRecord>();
+    for (const u of uuids) {
+      const r = this.records.get(u);
+      if (r !== undefined) out.set(u, r);
+    }
+    return out;
+  }
+
+  /** Every host aggregate with its metadata, refreshing first when stale. */
+  async getAggregates(): Promise<readonly HostAggregate[]> {
+    await this.ensureFresh();
+    return this.aggregates;
+  }
+
+  /** How many live compute nodes the cache holds. */
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** Refreshes now (incrementally, or in full when `full` or the resync period passed). Concurrent calls share one refresh. */
+  refresh(opts: { full?: boolean } = {}): Promise<void> {
+    this.inFlight ??= this.doRefresh(opts.full ?? false).finally(() => { this.inFlight = undefined; });
+    return this.inFlight;
+  }
+
+  private async ensureFresh(): Promise<void> {
+    if (this.now() - this.lastRefresh >= this.opts.refreshMs) await this.refresh();
+  }
+
+  private async doRefresh(forceFull: boolean): Promise<void> {
+    const started = this.now();
+    const full = forceFull || started - this.lastFull >= this.opts.fullResyncMs;
+    const [aggregates] = await Promise.all([listAggregates(this.opts.apiDb), ...this.cells.map((c) => this.readCell(c, full))]);
+    const aggregatesChanged = this.setAggregates(aggregates);
+    this.rebuild(aggregatesChanged || full);
+    this.stats.refreshes += 1;
+    if (full) {
+      this.stats.fullLoads += 1;
+      this.lastFull = started;
+    }
+    this.lastRefresh = started;
+  }
+
+  private async readCell(cell: CellState, full: boolean): Promise<void> {
+    const changes = await listHostRecordsChangedSince(cell.source.db, full ? undefined : cell.since);
+    if (full) cell.raw.clear();
+    for (const h of changes.hosts) {
+      if (h.node.deletedAt === null) cell.raw.set(h.node.uuid, h);
+      else cell.raw.delete(h.node.uuid);
+      this.changed.add(h.node.uuid);
+    }
+    this.stats.rowsRead += changes.hosts.length;
+    cell.since = changes.nextSince;
+  }
+
+  /** Takes the aggregates just read; true when they differ from the cached ones (hosts or metadata). */
+  private setAggregates(rows: readonly Aggregate[]): boolean {
+    const fingerprint = JSON.stringify(rows.map((a) => [a.uuid, a.name, a.hosts, a.metadata]));
+    if (fingerprint === this.aggregatesFingerprint) return false;
+    this.aggregatesFingerprint = fingerprint;
+    this.aggregates = rows.map((a) => ({ uuid: a.uuid, name: a.name, metadata: { ...a.metadata } }));
+    this.aggregatesByHost = new Map();
+    rows.forEach((a, i) => {
+      for (const h of a.hosts) this.aggregatesByHost.set(h, [...(this.aggregatesByHost.get(h) ?? []), this.aggregates[i] as HostAggregate]);
+    });
+    return true;
+  }
+
+  /** Recomputes domain records: all of them when aggregates changed (or after a full load), else only changed nodes. */
+  private rebuild(all: boolean): void {
+    const next = all ? new Map<string, ComputeNodeRecord>() : this.records;
+    for (const cell of this.cells) {
+      for (const [uuid, r] of cell.raw) {
+        if (all || this.changed.has(uuid)) next.set(uuid, toDomain(r, cell.source.uuid, this.aggregatesByHost.get(r.node.host) ?? []));
+      }
+    }
+    if (!all) for (const uuid of this.changed) if (!this.cells.some((c) => c.raw.has(uuid))) next.delete(uuid);
+    this.changed.clear();
+    this.records = next;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Composition of the scheduler from plain inputs: pools on the API DB and every cell DB (read
+ * only), the placement client, the host cache, the advisory group lock, the domain core and its
+ * gRPC binding. main.ts feeds it from config; tests and the benchmark feed it directly.
+ */
+import { createPool } from '@cellsched/db';
+import { startGrpcServer, type RunningGrpcServer } from '@cellsched/grpc';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { AdvisoryGroupLock } from './adapters/advisory-group-lock';
+import { systemClock } from './adapters/clock';
+import { schedulerServiceBinding, type DecisionObserver } from './adapters/grpc/scheduler-service';
+import { groupMemberHosts } from './adapters/group-members';
+import { HostCache } from './adapters/host-cache';
+import { PlacementClaimer, createPlacementClient, placementCandidates } from './adapters/placement';
+import type { SchedulerPolicy } from './domain/policy';
+import { SchedulerCore } from './domain/select-destinations';
+import type { HostStateSnapshot } from './ports';
+
+/** What one scheduler replica needs. */
+export interface SchedulerAppOptions {
+  readonly apiDbUrl: string;
+  readonly cells: readonly { readonly uuid: string; readonly dbUrl: string }[];
+  readonly placementAddresses: readonly string[];
+  readonly placementDeadlineMs: number;
+  readonly policy: SchedulerPolicy;
+  readonly dbPoolSize: number;
+  readonly hostCacheRefreshMs: number;
+  readonly hostCacheFullResyncMs: number;
+  readonly groupLockTimeoutMs: number;
+  readonly logger: Logger;
+  readonly observe?: DecisionObserver;
+}
+
+/** A running replica: its gRPC server, core and cache, and `close()` (graceful: in-flight calls finish, then pools close). */
+export interface SchedulerApp {
+  readonly server: RunningGrpcServer;
+  readonly core: SchedulerCore;
+  readonly cache: HostCache;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a replica and listens on host:port (0: a free port). Loads the host cache in full before
+ * serving, so the first request does not pay for it. Throws `scheduler.config.invalid` for a bad
+ * policy (before opening anything) and whatever a database or bind failure throws (after closing
+ * what it opened).
+ */
+export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: string; port: number }): Promise<SchedulerApp> {
+  const pools: Pool[] = [];
+  const pool = (url: string, name: string): Pool => {
+    const p = createPool({ url, max: o.dbPoolSize, applicationName: `scheduler-${name}`, onIdleError: (err) => o.logger.warn({ err }, 'idle db client error') });
+    pools.push(p);
+    return p;
+  };
+  const placement = createPlacementClient({ addresses: o.placementAddresses, deadlineMs: o.placementDeadlineMs, logger: o.logger });
+  const closeAll = async (): Promise<void> => {
+    placement.close();
+    await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
+  };
+  try {
+    const apiDb = pool(o.apiDbUrl, 'api');
+    const cache = new HostCache({
+      apiDb, refreshMs: o.hostCacheRefreshMs, fullResyncMs: o.hostCacheFullResyncMs,
+      cells: o.cells.map((c) => ({ uuid: c.uuid, db: pool(c.dbUrl, `cell-${c.uuid.slice(0, 8)}`) })),
+    });
+    const snapshot: HostStateSnapshot = {
+      getAllocationCandidates: placementCandidates(placement),
+      getComputeNodes: (uuids) => cache.getComputeNodes(uuids),
+      getAggregates: () => cache.getAggregates(),
+      getGroupMemberHosts: groupMemberHosts(apiDb, placement, (uuids) => cache.getComputeNodes(uuids)),
+    };
+    const core = new SchedulerCore({ snapshot, claimer: new PlacementClaimer(placement), groupLock: new AdvisoryGroupLock(apiDb, o.groupLockTimeoutMs), clock: systemClock }, o.policy);
+    await cache.refresh({ full: true });
+    o.logger.info({ compute_nodes: cache.size, cells: o.cells.length }, 'host cache loaded');
+    const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe)], logger: o.logger });
+    let closing: Promise<void> | undefined;
+    return {
+      server, core, cache,
+      close: () => (closing ??= server.shutdown().then(closeAll)),
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

@@ -1,0 +1,36 @@
+import { loadCellTopology, loadConfig } from '@cellsched/config';
+import { createLogger, shutdownTelemetry } from '@cellsched/telemetry';
+import { hostname } from 'node:os';
+import { startSchedulerApp } from './app';
+import { policyFromConfig, schedulerConfigSchema } from './config';
+
+/**
+ * Composition root of one scheduler replica: config + cell topology → host cache (full load) →
+ * gRPC SchedulerService on basePort + replicaIndex → SIGTERM/SIGINT drain in-flight calls and stop.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
+  const topology = loadCellTopology();
+  const log = createLogger({ service: 'scheduler', host: hostname(), level: config.logLevel }).child({ replica: config.replicaIndex });
+  const port = config.basePort === 0 ? 0 : config.basePort + config.replicaIndex;
+  const app = await startSchedulerApp({
+    apiDbUrl: topology.apiDbUrl, cells: topology.cells.map((c) => ({ uuid: c.uuid, dbUrl: c.dbUrl })),
+    placementAddresses: config.placementAddresses, placementDeadlineMs: config.placementDeadline, policy: policyFromConfig(config),
+    dbPoolSize: config.dbPoolSize, hostCacheRefreshMs: config.hostCacheRefresh, hostCacheFullResyncMs: config.hostCacheFullResync,
+    groupLockTimeoutMs: config.groupLockTimeout, logger: log,
+  }, { host: config.host, port });
+  log.info({ address: config.host, port: app.server.port }, 'scheduler grpc listening');
+  const stop = async (): Promise<void> => {
+    log.info('stopping');
+    await app.close();
+    await shutdownTelemetry();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
