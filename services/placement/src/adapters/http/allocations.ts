@@ -3,10 +3,8 @@ import { atLeast, type Microversion } from '../../domain/microversion';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
 import * as schemas from '../../domain/schemas/allocation';
 import type { JsonSchema } from '../../domain/json-schema';
-import { UnknownResourceClass, writeAllocations, type ConsumerAllocationsInput } from '../sql/allocation-writer';
+import { deleteConsumerAllocations, UnknownResourceClass, writeAllocations, type ConsumerAllocationsInput } from '../sql/allocation-writer';
 import { consumerAllocations, providerAllocations, type AllocationRow } from '../sql/allocations';
-import { withTransaction } from '@cellsched/db';
-import { deleteConsumersWithoutAllocations } from '../sql/consumers';
 import { findProvider } from '../sql/resource-providers';
 import { cacheHeaders, jsonBody, latest, type Handler, type PlacementRequest } from './kit';
 
@@ -121,14 +119,7 @@ export const post: Handler = async (req) => {
 export const remove: Handler = async (req) => {
   const raw = req.params.consumer_uuid ?? '';
   const uuid = isUuidLike(raw) ? canonicalUuid(raw) : undefined;
-  const deleted = uuid === undefined ? 0 : await withTransaction(req.pool, async (c) => {
-    const rps = await c.query<{ id: number }>('SELECT DISTINCT resource_provider_id AS id FROM allocations WHERE consumer_id = $1', [uuid]);
-    const ids = rps.rows.map((r) => r.id).sort((a, b) => a - b);
-    await c.query('SELECT id FROM resource_providers WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [ids]);
-    const del = await c.query('DELETE FROM allocations WHERE consumer_id = $1', [uuid]);
-    await deleteConsumersWithoutAllocations(c, [uuid]);
-    return del.rowCount ?? 0;
-  });
+  const deleted = uuid === undefined ? 0 : await deleteConsumerAllocations(req.pool, uuid);
   if (deleted === 0) throw notFound(`No allocations for consumer '${raw}'`);
   return { status: 204 };
 };

@@ -4,7 +4,7 @@ import { capacityOf, checkUnits } from '../../domain/capacity';
 import { badRequest, concurrentUpdate, PlacementError } from '../../domain/errors';
 import { rows, type Db } from './db';
 import {
-  ensureConsumerRefs, INCOMPLETE_CONSUMER_ID, insertConsumer,
+  deleteConsumersWithoutAllocations, ensureConsumerRefs, INCOMPLETE_CONSUMER_ID, insertConsumer,
   lockConsumer, type ConsumerRow,
 } from './consumers';
 
@@ -170,3 +170,19 @@ function capacityError(kind: CapacityFailure['kind'], w: WantedRow): AllocationC
 }
 
 
+
+/**
+ * Release everything a consumer holds (DELETE /allocations/{c}) and forget the consumer.
+ * Returns how many allocation rows were removed (0: it held nothing; the caller answers
+ * 404). Provider generations are left alone, as in Placement: freeing capacity cannot
+ * overcommit anyone. Idempotent.
+ */
+export async function deleteConsumerAllocations(pool: Pool, consumerUuid: string): Promise<number> {
+  return withTransaction(pool, async (c) => {
+    await c.query(`SELECT id FROM resource_providers WHERE id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = $1)
+      ORDER BY id FOR UPDATE`, [consumerUuid]);
+    const del = await c.query('DELETE FROM allocations WHERE consumer_id = $1', [consumerUuid]);
+    await deleteConsumersWithoutAllocations(c, [consumerUuid]);
+    return del.rowCount ?? 0;
+  });
+}
