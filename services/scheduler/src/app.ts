@@ -70,7 +70,7 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
       getAggregates: () => cache.getAggregates(),
       getGroupMemberHosts: groupMemberHosts(apiDb, placement, (uuids) => cache.getComputeNodes(uuids)),
     };
-    const core = new SchedulerCore({ snapshot, claimer: new PlacementClaimer(placement), groupLock: new AdvisoryGroupLock(apiDb, o.groupLockTimeoutMs), clock: systemClock }, o.policy);
+    const core = new SchedulerCore({ snapshot, claimer: new PlacementClaimer(placement), groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);
     await cache.refresh({ full: true });
     o.logger.info({ compute_nodes: cache.size, cells: o.cells.length }, 'host cache loaded');
     const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe)], logger: o.logger });

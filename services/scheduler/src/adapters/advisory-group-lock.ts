@@ -13,12 +13,30 @@ export const GROUP_LOCK_TIMEOUT = 'scheduler.group_lock.timeout';
  * (`lock_timeout`; past it: FailureError `scheduler.group_lock.timeout`, UNAVAILABLE, retryable,
  * nothing done), runs `fn`, and ends the transaction, which releases the lock whether `fn`
  * resolved or threw. A lost connection also releases it (PostgreSQL ends the session). Not
- * reentrant. Each held lock holds one pool connection: size the pool for the concurrent groups.
+ * reentrant.
+ *
+ * Requests of one replica for the same group queue in process first (one waiter per group per
+ * replica on PostgreSQL), and the pool given here must be used for nothing else: a holder's
+ * reads (members, candidates) then never wait behind connections parked by lock waiters.
  */
 export class AdvisoryGroupLock implements GroupLock {
+  private readonly local = new Map<string, Promise<unknown>>();
+
   constructor(private readonly pool: Pool, private readonly timeoutMs: number) {}
 
   async withLock<T>(groupUuid: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.local.get(groupUuid) ?? Promise.resolve();
+    const mine = previous.catch(() => undefined).then(() => this.withDbLock(groupUuid, fn));
+    const tail = mine.catch(() => undefined);
+    this.local.set(groupUuid, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.local.get(groupUuid) === tail) this.local.delete(groupUuid);
+    }
+  }
+
+  private async withDbLock<T>(groupUuid: string, fn: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
