@@ -1,0 +1,26 @@
+import { defineConfig } from '@cellsched/config';
+import { telemetryConfigSchema } from '@cellsched/telemetry';
+
+/** The cell conductor's options, as data; loaded by main.ts. Credentials are its cell's only. */
+export const cellConductorConfigSchema = defineConfig({
+  ...telemetryConfigSchema,
+  cellUuid: { type: 'string', env: 'CELLSCHED_CELL_UUID', help: "This cell's uuid (its cell_mappings row)." },
+  cellName: { type: 'string', env: 'CELLSCHED_CELL_NAME', default: 'cell1', help: 'Cell name for logs and spans.' },
+  dbUrl: {
+    type: 'url', env: 'CELLSCHED_CELL_DB_URL', protocols: ['postgres:', 'postgresql:'], secret: true,
+    help: "PostgreSQL URL of this cell's database, with this cell's role (nothing else).",
+  },
+  transportUrl: {
+    type: 'url', env: 'CELLSCHED_CELL_TRANSPORT_URL', protocols: ['amqp:', 'amqps:'], secret: true,
+    help: "RabbitMQ URL of this cell's vhost, with this cell's user (nothing else).",
+  },
+  placementGrpc: { type: 'list', env: 'CELLSCHED_PLACEMENT_GRPC', default: ['127.0.0.1:8779'], help: 'Placement gRPC replicas (host:port).' },
+  placementDeadlineMs: { type: 'int', env: 'CELLSCHED_PLACEMENT_DEADLINE_MS', default: 5000, min: 100, max: 120000, help: 'Per-attempt deadline of placement calls.' },
+  buildTimeoutMs: {
+    type: 'int', env: 'CELLSCHED_BUILD_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,
+    help: 'Build deadline set on each rescheduled attempt (the watchdog reads it).',
+  },
+  prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
+  dbPoolSize: { type: 'int', env: 'CELLSCHED_CELL_DB_POOL', default: 20, min: 1, max: 500, help: 'Maximum PostgreSQL connections.' },
+  migrate: { type: 'bool', env: 'CELLSCHED_CELL_MIGRATE', default: true, help: "Apply the cell database's pending migrations at start." },
+});

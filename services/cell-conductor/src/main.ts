@@ -1,0 +1,42 @@
+import { Bus } from '@cellsched/bus';
+import { syncCellDb } from '@cellsched/cell-db';
+import { ConfigError, loadConfig } from '@cellsched/config';
+import { createPool } from '@cellsched/db';
+import { PlacementClient } from '@cellsched/placement-client';
+import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
+import { hostname } from 'node:os';
+import { startCellConductor } from './app';
+import { cellConductorConfigSchema } from './config';
+
+/** Composition root: config → cell DB (migrate) → placement client → cell bus → serve `conductor`. */
+async function main(): Promise<void> {
+  const config = loadConfig(cellConductorConfigSchema, { argv: process.argv.slice(2) });
+  const missing = (['cellUuid', 'dbUrl', 'transportUrl'] as const).filter((k) => config[k] === undefined);
+  if (missing.length > 0) throw new ConfigError(missing.map((k) => `${k} is required`), 'config.invalid', 'cell-conductor');
+  const log = createLogger(loggerOptionsFrom(config, { service: 'cell-conductor', host: hostname(), cell: config.cellName }));
+  const pool = createPool({ url: config.dbUrl as string, max: config.dbPoolSize, applicationName: 'cell-conductor' });
+  if (config.migrate) {
+    const applied = await syncCellDb(pool);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  }
+  const placement = new PlacementClient({ addresses: config.placementGrpc, deadlineMs: config.placementDeadlineMs, logger: log });
+  const bus = await Bus.connect({ url: config.transportUrl as string, logger: log, name: `cell-conductor-${config.cellName}` });
+  const sub = await startCellConductor({ pool, bus, placement, cellUuid: config.cellUuid as string, buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch });
+  log.info({ cell: config.cellName }, 'cell conductor serving');
+  const stop = async (): Promise<void> => {
+    log.info('stopping');
+    await sub.close();
+    await bus.close();
+    placement.close();
+    await pool.end();
+    await shutdownTelemetry();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+import type { CastClient, CastContext } from '@cellsched/bus';
+import { makeFailure } from '@cellsched/grpc';
+import { CellConductorServiceService, type BuildAndRunInstanceRequest, type TerminateInstanceRequest } from '@cellsched/wire';
+import { decideOutcome, type FaultPlan } from '../domain/fault-plan';
+import type { Guests } from '../domain/hosts';
+
+/** What the build handler of every host shares. */
+export interface ComputeDeps {
+  readonly conductor: CastClient<typeof CellConductorServiceService>;
+  readonly guests: Guests;
+  readonly buildLatencyMs: number;
+  readonly random: () => number;
+  /** The current fault plan (changed at run time over the control endpoint). */
+  readonly faults: () => FaultPlan;
+  /** Resolves when hanging is switched off. */
+  readonly hangReleased: () => Promise<void>;
+  /** Ends the process abruptly (SIGKILL of itself): the "crash mid-build" fault. */
+  readonly crash: () => void;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function reportFailure(deps: ComputeDeps, host: string, req: BuildAndRunInstanceRequest, attempt: number, reschedule: boolean): Promise<void> {
+  const uuid = req.instance?.uuid ?? '';
+  if (reschedule) {
+    const failure = makeFailure('compute.build.rescheduled', `Build of instance ${uuid} was re-scheduled: simulated build failure`, { retryable: true, expected: true });
+    await deps.conductor.cast('buildInstances', {
+      instance: req.instance, requestSpec: req.requestSpec, hostList: req.hostList.slice(1), failedHost: host, failure, attempt, requestId: req.requestId,
+    });
+    return;
+  }
+  const failure = makeFailure('compute.build.aborted', `Build of instance ${uuid} aborted: simulated non-reschedulable failure`, { expected: true });
+  await deps.conductor.cast('buildAborted', { instanceUuid: uuid, host, attempt, failure, requestId: req.requestId });
+}
+
+/**
+ * `build_and_run_instance` on one host: "spawn" (wait the build latency), then report to the
+ * cell conductor. Idempotent: a redelivered build of an attempt this process already spawned
+ * reports success again without building; after a crash the process has no guests, builds
+ * again on the same host, and the conductor's guard (host + attempt) accepts at most one
+ * success, terminating a guest that lost. Acked only after the report is confirmed.
+ */
+export function buildHandler(deps: ComputeDeps, host: string) {
+  return async (req: BuildAndRunInstanceRequest, ctx: CastContext): Promise<void> => {
+    const uuid = req.instance?.uuid ?? '';
+    const attempt = req.attempt >= 1 ? req.attempt : 1;
+    const node = req.hostList[0]?.nodename ?? host;
+    if (!deps.guests.has(host, uuid, attempt)) {
+      const outcome = decideOutcome(deps.faults(), deps.random());
+      if (deps.faults().hang) await deps.hangReleased();
+      await sleep(outcome === 'crash' ? deps.buildLatencyMs / 2 : deps.buildLatencyMs);
+      if (outcome === 'crash') deps.crash();
+      ctx.logger.info({ instance_uuid: uuid, host, attempt, outcome }, 'build finished');
+      if (outcome === 'reschedule' || outcome === 'abort') return reportFailure(deps, host, req, attempt, outcome === 'reschedule');
+      deps.guests.add(host, uuid, attempt);
+    }
+    await deps.conductor.cast('buildSucceeded', { instanceUuid: uuid, host, node, attempt, requestId: req.requestId });
+  };
+}
+
+/** `terminate_instance`: destroys a guest of this attempt or older (a stale build). Idempotent. */
+export function terminateHandler(deps: ComputeDeps, host: string) {
+  return async (req: TerminateInstanceRequest, ctx: CastContext): Promise<void> => {
+    const removed = deps.guests.remove(host, req.instanceUuid, req.attempt);
+    ctx.logger.info({ instance_uuid: req.instanceUuid, host, attempt: req.attempt, removed, reason: req.reason }, 'terminate instance');
+  };
+}

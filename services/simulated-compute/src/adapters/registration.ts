@@ -1,0 +1,42 @@
+import type { CastClient } from '@cellsched/bus';
+import { computeNodeInventory, type ComputeResources, type ReportClient } from '@cellsched/placement-client';
+import type { CellConductorServiceService, ComputeHostReport } from '@cellsched/wire';
+import type { SimulatedHost } from '../domain/hosts';
+
+/** Nova's service version we report (any positive number; the scheduler does not gate on it). */
+const SERVICE_VERSION = 66;
+const BATCH = 200;
+
+function hostReport(h: SimulatedHost, r: ComputeResources): ComputeHostReport {
+  return {
+    host: h.host, binary: 'nova-compute', topic: 'compute', serviceVersion: SERVICE_VERSION, computeNodeUuid: h.computeNodeUuid,
+    hypervisorHostname: h.nodename, vcpus: r.vcpus, memoryMb: r.memoryMb, localGb: r.localGb, hypervisorType: 'fake',
+    cpuAllocationRatio: r.cpuAllocationRatio ?? 4.0, ramAllocationRatio: r.ramAllocationRatio ?? 1.0, diskAllocationRatio: r.diskAllocationRatio ?? 1.0,
+    vcpusUsed: 0, memoryMbUsed: 0, localGbUsed: 0, runningVms: 0,
+  };
+}
+
+/** Registers every host's service and compute node through the cell conductor, in batches. Idempotent. */
+export async function registerHosts(conductor: CastClient<typeof CellConductorServiceService>, hosts: readonly SimulatedHost[], r: ComputeResources): Promise<void> {
+  for (let i = 0; i < hosts.length; i += BATCH) {
+    await conductor.cast('reportComputeHosts', { hosts: hosts.slice(i, i + BATCH).map((h) => hostReport(h, r)) });
+  }
+}
+
+/**
+ * Reports each host to placement as Nova's resource tracker does: the provider (named after
+ * the hypervisor hostname, uuid = compute node uuid), its inventory and traits. Runs
+ * `concurrency` hosts at a time. Idempotent; generation conflicts are retried by the client.
+ */
+export async function reportToPlacement(report: ReportClient, hosts: readonly SimulatedHost[], r: ComputeResources, traits: readonly string[], concurrency = 8): Promise<void> {
+  const inventory = computeNodeInventory(r);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let h = hosts[next++]; h !== undefined; h = hosts[next++]) {
+      await report.ensureResourceProvider(h.computeNodeUuid, h.nodename);
+      await report.setInventory(h.computeNodeUuid, inventory);
+      await report.setTraits(h.computeNodeUuid, traits);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, hosts.length) }, worker));
+}

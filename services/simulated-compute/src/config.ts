@@ -1,0 +1,32 @@
+import { defineConfig } from '@cellsched/config';
+import { telemetryConfigSchema } from '@cellsched/telemetry';
+
+/** The simulated compute's options, as data. It has no database credentials at all. */
+export const simulatedComputeConfigSchema = defineConfig({
+  ...telemetryConfigSchema,
+  cell: { type: 'string', env: 'CELLSCHED_CELL_NAME', default: 'cell1', help: 'Cell name (part of the stable compute node uuids, logs).' },
+  transportUrl: {
+    type: 'url', env: 'CELLSCHED_CELL_TRANSPORT_URL', protocols: ['amqp:', 'amqps:'], secret: true,
+    help: "RabbitMQ URL of this cell's vhost, with this cell's user.",
+  },
+  placementUrl: { type: 'url', env: 'CELLSCHED_PLACEMENT_URL', protocols: ['http:', 'https:'], default: 'http://127.0.0.1:8778', help: "Placement's REST endpoint." },
+  hosts: { type: 'int', env: 'CELLSCHED_COMPUTE_HOSTS', default: 10, min: 1, max: 5000, help: 'How many hosts this process simulates.' },
+  hostPrefix: { type: 'string', env: 'CELLSCHED_COMPUTE_HOST_PREFIX', default: 'compute-', help: 'Host names are <prefix><n>.' },
+  firstHost: { type: 'int', env: 'CELLSCHED_COMPUTE_FIRST_HOST', default: 1, min: 0, max: 1000000, help: 'Number of the first host.' },
+  vcpus: { type: 'int', env: 'CELLSCHED_COMPUTE_VCPUS', default: 16, min: 1, max: 100000, help: 'VCPUs per host.' },
+  memoryMb: { type: 'int', env: 'CELLSCHED_COMPUTE_MEMORY_MB', default: 65536, min: 1, max: 100000000, help: 'RAM per host (MB).' },
+  diskGb: { type: 'int', env: 'CELLSCHED_COMPUTE_DISK_GB', default: 1000, min: 0, max: 10000000, help: 'Local disk per host (GB).' },
+  reservedHostMemoryMb: { type: 'int', env: 'CELLSCHED_RESERVED_HOST_MEMORY_MB', default: 512, min: 0, max: 100000000, help: "Nova's reserved_host_memory_mb." },
+  cpuAllocationRatio: { type: 'float', env: 'CELLSCHED_CPU_ALLOCATION_RATIO', default: 4.0, min: 0.0001, max: 1000, help: "Nova's cpu_allocation_ratio." },
+  ramAllocationRatio: { type: 'float', env: 'CELLSCHED_RAM_ALLOCATION_RATIO', default: 1.0, min: 0.0001, max: 1000, help: "Nova's ram_allocation_ratio." },
+  diskAllocationRatio: { type: 'float', env: 'CELLSCHED_DISK_ALLOCATION_RATIO', default: 1.0, min: 0.0001, max: 1000, help: "Nova's disk_allocation_ratio." },
+  traits: { type: 'list', env: 'CELLSCHED_COMPUTE_TRAITS', default: ['COMPUTE_NODE'], help: 'Traits reported on every host provider (CUSTOM_* are created).' },
+  buildLatencyMs: { type: 'int', env: 'CELLSCHED_BUILD_LATENCY_MS', default: 200, min: 0, max: 3600000, help: 'How long a simulated spawn takes.' },
+  heartbeatIntervalMs: { type: 'int', env: 'CELLSCHED_REPORT_INTERVAL_MS', default: 10000, min: 100, max: 600000, help: "Heartbeat period (Nova's report_interval)." },
+  prefetch: { type: 'int', env: 'CELLSCHED_COMPUTE_PREFETCH', default: 4, min: 1, max: 1000, help: 'Builds in flight per host.' },
+  hostsPerConnection: { type: 'int', env: 'CELLSCHED_COMPUTE_HOSTS_PER_CONNECTION', default: 500, min: 1, max: 2000, help: 'Host queues per AMQP connection (one channel each).' },
+  rescheduleRate: { type: 'float', env: 'CELLSCHED_BUILD_FAILURE_RATE', default: 0, min: 0, max: 1, help: 'Initial share of builds failing reschedulably.' },
+  abortRate: { type: 'float', env: 'CELLSCHED_BUILD_ABORT_RATE', default: 0, min: 0, max: 1, help: 'Initial share of builds failing non-reschedulably.' },
+  seed: { type: 'int', env: 'CELLSCHED_COMPUTE_SEED', default: 1, min: 0, max: 4294967295, help: 'Seed of the fault draws (printed at start).' },
+  controlPort: { type: 'int', env: 'CELLSCHED_COMPUTE_CONTROL_PORT', default: -1, min: -1, max: 65535, help: 'Loopback fault-injection port (0: any free port, -1: off).' },
+});

@@ -1,0 +1,34 @@
+import { decideOutcome, faultPlanProblems, NO_FAULTS, seededRandom } from './fault-plan';
+import { Guests, nameUuid, simulatedHosts } from './hosts';
+
+test.each([
+  [0.05, 'crash'], [0.15, 'abort'], [0.35, 'reschedule'], [0.6, 'succeed'],
+] as const)('decideOutcome(%p) is %s', (draw, outcome) => {
+  expect(decideOutcome({ rescheduleRate: 0.3, abortRate: 0.1, crashRate: 0.1, hang: false }, draw)).toBe(outcome);
+});
+
+test('no faults always succeed; the PRNG repeats by seed', () => {
+  const r1 = seededRandom(42); const r2 = seededRandom(42);
+  const a = Array.from({ length: 5 }, () => r1()); const b = Array.from({ length: 5 }, () => r2());
+  expect(a).toEqual(b);
+  expect(a.every((x) => x >= 0 && x < 1)).toBe(true);
+  expect(a.map((x) => decideOutcome(NO_FAULTS, x))).toEqual(Array(5).fill('succeed'));
+});
+
+test('faultPlanProblems lists every problem', () => {
+  expect(faultPlanProblems({ rescheduleRate: 2, hang: 'yes', foo: 1 })).toEqual(['rescheduleRate must be a number in [0, 1]', 'hang must be a boolean', 'unknown field foo']);
+  expect(faultPlanProblems({ abortRate: 0.5, hang: true })).toEqual([]);
+});
+
+test('hosts have stable uuids and guests are per attempt', () => {
+  const [h1] = simulatedHosts('cell1', 'cmp-', 2);
+  expect(h1).toEqual({ host: 'cmp-1', nodename: 'cmp-1', computeNodeUuid: nameUuid('cellsched:cell1:cmp-1') });
+  expect(nameUuid('x')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  expect(() => simulatedHosts('c', 'h', 0)).toThrow(RangeError);
+  const g = new Guests();
+  g.add('h1', 'i1', 2);
+  expect(g.has('h1', 'i1', 2)).toBe(true);
+  expect(g.remove('h1', 'i1', 1)).toBe(false);
+  expect(g.remove('h1', 'i1', 2)).toBe(true);
+  expect(g.snapshot()).toEqual({});
+});

@@ -1,0 +1,36 @@
+import { ConfigError, loadConfig } from '@cellsched/config';
+import { ReportClient } from '@cellsched/placement-client';
+import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
+import { hostname } from 'node:os';
+import { startSimulatedCompute } from './app';
+import { simulatedComputeConfigSchema } from './config';
+import { simulatedHosts } from './domain/hosts';
+
+/** Composition root: config → hosts → cell bus + placement reports → consume; SIGTERM stops cleanly. */
+async function main(): Promise<void> {
+  const c = loadConfig(simulatedComputeConfigSchema, { argv: process.argv.slice(2) });
+  if (c.transportUrl === undefined) throw new ConfigError(['transportUrl is required'], 'config.invalid', 'simulated-compute');
+  const logger = createLogger(loggerOptionsFrom(c, { service: 'simulated-compute', host: hostname(), cell: c.cell }));
+  const running = await startSimulatedCompute({
+    transportUrl: c.transportUrl, logger, hosts: simulatedHosts(c.cell, c.hostPrefix, c.hosts, c.firstHost),
+    resources: { vcpus: c.vcpus, memoryMb: c.memoryMb, localGb: c.diskGb, reservedHostMemoryMb: c.reservedHostMemoryMb,
+      cpuAllocationRatio: c.cpuAllocationRatio, ramAllocationRatio: c.ramAllocationRatio, diskAllocationRatio: c.diskAllocationRatio },
+    traits: c.traits, report: new ReportClient({ baseUrl: c.placementUrl }), buildLatencyMs: c.buildLatencyMs,
+    heartbeatIntervalMs: c.heartbeatIntervalMs, prefetch: c.prefetch, hostsPerConnection: c.hostsPerConnection,
+    faults: { rescheduleRate: c.rescheduleRate, abortRate: c.abortRate, crashRate: 0, hang: false }, seed: c.seed, controlPort: c.controlPort,
+    crash: () => { logger.warn('crash fault: killing this process mid-build'); process.kill(process.pid, 'SIGKILL'); },
+  });
+  if (running.controlPort !== undefined) console.log(JSON.stringify({ controlPort: running.controlPort }));
+  const stop = async (): Promise<void> => {
+    await running.stop();
+    await shutdownTelemetry();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
