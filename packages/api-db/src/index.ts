@@ -15,3 +15,4 @@ export * from './flavors';
 export * from './server-groups';
 export * from './aggregates';
 export * from './images';
+export * from './discover-hosts';
