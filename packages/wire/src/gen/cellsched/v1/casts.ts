@@ -160,6 +160,40 @@ export interface TerminateInstanceRequest {
 export interface TerminateInstanceResponse {
 }
 
+/**
+ * Cast from the api (1.1): delete a server that already has a cell (Nova's
+ * compute_api._delete for a mapped instance). The super-conductor deletes it in its cell
+ * (and the compute's guest, the allocation and the mapping); idempotent.
+ */
+export interface DeleteInstanceRequest {
+  instanceUuid: string;
+  cellUuid: string;
+  requestId: string;
+  userId: string;
+  projectId: string;
+}
+
+export interface DeleteInstanceResponse {
+}
+
+/**
+ * Cast from the api (1.1): os-services PUT enable/disable of a compute service in a cell.
+ * The super-conductor writes the cell DB (the api never does) and reports the
+ * COMPUTE_STATUS_DISABLED trait to placement; idempotent (the last state wins).
+ */
+export interface UpdateServiceRequest {
+  cellUuid: string;
+  host: string;
+  /** "nova-compute". */
+  binary: string;
+  disabled: boolean;
+  disabledReason: string;
+  requestId: string;
+}
+
+export interface UpdateServiceResponse {
+}
+
 function createBaseBuildRequestRef(): BuildRequestRef {
   return { instanceUuid: "", displayName: "", launchIndex: 0 };
 }
@@ -2094,6 +2128,424 @@ export const TerminateInstanceResponse: MessageFns<TerminateInstanceResponse> = 
   },
 };
 
+function createBaseDeleteInstanceRequest(): DeleteInstanceRequest {
+  return { instanceUuid: "", cellUuid: "", requestId: "", userId: "", projectId: "" };
+}
+
+export const DeleteInstanceRequest: MessageFns<DeleteInstanceRequest> = {
+  encode(message: DeleteInstanceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instanceUuid !== "") {
+      writer.uint32(10).string(message.instanceUuid);
+    }
+    if (message.cellUuid !== "") {
+      writer.uint32(18).string(message.cellUuid);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(26).string(message.requestId);
+    }
+    if (message.userId !== "") {
+      writer.uint32(34).string(message.userId);
+    }
+    if (message.projectId !== "") {
+      writer.uint32(42).string(message.projectId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteInstanceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteInstanceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instanceUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cellUuid = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteInstanceRequest {
+    return {
+      instanceUuid: isSet(object.instanceUuid)
+        ? globalThis.String(object.instanceUuid)
+        : isSet(object.instance_uuid)
+        ? globalThis.String(object.instance_uuid)
+        : "",
+      cellUuid: isSet(object.cellUuid)
+        ? globalThis.String(object.cellUuid)
+        : isSet(object.cell_uuid)
+        ? globalThis.String(object.cell_uuid)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteInstanceRequest): unknown {
+    const obj: any = {};
+    if (message.instanceUuid !== "") {
+      obj.instanceUuid = message.instanceUuid;
+    }
+    if (message.cellUuid !== "") {
+      obj.cellUuid = message.cellUuid;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteInstanceRequest>, I>>(base?: I): DeleteInstanceRequest {
+    return DeleteInstanceRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteInstanceRequest>, I>>(object: I): DeleteInstanceRequest {
+    const message = createBaseDeleteInstanceRequest();
+    message.instanceUuid = object.instanceUuid ?? "";
+    message.cellUuid = object.cellUuid ?? "";
+    message.requestId = object.requestId ?? "";
+    message.userId = object.userId ?? "";
+    message.projectId = object.projectId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteInstanceResponse(): DeleteInstanceResponse {
+  return {};
+}
+
+export const DeleteInstanceResponse: MessageFns<DeleteInstanceResponse> = {
+  encode(_: DeleteInstanceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteInstanceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteInstanceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteInstanceResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteInstanceResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteInstanceResponse>, I>>(base?: I): DeleteInstanceResponse {
+    return DeleteInstanceResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteInstanceResponse>, I>>(_: I): DeleteInstanceResponse {
+    const message = createBaseDeleteInstanceResponse();
+    return message;
+  },
+};
+
+function createBaseUpdateServiceRequest(): UpdateServiceRequest {
+  return { cellUuid: "", host: "", binary: "", disabled: false, disabledReason: "", requestId: "" };
+}
+
+export const UpdateServiceRequest: MessageFns<UpdateServiceRequest> = {
+  encode(message: UpdateServiceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cellUuid !== "") {
+      writer.uint32(10).string(message.cellUuid);
+    }
+    if (message.host !== "") {
+      writer.uint32(18).string(message.host);
+    }
+    if (message.binary !== "") {
+      writer.uint32(26).string(message.binary);
+    }
+    if (message.disabled !== false) {
+      writer.uint32(32).bool(message.disabled);
+    }
+    if (message.disabledReason !== "") {
+      writer.uint32(42).string(message.disabledReason);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(50).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateServiceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateServiceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cellUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.binary = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.disabled = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.disabledReason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateServiceRequest {
+    return {
+      cellUuid: isSet(object.cellUuid)
+        ? globalThis.String(object.cellUuid)
+        : isSet(object.cell_uuid)
+        ? globalThis.String(object.cell_uuid)
+        : "",
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      binary: isSet(object.binary) ? globalThis.String(object.binary) : "",
+      disabled: isSet(object.disabled) ? globalThis.Boolean(object.disabled) : false,
+      disabledReason: isSet(object.disabledReason)
+        ? globalThis.String(object.disabledReason)
+        : isSet(object.disabled_reason)
+        ? globalThis.String(object.disabled_reason)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: UpdateServiceRequest): unknown {
+    const obj: any = {};
+    if (message.cellUuid !== "") {
+      obj.cellUuid = message.cellUuid;
+    }
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.binary !== "") {
+      obj.binary = message.binary;
+    }
+    if (message.disabled !== false) {
+      obj.disabled = message.disabled;
+    }
+    if (message.disabledReason !== "") {
+      obj.disabledReason = message.disabledReason;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateServiceRequest>, I>>(base?: I): UpdateServiceRequest {
+    return UpdateServiceRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateServiceRequest>, I>>(object: I): UpdateServiceRequest {
+    const message = createBaseUpdateServiceRequest();
+    message.cellUuid = object.cellUuid ?? "";
+    message.host = object.host ?? "";
+    message.binary = object.binary ?? "";
+    message.disabled = object.disabled ?? false;
+    message.disabledReason = object.disabledReason ?? "";
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseUpdateServiceResponse(): UpdateServiceResponse {
+  return {};
+}
+
+export const UpdateServiceResponse: MessageFns<UpdateServiceResponse> = {
+  encode(_: UpdateServiceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateServiceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateServiceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): UpdateServiceResponse {
+    return {};
+  },
+
+  toJSON(_: UpdateServiceResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateServiceResponse>, I>>(base?: I): UpdateServiceResponse {
+    return UpdateServiceResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateServiceResponse>, I>>(_: I): UpdateServiceResponse {
+    const message = createBaseUpdateServiceResponse();
+    return message;
+  },
+};
+
 /** API bus, topic "conductor". */
 export type SuperConductorServiceService = typeof SuperConductorServiceService;
 export const SuperConductorServiceService = {
@@ -2110,10 +2562,37 @@ export const SuperConductorServiceService = {
     responseDeserialize: (value: Buffer): ScheduleAndBuildInstancesResponse =>
       ScheduleAndBuildInstancesResponse.decode(value),
   },
+  /** 1.1 */
+  deleteInstance: {
+    path: "/cellsched.v1.SuperConductorService/DeleteInstance" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteInstanceRequest): Buffer =>
+      Buffer.from(DeleteInstanceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteInstanceRequest => DeleteInstanceRequest.decode(value),
+    responseSerialize: (value: DeleteInstanceResponse): Buffer =>
+      Buffer.from(DeleteInstanceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteInstanceResponse => DeleteInstanceResponse.decode(value),
+  },
+  /** 1.1 */
+  updateService: {
+    path: "/cellsched.v1.SuperConductorService/UpdateService" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateServiceRequest): Buffer => Buffer.from(UpdateServiceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateServiceRequest => UpdateServiceRequest.decode(value),
+    responseSerialize: (value: UpdateServiceResponse): Buffer =>
+      Buffer.from(UpdateServiceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateServiceResponse => UpdateServiceResponse.decode(value),
+  },
 } as const;
 
 export interface SuperConductorServiceServer extends UntypedServiceImplementation {
   scheduleAndBuildInstances: handleUnaryCall<ScheduleAndBuildInstancesRequest, ScheduleAndBuildInstancesResponse>;
+  /** 1.1 */
+  deleteInstance: handleUnaryCall<DeleteInstanceRequest, DeleteInstanceResponse>;
+  /** 1.1 */
+  updateService: handleUnaryCall<UpdateServiceRequest, UpdateServiceResponse>;
 }
 
 export interface SuperConductorServiceClient extends Client {
@@ -2131,6 +2610,38 @@ export interface SuperConductorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ScheduleAndBuildInstancesResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.1 */
+  deleteInstance(
+    request: DeleteInstanceRequest,
+    callback: (error: ServiceError | null, response: DeleteInstanceResponse) => void,
+  ): ClientUnaryCall;
+  deleteInstance(
+    request: DeleteInstanceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteInstanceResponse) => void,
+  ): ClientUnaryCall;
+  deleteInstance(
+    request: DeleteInstanceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteInstanceResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.1 */
+  updateService(
+    request: UpdateServiceRequest,
+    callback: (error: ServiceError | null, response: UpdateServiceResponse) => void,
+  ): ClientUnaryCall;
+  updateService(
+    request: UpdateServiceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateServiceResponse) => void,
+  ): ClientUnaryCall;
+  updateService(
+    request: UpdateServiceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateServiceResponse) => void,
   ): ClientUnaryCall;
 }
 
