@@ -37,6 +37,7 @@ export interface SchedulerApp {
   readonly server: RunningGrpcServer;
   readonly core: SchedulerCore;
   readonly cache: HostCache;
+  readonly claimer: PlacementClaimer;
   close(): Promise<void>;
 }
 
@@ -70,13 +71,14 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
       getAggregates: () => cache.getAggregates(),
       getGroupMemberHosts: groupMemberHosts(apiDb, placement, (uuids) => cache.getComputeNodes(uuids)),
     };
-    const core = new SchedulerCore({ snapshot, claimer: new PlacementClaimer(placement), groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);
+    const claimer = new PlacementClaimer(placement);
+    const core = new SchedulerCore({ snapshot, claimer, groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);
     await cache.refresh({ full: true });
     o.logger.info({ compute_nodes: cache.size, cells: o.cells.length }, 'host cache loaded');
     const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe)], logger: o.logger });
     let closing: Promise<void> | undefined;
     return {
-      server, core, cache,
+      server, core, cache, claimer,
       close: () => (closing ??= server.shutdown().then(closeAll)),
     };
   } catch (err) {

@@ -10,6 +10,7 @@ import type { HostWeigher } from '../weighers/types';
 import { weighHosts } from '../weighers/weigh-hosts';
 import { claimOnHost, type ClaimDeps } from './claim-on-host';
 import { addGroupMember } from './group-state';
+import { refreshRemaining } from './refresh-after-refusal';
 
 /** The configured units and knobs one decision runs with. */
 export interface Pipeline {
@@ -61,7 +62,10 @@ async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, 
   deps: ClaimDeps, stats: ClaimStats): Promise<Placement | FilterDiagnosis> {
   let noCapacity = 0;
   let exhausted = 0;
-  for (const host of ordered) {
+  let remaining = ordered;
+  while (remaining.length > 0) {
+    const [host, ...rest] = remaining as [HostState, ...HostState[]];
+    remaining = rest;
     const result = await claimOnHost(host, consumer, deps);
     stats.retries += result.retries;
     if (result.kind === 'claimed') {
@@ -69,8 +73,15 @@ async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, 
       addGroupMember(ctx.group, host.record.host);
       return { instanceUuid: consumer.consumerUuid, host, candidate: result.candidate };
     }
-    if (result.kind === 'no_capacity') noCapacity += 1;
-    else exhausted += 1;
+    if (result.kind === 'no_capacity') {
+      noCapacity += 1;
+      // NOTE: the view is stale; one fresh read prunes every other full host instead of a refused claim each.
+      const before = remaining.length;
+      if (before > 0) remaining = await refreshRemaining(remaining, deps);
+      noCapacity += before - remaining.length;
+    } else {
+      exhausted += 1;
+    }
   }
   return claimDiagnosis(ordered.length, noCapacity, exhausted);
 }
