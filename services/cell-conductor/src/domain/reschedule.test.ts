@@ -6,7 +6,7 @@ const sel = (host: string): Selection => ({ computeNodeUuid: `${host}-uuid`, ser
 test.each([
   { name: 'first alternate claims', fits: ['b', 'c'], expectHost: 'b', remaining: ['c'], skipped: [] as string[] },
   { name: 'full alternate is dropped', fits: ['c'], expectHost: 'c', remaining: [], skipped: ['b'] },
-  { name: 'none fits', fits: [], expectHost: undefined, remaining: [], skipped: ['b', 'c'] },
+  { name: 'none fits', fits: [] as string[], expectHost: undefined, remaining: [], skipped: ['b', 'c'] },
 ])('chooseAlternate: $name', async ({ fits, expectHost, remaining, skipped }) => {
   const tried: string[] = [];
   const d = await chooseAlternate([sel('b'), sel('c')], async (s) => {

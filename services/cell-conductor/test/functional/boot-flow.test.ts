@@ -1,0 +1,159 @@
+/**
+ * The cell level of the boot flow against real PostgreSQL, RabbitMQ and placement: the
+ * cell conductor in-process, simulated computes in-process (and one as a child process to
+ * SIGKILL). Each test plays the super-conductor (claim the chosen host, create the instance,
+ * cast build_and_run_instance) and checks the cell DB and placement at the end.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CastSubscription } from '@cellsched/bus';
+import { getInstance, listComputeNodes, listInstanceActions, listInstanceFaults, listServices, type InstanceRecord } from '@cellsched/cell-db';
+import type { TestDatabase } from '@cellsched/db';
+import { PlacementClient, ReportClient } from '@cellsched/placement-client';
+import { ComputeServiceService, type Selection } from '@cellsched/wire';
+import { startCellConductor } from '../../src/app';
+import { startSimulatedComputeForTest, type TestCompute } from './compute-support';
+import {
+  Bus, buildServices, createCellDb, createVhost, logger, selectionFor, startComputeChild, startPlacement, stopChild, superConductorStep, waitFor,
+  type PlacementProcess,
+} from './harness';
+
+const CELL = randomUUID();
+let cellDb: TestDatabase;
+let vhost: Awaited<ReturnType<typeof createVhost>>;
+let placementProc: PlacementProcess;
+let placement: PlacementClient;
+let bus: Bus;
+let conductor: CastSubscription;
+let good: TestCompute;
+let bad: TestCompute;
+
+beforeAll(async () => {
+  buildServices();
+  [cellDb, vhost, placementProc] = await Promise.all([createCellDb(), createVhost('cstest-cc'), startPlacement()]);
+  placement = new PlacementClient({ addresses: [placementProc.grpcAddress], deadlineMs: 10_000 });
+  bus = await Bus.connect({ url: vhost.url, logger });
+  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8 });
+  const report = new ReportClient({ baseUrl: placementProc.restUrl });
+  good = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'good-', hosts: 2 });
+  bad = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'bad-', hosts: 2 });
+}, 120_000);
+
+afterAll(async () => {
+  await good?.running.stop();
+  await bad?.running.stop();
+  await conductor?.close();
+  await bus?.close();
+  placement?.close();
+  await placementProc?.stop();
+  await cellDb?.drop();
+  await vhost?.dispose();
+});
+
+const sel = (c: TestCompute, i: number): Selection => {
+  const h = c.hosts[i];
+  if (h === undefined) throw new Error('no such host');
+  return selectionFor(h.host, h.computeNodeUuid, CELL);
+};
+
+async function boot(hostList: Selection[]): Promise<InstanceRecord> {
+  const uuid = randomUUID();
+  const inst = await superConductorStep(cellDb, placement, uuid, hostList);
+  await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
+    instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: inst.host ?? '',
+      node: inst.node ?? '', availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
+    requestSpec: undefined, hostList, attempt: 1, requestId: `req-${uuid}`,
+  }, { server: hostList[0]?.serviceHost ?? '' });
+  return waitFor(`instance ${uuid} settled`, async () => {
+    const i = await getInstance(cellDb.pool, uuid);
+    return i !== undefined && i.vmState !== 'building' ? i : undefined;
+  });
+}
+
+async function allocatedProviders(uuid: string): Promise<string[]> {
+  return ((await placement.consumerAllocations(uuid))?.allocations ?? []).map((a) => a.resourceProviderUuid);
+}
+
+test('compute registration is visible in the cell DB (services, nodes) and placement (providers, inventory, traits)', async () => {
+  const services = await listServices(cellDb.pool, { binary: 'nova-compute' });
+  expect(services.map((s) => s.host).sort()).toEqual(['bad-1', 'bad-2', 'good-1', 'good-2']);
+  await waitFor('heartbeats', async () => ((await listServices(cellDb.pool)).every((s) => s.reportCount > 0) ? true : undefined));
+  const nodes = await listComputeNodes(cellDb.pool);
+  expect(nodes.find((n) => n.host === 'good-1')).toMatchObject({ uuid: good.hosts[0]?.computeNodeUuid, hypervisorHostname: 'good-1', vcpus: 4, memoryMb: 4096 });
+  const rp = await (await fetch(`${placementProc.restUrl}/resource_providers/${good.hosts[0]?.computeNodeUuid}/inventories`, { headers: { 'x-auth-token': 'admin' } })).json() as { inventories: Record<string, { total: number; reserved: number; allocation_ratio: number }> };
+  expect(rp.inventories.VCPU).toMatchObject({ total: 4, reserved: 0, allocation_ratio: 4 });
+  expect(rp.inventories.MEMORY_MB).toMatchObject({ total: 4096, reserved: 512 });
+  const named = await (await fetch(`${placementProc.restUrl}/resource_providers?name=good-1`, { headers: { 'x-auth-token': 'admin' } })).json() as { resource_providers: { uuid: string }[] };
+  expect(named.resource_providers.map((p) => p.uuid)).toEqual([good.hosts[0]?.computeNodeUuid]);
+});
+
+test('a build succeeds: ACTIVE on the chosen host, allocation there, action event Success', async () => {
+  const inst = await boot([sel(good, 0), sel(good, 1)]);
+  expect(inst).toMatchObject({ vmState: 'active', taskState: null, host: 'good-1', node: 'good-1' });
+  expect(inst.launchedAt).not.toBeNull();
+  expect(await allocatedProviders(inst.uuid)).toEqual([good.hosts[0]?.computeNodeUuid]);
+  const [action] = await listInstanceActions(cellDb.pool, inst.uuid);
+  expect(action?.events.map((e) => [e.event, e.host, e.result])).toEqual([['compute__do_build_and_run_instance', 'good-1', 'Success']]);
+  expect(good.running.guests.snapshot()['good-1']).toContain(inst.uuid);
+});
+
+test('a reschedulable failure moves the build and the allocation to the next alternate in the cell', async () => {
+  bad.running.control.update({ rescheduleRate: 1, abortRate: 0 });
+  const inst = await boot([sel(bad, 0), sel(good, 1)]);
+  expect(inst).toMatchObject({ vmState: 'active', host: 'good-2', buildAttempt: 2 });
+  expect(await allocatedProviders(inst.uuid)).toEqual([good.hosts[1]?.computeNodeUuid]);
+  const events = (await listInstanceActions(cellDb.pool, inst.uuid))[0]?.events ?? [];
+  expect(events.map((e) => [e.event, e.host, e.result]).sort()).toEqual([
+    ['compute__do_build_and_run_instance', 'bad-1', 'Error'], ['compute__do_build_and_run_instance', 'good-2', 'Success'],
+    ['conductor_reschedule_build', 'good-2', 'Success']].sort());
+  expect(events.find((e) => e.event === 'conductor_reschedule_build')?.details).toContain('build on host bad-1 failed');
+});
+
+test('all alternates failing ends in ERROR "max retries exceeded" with no allocation left', async () => {
+  bad.running.control.update({ rescheduleRate: 1, abortRate: 0 });
+  const inst = await boot([sel(bad, 0), sel(bad, 1)]);
+  expect(inst).toMatchObject({ vmState: 'error', taskState: null });
+  expect(await placement.consumerAllocations(inst.uuid)).toBeUndefined();
+  const [fault] = await listInstanceFaults(cellDb.pool, inst.uuid);
+  expect(fault?.message).toBe(`Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance ${inst.uuid}.`);
+});
+
+test('a non-reschedulable failure ends in ERROR with the fault and no allocation, alternates untouched', async () => {
+  bad.running.control.update({ rescheduleRate: 0, abortRate: 1 });
+  const inst = await boot([sel(bad, 0), sel(good, 0)]);
+  expect(inst).toMatchObject({ vmState: 'error', host: 'bad-1' });
+  expect(await placement.consumerAllocations(inst.uuid)).toBeUndefined();
+  expect((await listInstanceFaults(cellDb.pool, inst.uuid))[0]?.message).toContain('aborted: simulated non-reschedulable failure');
+});
+
+test('a full alternate is dropped and the next one is used', async () => {
+  bad.running.control.update({ rescheduleRate: 1, abortRate: 0 });
+  const h = good.hosts[0];
+  if (h === undefined) throw new Error('no host');
+  const huge = { ...sel(good, 0), allocationRequest: { json: JSON.stringify({ allocations: { [h.computeNodeUuid]: { resources: { VCPU: 1000 } } } }), version: '1.36' } };
+  const inst = await boot([sel(bad, 0), huge, sel(good, 1)]);
+  expect(inst).toMatchObject({ vmState: 'active', host: 'good-2' });
+  expect(await allocatedProviders(inst.uuid)).toEqual([good.hosts[1]?.computeNodeUuid]);
+});
+
+test('a compute SIGKILLed mid-build: the redelivered build runs on exactly one host', async () => {
+  const env = { CELLSCHED_CELL_TRANSPORT_URL: vhost.url, CELLSCHED_PLACEMENT_URL: placementProc.restUrl, CELLSCHED_CELL_NAME: 'c1',
+    CELLSCHED_COMPUTE_HOSTS: '1', CELLSCHED_COMPUTE_HOST_PREFIX: 'kill-', CELLSCHED_BUILD_LATENCY_MS: '4000', CELLSCHED_COMPUTE_VCPUS: '4', CELLSCHED_COMPUTE_MEMORY_MB: '4096' };
+  const first = await startComputeChild(env);
+  const kill1 = (await listComputeNodes(cellDb.pool, { host: 'kill-1' }))[0];
+  if (kill1 === undefined) throw new Error('kill-1 not registered');
+  const pending = boot([selectionFor('kill-1', kill1.uuid, CELL), sel(good, 0)]);
+  await new Promise((r) => setTimeout(r, 1500));
+  await stopChild(first.child, 'SIGKILL');
+  const second = await startComputeChild(env);
+  try {
+    const inst = await pending;
+    expect(inst).toMatchObject({ vmState: 'active', host: 'kill-1', buildAttempt: 1 });
+    const guests = await (await fetch(`http://127.0.0.1:${second.controlPort}/guests`)).json() as Record<string, string[]>;
+    expect(guests['kill-1']).toEqual([inst.uuid]);
+    const elsewhere = [good.running.guests.snapshot(), bad.running.guests.snapshot()].flatMap((s) => Object.values(s).flat());
+    expect(elsewhere).not.toContain(inst.uuid);
+    expect(await allocatedProviders(inst.uuid)).toEqual([kill1.uuid]);
+  } finally {
+    await stopChild(second.child, 'SIGTERM');
+  }
+}, 60_000);
