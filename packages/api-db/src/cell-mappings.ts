@@ -77,3 +77,35 @@ export async function setCellMappingDisabled(db: Queryable, uuid: string, disabl
   const r = await db.query('UPDATE cell_mappings SET disabled = $2, updated_at = now() WHERE uuid = $1', [checkUuid(uuid, 'cell uuid'), disabled]);
   return (r.rowCount ?? 0) > 0;
 }
+
+/** Fields `updateCellMapping` may change; undefined leaves a field as it is. */
+export interface CellMappingChanges {
+  name?: string | null;
+  transportUrl?: string;
+  databaseConnection?: string;
+  disabled?: boolean;
+}
+
+/**
+ * Updates a cell mapping (Nova's update_cell). Idempotent. Returns the updated row, or
+ * undefined if the cell does not exist. Empty URLs throw `api_db.cell_mapping.invalid`.
+ */
+export async function updateCellMapping(db: Queryable, uuid: string, c: CellMappingChanges): Promise<CellMapping | undefined> {
+  if (c.transportUrl === '' || c.databaseConnection === '') throw new ApiDbError('api_db.cell_mapping.invalid', 'transport_url and database_connection must not be empty');
+  const r = await db.query<Row>(
+    `UPDATE cell_mappings c SET name = CASE WHEN $2 THEN $3 ELSE c.name END, transport_url = coalesce($4, c.transport_url),
+       database_connection = coalesce($5, c.database_connection), disabled = coalesce($6, c.disabled), updated_at = now()
+     WHERE c.uuid = $1 RETURNING ${CELL_COLUMNS}`,
+    [checkUuid(uuid, 'cell uuid'), c.name !== undefined, c.name ?? null, c.transportUrl ?? null, c.databaseConnection ?? null, c.disabled ?? null]);
+  return r.rows[0] === undefined ? undefined : toCellMapping(r.rows[0]);
+}
+
+/**
+ * Deletes a cell mapping that has no host or instance mappings left (the caller checks and
+ * removes those first, as Nova's delete_cell). Idempotent: returns whether it existed.
+ * A cell still referenced is a foreign-key error (23503) and nothing is deleted.
+ */
+export async function deleteCellMapping(db: Queryable, uuid: string): Promise<boolean> {
+  const r = await db.query('DELETE FROM cell_mappings WHERE uuid = $1', [checkUuid(uuid, 'cell uuid')]);
+  return (r.rowCount ?? 0) > 0;
+}

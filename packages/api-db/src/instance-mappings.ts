@@ -94,3 +94,9 @@ export async function deleteInstanceMapping(db: Queryable, instanceUuid: string)
   const r = await db.query('DELETE FROM instance_mappings WHERE instance_uuid = $1', [checkUuid(instanceUuid, 'instance uuid')]);
   return (r.rowCount ?? 0) > 0;
 }
+
+/** How many instances are mapped to a cell (Nova's delete_cell refuses a cell that has any). Read-only. */
+export async function countInstanceMappingsInCell(db: Queryable, cellId: number): Promise<number> {
+  const r = await db.query<{ n: string }>('SELECT count(*) AS n FROM instance_mappings WHERE cell_id = $1', [cellId]);
+  return Number(r.rows[0]?.n ?? 0);
+}

@@ -158,6 +158,17 @@ export async function markComputeNodesMapped(db: Queryable, hosts: readonly stri
   return r.rowCount ?? 0;
 }
 
+/**
+ * Sets `mapped = 0` on the live nodes of these hosts, or of every host when `hosts` is
+ * undefined (Nova's delete_host / delete_cell --force, so discover_hosts finds them again).
+ * Idempotent: returns how many nodes changed.
+ */
+export async function unmarkComputeNodesMapped(db: Queryable, hosts?: readonly string[]): Promise<number> {
+  const r = await db.query('UPDATE compute_nodes SET mapped = 0 WHERE ($1::text[] IS NULL OR host = ANY($1)) AND mapped <> 0 AND deleted_at IS NULL',
+    [hosts === undefined ? null : [...hosts]]);
+  return r.rowCount ?? 0;
+}
+
 /** Maps a row selected with {@link COMPUTE_NODE_COLUMNS}. */
 export function toComputeNodeRecord(r: Row): ComputeNodeRecord {
   return toNode(r);

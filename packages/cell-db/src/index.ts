@@ -16,7 +16,7 @@ export * from './instance-actions';
 export * from './services';
 export {
   upsertComputeNode, updateComputeNodeStats, getComputeNode, listComputeNodes, deleteComputeNode, listUnmappedComputeHosts,
-  markComputeNodesMapped, type ComputeNodeRecord, type ComputeNodeReport, type SupportedInstanceTriple,
+  markComputeNodesMapped, unmarkComputeNodesMapped, type ComputeNodeRecord, type ComputeNodeReport, type SupportedInstanceTriple,
 } from './compute-nodes';
 export * from './host-changes';
 export * from './migration-records';

@@ -1,4 +1,5 @@
 import { createCell, discoverHostsCommand, listCells, listHosts, mapCell0 } from './cell-v2';
+import { deleteCell, deleteHost, updateCell } from './cell-v2-admin';
 import { flavorCreate, flavorList, imageCreate, imageList } from './catalogue';
 import { apiDbSync, apiDbVersion, dbSync, dbVersion } from './sync';
 import type { Command } from './types';
@@ -17,6 +18,9 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map<string, Command>([
   ['cell_v2 list_cells', listCells],
   ['cell_v2 list_hosts', listHosts],
   ['cell_v2 discover_hosts', discoverHostsCommand],
+  ['cell_v2 update_cell', updateCell],
+  ['cell_v2 delete_cell', deleteCell],
+  ['cell_v2 delete_host', deleteHost],
   ['image-create', imageCreate],
   ['image-list', imageList],
   ['flavor-create', flavorCreate],
