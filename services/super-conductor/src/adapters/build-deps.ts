@@ -1,0 +1,37 @@
+import type { BuildRequest } from '@cellsched/api-db';
+import { deleteInstanceMapping, deleteRequestSpec } from '@cellsched/api-db';
+import type { NewInstance } from '@cellsched/cell-db';
+import type { RequestSpec } from '@cellsched/wire';
+import type { Pool } from 'pg';
+import type { ClaimReleaser } from '../ports';
+import type { CellRegistry } from './cells';
+
+/** What the super-conductor's handlers need. */
+export interface BuildDeps {
+  readonly apiDb: Pool;
+  readonly cells: CellRegistry;
+  readonly claims: ClaimReleaser;
+  /** Deadline of the first build attempt (the cell conductor's watchdog acts past it). */
+  readonly buildTimeoutMs: number;
+}
+
+/** The cell instance row of a build request (everything but where it goes and its state). Pure. */
+export function instanceFrom(br: BuildRequest, spec: RequestSpec): Omit<NewInstance, 'vmState'> {
+  const i = br.instance;
+  const flavor = spec.flavor ?? i.flavor;
+  if (flavor === undefined) throw new Error(`build request ${br.instanceUuid} has no flavor`);
+  return {
+    uuid: br.instanceUuid, projectId: i.projectId || br.projectId, userId: i.userId || spec.userId, displayName: i.displayName || null,
+    flavor, imageRef: i.imageRef || null, availabilityZone: i.availabilityZone || spec.availabilityZone || null,
+    reservationId: i.reservationId || null, launchIndex: i.launchIndex,
+  };
+}
+
+/**
+ * The API-level leftovers of a server deleted while it was being scheduled: its mapping and
+ * request spec. Idempotent (both deletes are).
+ */
+export async function forgetServer(deps: BuildDeps, instanceUuid: string): Promise<void> {
+  await deleteInstanceMapping(deps.apiDb, instanceUuid);
+  await deleteRequestSpec(deps.apiDb, instanceUuid);
+}

@@ -1,0 +1,93 @@
+import { deleteBuildRequest, getBuildRequest, setInstanceMappingCell } from '@cellsched/api-db';
+import { createInstance, destroyInstance, EVENT_SUCCESS, finishActionEvent, getInstance, startInstanceAction, toWireInstance, type InstanceRecord } from '@cellsched/cell-db';
+import { withTransaction } from '@cellsched/db';
+import type { RequestSpec, Selection } from '@cellsched/wire';
+import type { Logger } from 'pino';
+import { EVENT_SCHEDULE } from '../domain/build-plan';
+import { forgetServer, instanceFrom, type BuildDeps } from './build-deps';
+import type { CellHandle } from './cells';
+
+/** One scheduled instance: where it goes (chosen host first, then the alternates). */
+export interface Placement {
+  readonly instanceUuid: string;
+  readonly spec: RequestSpec;
+  readonly hostList: readonly Selection[];
+  readonly requestId: string;
+}
+
+/** The user deleted the server while it was scheduled: release the claim, leave nothing behind. Idempotent. */
+async function cleanUpDeleted(deps: BuildDeps, cell: CellHandle, instanceUuid: string): Promise<'deleted'> {
+  await deps.claims.release([instanceUuid]);
+  await destroyInstance(cell.pool, instanceUuid);
+  await forgetServer(deps, instanceUuid);
+  return 'deleted';
+}
+
+/** Casts the first build (attempt 1) to `compute.<host>` on the cell's bus. The compute dedups per (host, instance, attempt). */
+async function castBuild(cell: CellHandle, inst: InstanceRecord, hostList: readonly Selection[], spec: RequestSpec, requestId: string): Promise<void> {
+  const host = hostList[0]?.serviceHost;
+  if (cell.compute === undefined || host === undefined) throw new Error(`cannot cast the build of ${inst.uuid}: cell ${cell.uuid} has no bus or no host`);
+  await cell.compute.cast('buildAndRunInstance', {
+    instance: toWireInstance(inst, cell.uuid), requestSpec: spec, hostList: [...hostList], attempt: inst.buildAttempt, requestId,
+  }, { server: host });
+}
+
+async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br: NonNullable<Awaited<ReturnType<typeof getBuildRequest>>>): Promise<InstanceRecord> {
+  const chosen = p.hostList[0] as Selection;
+  return withTransaction(cell.pool, async (c) => {
+    const { instance } = await createInstance(c, {
+      ...instanceFrom(br, p.spec), vmState: 'building', taskState: 'scheduling', host: chosen.serviceHost, node: chosen.nodename,
+      availabilityZone: chosen.availabilityZone || p.spec.availabilityZone || null, buildHostList: p.hostList.slice(1), buildRequestSpec: p.spec,
+      buildDeadlineAt: new Date(Date.now() + deps.buildTimeoutMs),
+    });
+    await startInstanceAction(c, { instanceUuid: p.instanceUuid, requestId: p.requestId, action: 'create', userId: instance.userId, projectId: instance.projectId });
+    await finishActionEvent(c, { instanceUuid: p.instanceUuid, requestId: p.requestId, event: EVENT_SCHEDULE, host: chosen.serviceHost }, { result: EVENT_SUCCESS });
+    return instance;
+  });
+}
+
+/**
+ * DESIGN step 4 for one scheduled instance: create it in the chosen host's cell (ON CONFLICT
+ * DO NOTHING), record the create action's schedule event, point the mapping at the cell,
+ * delete the build request, cast `build_and_run_instance` with [chosen, ...alternates].
+ * Build request gone (before or after the create): the user deleted the server, so the
+ * claim is released and the instance, mapping and request spec are removed. Idempotent.
+ */
+export async function placeInstance(deps: BuildDeps, p: Placement, log: Logger): Promise<'cast' | 'deleted'> {
+  const chosen = p.hostList[0];
+  if (chosen === undefined) throw new Error(`the scheduler returned no host for ${p.instanceUuid}`);
+  const cell = deps.cells.cell(chosen.cellUuid);
+  const br = await getBuildRequest(deps.apiDb, p.instanceUuid);
+  if (br === undefined) return cleanUpDeleted(deps, cell, p.instanceUuid);
+  const inst = await createInCell(deps, cell, p, br);
+  await setInstanceMappingCell(deps.apiDb, p.instanceUuid, await deps.cells.mappingId(cell.uuid));
+  if (!(await deleteBuildRequest(deps.apiDb, p.instanceUuid))) return cleanUpDeleted(deps, cell, p.instanceUuid);
+  await castBuild(cell, inst, p.hostList, p.spec, p.requestId);
+  log.info({ instance_uuid: p.instanceUuid, host: chosen.serviceHost, cell: cell.name, alternates: p.hostList.length - 1 }, 'build cast');
+  return 'cast';
+}
+
+/** The Selection of the host an instance already names (for a recast; its allocation is already claimed). Pure. */
+function currentSelection(inst: InstanceRecord, cellUuid: string): Selection {
+  return { computeNodeUuid: '', serviceHost: inst.host ?? '', nodename: inst.node ?? '', cellUuid, availabilityZone: inst.availabilityZone ?? '', allocationRequest: undefined };
+}
+
+/**
+ * A redelivered cast for an instance a previous delivery already created in `cellUuid`:
+ * finish what that delivery left (mapping, build request, cast) without scheduling again.
+ * The build is cast again only while the instance is still on its first attempt and
+ * building (the compute ignores a build of an attempt it already ran). Idempotent.
+ */
+export async function resumeInstance(deps: BuildDeps, r: { instanceUuid: string; cellUuid: string; mappedBefore: boolean; queuedForDelete: boolean },
+  spec: RequestSpec, requestId: string, log: Logger): Promise<'cast' | 'deleted' | 'settled'> {
+  const cell = deps.cells.cell(r.cellUuid);
+  const inst = await getInstance(cell.pool, r.instanceUuid);
+  if (inst === undefined) return 'settled';
+  await setInstanceMappingCell(deps.apiDb, r.instanceUuid, await deps.cells.mappingId(cell.uuid));
+  const removedNow = await deleteBuildRequest(deps.apiDb, r.instanceUuid);
+  if (!removedNow && (!r.mappedBefore || r.queuedForDelete) && cell.compute !== undefined) return cleanUpDeleted(deps, cell, r.instanceUuid);
+  if (cell.compute === undefined || inst.vmState !== 'building' || inst.buildAttempt !== 1 || inst.host === null) return 'settled';
+  await castBuild(cell, inst, [currentSelection(inst, cell.uuid), ...inst.buildHostList], spec, requestId);
+  log.info({ instance_uuid: r.instanceUuid, host: inst.host, cell: cell.name }, 'build cast again (redelivery)');
+  return 'cast';
+}

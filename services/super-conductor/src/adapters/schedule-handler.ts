@@ -1,0 +1,72 @@
+import { getInstanceMappings } from '@cellsched/api-db';
+import type { CastContext } from '@cellsched/bus';
+import type { RequestSpec, ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
+import type { Logger } from 'pino';
+import { noValidHostFault, planBuild, type BuildPlan, type MappingState } from '../domain/build-plan';
+import type { DestinationSelector } from '../ports';
+import type { BuildDeps } from './build-deps';
+import { buryInCell0 } from './bury-instance';
+import { placeInstance, resumeInstance } from './place-instance';
+
+/** The schedule handler's dependencies. */
+export interface ScheduleDeps extends BuildDeps {
+  readonly selector: DestinationSelector;
+  /** Alternates per instance (max_attempts - 1), read once from config. */
+  readonly numAlternates: number;
+}
+
+async function readMappings(deps: BuildDeps, uuids: readonly string[]): Promise<MappingState[]> {
+  const byUuid = new Map((await getInstanceMappings(deps.apiDb, uuids)).map((m) => [m.instanceUuid, m]));
+  return uuids.map((u) => {
+    const m = byUuid.get(u);
+    return { instanceUuid: u, exists: m !== undefined, cellUuid: m?.cell?.uuid, queuedForDelete: m?.queuedForDelete ?? false };
+  });
+}
+
+async function scheduleAndPlace(deps: ScheduleDeps, spec: RequestSpec, uuids: readonly string[], requestId: string, log: Logger): Promise<void> {
+  const outcome = await deps.selector.selectDestinations({ ...spec, numInstances: uuids.length }, uuids, deps.numAlternates);
+  if (outcome.kind === 'selected') {
+    for (const [i, instanceUuid] of uuids.entries()) {
+      await placeInstance(deps, { instanceUuid, spec, hostList: outcome.destinations[i] ?? [], requestId }, log);
+    }
+    return;
+  }
+  if (outcome.kind === 'failed') await deps.claims.release(uuids);
+  const fault = noValidHostFault(outcome.failure);
+  log.warn({ instance_uuids: uuids, code: outcome.failure.code, diagnosis: outcome.failure.diagnosis }, 'no valid host: burying in cell0');
+  for (const instanceUuid of uuids) await buryInCell0(deps, instanceUuid, spec, fault, requestId);
+}
+
+async function resumeAll(deps: ScheduleDeps, plan: BuildPlan, mappings: readonly MappingState[], spec: RequestSpec, requestId: string, log: Logger): Promise<void> {
+  for (const r of plan.resume) {
+    const m = mappings.find((x) => x.instanceUuid === r.instanceUuid);
+    await resumeInstance(deps, { ...r, mappedBefore: m?.cellUuid !== undefined, queuedForDelete: m?.queuedForDelete ?? false }, spec, requestId, log);
+  }
+}
+
+/**
+ * `schedule_and_build_instances` (DESIGN steps 2 and 4): one SelectDestinations call for
+ * the request's unplaced instances with the configured number of alternates, then per
+ * instance either the cell placement and build cast, or (NoValidHost) burial in cell0 with
+ * the scheduler's diagnosis. Redelivery-safe: instances a previous delivery already put in a
+ * cell are finished, never scheduled again. A retryable scheduler failure throws, so the
+ * bus redelivers the cast (dead-lettered after its delivery limit).
+ */
+export function scheduleAndBuildInstancesHandler(deps: ScheduleDeps) {
+  return async (req: ScheduleAndBuildInstancesRequest, ctx: CastContext): Promise<void> => {
+    const spec = req.requestSpec;
+    const uuids = req.buildRequests.map((b) => b.instanceUuid);
+    if (spec === undefined || uuids.length === 0) {
+      ctx.logger.warn({ instances: uuids.length }, 'schedule_and_build_instances without a request spec or instances: ignored');
+      return;
+    }
+    const requestId = req.requestId || spec.requestId || `req-${uuids[0] ?? ''}`;
+    const log = ctx.logger.child({ request_id: requestId });
+    const mappings = await readMappings(deps, uuids);
+    const found = await deps.cells.locate(mappings.filter((m) => m.exists && m.cellUuid === undefined).map((m) => m.instanceUuid));
+    const plan = planBuild(mappings, found);
+    for (const s of plan.skipped) log.info({ instance_uuid: s.instanceUuid, reason: s.reason }, 'instance skipped');
+    await resumeAll(deps, plan, mappings, spec, requestId, log);
+    if (plan.toSchedule.length > 0) await scheduleAndPlace(deps, spec, plan.toSchedule, requestId, log);
+  };
+}

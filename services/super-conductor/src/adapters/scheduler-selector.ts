@@ -1,0 +1,43 @@
+import { createGrpcClient, isFailureError, type GrpcClient } from '@cellsched/grpc';
+import { SchedulerServiceClient, type RequestSpec } from '@cellsched/wire';
+import type { Logger } from 'pino';
+import type { DestinationSelector, SelectOutcome } from '../ports';
+
+/** The published code of the scheduler's NoValidHost. */
+export const SCHEDULER_NO_VALID_HOST = 'scheduler.no_valid_host';
+/** Placement microversion of the allocation requests the conductors replay. */
+const ALLOCATION_REQUEST_VERSION = '1.36';
+
+/**
+ * {@link DestinationSelector} over the scheduler's gRPC replicas. SelectDestinations is
+ * idempotent per instance uuid (replace claims), so it is retried on another replica,
+ * deadlines included. NoValidHost and other non-retryable failures are outcomes; a
+ * retryable failure throws (the cast is redelivered later).
+ */
+export class GrpcDestinationSelector implements DestinationSelector {
+  private readonly grpc: GrpcClient<typeof SchedulerServiceClient.service>;
+
+  constructor(opts: { addresses: readonly string[]; deadlineMs: number; logger: Logger }) {
+    this.grpc = createGrpcClient(SchedulerServiceClient, {
+      addresses: opts.addresses, deadlineMs: opts.deadlineMs, maxAttempts: 3, idempotent: ['selectDestinations'], logger: opts.logger,
+    });
+  }
+
+  async selectDestinations(spec: RequestSpec, instanceUuids: readonly string[], numAlternates: number): Promise<SelectOutcome> {
+    try {
+      const r = await this.grpc.selectDestinations(
+        { requestSpec: spec, instanceUuids: [...instanceUuids], numAlternates, allocationRequestVersion: ALLOCATION_REQUEST_VERSION },
+        { retryOnDeadlineExceeded: true });
+      return { kind: 'selected', destinations: r.destinations.map((d) => d.selections) };
+    } catch (err) {
+      if (!isFailureError(err)) throw err;
+      if (err.failure.code === SCHEDULER_NO_VALID_HOST) return { kind: 'no_valid_host', failure: err.failure };
+      if (err.failure.retryable) throw err;
+      return { kind: 'failed', failure: err.failure };
+    }
+  }
+
+  close(): void {
+    this.grpc.close();
+  }
+}

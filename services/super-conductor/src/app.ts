@@ -1,0 +1,29 @@
+import type { Bus, CastSubscription } from '@cellsched/bus';
+import { SuperConductorServiceService } from '@cellsched/wire';
+import type { Pool } from 'pg';
+import type { CellRegistry } from './adapters/cells';
+import { scheduleAndBuildInstancesHandler } from './adapters/schedule-handler';
+import type { ClaimReleaser, DestinationSelector } from './ports';
+
+export interface SuperConductorOptions {
+  readonly apiDb: Pool;
+  /** The API bus (topic `conductor`). */
+  readonly apiBus: Bus;
+  readonly cells: CellRegistry;
+  readonly selector: DestinationSelector;
+  readonly claims: ClaimReleaser;
+  readonly numAlternates: number;
+  readonly buildTimeoutMs: number;
+  readonly prefetch: number;
+}
+
+/**
+ * Serves the API bus topic `conductor` (SuperConductorService). Returns the subscription
+ * (close it to stop consuming; in-flight casts finish and are acked).
+ */
+export async function startSuperConductor(o: SuperConductorOptions): Promise<CastSubscription> {
+  const deps = { apiDb: o.apiDb, cells: o.cells, claims: o.claims, buildTimeoutMs: o.buildTimeoutMs, selector: o.selector, numAlternates: o.numAlternates };
+  return o.apiBus.serve(SuperConductorServiceService, {
+    scheduleAndBuildInstances: scheduleAndBuildInstancesHandler(deps),
+  }, { prefetch: o.prefetch, maxDeliveries: 10 });
+}

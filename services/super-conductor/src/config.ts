@@ -1,0 +1,27 @@
+import { defineConfig, type Config } from '@cellsched/config';
+import { telemetryConfigSchema } from '@cellsched/telemetry';
+
+/**
+ * The super-conductor's options, as data; loaded by main.ts and tracing.ts. The API
+ * database, the API bus, cell0 and every cell's database and bus come from the cell
+ * topology (CELLSCHED_CELLS or CELLSCHED_CELLS_FILE, see @cellsched/config).
+ */
+export const superConductorConfigSchema = defineConfig({
+  ...telemetryConfigSchema,
+  maxAttempts: {
+    type: 'int', env: 'CELLSCHED_SCHEDULER_MAX_ATTEMPTS', default: 3, min: 1, max: 20,
+    help: "Nova's [scheduler] max_attempts: hosts tried per build. The super-conductor asks the scheduler for max_attempts - 1 alternates; this is the only place it is read.",
+  },
+  schedulerGrpc: { type: 'list', env: 'CELLSCHED_SCHEDULER_GRPC', default: ['127.0.0.1:8780', '127.0.0.1:8781'], help: 'Scheduler gRPC replicas (host:port).' },
+  schedulerDeadlineMs: { type: 'int', env: 'CELLSCHED_SCHEDULER_DEADLINE_MS', default: 30000, min: 100, max: 600000, help: 'Per-attempt deadline of SelectDestinations.' },
+  placementGrpc: { type: 'list', env: 'CELLSCHED_PLACEMENT_GRPC', default: ['127.0.0.1:8779'], help: 'Placement gRPC replicas (host:port).' },
+  placementDeadlineMs: { type: 'int', env: 'CELLSCHED_PLACEMENT_DEADLINE_MS', default: 5000, min: 100, max: 120000, help: 'Per-attempt deadline of placement calls.' },
+  buildTimeoutMs: {
+    type: 'int', env: 'CELLSCHED_BUILD_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,
+    help: "Build deadline of the first attempt (the cell conductor's watchdog reads it).",
+  },
+  prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
+  dbPoolSize: { type: 'int', env: 'CELLSCHED_SUPER_CONDUCTOR_DB_POOL', default: 10, min: 1, max: 500, help: 'PostgreSQL connections per database (API DB and each cell DB).' },
+});
+
+export type SuperConductorConfig = Config<typeof superConductorConfigSchema>;
