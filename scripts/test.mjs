@@ -30,6 +30,16 @@ function jest(config, extra) {
   return status;
 }
 
+// Placement 8.0's own gabbi tests against our placement (services/placement/scripts).
+function gabbi() {
+  const r = spawnSync('bash', ['services/placement/scripts/gabbi-compat.sh'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  process.stdout.write(r.stdout ?? '');
+  const m = /gabbi: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?/.exec(r.stdout ?? '');
+  if (!m) { console.error('gabbi printed no summary line'); return 1; }
+  totals.passed += Number(m[1]); totals.failed += Number(m[2]); totals.skipped += Number(m[3] ?? 0);
+  return r.status ?? 1;
+}
+
 function genIsFresh() {
   const gen = join(root, 'packages/wire/src/gen');
   const keep = mkdtempSync(join(tmpdir(), 'cellsched-gen-'));
@@ -56,6 +66,7 @@ const STEPS = {
   typecheck: () => run('tsc', ['-b']) || run('tsc', ['-p', 'tsconfig.test.json']),
   jest: () => jest('jest.config.js', []),
   serial: () => jest('jest.serial.config.js', ['--runInBand']),
+  gabbi,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');
