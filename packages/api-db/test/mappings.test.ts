@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CELL0_UUID } from '@cellsched/config';
 import { createTestDatabase, withTransaction, type TestDatabase } from '@cellsched/db';
 import {
-  addHostMappings, API_DB_MIGRATIONS_DIR, createCellMapping, createInstanceMapping, deleteHostMapping, deleteInstanceMapping,
+  addHostMappings, API_DB_MIGRATIONS_DIR, countInstanceMappingsInCell, createCellMapping, deleteCellMapping, updateCellMapping, createInstanceMapping, deleteHostMapping, deleteInstanceMapping,
   findCellMappingByUrls, getCellMapping, getHostMapping, getInstanceMapping, getInstanceMappings, listCellMappings, listHostMappings,
   listInstanceMappings, setCellMappingDisabled, setInstanceMappingCell, setInstanceMappingQueuedForDelete,
 } from '@cellsched/api-db';
@@ -42,6 +42,24 @@ describe('cell mappings', () => {
     await expect(createCellMapping(db.pool, { ...cellInput('bad'), uuid: 'not-a-uuid' })).rejects.toMatchObject({ code: 'api_db.invalid_uuid' });
     await expect(createCellMapping(db.pool, { ...cellInput('bad'), transportUrl: '' })).rejects.toMatchObject({ code: 'api_db.cell_mapping.invalid' });
     expect((await listCellMappings(db.pool)).length).toBe(before);
+  });
+});
+
+describe('cell mapping update and delete', () => {
+  it('updates only the given fields; delete refuses a referenced cell and is idempotent', async () => {
+    const { cell } = await createCellMapping(db.pool, cellInput('upd'));
+    expect(await updateCellMapping(db.pool, cell.uuid, { name: 'upd2', disabled: true })).toEqual({ ...cell, name: 'upd2', disabled: true });
+    expect(await updateCellMapping(db.pool, cell.uuid, { name: null })).toMatchObject({ name: null, disabled: true, transportUrl: cell.transportUrl });
+    expect(await updateCellMapping(db.pool, randomUUID(), { disabled: false })).toBeUndefined();
+    await expect(updateCellMapping(db.pool, cell.uuid, { transportUrl: '' })).rejects.toMatchObject({ code: 'api_db.cell_mapping.invalid' });
+    const instance = randomUUID();
+    await createInstanceMapping(db.pool, { instanceUuid: instance, projectId: 'p', cellId: cell.id });
+    expect(await countInstanceMappingsInCell(db.pool, cell.id)).toBe(1);
+    await expect(deleteCellMapping(db.pool, cell.uuid)).rejects.toMatchObject({ code: '23503' });
+    await deleteInstanceMapping(db.pool, instance);
+    expect(await countInstanceMappingsInCell(db.pool, cell.id)).toBe(0);
+    expect(await deleteCellMapping(db.pool, cell.uuid)).toBe(true);
+    expect(await deleteCellMapping(db.pool, cell.uuid)).toBe(false);
   });
 });
 
