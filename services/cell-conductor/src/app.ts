@@ -2,7 +2,9 @@ import type { Bus, CastSubscription } from '@cellsched/bus';
 import type { PlacementClient } from '@cellsched/placement-client';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
+import type { Logger } from 'pino';
 import { buildAbortedHandler, buildSucceededHandler } from './adapters/build-result-handlers';
+import { runBuildWatchdog } from './adapters/build-watchdog';
 import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/host-handlers';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
 import { buildInstancesHandler, type BuildDeps } from './adapters/reschedule-handler';
@@ -13,25 +15,54 @@ export interface CellConductorOptions {
   readonly bus: Bus;
   readonly placement: PlacementClient;
   readonly cellUuid: string;
+  readonly logger: Logger;
   readonly buildTimeoutMs: number;
   readonly prefetch: number;
+  /** Nova's service_down_time: a compute silent this long is down. */
+  readonly serviceDownTimeMs: number;
+  /** Period of the build watchdog; 0 disables the timer (runWatchdog still works). */
+  readonly watchdogIntervalMs: number;
+}
+
+export interface RunningCellConductor {
+  readonly subscription: CastSubscription;
+  /** One watchdog pass now; resolves with the number of lost builds moved on. */
+  runWatchdog(): Promise<number>;
+  /** Stops the timers and the consumer (in-flight casts finish and are acked). */
+  stop(): Promise<void>;
+}
+
+function periodic(ms: number, fn: () => Promise<unknown>, log: Logger, what: string): () => void {
+  if (ms <= 0) return () => undefined;
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    fn().catch((err: unknown) => log.error({ err }, `${what} failed`)).finally(() => { running = false; });
+  }, ms);
+  return () => clearInterval(timer);
 }
 
 /**
  * Serves the cell bus topic `conductor` (CellConductorService): build results, the in-cell
- * retry, service and compute-node reports, heartbeats. Returns the subscription (cancel it
- * to stop consuming; in-flight casts finish and are acked).
+ * retry, service and compute-node reports, heartbeats; and runs the build watchdog.
  */
-export async function startCellConductor(o: CellConductorOptions): Promise<CastSubscription> {
+export async function startCellConductor(o: CellConductorOptions): Promise<RunningCellConductor> {
   const deps: BuildDeps = {
     pool: o.pool, claimer: new PlacementInstanceClaimer(o.placement), compute: o.bus.castClient(ComputeServiceService),
     cellUuid: o.cellUuid, buildTimeoutMs: o.buildTimeoutMs,
   };
-  return o.bus.serve(CellConductorServiceService, {
+  const subscription = await o.bus.serve(CellConductorServiceService, {
     buildInstances: buildInstancesHandler(deps),
     buildSucceeded: buildSucceededHandler(deps),
     buildAborted: buildAbortedHandler(deps),
     reportComputeHosts: reportComputeHostsHandler(o.pool),
     serviceHeartbeats: serviceHeartbeatsHandler(o.pool),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
+  const runWatchdog = (): Promise<number> => runBuildWatchdog(deps, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
+  const stopWatchdog = periodic(o.watchdogIntervalMs, runWatchdog, o.logger, 'build watchdog');
+  return {
+    subscription, runWatchdog,
+    stop: async () => { stopWatchdog(); await subscription.close(); },
+  };
 }

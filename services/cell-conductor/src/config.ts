@@ -20,6 +20,11 @@ export const cellConductorConfigSchema = defineConfig({
     type: 'int', env: 'CELLSCHED_BUILD_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,
     help: 'Build deadline set on each rescheduled attempt (the watchdog reads it).',
   },
+  serviceDownTimeMs: {
+    type: 'int', env: 'CELLSCHED_SERVICE_DOWN_TIME_MS', default: 60000, min: 1000, max: 86400000,
+    help: "Nova's service_down_time: a compute whose last heartbeat is older is down (the watchdog retries its lost builds).",
+  },
+  watchdogIntervalMs: { type: 'int', env: 'CELLSCHED_WATCHDOG_INTERVAL_MS', default: 10000, min: 0, max: 3600000, help: 'Period of the build watchdog (0: off).' },
   prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
   dbPoolSize: { type: 'int', env: 'CELLSCHED_CELL_DB_POOL', default: 20, min: 1, max: 500, help: 'Maximum PostgreSQL connections.' },
   migrate: { type: 'bool', env: 'CELLSCHED_CELL_MIGRATE', default: true, help: "Apply the cell database's pending migrations at start." },

@@ -21,11 +21,14 @@ async function main(): Promise<void> {
   }
   const placement = new PlacementClient({ addresses: config.placementGrpc, deadlineMs: config.placementDeadlineMs, logger: log });
   const bus = await Bus.connect({ url: config.transportUrl as string, logger: log, name: `cell-conductor-${config.cellName}` });
-  const sub = await startCellConductor({ pool, bus, placement, cellUuid: config.cellUuid as string, buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch });
+  const conductor = await startCellConductor({
+    pool, bus, placement, logger: log, cellUuid: config.cellUuid as string, buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
+    serviceDownTimeMs: config.serviceDownTimeMs, watchdogIntervalMs: config.watchdogIntervalMs,
+  });
   log.info({ cell: config.cellName }, 'cell conductor serving');
   const stop = async (): Promise<void> => {
     log.info('stopping');
-    await sub.close();
+    await conductor.stop();
     await bus.close();
     placement.close();
     await pool.end();

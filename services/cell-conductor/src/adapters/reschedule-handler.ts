@@ -19,7 +19,7 @@ export interface BuildDeps {
 }
 
 /** A build to cast once the transaction committed. */
-type NextBuild = { readonly host: string; readonly request: BuildAndRunInstanceRequest } | undefined;
+export type NextBuild = { readonly host: string; readonly request: BuildAndRunInstanceRequest } | undefined;
 
 function nextBuild(deps: BuildDeps, inst: InstanceRecord, hostList: readonly Selection[], requestId: string): NextBuild {
   if (inst.host === null) return undefined;
@@ -51,7 +51,13 @@ async function applyDecision(c: PoolClient, deps: BuildDeps, inst: InstanceRecor
   return nextBuild(deps, r.instance, [s, ...d.remaining], req.requestId);
 }
 
-async function reschedule(c: PoolClient, deps: BuildDeps, req: BuildInstancesRequest, uuid: string): Promise<NextBuild> {
+/**
+ * The in-cell retry of one failed attempt, inside the caller's transaction: lock the row,
+ * check it is still this attempt on the failed host, claim the first alternate that fits,
+ * update the row. Returns the build to cast after commit. `alternatesFromRow`: the
+ * alternates are the row's `build_host_list` (the watchdog has no message to read them from).
+ */
+export async function reschedule(c: PoolClient, deps: BuildDeps, req: BuildInstancesRequest, uuid: string, opts: { alternatesFromRow?: boolean } = {}): Promise<NextBuild> {
   const inst = await lockInstance(c, uuid);
   if (inst === undefined || inst.vmState !== 'building') return undefined; // deleted meanwhile, or already settled
   const attempt = normalizeAttempt(req.attempt);
@@ -59,12 +65,13 @@ async function reschedule(c: PoolClient, deps: BuildDeps, req: BuildInstancesReq
   // host; cast again (the compute and build_succeeded are idempotent), decide nothing new.
   if (inst.buildAttempt === attempt + 1 && inst.host !== req.failedHost) {
     const current = req.hostList.find((s) => s.serviceHost === inst.host);
-    return current === undefined ? undefined : nextBuild(deps, inst, [current, ...inst.buildHostList], req.requestId);
+    return current === undefined || opts.alternatesFromRow === true ? undefined : nextBuild(deps, inst, [current, ...inst.buildHostList], req.requestId);
   }
   if (inst.host !== req.failedHost || inst.buildAttempt !== attempt) return undefined; // stale report of an older attempt
   await recordEvent(c, inst, req.requestId, EVENT_COMPUTE_BUILD, req.failedHost, { ok: false, details: req.failure?.message ?? 'build failed' });
   const consumer = { uuid: inst.uuid, projectId: inst.projectId, userId: inst.userId };
-  const decision = await chooseAlternate(req.hostList, async (s) => {
+  const alternates = opts.alternatesFromRow === true ? inst.buildHostList : req.hostList;
+  const decision = await chooseAlternate(alternates, async (s) => {
     const o = await deps.claimer.claimSelection(consumer, s);
     return o.kind === 'claimed' ? { kind: 'claimed' } : { kind: 'skipped', reason: o.message };
   });
@@ -87,7 +94,12 @@ export function buildInstancesHandler(deps: BuildDeps) {
       ctx.logger.info({ instance_uuid: uuid, failed_host: req.failedHost }, 'reschedule settled');
       return;
     }
-    await deps.compute.cast('buildAndRunInstance', next.request, { server: next.host });
+    await castNextBuild(deps, next);
     ctx.logger.info({ instance_uuid: uuid, failed_host: req.failedHost, host: next.host, attempt: next.request.attempt }, 'build rescheduled');
   };
+}
+
+/** Casts a decided build to its host (after the decision committed). */
+export async function castNextBuild(deps: BuildDeps, next: NonNullable<NextBuild>): Promise<void> {
+  await deps.compute.cast('buildAndRunInstance', next.request, { server: next.host });
 }

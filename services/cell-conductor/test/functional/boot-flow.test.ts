@@ -5,12 +5,11 @@
  * cast build_and_run_instance) and checks the cell DB and placement at the end.
  */
 import { randomUUID } from 'node:crypto';
-import type { CastSubscription } from '@cellsched/bus';
 import { getInstance, listComputeNodes, listInstanceActions, listInstanceFaults, listServices, type InstanceRecord } from '@cellsched/cell-db';
 import type { TestDatabase } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { ComputeServiceService, type Selection } from '@cellsched/wire';
-import { startCellConductor } from '../../src/app';
+import { startCellConductor, type RunningCellConductor } from '../../src/app';
 import { startSimulatedComputeForTest, type TestCompute } from './compute-support';
 import {
   Bus, buildServices, createCellDb, createVhost, logger, selectionFor, startComputeChild, startPlacement, stopChild, superConductorStep, waitFor,
@@ -23,7 +22,7 @@ let vhost: Awaited<ReturnType<typeof createVhost>>;
 let placementProc: PlacementProcess;
 let placement: PlacementClient;
 let bus: Bus;
-let conductor: CastSubscription;
+let conductor: RunningCellConductor;
 let good: TestCompute;
 let bad: TestCompute;
 
@@ -32,7 +31,7 @@ beforeAll(async () => {
   [cellDb, vhost, placementProc] = await Promise.all([createCellDb(), createVhost('cstest-cc'), startPlacement()]);
   placement = new PlacementClient({ addresses: [placementProc.grpcAddress], deadlineMs: 10_000 });
   bus = await Bus.connect({ url: vhost.url, logger });
-  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8 });
+  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, logger, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8, serviceDownTimeMs: 60_000, watchdogIntervalMs: 0 });
   const report = new ReportClient({ baseUrl: placementProc.restUrl });
   good = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'good-', hosts: 2 });
   bad = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'bad-', hosts: 2 });
@@ -41,7 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await good?.running.stop();
   await bad?.running.stop();
-  await conductor?.close();
+  await conductor?.stop();
   await bus?.close();
   placement?.close();
   await placementProc?.stop();
@@ -153,6 +152,41 @@ test('a compute SIGKILLed mid-build: the redelivered build runs on exactly one h
     const elsewhere = [good.running.guests.snapshot(), bad.running.guests.snapshot()].flatMap((s) => Object.values(s).flat());
     expect(elsewhere).not.toContain(inst.uuid);
     expect(await allocatedProviders(inst.uuid)).toEqual([kill1.uuid]);
+  } finally {
+    await stopChild(second.child, 'SIGTERM');
+  }
+}, 60_000);
+
+test('watchdog: a build lost with its dead host goes to the alternate exactly once; the late guest is terminated', async () => {
+  const env = { CELLSCHED_CELL_TRANSPORT_URL: vhost.url, CELLSCHED_PLACEMENT_URL: placementProc.restUrl, CELLSCHED_CELL_NAME: 'c1',
+    CELLSCHED_COMPUTE_HOSTS: '1', CELLSCHED_COMPUTE_HOST_PREFIX: 'dead-', CELLSCHED_BUILD_LATENCY_MS: '30000', CELLSCHED_COMPUTE_VCPUS: '4', CELLSCHED_COMPUTE_MEMORY_MB: '4096' };
+  const first = await startComputeChild(env);
+  const dead = (await listComputeNodes(cellDb.pool, { host: 'dead-1' }))[0];
+  if (dead === undefined) throw new Error('dead-1 not registered');
+  const pending = boot([selectionFor('dead-1', dead.uuid, CELL), sel(good, 1)]);
+  await new Promise((r) => setTimeout(r, 1500));
+  await stopChild(first.child, 'SIGKILL');
+  expect(await conductor.runWatchdog()).toBe(0); // deadline not passed yet: nothing to do
+  // Time passes: the deadline is over and the host's heartbeat is stale.
+  await cellDb.pool.query("UPDATE instances SET build_deadline_at = now() - interval '1 second' WHERE host = 'dead-1' AND vm_state = 'building'");
+  await cellDb.pool.query("UPDATE services SET last_seen_up = now() - interval '10 minutes' WHERE host = 'dead-1'");
+  expect(await conductor.runWatchdog()).toBe(1);
+  const inst = await pending;
+  expect(inst).toMatchObject({ vmState: 'active', host: 'good-2', buildAttempt: 2 });
+  expect(await allocatedProviders(inst.uuid)).toEqual([good.hosts[1]?.computeNodeUuid]);
+  expect(await conductor.runWatchdog()).toBe(0);
+  // The dead host comes back: its queued build runs, is refused, and its guest is terminated.
+  const second = await startComputeChild({ ...env, CELLSCHED_BUILD_LATENCY_MS: '200' });
+  try {
+    const guestsOf = async (): Promise<Record<string, string[]>> => (await fetch(`http://127.0.0.1:${second.controlPort}/guests`)).json() as Promise<Record<string, string[]>>;
+    const stats = await waitFor('the stale guest on dead-1 terminated', async () => {
+      const s = await (await fetch(`http://127.0.0.1:${second.controlPort}/stats`)).json() as { spawned: number; terminated: number };
+      return s.terminated > 0 ? s : undefined;
+    });
+    expect(stats).toEqual({ spawned: 1, terminated: 1 });
+    expect(await guestsOf()).toEqual({});
+    expect(await getInstance(cellDb.pool, inst.uuid)).toMatchObject({ vmState: 'active', host: 'good-2' });
+    expect(await allocatedProviders(inst.uuid)).toEqual([good.hosts[1]?.computeNodeUuid]);
   } finally {
     await stopChild(second.child, 'SIGTERM');
   }

@@ -37,6 +37,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 async function route(req: IncomingMessage, res: ServerResponse, control: FaultControl, guests: Guests): Promise<void> {
   if (req.url === '/faults' && req.method === 'GET') return send(res, 200, control.current());
   if (req.url === '/guests' && req.method === 'GET') return send(res, 200, guests.snapshot());
+  if (req.url === '/stats' && req.method === 'GET') return send(res, 200, guests.stats);
   if (req.url === '/faults' && (req.method === 'PUT' || req.method === 'PATCH')) {
     let body: unknown;
     try { body = await readJson(req); } catch { return send(res, 400, { error: 'body must be JSON' }); }
@@ -45,13 +46,14 @@ async function route(req: IncomingMessage, res: ServerResponse, control: FaultCo
     if (problems.length > 0) return send(res, 400, { error: problems.join('; ') });
     return send(res, 200, control.update(body as Partial<FaultPlan>));
   }
-  return send(res, 404, { error: 'GET /faults, PUT /faults, GET /guests' });
+  return send(res, 404, { error: 'GET /faults, PUT /faults, GET /guests, GET /stats' });
 }
 
 /**
  * The loopback control endpoint: `GET /faults`, `PUT /faults` with any of
  * `{rescheduleRate, abortRate, crashRate, hang}` (all-or-nothing validation, 400 lists every
- * problem), `GET /guests` (host → instance uuids this process runs). Binds 127.0.0.1 only.
+ * problem), `GET /guests` (host → instance uuids this process runs), `GET /stats`
+ * (`{spawned, terminated}` guests since start). Binds 127.0.0.1 only.
  */
 export async function startControlServer(port: number, control: FaultControl, guests: Guests): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => { route(req, res, control, guests).catch(() => send(res, 500, { error: 'internal error' })); });

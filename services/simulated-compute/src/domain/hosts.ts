@@ -33,6 +33,8 @@ export function simulatedHosts(cell: string, prefix: string, count: number, firs
  */
 export class Guests {
   private readonly byHost = new Map<string, Map<string, number>>();
+  /** Guests spawned and terminated since start (the control endpoint's /stats). */
+  readonly stats = { spawned: 0, terminated: 0 };
 
   has(host: string, uuid: string, attempt: number): boolean { return this.byHost.get(host)?.get(uuid) === attempt; }
 
@@ -40,6 +42,7 @@ export class Guests {
     let m = this.byHost.get(host);
     if (m === undefined) this.byHost.set(host, (m = new Map()));
     m.set(uuid, attempt);
+    this.stats.spawned++;
   }
 
   /** Destroys the guest if it is of this attempt or an older one. Returns whether one went. */
@@ -47,6 +50,7 @@ export class Guests {
     const m = this.byHost.get(host);
     const a = m?.get(uuid);
     if (m === undefined || a === undefined || a > attempt) return false;
+    this.stats.terminated++;
     return m.delete(uuid);
   }
 
