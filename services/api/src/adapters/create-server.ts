@@ -1,0 +1,79 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  addInstanceGroupMembers, createBuildRequest, createInstanceMapping, getFlavorByFlavorId, getImage, getInstanceGroup, listAggregates, AZ_METADATA_KEY,
+  saveRequestSpec, toImageMeta, toWireFlavor, type Flavor, type Image, type InstanceGroup,
+} from '@cellsched/api-db';
+import { withTransaction } from '@cellsched/db';
+import { Instance, RequestSpec, VmState, type ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
+import type { Caller } from '../domain/auth';
+import { badRequest } from '../domain/errors';
+import { displayNames, type CreateServerInput } from '../domain/server-create';
+import type { ApiDeps } from './http/kit';
+
+/** What a create wrote: the servers' uuids (launch order) and their reservation id. */
+export interface CreatedServers { readonly uuids: readonly string[]; readonly reservationId: string; readonly cast: ScheduleAndBuildInstancesRequest }
+
+interface Resolved { flavor: Flavor; image: Image; group: InstanceGroup | undefined }
+
+async function resolve(deps: ApiDeps, input: CreateServerInput, caller: Caller): Promise<Resolved> {
+  const flavor = await getFlavorByFlavorId(deps.apiDb, input.flavorRef);
+  if (flavor === undefined || (flavor.disabled && !caller.isAdmin)) throw badRequest('Invalid flavorRef provided.');
+  const image = await getImage(deps.apiDb, input.imageRef);
+  if (image === undefined) throw badRequest(`Image ${input.imageRef} could not be found.`);
+  if (input.availabilityZone !== undefined) {
+    const zones = new Set((await listAggregates(deps.apiDb)).flatMap((a) => a.metadata[AZ_METADATA_KEY] ?? []));
+    zones.add(deps.defaultAvailabilityZone);
+    if (!zones.has(input.availabilityZone)) throw badRequest('The requested availability zone is not available');
+  }
+  const group = input.group === undefined ? undefined : await getInstanceGroup(deps.apiDb, input.group);
+  if (input.group !== undefined && (group === undefined || (group.projectId !== caller.projectId && !caller.isAdmin))) {
+    throw badRequest(`Instance group ${input.group} could not be found.`);
+  }
+  return { flavor, image, group };
+}
+
+/** Nova's reservation ids: `r-` and 8 random characters. */
+const reservationId = (): string => `r-${randomBytes(6).toString('base64url').slice(0, 8).toLowerCase()}`;
+
+function specFor(input: CreateServerInput, r: Resolved, caller: Caller, uuid: string, requestId: string): RequestSpec {
+  return RequestSpec.fromPartial({
+    instanceUuid: uuid, projectId: caller.projectId, userId: caller.userId, flavor: toWireFlavor(r.flavor), image: toImageMeta(r.image),
+    numInstances: input.maxCount, availabilityZone: input.availabilityZone ?? '', schedulerHints: { ...input.schedulerHints },
+    instanceGroup: r.group === undefined ? undefined : {
+      uuid: r.group.uuid, policy: r.group.policy, members: [...r.group.members], maxServerPerHost: r.group.rules.max_server_per_host ?? 0,
+    },
+    seed: randomBytes(4).readUInt32BE(0), requestId,
+  });
+}
+
+function instanceFor(input: CreateServerInput, r: Resolved, caller: Caller, uuid: string, name: string, index: number, resId: string): Instance {
+  return Instance.fromPartial({
+    uuid, projectId: caller.projectId, userId: caller.userId, displayName: name, flavor: toWireFlavor(r.flavor), imageRef: r.image.id,
+    vmState: VmState.VM_STATE_BUILDING, taskState: 'scheduling', availabilityZone: input.availabilityZone ?? '',
+    createdAt: new Date(), reservationId: resId, launchIndex: index,
+  });
+}
+
+/**
+ * DESIGN boot flow step 1: resolves flavor, image, AZ and group (400 and nothing written if
+ * any is wrong), then writes in ONE transaction a RequestSpec, a BuildRequest and an
+ * InstanceMapping (no cell) per server, and the server-group memberships. Returns the cast
+ * to send; sending it is the caller's job (after the commit).
+ */
+export async function createServers(deps: ApiDeps, input: CreateServerInput, caller: Caller, requestId: string): Promise<CreatedServers> {
+  const resolved = await resolve(deps, input, caller);
+  const resId = reservationId();
+  const names = displayNames(input.name, input.maxCount);
+  const uuids = names.map(() => randomUUID());
+  await withTransaction(deps.apiDb, async (c) => {
+    for (const [i, uuid] of uuids.entries()) {
+      await saveRequestSpec(c, specFor(input, resolved, caller, uuid, requestId));
+      await createBuildRequest(c, instanceFor(input, resolved, caller, uuid, names[i] ?? input.name, i, resId));
+      await createInstanceMapping(c, { instanceUuid: uuid, projectId: caller.projectId, userId: caller.userId });
+    }
+    if (resolved.group !== undefined) await addInstanceGroupMembers(c, resolved.group.uuid, uuids);
+  });
+  const spec = specFor(input, resolved, caller, uuids[0] ?? '', requestId);
+  const cast = { requestSpec: spec, buildRequests: uuids.map((u, i) => ({ instanceUuid: u, displayName: names[i] ?? '', launchIndex: i })), requestId };
+  return { uuids, reservationId: resId, cast };
+}

@@ -1,0 +1,51 @@
+import type { Logger } from '@cellsched/telemetry';
+import type { Pool } from 'pg';
+import type { Caller } from '../../domain/auth';
+import type { Microversion } from '../../domain/microversion';
+import type { ViewContext } from '../../domain/server-view';
+import type { CellDatabases, SuperConductorCaster } from '../../ports';
+import type { CastRetrier } from '../cast-retrier';
+
+/** What every handler may use: the API DB, the cells (read-only), the API bus. */
+export interface ApiDeps {
+  readonly apiDb: Pool;
+  readonly cells: CellDatabases;
+  readonly conductor: SuperConductorCaster;
+  /** Casts that failed after their commit are retried here (and by the sweeper). */
+  readonly retrier: CastRetrier;
+  /** Nova's `default_availability_zone` (hosts in no AZ aggregate). */
+  readonly defaultAvailabilityZone: string;
+  /** How long a request waits for a cast's confirm before answering anyway. */
+  readonly castTimeoutMs: number;
+  readonly log: Logger;
+}
+
+/** An authenticated, versioned request. */
+export interface ApiRequest extends ViewContext {
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string | string[]>>;
+  readonly body: unknown;
+  readonly requestId: string;
+  readonly caller: Caller;
+  readonly version: Microversion;
+}
+
+/** A handler's answer; no body means an empty response. */
+export interface ApiReply { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
+
+export type Handler = (req: ApiRequest, deps: ApiDeps) => Promise<ApiReply>;
+
+/** One route: method, path (`:param` style), handler, and the first microversion serving it. */
+export interface Route { readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE'; readonly path: string; readonly handler: Handler; readonly minVersion?: number }
+
+/** The last value of a query parameter (Nova reads the last one). */
+export function queryValue(req: ApiRequest, key: string): string | undefined {
+  const v = req.query[key];
+  return Array.isArray(v) ? v[v.length - 1] : v;
+}
+
+/** Nova's truthy query values for flags such as `all_tenants` (present and not false/0/off). */
+export function queryFlag(req: ApiRequest, key: string): boolean {
+  const v = queryValue(req, key);
+  return v !== undefined && !['0', 'false', 'f', 'off', 'no', 'n'].includes(v.toLowerCase());
+}

@@ -1,0 +1,98 @@
+import { badRequest, forbidden } from '../../domain/errors';
+import { parseCreateServer } from '../../domain/server-create';
+import { vmStatesForStatus } from '../../domain/server-status';
+import { links, serverDetail, serverSummary } from '../../domain/server-view';
+import { createServers } from '../create-server';
+import { deleteServer } from '../delete-server';
+import { listServers, readServer, type ListFilter } from '../server-reader';
+import { queryFlag, queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+
+/** Nova's `[api] max_limit`. */
+export const MAX_LIMIT = 1000;
+
+async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  const input = parseCreateServer(req.body, req.version);
+  const created = await createServers(deps, input, req.caller, req.requestId);
+  const log = { request_id: req.requestId, instance_uuid: created.uuids[0], count: created.uuids.length };
+  try {
+    await deps.conductor.scheduleAndBuildInstances(created.cast, { timeoutMs: deps.castTimeoutMs });
+    deps.log.info(log, 'schedule_and_build_instances cast');
+  } catch (err) {
+    // NOTE: the rows are committed: the request is accepted whatever happens to the cast.
+    deps.log.warn({ ...log, err }, 'schedule_and_build_instances not confirmed; retrying in the background');
+    deps.retrier.retry({ ...log, rpc_method: 'schedule_and_build_instances' },
+      () => deps.conductor.scheduleAndBuildInstances(created.cast, { timeoutMs: deps.castTimeoutMs }));
+  }
+  if (input.returnReservationId) return { status: 202, body: { reservation_id: created.reservationId } };
+  const id = created.uuids[0] ?? '';
+  const server = { id, links: links(req, 'servers', id), 'OS-DCF:diskConfig': 'MANUAL', security_groups: [{ name: 'default' }], adminPass: randomPassword() };
+  return { status: 202, body: { server }, headers: { location: `${req.baseUrl}/v2.1/servers/${id}` } };
+}
+
+function randomPassword(): string {
+  const alphabet = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  return Array.from({ length: 12 }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('');
+}
+
+function limitOf(req: ApiRequest): number {
+  const raw = queryValue(req, 'limit');
+  if (raw === undefined) return MAX_LIMIT;
+  if (!/^\d+$/.test(raw)) throw badRequest('limit param must be an integer');
+  return Math.min(Number(raw), MAX_LIMIT);
+}
+
+function nameFilter(req: ApiRequest): RegExp | undefined {
+  const name = queryValue(req, 'name');
+  if (name === undefined) return undefined;
+  try {
+    return new RegExp(name);
+  } catch {
+    throw badRequest(`Invalid regular expression in name filter: ${name}`);
+  }
+}
+
+function filterOf(req: ApiRequest): ListFilter {
+  const allTenants = queryFlag(req, 'all_tenants');
+  if (allTenants && !req.caller.isAdmin) throw forbidden("Policy doesn't allow os_compute_api:servers:index:get_all_tenants to be performed.");
+  const tenant = queryValue(req, 'project_id') ?? queryValue(req, 'tenant_id');
+  const projectId = allTenants ? tenant : req.caller.projectId;
+  const status = queryValue(req, 'status');
+  return { projectId, vmStates: status === undefined ? undefined : vmStatesForStatus(status), name: nameFilter(req), limit: limitOf(req), marker: queryValue(req, 'marker') };
+}
+
+function pageLinks(req: ApiRequest, path: string, page: { servers: readonly { uuid: string }[]; more: boolean }): Record<string, unknown> {
+  const last = page.servers[page.servers.length - 1];
+  if (!page.more || last === undefined) return {};
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(req.query)) if (k !== 'marker') params.set(k, Array.isArray(v) ? v[v.length - 1] ?? '' : v);
+  params.set('marker', last.uuid);
+  return { servers_links: [{ rel: 'next', href: `${req.baseUrl}/v2.1/${path}?${params.toString()}` }] };
+}
+
+function list(detail: boolean) {
+  return async (req: ApiRequest, deps: ApiDeps): Promise<ApiReply> => {
+    const page = await listServers(deps, filterOf(req), req.caller);
+    const servers = page.servers.map((r) => (detail ? serverDetail(r, req) : serverSummary(r, req)));
+    const headers: Record<string, string> = page.downCells.length > 0 ? { 'x-cellsched-down-cells': page.downCells.join(',') } : {};
+    return { status: 200, body: { servers, ...pageLinks(req, detail ? 'servers/detail' : 'servers', page) }, headers };
+  };
+}
+
+async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  const server = await readServer(deps, req.params.id ?? '', req.caller);
+  return { status: 200, body: { server: serverDetail(server, req) } };
+}
+
+async function remove(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  await deleteServer(deps, req.params.id ?? '', req.caller, req.requestId);
+  return { status: 204 };
+}
+
+/** `/v2.1/servers` routes. */
+export const SERVER_ROUTES: readonly Route[] = [
+  { method: 'POST', path: '/v2.1/servers', handler: create },
+  { method: 'GET', path: '/v2.1/servers', handler: list(false) },
+  { method: 'GET', path: '/v2.1/servers/detail', handler: list(true) },
+  { method: 'GET', path: '/v2.1/servers/:id', handler: show },
+  { method: 'DELETE', path: '/v2.1/servers/:id', handler: remove },
+];

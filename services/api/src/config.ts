@@ -1,0 +1,36 @@
+import { defineConfig, type Config } from '@cellsched/config';
+
+/**
+ * The compute API's options, as data (help text and defaults); loaded by main.ts and
+ * tracing.ts. The cell databases are read from the API DB's cell_mappings (as Nova's API
+ * does), opened read-only.
+ */
+export const apiConfigSchema = defineConfig({
+  dbUrl: {
+    type: 'url', env: 'CELLSCHED_API_DB_URL', protocols: ['postgres:', 'postgresql:'],
+    default: 'postgres://cellsched_api:cellsched_api@127.0.0.1:5432/cellsched_api', help: 'PostgreSQL URL of the API database.', secret: true,
+  },
+  transportUrl: {
+    type: 'url', env: 'CELLSCHED_API_TRANSPORT_URL', protocols: ['amqp:', 'amqps:'],
+    default: 'amqp://cellsched_api:cellsched_api@127.0.0.1:5672/cellsched_api', help: 'RabbitMQ URL of the API bus (casts to the super-conductor).', secret: true,
+  },
+  host: { type: 'string', env: 'CELLSCHED_API_HOST', default: '127.0.0.1', help: 'Address the compute API listens on.' },
+  port: { type: 'int', env: 'CELLSCHED_API_PORT', default: 8774, min: 0, max: 65535, help: 'Port of the compute API (8774 like Nova).' },
+  dbPoolSize: { type: 'int', env: 'CELLSCHED_API_DB_POOL', default: 10, min: 1, max: 500, help: 'PostgreSQL connections to the API DB.' },
+  cellDbPoolSize: { type: 'int', env: 'CELLSCHED_API_CELL_DB_POOL', default: 4, min: 1, max: 100, help: 'PostgreSQL connections per cell DB (read-only).' },
+  cellTimeout: { type: 'duration', env: 'CELLSCHED_API_CELL_TIMEOUT', default: '3s', help: 'Per-cell timeout of a scatter-gather; a slower cell is shown as down.' },
+  castTimeout: { type: 'duration', env: 'CELLSCHED_API_CAST_TIMEOUT', default: '5s', help: 'How long a request waits for a cast confirm before answering and retrying in the background.' },
+  sweepInterval: { type: 'duration', env: 'CELLSCHED_API_SWEEP_INTERVAL', default: '30s', help: 'Period of the build request sweeper (re-casts lost casts).' },
+  sweepMinAge: { type: 'duration', env: 'CELLSCHED_API_SWEEP_MIN_AGE', default: '2m', help: 'Age after which a build request without a cell is re-cast.' },
+  defaultAvailabilityZone: { type: 'string', env: 'CELLSCHED_DEFAULT_AZ', default: 'nova', help: "Nova's default_availability_zone." },
+  migrate: { type: 'bool', env: 'CELLSCHED_API_MIGRATE', default: true, help: 'Apply pending API DB migrations at start (the api owns the API DB).' },
+  telemetryExporter: {
+    type: 'enum', env: 'CELLSCHED_TELEMETRY_EXPORTER', values: ['none', 'otlp', 'file', 'console'], default: 'none',
+    help: 'Where OpenTelemetry spans go: none, otlp (to telemetryEndpoint), file (OTLP JSON lines) or console.',
+  },
+  telemetryEndpoint: { type: 'url', env: 'CELLSCHED_TELEMETRY_ENDPOINT', help: 'OTLP/HTTP base URL, e.g. http://127.0.0.1:4318.' },
+  telemetryFile: { type: 'string', env: 'CELLSCHED_TELEMETRY_FILE', help: 'Span file for the file exporter.' },
+  logLevel: { type: 'enum', env: 'CELLSCHED_LOG_LEVEL', values: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'pino log level.' },
+});
+
+export type ApiConfig = Config<typeof apiConfigSchema>;

@@ -1,0 +1,49 @@
+import { ApiError } from './errors';
+
+/** A compute API microversion, `major.minor`. */
+export interface Microversion { readonly major: number; readonly minor: number }
+
+/**
+ * The microversions served, listed in one place (Nova's api_version_request.py history,
+ * trimmed to what is implemented): 2.3 extended OS-EXT-SRV-ATTR fields; 2.9 `locked`;
+ * 2.16 `host_status` (admin); 2.19 `description`; 2.26 `tags`; 2.37 `networks` required
+ * ("none"/"auto"); 2.47 flavor embedded in servers; 2.55 flavor `description`; 2.58
+ * instance actions `updated_at`; 2.61 flavor `extra_specs` in flavor views; 2.62
+ * instance-action events carry `host`/`hostId`.
+ */
+export const MIN_VERSION: Microversion = { major: 2, minor: 1 };
+export const MAX_VERSION: Microversion = { major: 2, minor: 62 };
+
+export const versionString = (v: Microversion): string => `${v.major}.${v.minor}`;
+export const atLeast = (v: Microversion, minor: number): boolean => v.major > 2 || (v.major === 2 && v.minor >= minor);
+
+const cmp = (a: Microversion, b: Microversion): number => (a.major - b.major) || (a.minor - b.minor);
+
+/** The requested version string from the headers (`OpenStack-API-Version: compute X.Y` wins). Pure. */
+export function requestedVersion(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
+  const first = (h: string | string[] | undefined): string | undefined => (Array.isArray(h) ? h.join(',') : h);
+  const modern = first(headers['openstack-api-version']);
+  if (modern !== undefined) {
+    for (const part of modern.split(',')) {
+      const [service, value] = part.trim().split(/\s+/, 2);
+      if (service?.toLowerCase() === 'compute' && value !== undefined) return value;
+    }
+  }
+  return first(headers['x-openstack-nova-api-version'])?.trim();
+}
+
+/**
+ * Negotiates the version as Nova does: absent → 2.1; `latest` → the maximum; malformed →
+ * 400; outside [min, max] → 406 with Nova's message. Pure.
+ */
+export function negotiate(requested: string | undefined): Microversion {
+  if (requested === undefined || requested === '') return MIN_VERSION;
+  if (requested.toLowerCase() === 'latest') return MAX_VERSION;
+  const m = /^([1-9]\d*)\.(0|[1-9]\d*)$/.exec(requested);
+  if (m === null) throw new ApiError(400, `API Version String ${requested} is of invalid format. Must be of format MajorNum.MinorNum.`);
+  const v = { major: Number(m[1]), minor: Number(m[2]) };
+  if (cmp(v, MIN_VERSION) < 0 || cmp(v, MAX_VERSION) > 0) {
+    throw new ApiError(406, `Version ${requested} is not supported by the API. Minimum is ${versionString(MIN_VERSION)} and maximum is ${versionString(MAX_VERSION)}.`);
+  }
+  return v;
+}

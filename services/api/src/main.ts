@@ -1,0 +1,56 @@
+import { SuperConductorClient } from '@cellsched/api-clients';
+import { syncApiDb } from '@cellsched/api-db';
+import { Bus } from '@cellsched/bus';
+import { loadConfig } from '@cellsched/config';
+import { createPool } from '@cellsched/db';
+import { createLogger, shutdownTelemetry } from '@cellsched/telemetry';
+import { hostname } from 'node:os';
+import { BuildRequestSweeper } from './adapters/build-request-sweeper';
+import { CastRetrier } from './adapters/cast-retrier';
+import { PgCellDatabases } from './adapters/cell-databases';
+import { buildApp } from './adapters/http/app';
+import { apiConfigSchema } from './config';
+
+/** Composition root: config → API DB (migrate) → API bus → cells (read-only) → REST app → sweeper; SIGTERM stops cleanly. */
+async function main(): Promise<void> {
+  const config = loadConfig(apiConfigSchema, { argv: process.argv.slice(2) });
+  const log = createLogger({ service: 'api', host: hostname(), level: config.logLevel });
+  const apiDb = createPool({ url: config.dbUrl, max: config.dbPoolSize, applicationName: 'api' });
+  if (config.migrate) {
+    const applied = await syncApiDb(apiDb);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  }
+  const bus = await Bus.connect({ url: config.transportUrl, logger: log, name: `api@${hostname()}` });
+  const cells = new PgCellDatabases({ timeoutMs: config.cellTimeout, poolSize: config.cellDbPoolSize, onIdleError: (err) => log.warn({ err }, 'cell db connection lost') });
+  const retrier = new CastRetrier(log);
+  const deps = {
+    apiDb, cells, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: config.defaultAvailabilityZone,
+    castTimeoutMs: config.castTimeout, log,
+  };
+  const app = buildApp(deps);
+  await app.listen({ host: config.host, port: config.port });
+  log.info({ address: config.host, port: config.port }, 'api listening');
+  const sweeper = new BuildRequestSweeper(deps, { minAgeMs: config.sweepMinAge, recastEveryMs: config.sweepMinAge });
+  const timer = setInterval(() => {
+    sweeper.sweep().then((recast) => { if (recast.length > 0) log.warn({ recast }, 'sweeper re-cast requests'); },
+      (err: unknown) => log.warn({ err }, 'sweep failed'));
+  }, config.sweepInterval);
+  const stop = async (): Promise<void> => {
+    log.info('stopping');
+    clearInterval(timer);
+    retrier.close();
+    await app.close();
+    await bus.close();
+    await cells.close();
+    await apiDb.end();
+    await shutdownTelemetry();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,141 @@
+// A whole compute API over real PostgreSQL (API DB, cell0, cell1, plus a cell whose DB never
+// answers) and a private RabbitMQ vhost on which a fake super-conductor records every cast.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { promisify } from 'node:util';
+import { SuperConductorClient } from '@cellsched/api-clients';
+import { API_DB_MIGRATIONS_DIR, createCellMapping, type CellMapping } from '@cellsched/api-db';
+import { Bus, type CastSubscription } from '@cellsched/bus';
+import { CELL_DB_MIGRATIONS_DIR } from '@cellsched/cell-db';
+import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import {
+  SuperConductorServiceService, type DeleteInstanceRequest, type ScheduleAndBuildInstancesRequest, type UpdateServiceRequest,
+} from '@cellsched/wire';
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { CastRetrier } from '../../src/adapters/cast-retrier';
+import { PgCellDatabases } from '../../src/adapters/cell-databases';
+import { buildApp } from '../../src/adapters/http/app';
+import type { ApiDeps } from '../../src/adapters/http/kit';
+
+const run = promisify(execFile);
+const AMQP_URL = process.env.CELLSCHED_TEST_AMQP_URL ?? 'amqp://cellsched:cellsched@127.0.0.1:5672/';
+export const CELL0_UUID = '00000000-0000-0000-0000-000000000000';
+export const IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6';
+export const silent = pino({ level: process.env.API_TEST_LOG ?? 'silent' });
+
+/** Casts the fake super-conductor received, in order. */
+export interface Seen {
+  schedule: ScheduleAndBuildInstancesRequest[];
+  deletes: DeleteInstanceRequest[];
+  services: UpdateServiceRequest[];
+}
+
+/** A response as the tests read it. */
+export interface Res { statusCode: number; headers: Record<string, string>; body: string; json(): unknown }
+
+export interface Harness {
+  app: FastifyInstance;
+  /** `http://127.0.0.1:<port>` of the listening app. */
+  base: string;
+  /** One HTTP request over loopback (fastify.inject's cookie dependency is ESM-only, which jest's CommonJS runtime cannot load). */
+  inject(r: { method?: string; url: string; headers?: Record<string, string>; payload?: unknown }): Promise<Res>;
+  deps: ApiDeps;
+  apiDb: TestDatabase;
+  cell0: TestDatabase;
+  cell1: TestDatabase;
+  cells: { cell0: CellMapping; cell1: CellMapping; down: CellMapping };
+  seen: Seen;
+  close(): Promise<void>;
+}
+
+async function rabbitmqctl(...args: string[]): Promise<void> {
+  await run('rabbitmqctl', args, { timeout: 120_000 });
+}
+
+/** A TCP server that accepts connections and never answers (a hung cell DB). */
+async function blackhole(): Promise<{ server: Server; port: number; sockets: Set<Socket> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); s.on('error', () => undefined); });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  return { server, port: typeof address === 'object' && address !== null ? address.port : 0, sockets };
+}
+
+async function startConductor(bus: Bus, seen: Seen): Promise<CastSubscription> {
+  return bus.serve(SuperConductorServiceService, {
+    scheduleAndBuildInstances: async (req) => { seen.schedule.push(req); },
+    deleteInstance: async (req) => { seen.deletes.push(req); },
+    updateService: async (req) => { seen.services.push(req); },
+  });
+}
+
+/** Starts everything; `prefix` names the databases and vhost. */
+export async function startHarness(prefix: string): Promise<Harness> {
+  const vhost = `api-${prefix}-${randomBytes(4).toString('hex')}`;
+  await rabbitmqctl('add_vhost', vhost);
+  await rabbitmqctl('set_permissions', '-p', vhost, decodeURIComponent(new URL(AMQP_URL).username), '.*', '.*', '.*');
+  const url = new URL(AMQP_URL);
+  url.pathname = `/${vhost}`;
+  const [apiDb, cell0, cell1] = await Promise.all([
+    createTestDatabase({ kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR, prefix: `api_${prefix}` }),
+    createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `c0_${prefix}` }),
+    createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `c1_${prefix}` }),
+  ]);
+  const hole = await blackhole();
+  const cells = {
+    cell0: (await createCellMapping(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0.url })).cell,
+    cell1: (await createCellMapping(apiDb.pool, { name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/cell1', databaseConnection: cell1.url })).cell,
+    down: (await createCellMapping(apiDb.pool, { name: 'cell2', transportUrl: 'amqp://x@127.0.0.1/cell2', databaseConnection: `postgres://u:p@127.0.0.1:${hole.port}/nope` })).cell,
+  };
+  const bus = await Bus.connect({ url: url.toString(), logger: silent, name: 'api-test' });
+  const seen: Seen = { schedule: [], deletes: [], services: [] };
+  const sub = await startConductor(bus, seen);
+  const cellDbs = new PgCellDatabases({ timeoutMs: 800, poolSize: 2 });
+  const retrier = new CastRetrier(silent, [50, 100, 200]);
+  const deps: ApiDeps = {
+    apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, log: silent,
+  };
+  const app = buildApp(deps);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const inject: Harness['inject'] = async (r) => {
+    const headers = { ...r.headers, ...(r.payload === undefined ? {} : { 'content-type': 'application/json' }) };
+    const res = await fetch(base + r.url, { method: r.method ?? 'GET', headers, body: r.payload === undefined ? undefined : JSON.stringify(r.payload) });
+    const body = await res.text();
+    return { statusCode: res.status, headers: Object.fromEntries(res.headers), body, json: () => JSON.parse(body) as unknown };
+  };
+  const close = async (): Promise<void> => {
+    retrier.close();
+    await app.close();
+    await sub.close();
+    await bus.close();
+    await cellDbs.close();
+    for (const s of hole.sockets) s.destroy();
+    await new Promise((r) => hole.server.close(r));
+    await Promise.all([apiDb.drop(), cell0.drop(), cell1.drop()]);
+    await rabbitmqctl('delete_vhost', vhost);
+  };
+  return { app, base, inject, deps, apiDb, cell0, cell1, cells, seen, close };
+}
+
+/** Polls until `probe` returns a value other than undefined. */
+export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Headers for a token and an optional microversion. */
+export function as(token: string | undefined, version?: string): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (token !== undefined) h['x-auth-token'] = token;
+  if (version !== undefined) h['openstack-api-version'] = `compute ${version}`;
+  return h;
+}
