@@ -1,41 +1,41 @@
 #!/usr/bin/env node
-// cellsched's native launcher: `pnpm stack up|status|down|reset [--only NAME]`.
-// Every service is one row of SERVICES (how to build, its database, how to start, how to
-// check it is up); `up` starts them detached on loopback with pid and log files in .stack/.
+// cellsched's native launcher: `pnpm stack up|status|down|reset [--only NAME]`, `pnpm start`.
+// Every service is one row of the services table (how to build, its database, how to start,
+// how to check it is up); `up` starts them detached on loopback with pid and log files in
+// .stack/. Without --only, `up` starts the whole multi-cell system (deploy/launcher/).
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dropOwnedDatabase, dropVhostWithUser, ensureOwnedDatabase, ensureVhostWithUser } from '../deploy/launcher/provision.mjs';
+import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts, systemPlan, systemServices, topology } from '../deploy/launcher/system.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const STATE = join(ROOT, '.stack');
 const ADMIN_URL = process.env.CELLSCHED_PG_ADMIN_URL ?? 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres';
+const AMQP_BASE = process.env.CELLSCHED_AMQP_BASE_URL ?? 'amqp://127.0.0.1:5672/';
 const requireFrom = createRequire(join(ROOT, 'services/placement/package.json'));
 const { Client } = requireFrom('pg');
 
-const dbUrl = (name) => { const u = new URL(ADMIN_URL); u.username = name; u.password = name; u.pathname = `/${name}`; return u.toString(); };
+const dbUrl = (name, db = name) => { const u = new URL(ADMIN_URL); u.username = name; u.password = name; u.pathname = `/${db}`; return u.toString(); };
 
-/** The services table: order is start order. */
+/** Same database and code as `placement`, configured like one of Placement's test fixtures; started only when named (`--only placement,placement-secure-rbac`), for gabbi.sh. */
 const placementProfile = (name, port, env) => ({
-  name, build: 'services/placement', database: 'cellsched_placement', main: 'services/placement/dist/main.js',
-  // Same database and code as `placement`, configured like one of Placement's test fixtures;
-  // started only when named (`--only placement,placement-secure-rbac`), for gabbi.sh.
-  profile: true,
+  name, build: 'services/placement', database: 'cellsched_placement', main: 'services/placement/dist/main.js', profile: true,
   cmd: ['node', ['services/placement/dist/main.js']],
   env: () => ({ CELLSCHED_PLACEMENT_DB_URL: dbUrl('cellsched_placement'), CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_HOST: '127.0.0.1', CELLSCHED_PLACEMENT_MIGRATE: 'false', CELLSCHED_PLACEMENT_GRPC_PORT: '0', ...env }),
-  health: `http://127.0.0.1:${port}/`,
+  ready: { http: `http://127.0.0.1:${port}/` },
 });
 
-const SERVICES = [
-  {
-    name: 'placement',
-    build: 'services/placement',
-    database: 'cellsched_placement',
-    main: 'services/placement/dist/main.js',
+/** The services table: order is start order. `plan` is the system's (ports, prefix); placement's row is the same with the defaults. */
+function servicesTable(plan, common) {
+  const pdb = `${plan.options.prefix}_placement`;
+  const placement = {
+    name: 'placement', build: 'services/placement', database: pdb, main: 'services/placement/dist/main.js',
     cmd: ['node', ['--require', './services/placement/dist/tracing.js', 'services/placement/dist/main.js']],
-    env: () => ({ CELLSCHED_PLACEMENT_DB_URL: dbUrl('cellsched_placement'), CELLSCHED_PLACEMENT_PORT: '8778', CELLSCHED_PLACEMENT_HOST: '127.0.0.1' }),
-    health: 'http://127.0.0.1:8778/',
+    env: () => ({ ...(opts.only === undefined ? common : {}), CELLSCHED_PLACEMENT_DB_URL: dbUrl(pdb), CELLSCHED_PLACEMENT_PORT: String(plan.ports.placement), CELLSCHED_PLACEMENT_GRPC_PORT: String(plan.ports.placementGrpc), CELLSCHED_PLACEMENT_HOST: '127.0.0.1' }),
+    ready: { http: `http://127.0.0.1:${plan.ports.placement}/` },
     // keep what a fresh install has: standard classes and traits, and the migration record
     reset: `DO $$ BEGIN
       TRUNCATE allocations, consumers, projects, users, consumer_types, inventories, resource_provider_aggregates,
@@ -43,21 +43,49 @@ const SERVICES = [
       DELETE FROM traits WHERE name LIKE 'CUSTOM\\_%';
       DELETE FROM resource_classes WHERE name LIKE 'CUSTOM\\_%';
     END $$;`,
-  },
-  placementProfile('placement-secure-rbac', 28778, { CELLSCHED_PLACEMENT_POLICY: 'secure-rbac' }),
-  placementProfile('placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
-  placementProfile('placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
-];
+  };
+  return [
+    placement,
+    placementProfile('placement-secure-rbac', 28778, { CELLSCHED_PLACEMENT_POLICY: 'secure-rbac' }),
+    placementProfile('placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
+    placementProfile('placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
+    ...systemServices(plan, { topology: join(STATE, 'cells.json') }, common),
+  ];
+}
+
+const NUMERIC = { '--cells': ['cells', 1, 50], '--hosts-per-cell': ['hostsPerCell', 1, 5000], '--schedulers': ['schedulers', 1, 20],
+  '--build-failure-rate': ['buildFailureRate', 0, 1], '--port-offset': ['portOffset', 0, 50000], '--build-latency-ms': ['buildLatencyMs', 0, 600000] };
 
 function parseArgs(argv) {
   const [command = 'status', ...rest] = argv;
-  const opts = { command, only: undefined };
+  const opts = { command, only: undefined, purge: false, stateDir: process.env.CELLSCHED_STACK_DIR, system: {} };
   for (let i = 0; i < rest.length; i++) {
-    if (rest[i] === '--only') opts.only = rest[++i];
-    else if (rest[i].startsWith('--only=')) opts.only = rest[i].slice(7);
+    const [flag, inline] = rest[i].split(/=(.*)/s);
+    const value = () => inline ?? rest[++i];
+    if (flag === '--only') opts.only = value();
+    else if (flag === '--purge') opts.purge = true;
+    else if (flag === '--state-dir') opts.stateDir = value();
+    else if (flag === '--prefix') opts.system.prefix = value();
+    else if (NUMERIC[flag]) {
+      const [key, min, max] = NUMERIC[flag]; const v = Number(value());
+      if (!Number.isFinite(v) || v < min || v > max || (key !== 'buildFailureRate' && !Number.isInteger(v))) throw new Error(`${flag} must be a number in [${min}, ${max}]`);
+      opts.system[key] = v;
+    } else throw new Error(`unknown option ${rest[i]}`);
   }
+  if (opts.system.prefix !== undefined && !/^[a-z][a-z0-9_]{0,30}$/.test(opts.system.prefix)) throw new Error('--prefix must match [a-z][a-z0-9_]*');
   return opts;
 }
+
+const opts = parseArgs(process.argv.slice(2));
+const STATE = resolve(opts.stateDir ?? join(ROOT, '.stack'));
+const SYSTEM_FILE = join(STATE, 'system.json');
+const saved = existsSync(SYSTEM_FILE) ? JSON.parse(readFileSync(SYSTEM_FILE, 'utf8')) : {};
+// `up` takes the options given (else the last system's, else the defaults); the others use the last system's
+const systemOptions = { ...SYSTEM_DEFAULTS, ...saved, ...opts.system };
+const PLAN = systemPlan(systemOptions, { adminUrl: ADMIN_URL, amqpBase: AMQP_BASE });
+const SPANS = join(STATE, 'spans.jsonl');
+const COMMON = { CELLSCHED_TELEMETRY_EXPORTER: 'file', CELLSCHED_TELEMETRY_FILE: SPANS };
+const SERVICES = servicesTable(PLAN, COMMON);
 
 function selected(only, withProfiles) {
   if (only === undefined) return withProfiles ? SERVICES : SERVICES.filter((s) => !s.profile);
@@ -72,9 +100,10 @@ async function withClient(url, fn) {
   await c.connect();
   try { return await fn(c); } finally { await c.end(); }
 }
+const withAdmin = (fn) => withClient(ADMIN_URL, fn);
 
 async function ensureDatabase(name) {
-  await withClient(ADMIN_URL, async (c) => {
+  await withAdmin(async (c) => {
     const role = await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [name]);
     if (role.rowCount === 0) await c.query(`CREATE ROLE "${name}" LOGIN PASSWORD '${name}'`);
     const db = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -91,42 +120,98 @@ function runningPid(s) {
   try { process.kill(pid, 0); return pid; } catch { return undefined; }
 }
 
-async function healthy(url) {
-  try { const r = await fetch(url); return r.status < 500; } catch { return false; }
+const tcpOpen = (addr) => new Promise((res) => {
+  const [host, port] = addr.split(':');
+  const sock = connect({ host, port: Number(port) }, () => { sock.destroy(); res(true); });
+  sock.on('error', () => res(false));
+  sock.setTimeout(1000, () => { sock.destroy(); res(false); });
+});
+
+/** Whether a service answers: HTTP below 500, a TCP port open, or its ready line in its log (since `from`). */
+async function healthy(s, from = 0) {
+  const r = s.ready;
+  if (r.http) { try { return (await fetch(r.http)).status < 500; } catch { return false; } }
+  if (r.tcp) return tcpOpen(r.tcp);
+  if (!existsSync(logFile(s))) return false;
+  return readFileSync(logFile(s)).subarray(from).includes(r.log);
 }
+const where = (s) => s.ready.http ?? (s.ready.tcp ? `grpc://${s.ready.tcp}` : '-');
 
 // NOTE: tsc -b still emits when another engineer's file has a type error; start from dist
 // then, with a warning, rather than refuse to start the whole service.
-function build(s) {
+const built = new Set();
+function build(services) {
+  const dirs = [...new Set(services.map((s) => s.build))].filter((d) => !built.has(d));
+  if (dirs.length === 0) return;
   try {
-    execFileSync('pnpm', ['exec', 'tsc', '-b', s.build], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('pnpm', ['exec', 'tsc', '-b', ...dirs], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
-    const main = join(ROOT, s.main);
-    if (!existsSync(main)) throw new Error(`build of ${s.build} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
-    console.warn(`${s.name}: build reported errors, starting the last emitted ${s.main}:\n${String(e.stdout ?? '').slice(0, 2000)}`);
+    const missing = services.filter((s) => !existsSync(join(ROOT, s.main)));
+    if (missing.length) throw new Error(`build of ${dirs.join(' ')} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+    console.warn(`build reported errors, starting the last emitted dist:\n${String(e.stdout ?? '').slice(0, 2000)}`);
   }
+  dirs.forEach((d) => built.add(d));
 }
+
+async function startOne(s) {
+  if (runningPid(s)) { console.log(`${s.name}: already running (pid ${runningPid(s)})`); return; }
+  if ((s.ready.http || s.ready.tcp) && await healthy(s)) throw new Error(`${s.name}: something else already answers on ${where(s)}`);
+  if (s.database) await ensureDatabase(s.database);
+  build([s]);
+  const from = existsSync(logFile(s)) ? statSync(logFile(s)).size : 0;
+  const out = openSync(logFile(s), 'a');
+  const [cmd, args] = s.cmd;
+  const child = spawn(cmd, args, { cwd: ROOT, detached: true, stdio: ['ignore', out, out], env: { ...process.env, ...s.env() } });
+  writeFileSync(pidFile(s), String(child.pid));
+  child.unref();
+  const deadline = Date.now() + 60_000;
+  while (!(await healthy(s, from))) {
+    if (!runningPid(s)) throw new Error(`${s.name} exited during start; see ${logFile(s)}`);
+    if (Date.now() > deadline) throw new Error(`${s.name} not healthy after 60 s; see ${logFile(s)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  console.log(`${s.name}: up (pid ${child.pid}) ${where(s)} log ${logFile(s)}`);
+}
+
+/** Roles, databases, vhosts and users of the system, then cellsched-manage's bootstrap. Idempotent. */
+async function provisionSystem() {
+  for (const role of PLAN.roles) await ensureOwnedDatabase(withAdmin, role);
+  for (const vhost of PLAN.vhosts) ensureVhostWithUser(vhost);
+  writeFileSync(join(STATE, 'cells.json'), JSON.stringify(topology(PLAN), null, 2), { mode: 0o600 });
+  bootstrapCells(PLAN, ROOT);
+  console.log(`system: ${PLAN.cells.length} cells (${PLAN.cells.map((c) => `${c.name} ${c.uuid}`).join(', ')}) + cell0, databases and vhosts ready`);
+}
+
+const countHostMappings = () => withClient(PLAN.api.dbUrl, async (c) => Number((await c.query('SELECT count(*) AS n FROM host_mappings')).rows[0].n));
 
 async function up(services) {
   mkdirSync(STATE, { recursive: true });
-  for (const s of services) {
-    if (runningPid(s)) { console.log(`${s.name}: already running (pid ${runningPid(s)})`); continue; }
-    if (await healthy(s.health)) throw new Error(`${s.name}: something else already answers on ${s.health}`);
-    if (s.database) await ensureDatabase(s.database);
-    build(s);
-    const out = openSync(logFile(s), 'a');
-    const [cmd, args] = s.cmd;
-    const child = spawn(cmd, args, { cwd: ROOT, detached: true, stdio: ['ignore', out, out], env: { ...process.env, ...s.env() } });
-    writeFileSync(pidFile(s), String(child.pid));
-    child.unref();
-    const deadline = Date.now() + 30_000;
-    while (!(await healthy(s.health))) {
-      if (!runningPid(s)) throw new Error(`${s.name} exited during start; see ${logFile(s)}`);
-      if (Date.now() > deadline) throw new Error(`${s.name} not healthy after 30 s; see ${logFile(s)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    console.log(`${s.name}: up (pid ${child.pid}) ${s.health} log ${logFile(s)}`);
-  }
+  const system = services.filter((s) => s.system);
+  if (system.length === 0) { for (const s of services) await startOne(s); return; }
+  writeFileSync(SYSTEM_FILE, JSON.stringify(systemOptions, null, 2));
+  build(services);
+  await provisionSystem();
+  for (const s of services.filter((x) => !x.afterDiscover)) await startOne(s);
+  const mapped = await discoverHosts(PLAN, ROOT, countHostMappings);
+  console.log(`discover_hosts: ${mapped} compute hosts mapped`);
+  for (const s of services.filter((x) => x.afterDiscover)) await startOne(s);
+  printWhere();
+}
+
+function printWhere() {
+  const o = systemOptions;
+  console.log(`
+cellsched is up: ${o.cells} cells x ${o.hostsPerCell} hosts, ${o.schedulers} schedulers, build failure rate ${o.buildFailureRate}
+  compute API   http://127.0.0.1:${PLAN.ports.api}/v2.1      tokens (noauth2): 'admin', or '<user>:<project>'
+                curl -H 'X-Auth-Token: admin' http://127.0.0.1:${PLAN.ports.api}/v2.1/servers
+  placement     http://127.0.0.1:${PLAN.ports.placement}/ (gRPC 127.0.0.1:${PLAN.ports.placementGrpc})
+  schedulers    ${Array.from({ length: o.schedulers }, (_, i) => `127.0.0.1:${PLAN.ports.scheduler(i)}`).join(' ')}
+  databases     ${PLAN.roles.join(' ')} (role = database, dev password '<name>-dev')
+  vhosts        ${PLAN.vhosts.join(' ')} (user = vhost, dev password '<name>-dev')
+  cell topology ${join(STATE, 'cells.json')}
+  logs          ${STATE}/<service>.log     (pnpm stack status lists them)
+  traces        pnpm trace-tail --file ${SPANS}
+  stop          pnpm stack down${opts.stateDir ? ` --state-dir ${STATE}` : ''}`);
 }
 
 async function down(services) {
@@ -138,16 +223,23 @@ async function down(services) {
       while (runningPid(s) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       if (runningPid(s)) process.kill(pid, 'SIGKILL');
       console.log(`${s.name}: stopped (pid ${pid})`);
-    } else console.log(`${s.name}: not running`);
+    } else if (!s.system || existsSync(pidFile(s))) console.log(`${s.name}: not running`);
     rmSync(pidFile(s), { force: true });
+  }
+  if (opts.purge && opts.only === undefined) {
+    for (const role of PLAN.roles) await dropOwnedDatabase(withAdmin, role);
+    for (const vhost of PLAN.vhosts) dropVhostWithUser(vhost);
+    rmSync(SYSTEM_FILE, { force: true });
+    console.log(`purged databases ${PLAN.roles.join(', ')} and vhosts ${PLAN.vhosts.join(', ')}`);
   }
 }
 
 async function status(services) {
   for (const s of services) {
     const pid = runningPid(s);
-    const ok = pid ? await healthy(s.health) : false;
-    console.log(`${s.name}: ${pid ? `running (pid ${pid})` : 'stopped'}${pid ? (ok ? ', healthy' : ', NOT answering') : ''} ${s.health}`);
+    if (s.system && !pid && !existsSync(SYSTEM_FILE)) continue; // no system was started: placement-only output, as before
+    const ok = pid ? await healthy(s) : false;
+    console.log(`${s.name}: ${pid ? `running (pid ${pid})` : 'stopped'}${pid ? (ok ? ', healthy' : ', NOT answering') : ''} ${where(s)}${pid ? ` log ${logFile(s)}` : ''}`);
   }
 }
 
@@ -160,11 +252,19 @@ async function reset(services) {
   }
 }
 
-const COMMANDS = { up, start: up, down, stop: down, status, reset };
-const opts = parseArgs(process.argv.slice(2));
+/** `pnpm start`: `up` in the foreground; Ctrl-C stops everything. */
+async function start(services) {
+  await up(services);
+  console.log('\nforeground: Ctrl-C stops the whole system');
+  await new Promise((res) => { process.once('SIGINT', res); process.once('SIGTERM', res); });
+  await down(services);
+}
+
+const COMMANDS = { up, start, down, stop: down, status, reset };
 const fn = COMMANDS[opts.command];
 if (!fn) {
-  console.error(`usage: pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]`);
+  console.error(`usage: pnpm stack up [--cells N] [--hosts-per-cell M] [--schedulers K] [--build-failure-rate R] [--port-offset P] [--prefix NAME] [--state-dir DIR]
+       pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]   (down --purge also drops the system's databases and vhosts)`);
   process.exit(2);
 }
 fn(selected(opts.only, ['down', 'stop', 'status'].includes(opts.command))).catch((e) => { console.error(`stack ${opts.command}: ${e.message}`); process.exit(1); });

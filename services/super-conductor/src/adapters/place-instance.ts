@@ -63,7 +63,7 @@ export async function placeInstance(deps: BuildDeps, p: Placement, log: Logger):
   await setInstanceMappingCell(deps.apiDb, p.instanceUuid, await deps.cells.mappingId(cell.uuid));
   if (!(await deleteBuildRequest(deps.apiDb, p.instanceUuid))) return cleanUpDeleted(deps, cell, p.instanceUuid);
   await castBuild(cell, inst, p.hostList, p.spec, p.requestId);
-  log.info({ instance_uuid: p.instanceUuid, host: chosen.serviceHost, cell: cell.name, alternates: p.hostList.length - 1 }, 'build cast');
+  log.info({ instance_uuid: p.instanceUuid, selected_host: chosen.serviceHost, target_cell: cell.name, alternates: p.hostList.length - 1 }, 'build cast');
   return 'cast';
 }
 
@@ -88,6 +88,6 @@ export async function resumeInstance(deps: BuildDeps, r: { instanceUuid: string;
   if (!removedNow && (!r.mappedBefore || r.queuedForDelete) && cell.compute !== undefined) return cleanUpDeleted(deps, cell, r.instanceUuid);
   if (cell.compute === undefined || inst.vmState !== 'building' || inst.buildAttempt !== 1 || inst.host === null) return 'settled';
   await castBuild(cell, inst, [currentSelection(inst, cell.uuid), ...inst.buildHostList], spec, requestId);
-  log.info({ instance_uuid: r.instanceUuid, host: inst.host, cell: cell.name }, 'build cast again (redelivery)');
+  log.info({ instance_uuid: r.instanceUuid, selected_host: inst.host, target_cell: cell.name }, 'build cast again (redelivery)');
   return 'cast';
 }

@@ -1,0 +1,60 @@
+// Credentials and isolation for the native launcher: PostgreSQL roles and databases (each
+// role owns only its database; CONNECT is revoked from PUBLIC so another role cannot even
+// connect) and RabbitMQ vhosts with one user each, permitted on that vhost only.
+// Dev credentials only: every password is a fixed development string derived from its name.
+import { execFileSync } from 'node:child_process';
+
+/** The development password of a role or broker user (never a real secret). */
+export const devPassword = (name) => `${name}-dev`;
+
+/** A PostgreSQL URL for `role` on `database`, on the admin URL's server. */
+export function pgUrl(adminUrl, role, database) {
+  const u = new URL(adminUrl);
+  u.username = role; u.password = devPassword(role); u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** An AMQP URL for `user` on `vhost` (host and port from `amqpBase`). */
+export function amqpUrl(amqpBase, user, vhost) {
+  const u = new URL(amqpBase);
+  u.username = user; u.password = devPassword(user); u.pathname = `/${encodeURIComponent(vhost)}`;
+  return u.toString();
+}
+
+const ident = (s) => { if (!/^[a-z][a-z0-9_]{0,62}$/.test(s)) throw new Error(`bad identifier ${s}`); return `"${s}"`; };
+
+/** Creates (or re-keys) `role` and its database `role`; idempotent. */
+export async function ensureOwnedDatabase(withAdmin, role) {
+  await withAdmin(async (c) => {
+    const exists = (await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).rowCount > 0;
+    await c.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${ident(role)} LOGIN PASSWORD '${devPassword(role)}'`);
+    if ((await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [role])).rowCount === 0) await c.query(`CREATE DATABASE ${ident(role)} OWNER ${ident(role)}`);
+    await c.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${ident(role)} FROM PUBLIC`);
+  });
+}
+
+/** Drops a database and its role (used by `down --purge`); idempotent. */
+export async function dropOwnedDatabase(withAdmin, role) {
+  await withAdmin(async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${ident(role)} WITH (FORCE)`);
+    await c.query(`DROP ROLE IF EXISTS ${ident(role)}`);
+  });
+}
+
+const ctl = (...args) => execFileSync('rabbitmqctl', ['-q', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+/** Creates vhost `name` and user `name` (password re-set) with every permission on that vhost only; idempotent. */
+export function ensureVhostWithUser(name) {
+  const vhosts = ctl('list_vhosts', 'name').split('\n').map((l) => l.trim());
+  if (!vhosts.includes(name)) ctl('add_vhost', name);
+  const users = ctl('list_users').split('\n').map((l) => l.split(/\s/)[0]);
+  if (users.includes(name)) ctl('change_password', name, devPassword(name));
+  else ctl('add_user', name, devPassword(name));
+  ctl('set_permissions', '-p', name, name, '.*', '.*', '.*');
+}
+
+/** Deletes vhost and user `name` (`down --purge`); idempotent. */
+export function dropVhostWithUser(name) {
+  try { ctl('delete_vhost', name); } catch { /* absent */ }
+  try { ctl('delete_user', name); } catch { /* absent */ }
+}
