@@ -14,7 +14,7 @@ if (!name || !existsSync(entry)) {
 }
 const bin = join(root, 'node_modules/.bin');
 const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
-const build = spawnSync('tsc', ['-b', 'services/placement'], { cwd: root, env, stdio: 'inherit' });
+const build = spawnSync('tsc', ['-b', 'services/placement', 'services/scheduler'], { cwd: root, env, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 const r = spawnSync('tsx', [entry, ...args], { cwd: root, env, stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -12,6 +12,7 @@ import { systemClock } from './adapters/clock';
 import { schedulerServiceBinding, type DecisionObserver } from './adapters/grpc/scheduler-service';
 import { groupMemberHosts } from './adapters/group-members';
 import { HostCache } from './adapters/host-cache';
+import { CandidateCache } from './adapters/candidate-cache';
 import { PlacementClaimer, createPlacementClient, placementCandidates } from './adapters/placement';
 import type { SchedulerPolicy } from './domain/policy';
 import { SchedulerCore } from './domain/select-destinations';
@@ -28,6 +29,8 @@ export interface SchedulerAppOptions {
   readonly hostCacheRefreshMs: number;
   readonly hostCacheFullResyncMs: number;
   readonly groupLockTimeoutMs: number;
+  /** How long this replica reuses a candidates answer (0: ask placement every time). */
+  readonly candidateCacheTtlMs: number;
   readonly logger: Logger;
   readonly observe?: DecisionObserver;
 }
@@ -38,6 +41,7 @@ export interface SchedulerApp {
   readonly core: SchedulerCore;
   readonly cache: HostCache;
   readonly claimer: PlacementClaimer;
+  readonly candidates: CandidateCache;
   close(): Promise<void>;
 }
 
@@ -55,7 +59,9 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
     return p;
   };
   const placement = createPlacementClient({ addresses: o.placementAddresses, deadlineMs: o.placementDeadlineMs, logger: o.logger });
+  let stopSweeper = (): void => undefined;
   const closeAll = async (): Promise<void> => {
+    stopSweeper();
     placement.close();
     await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
   };
@@ -65,20 +71,23 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
       apiDb, refreshMs: o.hostCacheRefreshMs, fullResyncMs: o.hostCacheFullResyncMs,
       cells: o.cells.map((c) => ({ uuid: c.uuid, db: pool(c.dbUrl, `cell-${c.uuid.slice(0, 8)}`) })),
     });
+    const candidates = new CandidateCache(placementCandidates(placement), o.candidateCacheTtlMs);
+    const sweeper = setInterval(() => candidates.sweep(), 10_000).unref();
+    stopSweeper = () => clearInterval(sweeper);
     const snapshot: HostStateSnapshot = {
-      getAllocationCandidates: placementCandidates(placement),
+      getAllocationCandidates: (q, opts) => candidates.get(q, opts),
       getComputeNodes: (uuids) => cache.getComputeNodes(uuids),
       getAggregates: () => cache.getAggregates(),
       getGroupMemberHosts: groupMemberHosts(apiDb, placement, (uuids) => cache.getComputeNodes(uuids)),
     };
-    const claimer = new PlacementClaimer(placement);
+    const claimer = new PlacementClaimer(placement, (c) => candidates.consume(c));
     const core = new SchedulerCore({ snapshot, claimer, groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);
     await cache.refresh({ full: true });
     o.logger.info({ compute_nodes: cache.size, cells: o.cells.length }, 'host cache loaded');
     const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe)], logger: o.logger });
     let closing: Promise<void> | undefined;
     return {
-      server, core, cache, claimer,
+      server, core, cache, claimer, candidates,
       close: () => (closing ??= server.shutdown().then(closeAll)),
     };
   } catch (err) {

@@ -18,6 +18,7 @@ export const schedulerConfigSchema = defineConfig({
   dbPoolSize: { type: 'int', env: 'CELLSCHED_SCHEDULER_DB_POOL', default: 4, min: 1, max: 200, help: 'PostgreSQL connections per database (API DB and each cell DB).' },
   hostCacheRefresh: { type: 'duration', env: 'CELLSCHED_SCHEDULER_HOST_REFRESH', default: '1s', help: 'Age after which a request triggers an incremental refresh of the host cache (by updated_at).' },
   hostCacheFullResync: { type: 'duration', env: 'CELLSCHED_SCHEDULER_HOST_RESYNC', default: '5m', help: 'Period of the full reload of the host cache (catches writes the incremental cursor missed).' },
+  candidateCacheTtl: { type: 'duration', env: 'CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL', default: '250ms', help: "How long a replica reuses placement's candidates answer for the same query, charging its own claims to it (0: ask every time; a refused claim always re-reads)." },
   groupLockTimeout: { type: 'duration', env: 'CELLSCHED_SCHEDULER_GROUP_LOCK_TIMEOUT', default: '10s', help: 'Longest wait for a server group lock (scheduler.group_lock.timeout past it).' },
   enabledFilters: { type: 'list', env: 'CELLSCHED_SCHEDULER_ENABLED_FILTERS', default: DEFAULT_POLICY.enabledFilters, help: "Nova's [filter_scheduler] enabled_filters, run in this order." },
   weightClasses: { type: 'list', env: 'CELLSCHED_SCHEDULER_WEIGHT_CLASSES', default: DEFAULT_POLICY.enabledWeighers, help: "Nova's [filter_scheduler] weight_classes." },

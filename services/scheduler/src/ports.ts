@@ -25,8 +25,11 @@ export interface HostStateSnapshot {
   /**
    * Placement's `GET /allocation_candidates` for the query (gRPC GetAllocationCandidates).
    * An empty answer is a normal result. Throws on transport errors or `INVALID_ARGUMENT`.
+   * The adapter may answer from a short-lived copy (Omega's scheduler-side state) unless
+   * `fresh` is set: the core asks for a fresh read after placement refused a claim, when its
+   * view is known to be stale.
    */
-  getAllocationCandidates(query: GetAllocationCandidatesRequest): Promise<GetAllocationCandidatesResponse>;
+  getAllocationCandidates(query: GetAllocationCandidatesRequest, options?: { readonly fresh?: boolean }): Promise<GetAllocationCandidatesResponse>;
   /**
    * Compute node + service records for the given compute node (root provider) uuids, from every
    * cell. Unknown uuids are simply absent from the map (a node placement knows but the cache does

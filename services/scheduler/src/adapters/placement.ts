@@ -52,13 +52,15 @@ export class PlacementClaimer implements Claimer {
   /** Claim attempts by outcome (observability: wasted claims show a herd on stale views). */
   readonly stats = { ok: 0, conflict: 0, noCapacity: 0, released: 0 };
 
-  constructor(private readonly client: PlacementClient) {}
+  /** `onClaimed` sees every successful claim (the candidate cache charges it to its copy). */
+  constructor(private readonly client: PlacementClient, private readonly onClaimed: (c: AllocationCandidate) => void = () => undefined) {}
 
   async claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
     try {
       await this.client.claim({ consumer: consumerAllocations(consumer, candidate), replace: options.replace },
         { idempotent: options.replace });
       this.stats.ok += 1;
+      this.onClaimed(candidate);
       return { kind: 'ok' };
     } catch (err) {
       if (isFailureError(err) && err.code === PLACEMENT_CONCURRENT_UPDATE) {

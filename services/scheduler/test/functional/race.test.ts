@@ -5,7 +5,7 @@
  * size (2,000 into 1,500, replicas as separate processes) runs with `pnpm bench scheduler --race`.
  */
 import { randomUUID } from 'node:crypto';
-import { placementUsage } from '../support/cloud-seed';
+import { placementUsage } from '../../../../e2e/bench/scheduler/seed';
 import type { SchedulerApp } from '../../src/app';
 import { type RealCloud, type SchedulerClient, requestSpec, select, startRealCloud } from '../support/real-cloud';
 

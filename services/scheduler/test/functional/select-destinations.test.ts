@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setServiceDisabled, getService } from '@cellsched/cell-db';
-import { type SeededHost, placementUsage } from '../support/cloud-seed';
+import { type SeededHost, placementUsage } from '../../../../e2e/bench/scheduler/seed';
 import { type RealCloud, type SchedulerClient, requestSpec, select, startRealCloud } from '../support/real-cloud';
 import type { SchedulerApp } from '../../src/app';
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { createInstanceGroup, type ServerGroupPolicy } from '@cellsched/api-db';
 import type { InstanceGroup } from '@cellsched/wire';
-import { placementUsage } from '../support/cloud-seed';
+import { placementUsage } from '../../../../e2e/bench/scheduler/seed';
 import { type RealCloud, type SchedulerClient, requestSpec, select, startRealCloud } from '../support/real-cloud';
 
 let cloud: RealCloud;

@@ -14,7 +14,7 @@ import pino from 'pino';
 import { placementServiceBinding } from '../../../placement/src/adapters/grpc/placement-service';
 import { type SchedulerApp, startSchedulerApp } from '../../src/app';
 import { DEFAULT_POLICY, type SchedulerPolicy } from '../../src/domain/policy';
-import { type HostSpec, type SeededHost, seedHosts } from './cloud-seed';
+import { type HostSpec, type SeededHost, seedHosts } from '../../../../e2e/bench/scheduler/seed';
 
 export type SchedulerClient = GrpcClient<typeof SchedulerServiceClient.service>;
 
@@ -26,7 +26,7 @@ export interface RealCloud {
   readonly placement: RunningGrpcServer;
   addHosts(specs: readonly HostSpec[]): Promise<SeededHost[]>;
   /** A scheduler replica on a free port, with a client of it. */
-  startReplica(policy?: Partial<SchedulerPolicy>): Promise<{ app: SchedulerApp; client: SchedulerClient }>;
+  startReplica(policy?: Partial<SchedulerPolicy>, opts?: { candidateCacheTtlMs?: number }): Promise<{ app: SchedulerApp; client: SchedulerClient }>;
   close(): Promise<void>;
 }
 
@@ -44,11 +44,11 @@ export async function startRealCloud(prefix: string, opts: { placementPoolMax?: 
   return {
     placementDb, apiDb, cells, placement,
     addHosts: (specs) => seedHosts(cells.map((c) => c.db.pool), placementDb.pool, specs),
-    startReplica: async (policy = {}) => {
+    startReplica: async (policy = {}, opts = {}) => {
       const app = await startSchedulerApp({
         apiDbUrl: apiDb.url, cells: cells.map((c) => ({ uuid: c.uuid, dbUrl: c.db.url })), placementAddresses: [placement.address],
         placementDeadlineMs: 30_000, policy: { ...DEFAULT_POLICY, ...policy }, dbPoolSize: 6, hostCacheRefreshMs: 200,
-        hostCacheFullResyncMs: 60_000, groupLockTimeoutMs: 30_000, logger: silent,
+        hostCacheFullResyncMs: 60_000, groupLockTimeoutMs: 30_000, candidateCacheTtlMs: opts.candidateCacheTtlMs ?? 250, logger: silent,
       }, { host: '127.0.0.1', port: 0 });
       const client = createGrpcClient(SchedulerServiceClient, { addresses: [app.server.address], deadlineMs: 60_000, maxAttempts: 1 });
       replicas.push({ app, client });

@@ -26,7 +26,7 @@ export function queryForHost(query: GetAllocationCandidatesRequest, rootUuid: st
  * what placement holds now (this request's own earlier claims included).
  */
 async function refreshHost(host: HostState, deps: ClaimDeps): Promise<void> {
-  const fresh = await deps.snapshot.getAllocationCandidates(queryForHost(deps.query, host.record.uuid));
+  const fresh = await deps.snapshot.getAllocationCandidates(queryForHost(deps.query, host.record.uuid), { fresh: true });
   host.allocationCandidates = fresh.allocationRequests;
   for (const [uuid, summary] of Object.entries(fresh.providerSummaries)) {
     const usage = new Map<string, ResourceUsage>();

@@ -23,7 +23,7 @@ function rootsOf(fresh: GetAllocationCandidatesResponse): Map<string, GetAllocat
  * Costs one read instead of one refused claim per full host when the cloud fills up.
  */
 export async function refreshRemaining(remaining: readonly HostState[], deps: ClaimDeps): Promise<readonly HostState[]> {
-  const fresh = await deps.snapshot.getAllocationCandidates(deps.query);
+  const fresh = await deps.snapshot.getAllocationCandidates(deps.query, { fresh: true });
   const limit = deps.query.limit;
   if (limit > 0 && fresh.allocationRequests.length >= limit) return remaining;
   const byRoot = rootsOf(fresh);

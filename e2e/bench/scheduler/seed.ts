@@ -2,7 +2,7 @@
  * Seeds a cloud straight into its databases with a few set-based statements (fast enough for
  * 10,000 hosts): per cell, `services` + `compute_nodes` rows as a compute would have written
  * them; in placement, one root provider per compute node (uuid = compute node uuid) with VCPU,
- * MEMORY_MB and DISK_GB inventories. Used by the functional tests and by `pnpm bench scheduler`.
+ * MEMORY_MB and DISK_GB inventories. Used by `pnpm bench scheduler` and by the scheduler's functional tests.
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';

@@ -1,0 +1,120 @@
+/**
+ * The benchmark's cloud: throwaway databases (placement, API, cell0, two cells), placement and
+ * scheduler replicas as separate processes (the built dist/), hosts seeded with set-based SQL.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { API_DB_MIGRATIONS_DIR } from '../../../packages/api-db/src/index';
+import { CELL_DB_MIGRATIONS_DIR } from '../../../packages/cell-db/src/index';
+import { createTestDatabase, type TestDatabase } from '../../../packages/db/src/index';
+import { type HostSpec, seedHosts } from './seed';
+
+const ROOT = join(__dirname, '../../..');
+
+/** A free TCP port on 127.0.0.1 (`count` consecutive ones when asked). */
+export async function freePort(count = 1): Promise<number> {
+  for (;;) {
+    const base = await new Promise<number>((resolve, reject) => {
+      const s = createServer();
+      s.once('error', reject);
+      s.listen(0, '127.0.0.1', () => {
+        const a = s.address();
+        s.close(() => resolve(typeof a === 'object' && a !== null ? a.port : 0));
+      });
+    });
+    if (count === 1 || base + count < 65535) return base;
+  }
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(port, '127.0.0.1');
+    sock.once('connect', () => { sock.destroy(); resolve(true); });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+/** Spawns a node service (logs at warn, passed through) and resolves once `port` accepts connections (rejects on exit or after 120 s). */
+async function startProcess(name: string, script: string, env: Record<string, string>, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(ROOT, script)], { env: { ...process.env, CELLSCHED_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream !== null) createInterface({ input: stream }).on('line', (line) => {
+      // NOTE: expected failures (capacity, NoValidHost) log at warn; only errors and non-JSON output are shown.
+      if (!line.startsWith('{') || /"level":(50|60)/.test(line)) process.stderr.write(`[${name}] ${line.slice(0, 400)}\n`);
+    });
+  }
+  const deadline = Date.now() + 120_000;
+  while (!(await canConnect(port))) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not start in 120 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return child;
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** One cloud: databases, a placement process, hosts; replicas come and go. */
+export class BenchCloud {
+  private replicas: ChildProcess[] = [];
+  private placementProcess: ChildProcess | undefined;
+  placementGrpc = '';
+
+  private constructor(readonly placementDb: TestDatabase, readonly apiDb: TestDatabase, readonly cell0: TestDatabase,
+    readonly cells: readonly { uuid: string; db: TestDatabase }[]) {}
+
+  static async create(): Promise<BenchCloud> {
+    const placementDb = await createTestDatabase({ kind: 'placement', migrationsDir: join(ROOT, 'services/placement/migrations'), prefix: 'bench_sched_pl', poolMax: 4 });
+    const apiDb = await createTestDatabase({ kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR, prefix: 'bench_sched_api', poolMax: 2 });
+    const cell0 = await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: 'bench_sched_c0', poolMax: 1 });
+    const cells = await Promise.all([1, 2].map(async (i) => ({
+      uuid: randomUUID(), db: await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `bench_sched_c${i}`, poolMax: 4 }),
+    })));
+    const cloud = new BenchCloud(placementDb, apiDb, cell0, cells);
+    const port = await freePort(2);
+    cloud.placementGrpc = `127.0.0.1:${port + 1}`;
+    cloud.placementProcess = await startProcess('placement', 'services/placement/dist/main.js', {
+      CELLSCHED_PLACEMENT_DB_URL: placementDb.url, CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_GRPC_PORT: String(port + 1),
+      CELLSCHED_PLACEMENT_MIGRATE: 'false',
+    }, port + 1);
+    return cloud;
+  }
+
+  /** Seeds hosts into the cells and placement. */
+  async addHosts(specs: readonly HostSpec[]): Promise<void> {
+    await seedHosts(this.cells.map((c) => c.db.pool), this.placementDb.pool, specs);
+  }
+
+  /** Starts `n` scheduler processes on consecutive ports; returns their addresses. */
+  async startReplicas(n: number, extraEnv: Record<string, string> = {}): Promise<string[]> {
+    const base = await freePort(n);
+    const topology = JSON.stringify({
+      apiDbUrl: this.apiDb.url, apiTransportUrl: 'amqp://127.0.0.1:5672/bench-api', cell0: { dbUrl: this.cell0.url },
+      cells: this.cells.map((c, i) => ({ uuid: c.uuid, name: `cell${i + 1}`, dbUrl: c.db.url, transportUrl: `amqp://127.0.0.1:5672/bench-cell${i + 1}` })),
+    });
+    this.replicas = await Promise.all(Array.from({ length: n }, (_, i) => startProcess(`scheduler-${i}`, 'services/scheduler/dist/main.js', {
+      CELLSCHED_CELLS: topology, CELLSCHED_CELLS_FILE: '', CELLSCHED_SCHEDULER_BASE_PORT: String(base), CELLSCHED_SCHEDULER_REPLICA: String(i),
+      CELLSCHED_PLACEMENT_GRPC_ADDRESSES: this.placementGrpc, CELLSCHED_SCHEDULER_DB_POOL: '4', ...extraEnv,
+    }, base + i)));
+    return Array.from({ length: n }, (_, i) => `127.0.0.1:${base + i}`);
+  }
+
+  async stopReplicas(): Promise<void> {
+    await Promise.all(this.replicas.map(stopProcess));
+    this.replicas = [];
+  }
+
+  async close(): Promise<void> {
+    await this.stopReplicas();
+    if (this.placementProcess !== undefined) await stopProcess(this.placementProcess);
+    await Promise.all([this.placementDb, this.apiDb, this.cell0, ...this.cells.map((c) => c.db)].map((d) => d.drop()));
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Omega's scheduler-side copy of shared state, for placement's candidates: an answer to a query
+ * is reused for `ttlMs` by the requests of this replica, with this replica's own successful
+ * claims charged to its provider summaries. Placement's claim stays the single source of truth:
+ * a stale copy costs a refused claim, after which the core asks for a fresh read, which also
+ * replaces the copy for everyone.
+ */
+import type { AllocationCandidate, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse } from '@cellsched/wire';
+
+type Fetch = (q: GetAllocationCandidatesRequest) => Promise<GetAllocationCandidatesResponse>;
+
+interface Entry {
+  at: number;
+  response: GetAllocationCandidatesResponse;
+}
+
+/** Cache counters (observability and tests). */
+export interface CandidateCacheStats {
+  hits: number;
+  fetches: number;
+}
+
+/**
+ * Reuses candidates answers per query (the seed aside) for `ttlMs` (0: never). Never reuses an
+ * answer without candidates (capacity may have come back), never a query restricted to one tree
+ * (`in_tree`: a deliberate re-read), never when asked `fresh`. Concurrent misses of one query
+ * share one fetch. Answers are shared read-only: callers must copy what they mutate (the core does).
+ */
+export class CandidateCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly inFlight = new Map<string, Promise<GetAllocationCandidatesResponse>>();
+  readonly stats: CandidateCacheStats = { hits: 0, fetches: 0 };
+
+  constructor(private readonly fetch: Fetch, private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+
+  async get(query: GetAllocationCandidatesRequest, options: { readonly fresh?: boolean } = {}): Promise<GetAllocationCandidatesResponse> {
+    if (this.ttlMs <= 0 || query.groups.some((g) => g.inTree !== '')) return this.count(this.fetch(query));
+    const key = JSON.stringify({ ...query, seed: 0 });
+    const entry = this.entries.get(key);
+    if (options.fresh !== true && entry !== undefined && this.now() - entry.at < this.ttlMs && entry.response.allocationRequests.length > 0) {
+      this.stats.hits += 1;
+      return entry.response;
+    }
+    let pending = options.fresh === true ? undefined : this.inFlight.get(key);
+    if (pending === undefined) {
+      const at = this.now();
+      pending = this.count(this.fetch(query)).then((response) => {
+        this.entries.set(key, { at, response });
+        return response;
+      }).finally(() => { if (this.inFlight.get(key) === pending) this.inFlight.delete(key); });
+      this.inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Charges a successful claim of this replica to every cached summary of its providers. */
+  consume(candidate: AllocationCandidate): void {
+    for (const { response } of this.entries.values()) {
+      for (const a of candidate.allocations) {
+        const summary = response.providerSummaries[a.resourceProviderUuid];
+        if (summary === undefined) continue;
+        for (const [rc, amount] of Object.entries(a.resources)) {
+          const r = summary.resources[rc];
+          if (r !== undefined) r.used += amount;
+        }
+      }
+    }
+  }
+
+  /** Drops expired answers (called now and then so the map does not grow with query shapes). */
+  sweep(): void {
+    const now = this.now();
+    for (const [key, e] of this.entries) if (now - e.at >= this.ttlMs) this.entries.delete(key);
+  }
+
+  private count<T>(p: Promise<T>): Promise<T> {
+    this.stats.fetches += 1;
+    return p;
+  }
+}
