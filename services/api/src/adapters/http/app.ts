@@ -30,7 +30,7 @@ async function handle(deps: ApiDeps, route: Route, req: FastifyRequest, reply: F
     const caller = callerFromToken(Array.isArray(token) ? token[0] : token);
     version = negotiate(requestedVersion(req.headers));
     void reply.headers(versionHeaders(version));
-    if (route.minVersion !== undefined && !atLeast(version, route.minVersion)) throw new ApiError(404, 'The resource could not be found.');
+    if ((route.minVersion !== undefined && !atLeast(version, route.minVersion)) || (route.maxVersion !== undefined && atLeast(version, route.maxVersion + 1))) throw new ApiError(404, 'The resource could not be found.');
     const r = await route.handler({
       caller, version, requestId, baseUrl: baseUrlOf(req), params: req.params as Record<string, string>,
       query: req.query as Record<string, string | string[]>, body: req.body,

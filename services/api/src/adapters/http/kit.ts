@@ -1,6 +1,7 @@
 import type { Logger } from '@cellsched/telemetry';
 import type { Pool } from 'pg';
 import type { Caller } from '../../domain/auth';
+import { badRequest } from '../../domain/errors';
 import type { Microversion } from '../../domain/microversion';
 import type { ViewContext } from '../../domain/server-view';
 import type { CellDatabases, SuperConductorCaster } from '../../ports';
@@ -35,8 +36,21 @@ export interface ApiReply { readonly status: number; readonly body?: unknown; re
 
 export type Handler = (req: ApiRequest, deps: ApiDeps) => Promise<ApiReply>;
 
-/** One route: method, path (`:param` style), handler, and the first microversion serving it. */
-export interface Route { readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE'; readonly path: string; readonly handler: Handler; readonly minVersion?: number }
+/** One route: method, path (`:param` style), handler, and the microversions serving it (404 outside). */
+export interface Route {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE'; readonly path: string; readonly handler: Handler;
+  readonly minVersion?: number; readonly maxVersion?: number;
+}
+
+/** The JSON body as an object, or Nova's 400 naming the missing root key. */
+export function bodyObject(req: ApiRequest, root: string): Record<string, unknown> {
+  const b = req.body;
+  const inner = b !== null && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>)[root] : undefined;
+  if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) {
+    throw badRequest(`Invalid input for field/attribute ${root}. Value: ${JSON.stringify(b ?? null)}. '${root}' is a required property`);
+  }
+  return inner as Record<string, unknown>;
+}
 
 /** The last value of a query parameter (Nova reads the last one). */
 export function queryValue(req: ApiRequest, key: string): string | undefined {

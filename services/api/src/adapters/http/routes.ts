@@ -1,5 +1,14 @@
+import { AZ_ROUTES } from './availability-zones';
+import { FLAVOR_ROUTES } from './flavors';
+import { HYPERVISOR_ROUTES } from './hypervisors';
+import { IMAGE_ROUTES } from './images';
+import { INSTANCE_ACTION_ROUTES } from './instance-actions';
 import type { Route } from './kit';
+import { SERVER_GROUP_ROUTES } from './server-groups';
 import { SERVER_ROUTES } from './servers';
+import { SERVICE_ROUTES } from './services';
 
 /** Every authenticated route of the compute API. */
-export const ROUTES: readonly Route[] = [...SERVER_ROUTES];
+export const ROUTES: readonly Route[] = [
+  ...SERVER_ROUTES, ...INSTANCE_ACTION_ROUTES, ...FLAVOR_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
+];

@@ -1,0 +1,56 @@
+import type { ComputeNodeRecord, ServiceRecord } from '@cellsched/cell-db';
+import { requireAdmin } from '../../domain/auth';
+import { notFound } from '../../domain/errors';
+import { atLeast } from '../../domain/microversion';
+import { downCellsHeader, gatherHosts, isUp } from '../cell-hosts';
+import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
+
+interface Node { node: ComputeNodeRecord; service: ServiceRecord | undefined }
+
+function summary(n: Node, req: ApiRequest): Record<string, unknown> {
+  // NOTE: 2.53 made ids uuids; before it they are the (per-cell, so ambiguous) integer ids, as in Nova.
+  return {
+    id: atLeast(req.version, 53) ? n.node.uuid : n.node.id, hypervisor_hostname: n.node.hypervisorHostname,
+    state: n.service !== undefined && isUp(n.service) ? 'up' : 'down', status: n.service?.disabled === true ? 'disabled' : 'enabled',
+  };
+}
+
+function detail(n: Node, req: ApiRequest): Record<string, unknown> {
+  const { node, service } = n;
+  return {
+    ...summary(n, req), vcpus: node.vcpus, memory_mb: node.memoryMb, local_gb: node.localGb, vcpus_used: node.vcpusUsed,
+    memory_mb_used: node.memoryMbUsed, local_gb_used: node.localGbUsed, hypervisor_type: node.hypervisorType, hypervisor_version: node.hypervisorVersion,
+    free_ram_mb: node.memoryMb - node.memoryMbUsed, free_disk_gb: node.localGb - node.localGbUsed, current_workload: Number(node.stats.io_workload ?? 0),
+    running_vms: node.runningVms, disk_available_least: node.localGb - node.localGbUsed, host_ip: '127.0.0.1', cpu_info: '{}',
+    service: { host: node.host, id: atLeast(req.version, 53) ? service?.uuid : service?.id, disabled_reason: service?.disabledReason ?? null },
+  };
+}
+
+async function nodes(deps: ApiDeps): Promise<{ nodes: Node[]; down: string[] }> {
+  const { cells, down } = await gatherHosts(deps);
+  const all = cells.flatMap((c) => c.nodes.map((node) => ({ node, service: c.services.find((s) => s.id === node.serviceId) })));
+  return { nodes: all.sort((a, b) => a.node.hypervisorHostname.localeCompare(b.node.hypervisorHostname)), down };
+}
+
+function list(detailed: boolean) {
+  return async (req: ApiRequest, deps: ApiDeps): Promise<ApiReply> => {
+    requireAdmin(req.caller, 'os_compute_api:os-hypervisors:list');
+    const r = await nodes(deps);
+    return { status: 200, body: { hypervisors: r.nodes.map((n) => (detailed ? detail(n, req) : summary(n, req))) }, headers: downCellsHeader(r.down) };
+  };
+}
+
+async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  requireAdmin(req.caller, 'os_compute_api:os-hypervisors:show');
+  const id = req.params.id ?? '';
+  const found = (await nodes(deps)).nodes.find((n) => n.node.uuid === id || (!atLeast(req.version, 53) && String(n.node.id) === id));
+  if (found === undefined) throw notFound(`Hypervisor ${id} could not be found.`);
+  return { status: 200, body: { hypervisor: detail(found, req) } };
+}
+
+/** `/v2.1/os-hypervisors` across every cell (admin only). */
+export const HYPERVISOR_ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/v2.1/os-hypervisors', handler: list(false) },
+  { method: 'GET', path: '/v2.1/os-hypervisors/detail', handler: list(true) },
+  { method: 'GET', path: '/v2.1/os-hypervisors/:id', handler: show },
+];
