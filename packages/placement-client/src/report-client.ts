@@ -103,6 +103,14 @@ export class ReportClient {
     return json.traits as string[];
   }
 
+  /** The provider's allocations by consumer uuid (GET .../allocations). Read-only; a missing provider is 404. */
+  async providerAllocations(uuid: string): Promise<Record<string, Record<string, number>>> {
+    const { json } = await this.request('GET', `/resource_providers/${uuid}/allocations`);
+    const out: Record<string, Record<string, number>> = {};
+    for (const [consumer, body] of Object.entries(json.allocations as Record<string, { resources: Record<string, number> }>)) out[consumer] = body.resources;
+    return out;
+  }
+
   /** Replaces the provider's traits, creating CUSTOM_* traits first (PUT /traits/{name}). Idempotent. */
   async setTraits(uuid: string, traits: readonly string[]): Promise<void> {
     for (const t of traits) if (t.startsWith('CUSTOM_')) await this.request('PUT', `/traits/${t}`);

@@ -1,8 +1,9 @@
 import type { Bus, CastSubscription } from '@cellsched/bus';
-import type { PlacementClient } from '@cellsched/placement-client';
+import type { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { AllocationAudit, type AuditReport } from './adapters/allocation-audit';
 import { buildAbortedHandler, buildSucceededHandler } from './adapters/build-result-handlers';
 import { runBuildWatchdog } from './adapters/build-watchdog';
 import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/host-handlers';
@@ -22,12 +23,20 @@ export interface CellConductorOptions {
   readonly serviceDownTimeMs: number;
   /** Period of the build watchdog; 0 disables the timer (runWatchdog still works). */
   readonly watchdogIntervalMs: number;
+  /** Placement REST, for the allocation audit (provider allocations). */
+  readonly report: ReportClient;
+  /** Period of the allocation audit; 0 disables the timer (runAudit still works). */
+  readonly auditIntervalMs: number;
+  /** A suspicious allocation is healed only if still there this long after it was first seen. */
+  readonly auditGraceMs: number;
 }
 
 export interface RunningCellConductor {
   readonly subscription: CastSubscription;
   /** One watchdog pass now; resolves with the number of lost builds moved on. */
   runWatchdog(): Promise<number>;
+  /** One allocation-audit pass now (`now` for tests of the grace period). */
+  runAudit(now?: number): Promise<AuditReport>;
   /** Stops the timers and the consumer (in-flight casts finish and are acked). */
   stop(): Promise<void>;
 }
@@ -61,8 +70,16 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
   const runWatchdog = (): Promise<number> => runBuildWatchdog(deps, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
   const stopWatchdog = periodic(o.watchdogIntervalMs, runWatchdog, o.logger, 'build watchdog');
+  const audit = new AllocationAudit(o.pool, o.report, o.placement, o.auditGraceMs);
+  const runAudit = async (now?: number): Promise<AuditReport> => {
+    const r = await audit.run(now);
+    const level = r.healed.length > 0 || r.missing.length > 0 ? 'warn' : 'info';
+    o.logger[level]({ providers: r.providers, allocations: r.allocations, suspects: r.suspects, healed: r.healed, missing: r.missing }, 'allocation audit');
+    return r;
+  };
+  const stopAudit = periodic(o.auditIntervalMs, runAudit, o.logger, 'allocation audit');
   return {
-    subscription, runWatchdog,
-    stop: async () => { stopWatchdog(); await subscription.close(); },
+    subscription, runWatchdog, runAudit,
+    stop: async () => { stopWatchdog(); stopAudit(); await subscription.close(); },
   };
 }

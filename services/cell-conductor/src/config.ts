@@ -15,6 +15,12 @@ export const cellConductorConfigSchema = defineConfig({
     help: "RabbitMQ URL of this cell's vhost, with this cell's user (nothing else).",
   },
   placementGrpc: { type: 'list', env: 'CELLSCHED_PLACEMENT_GRPC', default: ['127.0.0.1:8779'], help: 'Placement gRPC replicas (host:port).' },
+  placementUrl: { type: 'url', env: 'CELLSCHED_PLACEMENT_URL', protocols: ['http:', 'https:'], default: 'http://127.0.0.1:8778', help: "Placement's REST endpoint (the allocation audit reads provider allocations)." },
+  auditIntervalMs: { type: 'int', env: 'CELLSCHED_AUDIT_INTERVAL_MS', default: 300000, min: 0, max: 86400000, help: 'Period of the allocation audit (0: off).' },
+  auditGraceMs: {
+    type: 'int', env: 'CELLSCHED_AUDIT_GRACE_MS', default: 120000, min: 0, max: 86400000,
+    help: 'A suspicious allocation is healed only if a later audit, this long after, still finds it (claims in flight are not leaks).',
+  },
   placementDeadlineMs: { type: 'int', env: 'CELLSCHED_PLACEMENT_DEADLINE_MS', default: 5000, min: 100, max: 120000, help: 'Per-attempt deadline of placement calls.' },
   buildTimeoutMs: {
     type: 'int', env: 'CELLSCHED_BUILD_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,

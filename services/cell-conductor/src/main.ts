@@ -2,7 +2,7 @@ import { Bus } from '@cellsched/bus';
 import { syncCellDb } from '@cellsched/cell-db';
 import { ConfigError, loadConfig } from '@cellsched/config';
 import { createPool } from '@cellsched/db';
-import { PlacementClient } from '@cellsched/placement-client';
+import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { startCellConductor } from './app';
@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   const conductor = await startCellConductor({
     pool, bus, placement, logger: log, cellUuid: config.cellUuid as string, buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
     serviceDownTimeMs: config.serviceDownTimeMs, watchdogIntervalMs: config.watchdogIntervalMs,
+    report: new ReportClient({ baseUrl: config.placementUrl }), auditIntervalMs: config.auditIntervalMs, auditGraceMs: config.auditGraceMs,
   });
   log.info({ cell: config.cellName }, 'cell conductor serving');
   const stop = async (): Promise<void> => {

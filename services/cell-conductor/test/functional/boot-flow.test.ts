@@ -31,7 +31,8 @@ beforeAll(async () => {
   [cellDb, vhost, placementProc] = await Promise.all([createCellDb(), createVhost('cstest-cc'), startPlacement()]);
   placement = new PlacementClient({ addresses: [placementProc.grpcAddress], deadlineMs: 10_000 });
   bus = await Bus.connect({ url: vhost.url, logger });
-  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, logger, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8, serviceDownTimeMs: 60_000, watchdogIntervalMs: 0 });
+  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, logger, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8, serviceDownTimeMs: 60_000, watchdogIntervalMs: 0,
+    report: new ReportClient({ baseUrl: placementProc.restUrl }), auditIntervalMs: 0, auditGraceMs: 1000 });
   const report = new ReportClient({ baseUrl: placementProc.restUrl });
   good = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'good-', hosts: 2 });
   bad = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'bad-', hosts: 2 });
@@ -191,3 +192,26 @@ test('watchdog: a build lost with its dead host goes to the alternate exactly on
     await stopChild(second.child, 'SIGTERM');
   }
 }, 60_000);
+
+test('allocation audit: heals a leaked claim (unknown consumer, ERROR instance) after the grace period, leaves ACTIVE ones alone', async () => {
+  const g1 = good.hosts[0]?.computeNodeUuid ?? '';
+  const active = await boot([sel(good, 0)]);
+  bad.running.control.update({ rescheduleRate: 0, abortRate: 1 });
+  const errored = await boot([sel(bad, 0)]);
+  const orphan = randomUUID();
+  const leak = (uuid: string) => placement.claim({ consumerUuid: uuid, projectId: 'p1', userId: 'u1', consumerType: 'INSTANCE',
+    allocations: [{ resourceProviderUuid: g1, resources: { VCPU: 1 } }] }, { replace: true });
+  expect((await leak(orphan)).kind).toBe('claimed');
+  expect((await leak(errored.uuid)).kind).toBe('claimed');
+  const t0 = Date.now();
+  const first = await conductor.runAudit(t0);
+  expect(first.healed).toEqual([]);
+  expect(first.suspects).toBe(2);
+  const second = await conductor.runAudit(t0 + 1500);
+  expect(second.healed.map((h) => [h.consumerUuid, h.providerUuid, h.reason]).sort()).toEqual([[errored.uuid, g1, 'leak'], [orphan, g1, 'unknown']].sort());
+  expect(await placement.consumerAllocations(orphan)).toBeUndefined();
+  expect(await placement.consumerAllocations(errored.uuid)).toBeUndefined();
+  expect(await allocatedProviders(active.uuid)).toEqual([g1]);
+  expect(second.missing).toEqual([]);
+  expect((await conductor.runAudit(t0 + 3000)).suspects).toBe(0);
+});

@@ -8,7 +8,7 @@ import { BusError } from '@cellsched/bus';
 import { listServices } from '@cellsched/cell-db';
 import { testInfra } from '@cellsched/config';
 import { createPool, createTestDatabase, type TestDatabase } from '@cellsched/db';
-import { PlacementClient } from '@cellsched/placement-client';
+import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { CellConductorServiceService } from '@cellsched/wire';
 import { Client, type Pool } from 'pg';
 import { startCellConductor, type RunningCellConductor } from '../../src/app';
@@ -54,7 +54,8 @@ beforeAll(async () => {
   cellBus = await Bus.connect({ url: withCredentials(cellVhost.url, USER, 'cellpw'), logger });
   adminBus = await Bus.connect({ url: cellVhost.url, logger });
   placement = new PlacementClient({ addresses: ['127.0.0.1:1'], deadlineMs: 1000 });
-  conductor = await startCellConductor({ pool: cellPool, bus: cellBus, placement, logger, cellUuid: randomUUID(), buildTimeoutMs: 60_000, prefetch: 4, serviceDownTimeMs: 60_000, watchdogIntervalMs: 0 });
+  conductor = await startCellConductor({ pool: cellPool, bus: cellBus, placement, logger, cellUuid: randomUUID(), buildTimeoutMs: 60_000, prefetch: 4, serviceDownTimeMs: 60_000, watchdogIntervalMs: 0,
+    report: new ReportClient({ baseUrl: 'http://127.0.0.1:1' }), auditIntervalMs: 0, auditGraceMs: 1000 });
 }, 60_000);
 
 afterAll(async () => {

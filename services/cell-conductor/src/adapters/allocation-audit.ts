@@ -1,0 +1,101 @@
+import { listComputeNodes, listInstances, type ComputeNodeRecord, type InstanceRecord } from '@cellsched/cell-db';
+import { instanceConsumer, PlacementRestError, type PlacementClient, type ReportClient } from '@cellsched/placement-client';
+import type { Pool } from 'pg';
+import { classifyAllocation, LeakTracker, type AuditVerdict } from '../domain/audit';
+
+/** One healed allocation: the consumer, the provider it no longer holds, and why. */
+export interface HealedAllocation { readonly consumerUuid: string; readonly providerUuid: string; readonly reason: AuditVerdict }
+
+/** What one audit pass saw and did. */
+export interface AuditReport {
+  readonly providers: number;
+  readonly allocations: number;
+  /** Suspicious allocations still within their grace period. */
+  readonly suspects: number;
+  readonly healed: readonly HealedAllocation[];
+  /** Instances holding resources (building/active) with no allocation in placement: reported, not healed. */
+  readonly missing: readonly string[];
+}
+
+type Seen = { consumer: string; provider: string };
+
+function nodeUuidOf(nodes: readonly ComputeNodeRecord[], i: InstanceRecord): string | undefined {
+  return nodes.find((n) => n.host === i.host && n.hypervisorHostname === (i.node ?? i.host))?.uuid;
+}
+
+/**
+ * Beyond Nova: compares placement's allocations on this cell's providers with the cell DB
+ * and heals leaks (a deleted or ERROR instance still holding resources, a consumer no
+ * instance of this cell knows, an allocation on a provider the instance is not on). A
+ * suspect is healed only if a later pass, at least `graceMs` after the first, still finds
+ * it (claims in flight are not leaks), and only after re-reading it. Healing rewrites the
+ * consumer without the leaked providers (replace-claim) or releases it when nothing is left.
+ */
+export class AllocationAudit {
+  private readonly tracker: LeakTracker;
+
+  constructor(private readonly pool: Pool, private readonly report: ReportClient, private readonly placement: PlacementClient, graceMs: number) {
+    this.tracker = new LeakTracker(graceMs);
+  }
+
+  private async gather(nodes: readonly ComputeNodeRecord[]): Promise<Seen[]> {
+    const seen: Seen[] = [];
+    for (const n of nodes) {
+      const allocations = await this.report.providerAllocations(n.uuid).catch((err: unknown) => {
+        if (err instanceof PlacementRestError && err.status === 404) return {};
+        throw err;
+      });
+      for (const consumer of Object.keys(allocations)) seen.push({ consumer, provider: n.uuid });
+    }
+    return seen;
+  }
+
+  private async verdicts(nodes: readonly ComputeNodeRecord[], seen: readonly Seen[]): Promise<Map<string, AuditVerdict>> {
+    const uuids = [...new Set(seen.map((s) => s.consumer))];
+    const instances = new Map((await listInstances(this.pool, { uuids, includeDeleted: true })).map((i) => [i.uuid, i]));
+    const migrations = new Set((await this.pool.query<{ uuid: string }>('SELECT uuid FROM migrations WHERE uuid = ANY($1::uuid[])', [uuids])).rows.map((r) => r.uuid));
+    const out = new Map<string, AuditVerdict>();
+    for (const s of seen) {
+      const i = instances.get(s.consumer);
+      out.set(`${s.consumer}/${s.provider}`, classifyAllocation({
+        consumerUuid: s.consumer, providerUuid: s.provider, isMigration: migrations.has(s.consumer),
+        instance: i === undefined ? undefined : { vmState: i.vmState, node: i.node, deleted: i.deletedAt !== null, computeNodeUuid: nodeUuidOf(nodes, i) },
+      }));
+    }
+    return out;
+  }
+
+  private async heal(consumer: string, leakedProviders: ReadonlySet<string>, instance: InstanceRecord | undefined): Promise<void> {
+    const current = await this.placement.consumerAllocations(consumer);
+    if (current === undefined) return;
+    const keep = current.allocations.filter((a) => !leakedProviders.has(a.resourceProviderUuid));
+    if (keep.length === 0 || instance === undefined) await this.placement.release([consumer]);
+    else await this.placement.claim(instanceConsumer({ uuid: consumer, projectId: instance.projectId, userId: instance.userId }, keep), { replace: true });
+  }
+
+  /** One pass. Safe to run concurrently with builds; not with another audit of the same cell. */
+  async run(now = Date.now()): Promise<AuditReport> {
+    const nodes = await listComputeNodes(this.pool);
+    const seen = await this.gather(nodes);
+    const first = await this.verdicts(nodes, seen);
+    const suspects = [...first].filter(([, v]) => v !== 'ok').map(([k]) => k);
+    const due = this.tracker.pass(suspects, now);
+    // NOTE: re-read before healing: the instance may have settled since the first read.
+    const again = due.length === 0 ? new Map<string, AuditVerdict>() : await this.verdicts(nodes, await this.gather(nodes));
+    const healed: HealedAllocation[] = [];
+    const byConsumer = new Map<string, Set<string>>();
+    for (const key of due) {
+      const verdict = again.get(key);
+      if (verdict === undefined || verdict === 'ok') continue;
+      const [consumerUuid = '', providerUuid = ''] = key.split('/');
+      byConsumer.set(consumerUuid, (byConsumer.get(consumerUuid) ?? new Set()).add(providerUuid));
+      healed.push({ consumerUuid, providerUuid, reason: verdict });
+    }
+    const instances = new Map((await listInstances(this.pool, { uuids: [...byConsumer.keys()], includeDeleted: true })).map((i) => [i.uuid, i]));
+    for (const [consumer, providers] of byConsumer) await this.heal(consumer, providers, instances.get(consumer)?.deletedAt === null ? instances.get(consumer) : undefined);
+    const holding = await listInstances(this.pool, { vmStates: ['active', 'building'] });
+    const consumers = new Set(seen.map((s) => s.consumer));
+    const missing = holding.filter((i) => i.host !== null && !consumers.has(i.uuid)).map((i) => i.uuid);
+    return { providers: nodes.length, allocations: seen.length, suspects: suspects.length - healed.length, healed, missing };
+  }
+}
