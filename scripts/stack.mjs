@@ -228,6 +228,8 @@ async function down(services) {
   }
   if (opts.purge && opts.only === undefined) {
     for (const role of PLAN.roles) await dropOwnedDatabase(withAdmin, role);
+    // the standard placement database (gabbi's) is never purged; a private stack's is
+    if (PLAN.options.prefix !== SYSTEM_DEFAULTS.prefix) await dropOwnedDatabase(withAdmin, `${PLAN.options.prefix}_placement`);
     for (const vhost of PLAN.vhosts) dropVhostWithUser(vhost);
     rmSync(SYSTEM_FILE, { force: true });
     console.log(`purged databases ${PLAN.roles.join(', ')} and vhosts ${PLAN.vhosts.join(', ')}`);
