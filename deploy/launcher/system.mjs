@@ -76,7 +76,7 @@ export function systemServices(plan, files, common) {
   }));
   rows.push({
     name: 'super-conductor', build: 'services/super-conductor', main: 'services/super-conductor/dist/main.js', system: true, cmd: node('super-conductor'), afterDiscover: true,
-    env: () => ({ ...common, CELLSCHED_CELLS_FILE: files.topology, CELLSCHED_SCHEDULER_GRPC: schedulers.join(','), CELLSCHED_PLACEMENT_GRPC: placementGrpc }),
+    env: () => ({ ...common, CELLSCHED_CELLS_FILE: files.topology, CELLSCHED_SCHEDULER_GRPC: schedulers.join(','), CELLSCHED_PLACEMENT_GRPC: placementGrpc, CELLSCHED_PLACEMENT_URL: placementUrl }),
     ready: { log: 'super-conductor serving' },
   });
   rows.push({

@@ -74,6 +74,24 @@ test('servers created through the API end ACTIVE on a host of one cell, holding 
   expect(active).toBeGreaterThan(0);
 });
 
+test('deleting ACTIVE servers removes them from the API and releases their allocations', async () => {
+  const ids = [await createServer('del-0', '1'), await createServer('del-1', '1')];
+  const servers = await settled(ids);
+  for (const id of ids) expect((await stack.api('DELETE', `/servers/${id}`)).status).toBe(204);
+  await waitFor('deleted servers to be gone', async () => {
+    const codes = await Promise.all(ids.map(async (id) => (await stack.api('GET', `/servers/${id}`)).status));
+    return codes.every((c) => c === 404) ? true : undefined;
+  }, 60_000);
+  const allocations = await waitFor('allocations released', async () => {
+    const a = await stack.allocationsByConsumer();
+    return ids.some((id) => a.has(id)) ? undefined : a;
+  }, 60_000);
+  for (const id of ids) expect(allocations.has(id)).toBe(false);
+  const cells = await instancesByCell();
+  for (const id of ids) expect(cells.has(id)).toBe(false); // soft-deleted in its cell
+  expect(servers.size).toBe(2);
+});
+
 test('a request no host can fit lands in cell 0 in ERROR with the scheduler\'s diagnosis and no allocation', async () => {
   const id = await createServer('too-big', '9901');
   const s = (await settled([id])).get(id) as Server;

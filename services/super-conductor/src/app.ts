@@ -2,7 +2,9 @@ import type { Bus, CastSubscription } from '@cellsched/bus';
 import { SuperConductorServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { CellRegistry } from './adapters/cells';
+import { deleteInstanceHandler } from './adapters/delete-handler';
 import { scheduleAndBuildInstancesHandler } from './adapters/schedule-handler';
+import { updateServiceHandler, type ComputeStatusReporter } from './adapters/service-handler';
 import type { ClaimReleaser, DestinationSelector } from './ports';
 
 export interface SuperConductorOptions {
@@ -12,18 +14,23 @@ export interface SuperConductorOptions {
   readonly cells: CellRegistry;
   readonly selector: DestinationSelector;
   readonly claims: ClaimReleaser;
+  /** Placement's REST report client (COMPUTE_STATUS_DISABLED). */
+  readonly reporter: ComputeStatusReporter;
   readonly numAlternates: number;
   readonly buildTimeoutMs: number;
   readonly prefetch: number;
 }
 
 /**
- * Serves the API bus topic `conductor` (SuperConductorService). Returns the subscription
+ * Serves the API bus topic `conductor` (SuperConductorService 1.1: schedule_and_build_instances,
+ * delete_instance, update_service). Returns the subscription
  * (close it to stop consuming; in-flight casts finish and are acked).
  */
 export async function startSuperConductor(o: SuperConductorOptions): Promise<CastSubscription> {
   const deps = { apiDb: o.apiDb, cells: o.cells, claims: o.claims, buildTimeoutMs: o.buildTimeoutMs, selector: o.selector, numAlternates: o.numAlternates };
   return o.apiBus.serve(SuperConductorServiceService, {
     scheduleAndBuildInstances: scheduleAndBuildInstancesHandler(deps),
+    deleteInstance: deleteInstanceHandler(deps),
+    updateService: updateServiceHandler(o.cells, o.reporter),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
 }

@@ -15,6 +15,7 @@ export const superConductorConfigSchema = defineConfig({
   schedulerGrpc: { type: 'list', env: 'CELLSCHED_SCHEDULER_GRPC', default: ['127.0.0.1:8780', '127.0.0.1:8781'], help: 'Scheduler gRPC replicas (host:port).' },
   schedulerDeadlineMs: { type: 'int', env: 'CELLSCHED_SCHEDULER_DEADLINE_MS', default: 30000, min: 100, max: 600000, help: 'Per-attempt deadline of SelectDestinations.' },
   placementGrpc: { type: 'list', env: 'CELLSCHED_PLACEMENT_GRPC', default: ['127.0.0.1:8779'], help: 'Placement gRPC replicas (host:port).' },
+  placementUrl: { type: 'url', env: 'CELLSCHED_PLACEMENT_URL', protocols: ['http:', 'https:'], default: 'http://127.0.0.1:8778', help: "Placement's REST endpoint (os-services: COMPUTE_STATUS_DISABLED)." },
   placementDeadlineMs: { type: 'int', env: 'CELLSCHED_PLACEMENT_DEADLINE_MS', default: 5000, min: 100, max: 120000, help: 'Per-attempt deadline of placement calls.' },
   buildTimeoutMs: {
     type: 'int', env: 'CELLSCHED_BUILD_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,

@@ -1,7 +1,7 @@
 import { Bus } from '@cellsched/bus';
 import { loadCellTopology, loadConfig } from '@cellsched/config';
 import { createPool } from '@cellsched/db';
-import { PlacementClient } from '@cellsched/placement-client';
+import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { CellRegistry } from './adapters/cells';
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const selector = new GrpcDestinationSelector({ addresses: config.schedulerGrpc, deadlineMs: config.schedulerDeadlineMs, logger: log });
   const apiBus = await Bus.connect({ url: topology.apiTransportUrl, logger: log, name: 'super-conductor' });
   const sub = await startSuperConductor({
-    apiDb, apiBus, cells, selector, claims: { release: async (uuids) => { await placement.release(uuids); } },
+    apiDb, apiBus, cells, selector, reporter: new ReportClient({ baseUrl: config.placementUrl }), claims: { release: async (uuids) => { await placement.release(uuids); } },
     numAlternates: numAlternates(config.maxAttempts), buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
   });
   log.info({ cells: topology.cells.map((c) => c.name), num_alternates: numAlternates(config.maxAttempts) }, 'super-conductor serving');

@@ -1,0 +1,36 @@
+import type { CastContext } from '@cellsched/bus';
+import { finishInstanceAction, getInstance, InstanceActionName, softDeleteInstance, startInstanceAction, type InstanceRecord } from '@cellsched/cell-db';
+import { withTransaction } from '@cellsched/db';
+import type { DeleteInstanceRequest } from '@cellsched/wire';
+import type { BuildDeps } from './build-deps';
+
+/**
+ * `delete_instance` (api 1.1; Nova's compute_api._delete for a server in a cell): in one cell
+ * transaction holding the instance row (the cell conductor's build handlers take the same
+ * lock, so a reschedule in flight finishes first and never claims afterwards), soft-delete
+ * the instance and record the `delete` action; then release its allocation and cast
+ * `terminate_instance` to its host. The mapping stays `queued_for_delete` (the api set it),
+ * as Nova's does until archiving. Idempotent: a deleted or unknown instance only gets its
+ * (idempotent) release again.
+ */
+export function deleteInstanceHandler(deps: BuildDeps) {
+  return async (req: DeleteInstanceRequest, ctx: CastContext): Promise<void> => {
+    const cell = deps.cells.cell(req.cellUuid);
+    const inst = await withTransaction(cell.pool, async (c): Promise<InstanceRecord | undefined> => {
+      const locked = await c.query('SELECT 1 FROM instances WHERE uuid = $1 AND deleted_at IS NULL FOR UPDATE', [req.instanceUuid]);
+      if (locked.rowCount === 0) return undefined;
+      const found = await getInstance(c, req.instanceUuid);
+      await softDeleteInstance(c, req.instanceUuid);
+      if (req.requestId !== '') {
+        await startInstanceAction(c, { instanceUuid: req.instanceUuid, requestId: req.requestId, action: InstanceActionName.DELETE, userId: req.userId || null, projectId: req.projectId || null });
+        await finishInstanceAction(c, req.instanceUuid, req.requestId);
+      }
+      return found;
+    });
+    await deps.claims.release([req.instanceUuid]);
+    if (inst?.host != null && cell.compute !== undefined) {
+      await cell.compute.cast('terminateInstance', { instanceUuid: inst.uuid, attempt: inst.buildAttempt, reason: 'deleted by the user' }, { server: inst.host });
+    }
+    ctx.logger.info({ instance_uuid: req.instanceUuid, target_cell: cell.name, was_live: inst !== undefined }, 'instance deleted');
+  };
+}
