@@ -5,7 +5,7 @@
  * cast build_and_run_instance) and checks the cell DB and placement at the end.
  */
 import { randomUUID } from 'node:crypto';
-import { getInstance, listComputeNodes, listInstanceActions, listInstanceFaults, listServices, type InstanceRecord } from '@cellsched/cell-db';
+import { destroyInstance, getInstance, listComputeNodes, listInstanceActions, listInstanceFaults, listServices, type InstanceRecord } from '@cellsched/cell-db';
 import type { TestDatabase } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { ComputeServiceService, type Selection } from '@cellsched/wire';
@@ -56,6 +56,15 @@ const sel = (c: TestCompute, i: number): Selection => {
 };
 
 async function boot(hostList: Selection[]): Promise<InstanceRecord> {
+  const uuid = await startBoot(hostList);
+  return waitFor(`instance ${uuid} settled`, async () => {
+    const i = await getInstance(cellDb.pool, uuid);
+    return i !== undefined && i.vmState !== 'building' ? i : undefined;
+  });
+}
+
+/** Plays the super-conductor: claim, create the instance, cast the build. Returns the uuid. */
+async function startBoot(hostList: Selection[]): Promise<string> {
   const uuid = randomUUID();
   const inst = await superConductorStep(cellDb, placement, uuid, hostList);
   await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
@@ -63,10 +72,7 @@ async function boot(hostList: Selection[]): Promise<InstanceRecord> {
       node: inst.node ?? '', availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
     requestSpec: undefined, hostList, attempt: 1, requestId: `req-${uuid}`,
   }, { server: hostList[0]?.serviceHost ?? '' });
-  return waitFor(`instance ${uuid} settled`, async () => {
-    const i = await getInstance(cellDb.pool, uuid);
-    return i !== undefined && i.vmState !== 'building' ? i : undefined;
-  });
+  return uuid;
 }
 
 async function allocatedProviders(uuid: string): Promise<string[]> {
@@ -214,4 +220,35 @@ test('allocation audit: heals a leaked claim (unknown consumer, ERROR instance) 
   expect(await allocatedProviders(active.uuid)).toEqual([g1]);
   expect(second.missing).toEqual([]);
   expect((await conductor.runAudit(t0 + 3000)).suspects).toBe(0);
+});
+
+test('report client: a stale generation is refreshed and retried; COMPUTE_STATUS_DISABLED toggles; CUSTOM_ traits are created', async () => {
+  const rp = randomUUID();
+  const a = new ReportClient({ baseUrl: placementProc.restUrl });
+  const b = new ReportClient({ baseUrl: placementProc.restUrl });
+  await a.ensureResourceProvider(rp, `rc-${rp}`);
+  expect(await b.ensureResourceProvider(rp, `rc-${rp}`)).toBe(0);
+  await b.setTraits(rp, ['COMPUTE_NODE']); // a's cached generation is now stale
+  await a.setTraits(rp, ['COMPUTE_NODE', 'CUSTOM_FAST']);
+  await a.setComputeStatusDisabled(rp, true);
+  expect((await b.getTraits(rp)).sort()).toEqual(['COMPUTE_NODE', 'COMPUTE_STATUS_DISABLED', 'CUSTOM_FAST']);
+  await b.setComputeStatusDisabled(rp, false);
+  expect((await a.getTraits(rp)).sort()).toEqual(['COMPUTE_NODE', 'CUSTOM_FAST']);
+  await expect(a.ensureResourceProvider(randomUUID(), `rc-${rp}`)).rejects.toMatchObject({ status: 409, code: 'placement.duplicate_name' });
+});
+
+test('delete during build: the late success finds no instance, the guest is terminated, nothing is left', async () => {
+  bad.running.control.update({ rescheduleRate: 0, abortRate: 0, hang: true });
+  const before = { ...bad.running.guests.stats };
+  const uuid = await startBoot([sel(bad, 1), sel(good, 0)]);
+  await new Promise((r) => setTimeout(r, 300)); // the build is now hanging on bad-2
+  // What the API's delete does for a building instance: drop the row, release the claim.
+  expect(await destroyInstance(cellDb.pool, uuid)).toBe(true);
+  await placement.release([uuid]);
+  bad.running.control.update({ hang: false });
+  await waitFor('the stale guest terminated', async () => (bad.running.guests.stats.terminated > before.terminated ? true : undefined));
+  expect(bad.running.guests.stats.spawned).toBe(before.spawned + 1);
+  expect(Object.values(bad.running.guests.snapshot()).flat()).not.toContain(uuid);
+  expect(await getInstance(cellDb.pool, uuid, { includeDeleted: true })).toBeUndefined();
+  expect(await placement.consumerAllocations(uuid)).toBeUndefined();
 });
