@@ -95,16 +95,18 @@ export class BenchCloud {
 
   /** Starts `n` scheduler processes on consecutive ports; returns their addresses. */
   async startReplicas(n: number, extraEnv: Record<string, string> = {}): Promise<string[]> {
-    const base = await freePort(n);
+    // NOTE: one free port per replica (consecutive ports may be taken); basePort + index lands on it.
+    const ports: number[] = [];
+    for (let i = 0; i < n; i++) ports.push(await freePort());
     const topology = JSON.stringify({
       apiDbUrl: this.apiDb.url, apiTransportUrl: 'amqp://127.0.0.1:5672/bench-api', cell0: { dbUrl: this.cell0.url },
       cells: this.cells.map((c, i) => ({ uuid: c.uuid, name: `cell${i + 1}`, dbUrl: c.db.url, transportUrl: `amqp://127.0.0.1:5672/bench-cell${i + 1}` })),
     });
     this.replicas = await Promise.all(Array.from({ length: n }, (_, i) => startProcess(`scheduler-${i}`, 'services/scheduler/dist/main.js', {
-      CELLSCHED_CELLS: topology, CELLSCHED_CELLS_FILE: '', CELLSCHED_SCHEDULER_BASE_PORT: String(base), CELLSCHED_SCHEDULER_REPLICA: String(i),
+      CELLSCHED_CELLS: topology, CELLSCHED_CELLS_FILE: '', CELLSCHED_SCHEDULER_BASE_PORT: String((ports[i] as number) - i), CELLSCHED_SCHEDULER_REPLICA: String(i),
       CELLSCHED_PLACEMENT_GRPC_ADDRESSES: this.placementGrpc, CELLSCHED_SCHEDULER_DB_POOL: '4', ...extraEnv,
-    }, base + i)));
-    return Array.from({ length: n }, (_, i) => `127.0.0.1:${base + i}`);
+    }, ports[i] as number)));
+    return ports.map((p) => `127.0.0.1:${p}`);
   }
 
   async stopReplicas(): Promise<void> {
