@@ -1,0 +1,137 @@
+// The super-conductor's schedule_and_build_instances against real PostgreSQL (API DB, cell0,
+// one cell), with a counting scheduler and a recording compute bus: redelivery, a crash
+// between steps, NoValidHost burial and delete during scheduling.
+import { randomUUID } from 'node:crypto';
+import {
+  API_DB_MIGRATIONS_DIR, createBuildRequest, createCellMapping, createInstanceMapping, deleteBuildRequest, getBuildRequest, getInstanceMapping, saveRequestSpec,
+} from '@cellsched/api-db';
+import type { CastContext } from '@cellsched/bus';
+import { CELL_DB_MIGRATIONS_DIR, createInstance, getInstance, listInstanceFaults } from '@cellsched/cell-db';
+import { CELL0_UUID } from '@cellsched/config';
+import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import type { BuildAndRunInstanceRequest, Failure, Flavor, RequestSpec, Selection } from '@cellsched/wire';
+import pino from 'pino';
+import { CellRegistry, type CellHandle } from '../../src/adapters/cells';
+import { scheduleAndBuildInstancesHandler, type ScheduleDeps } from '../../src/adapters/schedule-handler';
+import type { DestinationSelector, SelectOutcome } from '../../src/ports';
+
+const CELL1 = randomUUID();
+const FLAVOR: Flavor = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+const ctx = { logger: pino({ level: 'silent' }) } as unknown as CastContext;
+let apiDb: TestDatabase;
+let cell0Db: TestDatabase;
+let cell1Db: TestDatabase;
+let cells: CellRegistry;
+const casts: { host: string; req: BuildAndRunInstanceRequest }[] = [];
+const released: string[] = [];
+
+const sel = (host: string): Selection => ({ computeNodeUuid: randomUUID(), serviceHost: host, nodename: host, cellUuid: CELL1, availabilityZone: 'nova', allocationRequest: { json: '{}', version: '1.36' } });
+
+class FakeScheduler implements DestinationSelector {
+  calls = 0;
+  next: (uuids: readonly string[]) => Promise<SelectOutcome> = async (uuids) => ({ kind: 'selected', destinations: uuids.map(() => [sel('h1'), sel('h2'), sel('h3')]) });
+  async selectDestinations(_spec: RequestSpec, uuids: readonly string[]): Promise<SelectOutcome> { this.calls++; return this.next(uuids); }
+}
+
+function deps(selector: DestinationSelector): ScheduleDeps {
+  return { apiDb: apiDb.pool, cells, claims: { release: async (u) => { released.push(...u); } }, buildTimeoutMs: 60_000, selector, numAlternates: 2 };
+}
+
+/** What the api does on POST /servers: RequestSpec, BuildRequest and a cell-less mapping. */
+async function apiCreate(): Promise<{ uuid: string; spec: RequestSpec }> {
+  const uuid = randomUUID();
+  const spec = { instanceUuid: uuid, projectId: 'p1', userId: 'u1', flavor: FLAVOR, numInstances: 1, availabilityZone: '', schedulerHints: {}, ignoreHosts: [], seed: 1, requestId: `req-${uuid}` } as unknown as RequestSpec;
+  await saveRequestSpec(apiDb.pool, spec);
+  await createBuildRequest(apiDb.pool, { uuid, projectId: 'p1', userId: 'u1', displayName: 'vm', flavor: FLAVOR, imageRef: 'img' } as never);
+  await createInstanceMapping(apiDb.pool, { instanceUuid: uuid, projectId: 'p1', userId: 'u1' });
+  return { uuid, spec };
+}
+
+const cast = (uuid: string, spec: RequestSpec) => ({ requestSpec: spec, buildRequests: [{ instanceUuid: uuid, displayName: 'vm', launchIndex: 0 }], requestId: `req-${uuid}` });
+
+beforeAll(async () => {
+  apiDb = await createTestDatabase({ kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR, prefix: 'sc_api' });
+  cell0Db = await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: 'sc_cell0' });
+  cell1Db = await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: 'sc_cell1' });
+  await createCellMapping(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0Db.url });
+  await createCellMapping(apiDb.pool, { uuid: CELL1, name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/c1', databaseConnection: cell1Db.url });
+  const compute = { cast: async (_m: string, req: BuildAndRunInstanceRequest, o: { server: string }) => { casts.push({ host: o.server, req }); } };
+  const c1: CellHandle = { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: compute as never };
+  cells = new CellRegistry(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined }, new Map([[CELL1, c1]]));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([apiDb?.drop(), cell0Db?.drop(), cell1Db?.drop()]);
+});
+
+beforeEach(() => { casts.length = 0; released.length = 0; });
+
+test('one instance: created in the chosen cell, mapped, build request gone, build cast to the chosen host with the alternates', async () => {
+  const { uuid, spec } = await apiCreate();
+  const s = new FakeScheduler();
+  await scheduleAndBuildInstancesHandler(deps(s))(cast(uuid, spec), ctx);
+  expect(s.calls).toBe(1);
+  const inst = await getInstance(cell1Db.pool, uuid);
+  expect(inst).toMatchObject({ vmState: 'building', host: 'h1', buildAttempt: 1 });
+  expect(inst?.buildHostList.map((x) => x.serviceHost)).toEqual(['h2', 'h3']);
+  expect((await getInstanceMapping(apiDb.pool, uuid))?.cell?.uuid).toBe(CELL1);
+  expect(await getBuildRequest(apiDb.pool, uuid)).toBeUndefined();
+  expect(casts.map((c) => [c.host, c.req.hostList.map((h) => h.serviceHost), c.req.attempt])).toEqual([['h1', ['h1', 'h2', 'h3'], 1]]);
+});
+
+test('a redelivered cast never schedules again: the build is re-cast to the same host', async () => {
+  const { uuid, spec } = await apiCreate();
+  const s = new FakeScheduler();
+  const handler = scheduleAndBuildInstancesHandler(deps(s));
+  await handler(cast(uuid, spec), ctx);
+  await handler(cast(uuid, spec), ctx);
+  expect(s.calls).toBe(1);
+  expect(casts.map((c) => c.host)).toEqual(['h1', 'h1']);
+  expect(released).toEqual([]);
+});
+
+test('a delivery that crashed after creating the instance is resumed in that cell without the scheduler', async () => {
+  const { uuid, spec } = await apiCreate();
+  await createInstance(cell1Db.pool, { uuid, projectId: 'p1', userId: 'u1', flavor: FLAVOR, vmState: 'building', host: 'h2', node: 'h2', buildHostList: [sel('h3')] });
+  const s = new FakeScheduler();
+  await scheduleAndBuildInstancesHandler(deps(s))(cast(uuid, spec), ctx);
+  expect(s.calls).toBe(0);
+  expect((await getInstanceMapping(apiDb.pool, uuid))?.cell?.uuid).toBe(CELL1);
+  expect(await getBuildRequest(apiDb.pool, uuid)).toBeUndefined();
+  expect(casts.map((c) => [c.host, c.req.hostList.map((h) => h.serviceHost)])).toEqual([['h2', ['h2', 'h3']]]);
+});
+
+test('NoValidHost: buried in cell0 in ERROR with the diagnosis, once, whatever is redelivered', async () => {
+  const { uuid, spec } = await apiCreate();
+  const failure: Failure = { code: 'scheduler.no_valid_host', message: 'No valid host was found. ', retryable: false, expected: true, metadata: {},
+    diagnosis: [{ filter: 'RamFilter', hostsBefore: 3, hostsAfter: 0, reason: 'not enough RAM' }] };
+  const s = new FakeScheduler();
+  s.next = async () => ({ kind: 'no_valid_host', failure });
+  const handler = scheduleAndBuildInstancesHandler(deps(s));
+  await handler(cast(uuid, spec), ctx);
+  await handler(cast(uuid, spec), ctx);
+  expect(s.calls).toBe(1);
+  expect(await getInstance(cell0Db.pool, uuid)).toMatchObject({ vmState: 'error', host: null });
+  const faults = await listInstanceFaults(cell0Db.pool, uuid);
+  expect(faults).toHaveLength(1);
+  expect(faults[0]?.message).toMatch(/^No valid host was found/);
+  expect(faults[0]?.details).toContain('RamFilter: 3 -> 0 hosts (not enough RAM)');
+  expect((await getInstanceMapping(apiDb.pool, uuid))?.cell?.uuid).toBe(CELL0_UUID);
+  expect(await getBuildRequest(apiDb.pool, uuid)).toBeUndefined();
+  expect(casts).toEqual([]);
+});
+
+test('deleted while being scheduled: the claim is released and no instance, mapping or cast is left', async () => {
+  const { uuid, spec } = await apiCreate();
+  const s = new FakeScheduler();
+  const selected = s.next;
+  s.next = async (uuids) => {
+    await deleteBuildRequest(apiDb.pool, uuid); // the user's DELETE wins the build request
+    return selected(uuids);
+  };
+  await scheduleAndBuildInstancesHandler(deps(s))(cast(uuid, spec), ctx);
+  expect(released).toEqual([uuid]);
+  expect(await getInstance(cell1Db.pool, uuid, { includeDeleted: true })).toBeUndefined();
+  expect(await getInstanceMapping(apiDb.pool, uuid)).toBeUndefined();
+  expect(casts).toEqual([]);
+});
