@@ -1,6 +1,6 @@
 import { Bus } from '@cellsched/bus';
 import { syncCellDb } from '@cellsched/cell-db';
-import { ConfigError, loadConfig } from '@cellsched/config';
+import { ConfigError, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
 import { createPool } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
@@ -10,6 +10,10 @@ import { cellConductorConfigSchema } from './config';
 
 /** Composition root: config → cell DB (migrate) → placement client → cell bus → serve `conductor`. */
 async function main(): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    console.log(renderHelp(cellConductorConfigSchema, 'cell-conductor options'));
+    return;
+  }
   const config = loadConfig(cellConductorConfigSchema, { argv: process.argv.slice(2) });
   const missing = (['cellUuid', 'dbUrl', 'transportUrl'] as const).filter((k) => config[k] === undefined);
   if (missing.length > 0) throw new ConfigError(missing.map((k) => `${k} is required`), 'config.invalid', 'cell-conductor');
@@ -26,7 +30,7 @@ async function main(): Promise<void> {
     serviceDownTimeMs: config.serviceDownTimeMs, watchdogIntervalMs: config.watchdogIntervalMs,
     report: new ReportClient({ baseUrl: config.placementUrl }), auditIntervalMs: config.auditIntervalMs, auditGraceMs: config.auditGraceMs,
   });
-  log.info({ cell: config.cellName }, 'cell conductor serving');
+  log.info({ cell_uuid: config.cellUuid }, 'cell conductor serving');
   const stop = async (): Promise<void> => {
     log.info('stopping');
     await conductor.stop();

@@ -43,6 +43,23 @@ async function serveHosts(o: SimulatedComputeOptions, deps: ComputeDeps, buses: 
 }
 
 /**
+ * Retries `fn` (idempotent) while it throws, 0.5 s doubling to 5 s, for about two minutes:
+ * placement may start after the computes (as nova-compute waits for it).
+ */
+async function untilDone(fn: () => Promise<void>, log: Logger, budgetMs = 120_000): Promise<void> {
+  const end = Date.now() + budgetMs;
+  for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() + delay > end) throw err;
+      log.warn({ err, retry_in_ms: delay }, 'placement report failed, retrying');
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+/**
  * Starts the simulated hosts of one cell: declares and consumes each `compute.<host>` queue
  * first (so no cast to a host is unroutable once it is schedulable), registers services and
  * compute nodes through the cell conductor, reports providers to placement, then heartbeats.
@@ -59,7 +76,7 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
   };
   const subs = await serveHosts(o, deps, buses);
   await registerHosts(conductor, o.hosts, o.resources);
-  await reportToPlacement(o.report, o.hosts, o.resources, o.traits);
+  await untilDone(() => reportToPlacement(o.report, o.hosts, o.resources, o.traits), o.logger);
   const names = o.hosts.map((h) => h.host);
   const beat = (): void => { conductor.cast('serviceHeartbeats', { binary: 'nova-compute', hosts: names }).catch((err: unknown) => o.logger.warn({ err }, 'heartbeat failed')); };
   beat();

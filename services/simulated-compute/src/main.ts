@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '@cellsched/config';
+import { ConfigError, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
 import { ReportClient } from '@cellsched/placement-client';
 import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
@@ -8,6 +8,10 @@ import { simulatedHosts } from './domain/hosts';
 
 /** Composition root: config → hosts → cell bus + placement reports → consume; SIGTERM stops cleanly. */
 async function main(): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    console.log(renderHelp(simulatedComputeConfigSchema, 'simulated-compute options'));
+    return;
+  }
   const c = loadConfig(simulatedComputeConfigSchema, { argv: process.argv.slice(2) });
   if (c.transportUrl === undefined) throw new ConfigError(['transportUrl is required'], 'config.invalid', 'simulated-compute');
   const logger = createLogger(loggerOptionsFrom(c, { service: 'simulated-compute', host: hostname(), cell: c.cell }));
