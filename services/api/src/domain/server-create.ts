@@ -21,7 +21,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SERVER_KEYS = new Set(['name', 'imageRef', 'flavorRef', 'availability_zone', 'min_count', 'max_count', 'return_reservation_id',
-  'networks', 'metadata', 'security_groups', 'key_name', 'user_data', 'config_drive', 'description', 'adminPass', 'OS-DCF:diskConfig']);
+  'networks', 'metadata', 'security_groups', 'key_name', 'user_data', 'config_drive', 'description', 'adminPass', 'OS-DCF:diskConfig', 'trusted_image_certificates']);
 
 /** Nova's jsonschema message shape. */
 export const invalidInput = (path: string, value: unknown, why: string): Error =>
@@ -93,6 +93,9 @@ export function parseCreateServer(body: unknown, version: Microversion): CreateS
   const server = body.server;
   const extra = Object.keys(server).filter((k) => !SERVER_KEYS.has(k));
   if (extra.length > 0) throw badRequest(`Invalid input for field/attribute server. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+  if (server.trusted_image_certificates !== undefined && server.trusted_image_certificates !== null) {
+    throw badRequest('Image certificate validation is not supported by this deployment: trusted_image_certificates must be null or absent.');
+  }
   const name = nameOf(server);
   const az = server.availability_zone;
   if (az !== undefined && (typeof az !== 'string' || az === '')) throw invalidInput('availability_zone', az, 'must be a non-empty string');

@@ -66,6 +66,7 @@ function versionedFields(r: ServerRecord, ctx: ViewContext): Json {
   if (atLeast(ctx.version, 16) && ctx.caller.isAdmin) out.host_status = r.host === null ? '' : 'UP';
   if (atLeast(ctx.version, 19)) out.description = null;
   if (atLeast(ctx.version, 26)) out.tags = [];
+  if (atLeast(ctx.version, 63)) out.trusted_image_certificates = null;
   return out;
 }
 

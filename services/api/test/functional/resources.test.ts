@@ -24,8 +24,8 @@ describe('versions, auth, microversions', () => {
   it('serves version discovery without a token', async () => {
     const root = await h.inject({ url: '/' });
     expect(root.statusCode).toBe(200);
-    expect(root.json()).toEqual({ versions: [expect.objectContaining({ id: 'v2.1', status: 'CURRENT', version: '2.62', min_version: '2.1' })] });
-    expect((await h.inject({ url: '/v2.1' })).json()).toHaveProperty('version.version', '2.62');
+    expect(root.json()).toEqual({ versions: [expect.objectContaining({ id: 'v2.1', status: 'CURRENT', version: '2.64', min_version: '2.1' })] });
+    expect((await h.inject({ url: '/v2.1' })).json()).toHaveProperty('version.version', '2.64');
   });
 
   it('needs a token (401) and negotiates the version as Nova', async () => {
@@ -34,12 +34,12 @@ describe('versions, auth, microversions', () => {
     expect(none.json()).toHaveProperty('unauthorized.code', 401);
     const dflt = await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1') });
     expect(dflt.headers['openstack-api-version']).toBe('compute 2.1');
-    expect((await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1', 'latest') })).headers['openstack-api-version']).toBe('compute 2.62');
+    expect((await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1', 'latest') })).headers['openstack-api-version']).toBe('compute 2.64');
     const legacy = await h.inject({ url: '/v2.1/flavors', headers: { 'x-auth-token': 'alice:p1', 'x-openstack-nova-api-version': '2.40' } });
     expect(legacy.headers['x-openstack-nova-api-version']).toBe('2.40');
     const tooNew = await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1', '2.99') });
     expect(tooNew.statusCode).toBe(406);
-    expect(tooNew.json()).toEqual({ notAcceptable: { code: 406, message: 'Version 2.99 is not supported by the API. Minimum is 2.1 and maximum is 2.62.' } });
+    expect(tooNew.json()).toEqual({ notAcceptable: { code: 406, message: 'Version 2.99 is not supported by the API. Minimum is 2.1 and maximum is 2.64.' } });
     expect((await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1', 'two') })).statusCode).toBe(400);
     expect((await h.inject({ url: '/v2.1/nothing-here', headers: as('alice:p1') })).json()).toHaveProperty('itemNotFound.code', 404);
   });
@@ -81,6 +81,30 @@ describe('os-server-groups', () => {
     expect(((await h.inject({ url: '/v2.1/os-server-groups', headers: as('bob:p2') })).json() as { server_groups: unknown[] }).server_groups).toEqual([]);
     expect((await h.inject({ method: 'DELETE', url: `/v2.1/os-server-groups/${group.id}`, headers: as('alice:p1') })).statusCode).toBe(204);
     expect((await h.inject({ url: `/v2.1/os-server-groups/${group.id}`, headers: as('alice:p1') })).statusCode).toBe(404);
+  });
+});
+
+describe('os-server-groups at 2.64', () => {
+  it('takes one policy and max_server_per_host rules (anti-affinity only) and puts the rule in the cast', async () => {
+    const post = (payload: unknown, version = '2.64'): ReturnType<Harness['inject']> => h.inject({ method: 'POST', url: '/v2.1/os-server-groups', headers: as('alice:p1', version), payload });
+    const old = await post({ server_group: { name: 'g', policy: 'anti-affinity' } }, '2.63');
+    expect(old.statusCode).toBe(400);
+    const wrongRule = await post({ server_group: { name: 'g', policy: 'affinity', rules: { max_server_per_host: 2 } } });
+    expect(wrongRule.json()).toEqual({ badRequest: { code: 400, message: "Only anti-affinity policy supports 'max_server_per_host' rule." } });
+    expect((await post({ server_group: { name: 'g', policy: 'anti-affinity', rules: { max_server_per_host: 0 } } })).statusCode).toBe(400);
+    expect((await post({ server_group: { name: 'g', policies: ['anti-affinity'] } })).statusCode).toBe(400);
+    const res = await post({ server_group: { name: 'g2', policy: 'anti-affinity', rules: { max_server_per_host: '2' } } });
+    expect(res.statusCode).toBe(200);
+    const group = (res.json() as { server_group: { id: string } }).server_group;
+    expect(group).toEqual({ id: expect.any(String), name: 'g2', policy: 'anti-affinity', rules: { max_server_per_host: 2 }, members: [], project_id: 'p1', user_id: 'alice' });
+    const shownOld = (await h.inject({ url: `/v2.1/os-server-groups/${group.id}`, headers: as('alice:p1', '2.63') })).json() as { server_group: Record<string, unknown> };
+    expect(shownOld.server_group).toMatchObject({ policies: ['anti-affinity'], metadata: {} });
+    const boot = await h.inject({ method: 'POST', url: '/v2.1/servers', headers: as('alice:p1', '2.64'), payload: { server: { name: 's', imageRef: IMAGE, flavorRef: '1', networks: 'none' }, 'os:scheduler_hints': { group: group.id } } });
+    const id = (boot.json() as { server: { id: string } }).server.id;
+    const cast = await waitFor('cast', () => h.seen.schedule.find((c) => c.requestSpec?.instanceUuid === id));
+    expect(cast.requestSpec?.instanceGroup).toMatchObject({ uuid: group.id, policy: 'anti-affinity', maxServerPerHost: 2 });
+    const shown = (await h.inject({ url: `/v2.1/servers/${id}`, headers: as('alice:p1', '2.63') })).json() as { server: Record<string, unknown> };
+    expect(shown.server).toHaveProperty('trusted_image_certificates', null);
   });
 });
 

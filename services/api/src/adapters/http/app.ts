@@ -24,6 +24,15 @@ async function send(reply: FastifyReply, r: ApiReply, requestId: string): Promis
 
 async function handle(deps: ApiDeps, route: Route, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const requestId = `req-${randomUUID()}`;
+  const started = performance.now();
+  try {
+    return await handleIn(deps, route, req, reply, requestId);
+  } finally {
+    deps.log.info({ request_id: requestId, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+  }
+}
+
+async function handleIn(deps: ApiDeps, route: Route, req: FastifyRequest, reply: FastifyReply, requestId: string): Promise<FastifyReply> {
   let version: Microversion | undefined;
   try {
     const token = req.headers['x-auth-token'];
