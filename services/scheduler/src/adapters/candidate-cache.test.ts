@@ -1,0 +1,72 @@
+import type { GetAllocationCandidatesRequest, GetAllocationCandidatesResponse } from '@cellsched/wire';
+import { CandidateCache } from './candidate-cache';
+
+const query = (overrides: Partial<GetAllocationCandidatesRequest> = {}): GetAllocationCandidatesRequest => ({
+  groups: [{ suffix: '', resources: { VCPU: 1 }, required: [], forbidden: [], memberOf: [], forbiddenMemberOf: [], inTree: '' }],
+  groupPolicy: '', limit: 10, rootRequired: [], rootForbidden: [], sameSubtree: [], seed: 1, ...overrides,
+});
+
+function answer(used: number, candidates = 1): GetAllocationCandidatesResponse {
+  return {
+    allocationRequests: Array.from({ length: candidates }, () => ({ allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 1 } }], mappings: {} })),
+    providerSummaries: { rp1: { uuid: 'rp1', name: 'rp1', rootProviderUuid: 'rp1', parentProviderUuid: '', resources: { VCPU: { capacity: 8, used } }, traits: [], generation: 1, aggregates: [] } },
+  };
+}
+
+function setup(ttl = 100) {
+  let now = 0;
+  let used = 0;
+  let candidates = 1;
+  const fetch = jest.fn((_: GetAllocationCandidatesRequest) => Promise.resolve(answer(used, candidates)));
+  const cache = new CandidateCache(fetch, ttl, () => now);
+  return {
+    cache, fetch,
+    advance: (ms: number) => { now += ms; },
+    setUsed: (u: number) => { used = u; },
+    setCandidates: (c: number) => { candidates = c; },
+  };
+}
+
+test.each([
+  ['within the TTL, another seed: reused', 50, query({ seed: 2 }), {}, 1],
+  ['after the TTL: fetched again', 100, query(), {}, 2],
+  ['fresh: fetched again', 0, query(), { fresh: true }, 2],
+  ['an in_tree re-read: always fetched', 0, query({ groups: [{ ...query().groups[0]!, inTree: 'rp1' }] }), {}, 2],
+  ['another query: fetched', 0, query({ limit: 5 }), {}, 2],
+])('%s', async (_name, advance, second, options, fetches) => {
+  const s = setup();
+  await s.cache.get(query());
+  s.advance(advance);
+  await s.cache.get(second, options);
+  expect(s.fetch).toHaveBeenCalledTimes(fetches);
+});
+
+test('an empty answer is never reused (capacity may come back)', async () => {
+  const s = setup();
+  s.setCandidates(0);
+  await s.cache.get(query());
+  s.setCandidates(1);
+  expect((await s.cache.get(query())).allocationRequests).toHaveLength(1);
+  expect(s.fetch).toHaveBeenCalledTimes(2);
+});
+
+test('own claims are charged to the cached summaries; a fresh read replaces the copy', async () => {
+  const s = setup();
+  await s.cache.get(query());
+  s.cache.consume({ allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 3 } }], mappings: {} });
+  expect((await s.cache.get(query())).providerSummaries.rp1?.resources.VCPU?.used).toBe(3);
+  s.setUsed(5);
+  await s.cache.get(query(), { fresh: true });
+  expect((await s.cache.get(query())).providerSummaries.rp1?.resources.VCPU?.used).toBe(5);
+  expect(s.fetch).toHaveBeenCalledTimes(2);
+});
+
+test('concurrent misses of one query share one fetch; TTL 0 never caches', async () => {
+  const s = setup();
+  await Promise.all([s.cache.get(query()), s.cache.get(query()), s.cache.get(query())]);
+  expect(s.fetch).toHaveBeenCalledTimes(1);
+  const off = setup(0);
+  await off.cache.get(query());
+  await off.cache.get(query());
+  expect(off.fetch).toHaveBeenCalledTimes(2);
+});
