@@ -252,3 +252,23 @@ test('delete during build: the late success finds no instance, the guest is term
   expect(await getInstance(cellDb.pool, uuid, { includeDeleted: true })).toBeUndefined();
   expect(await placement.consumerAllocations(uuid)).toBeUndefined();
 });
+
+test('crash fault: a compute told to crash mid-build dies by itself; restarted, the build completes once', async () => {
+  const env = { CELLSCHED_CELL_TRANSPORT_URL: vhost.url, CELLSCHED_PLACEMENT_URL: placementProc.restUrl, CELLSCHED_CELL_NAME: 'c1',
+    CELLSCHED_COMPUTE_HOSTS: '1', CELLSCHED_COMPUTE_HOST_PREFIX: 'crash-', CELLSCHED_BUILD_LATENCY_MS: '400', CELLSCHED_COMPUTE_VCPUS: '4', CELLSCHED_COMPUTE_MEMORY_MB: '4096' };
+  const first = await startComputeChild(env);
+  const res = await fetch(`http://127.0.0.1:${first.controlPort}/faults`, { method: 'PUT', body: '{"crashRate":1}' });
+  expect(res.status).toBe(200);
+  const node = (await listComputeNodes(cellDb.pool, { host: 'crash-1' }))[0];
+  if (node === undefined) throw new Error('crash-1 not registered');
+  const exited = new Promise<NodeJS.Signals | null>((r) => first.child.once('exit', (_code, signal) => r(signal)));
+  const pending = boot([selectionFor('crash-1', node.uuid, CELL)]);
+  expect(await exited).toBe('SIGKILL');
+  const second = await startComputeChild(env);
+  try {
+    expect(await pending).toMatchObject({ vmState: 'active', host: 'crash-1', buildAttempt: 1 });
+    expect(await (await fetch(`http://127.0.0.1:${second.controlPort}/stats`)).json()).toEqual({ spawned: 1, terminated: 0 });
+  } finally {
+    await stopChild(second.child, 'SIGTERM');
+  }
+}, 60_000);
