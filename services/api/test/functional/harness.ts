@@ -47,6 +47,8 @@ export interface Harness {
   cell1: TestDatabase;
   cells: { cell0: CellMapping; cell1: CellMapping; down: CellMapping };
   seen: Seen;
+  /** Starts the fake super-conductor (already running unless `lateConductor`). */
+  startConductor(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,7 +74,7 @@ async function startConductor(bus: Bus, seen: Seen): Promise<CastSubscription> {
 }
 
 /** Starts everything; `prefix` names the databases and vhost. */
-export async function startHarness(prefix: string): Promise<Harness> {
+export async function startHarness(prefix: string, opts: { lateConductor?: boolean } = {}): Promise<Harness> {
   const vhost = `api-${prefix}-${randomBytes(4).toString('hex')}`;
   await rabbitmqctl('add_vhost', vhost);
   await rabbitmqctl('set_permissions', '-p', vhost, decodeURIComponent(new URL(AMQP_URL).username), '.*', '.*', '.*');
@@ -91,7 +93,8 @@ export async function startHarness(prefix: string): Promise<Harness> {
   };
   const bus = await Bus.connect({ url: url.toString(), logger: silent, name: 'api-test' });
   const seen: Seen = { schedule: [], deletes: [], services: [] };
-  const sub = await startConductor(bus, seen);
+  let sub: CastSubscription | undefined = opts.lateConductor === true ? undefined : await startConductor(bus, seen);
+  const startLate = async (): Promise<void> => { sub ??= await startConductor(bus, seen); };
   const cellDbs = new PgCellDatabases({ timeoutMs: 800, poolSize: 2 });
   const retrier = new CastRetrier(silent, [50, 100, 200]);
   const deps: ApiDeps = {
@@ -110,7 +113,7 @@ export async function startHarness(prefix: string): Promise<Harness> {
   const close = async (): Promise<void> => {
     retrier.close();
     await app.close();
-    await sub.close();
+    await sub?.close();
     await bus.close();
     await cellDbs.close();
     for (const s of hole.sockets) s.destroy();
@@ -118,7 +121,7 @@ export async function startHarness(prefix: string): Promise<Harness> {
     await Promise.all([apiDb.drop(), cell0.drop(), cell1.drop()]);
     await rabbitmqctl('delete_vhost', vhost);
   };
-  return { app, base, inject, deps, apiDb, cell0, cell1, cells, seen, close };
+  return { app, base, inject, deps, apiDb, cell0, cell1, cells, seen, startConductor: startLate, close };
 }
 
 /** Polls until `probe` returns a value other than undefined. */
