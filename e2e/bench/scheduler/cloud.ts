@@ -66,6 +66,7 @@ async function stopProcess(child: ChildProcess): Promise<void> {
 export class BenchCloud {
   private replicas: ChildProcess[] = [];
   private placementProcess: ChildProcess | undefined;
+  private heartbeats: NodeJS.Timeout | undefined;
   placementGrpc = '';
 
   private constructor(readonly placementDb: TestDatabase, readonly apiDb: TestDatabase, readonly cell0: TestDatabase,
@@ -88,9 +89,19 @@ export class BenchCloud {
     return cloud;
   }
 
-  /** Seeds hosts into the cells and placement. */
+  /**
+   * Seeds hosts into the cells and placement, and from then on reports every compute service's
+   * heartbeat each 10 s (Nova's report_interval with the DB servicegroup driver), so hosts stay
+   * "up" past service_down_time and the scheduler's cache sees a realistic stream of changes.
+   */
   async addHosts(specs: readonly HostSpec[]): Promise<void> {
     await seedHosts(this.cells.map((c) => c.db.pool), this.placementDb.pool, specs);
+    this.heartbeats ??= setInterval(() => {
+      for (const c of this.cells) {
+        c.db.pool.query("UPDATE services SET last_seen_up = now(), report_count = report_count + 1, updated_at = now() WHERE \"binary\" = 'nova-compute'")
+          .catch((err: unknown) => process.stderr.write(`heartbeat failed: ${String(err)}\n`));
+      }
+    }, 10_000);
   }
 
   /** Starts `n` scheduler processes on consecutive ports; returns their addresses. */
@@ -115,6 +126,7 @@ export class BenchCloud {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.heartbeats);
     await this.stopReplicas();
     if (this.placementProcess !== undefined) await stopProcess(this.placementProcess);
     await Promise.all([this.placementDb, this.apiDb, this.cell0, ...this.cells.map((c) => c.db)].map((d) => d.drop()));

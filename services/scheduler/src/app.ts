@@ -69,6 +69,7 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
     const apiDb = pool(o.apiDbUrl, 'api');
     const cache = new HostCache({
       apiDb, refreshMs: o.hostCacheRefreshMs, fullResyncMs: o.hostCacheFullResyncMs,
+      onRefreshError: (err) => o.logger.warn({ err }, 'host cache refresh failed: answering from the cache'),
       cells: o.cells.map((c) => ({ uuid: c.uuid, db: pool(c.dbUrl, `cell-${c.uuid.slice(0, 8)}`) })),
     });
     const candidates = new CandidateCache(placementCandidates(placement), o.candidateCacheTtlMs);

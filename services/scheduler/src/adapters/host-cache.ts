@@ -22,6 +22,8 @@ export interface HostCacheOptions {
   /** A full reload (every node of every cell) at most this often (ms). */
   readonly fullResyncMs: number;
   readonly now?: () => number;
+  /** Told about a failed refresh that was answered from the cache (e.g. a cell DB is down). */
+  readonly onRefreshError?: (err: unknown) => void;
 }
 
 interface CellState {
@@ -34,6 +36,7 @@ interface CellState {
 export interface HostCacheStats {
   refreshes: number;
   fullLoads: number;
+  refreshErrors: number;
   rowsRead: number;
 }
 
@@ -74,7 +77,7 @@ export class HostCache {
   /** Node uuids read since the last rebuild. */
   private readonly changed = new Set<string>();
   private readonly now: () => number;
-  readonly stats: HostCacheStats = { refreshes: 0, fullLoads: 0, rowsRead: 0 };
+  readonly stats: HostCacheStats = { refreshes: 0, fullLoads: 0, refreshErrors: 0, rowsRead: 0 };
 
   constructor(private readonly opts: HostCacheOptions) {
     this.cells = opts.cells.map((source) => ({ source, since: undefined, raw: new Map() }));
@@ -109,16 +112,32 @@ export class HostCache {
     return this.inFlight;
   }
 
+  /**
+   * NOTE: once loaded, a failed refresh (a cell DB down) answers from the cache, like Nova's
+   * scheduler skipping a cell that does not answer. Stale records expire by themselves: their
+   * heartbeats age past service_down_time and ComputeFilter then treats those hosts as down.
+   */
   private async ensureFresh(): Promise<void> {
-    if (this.now() - this.lastRefresh >= this.opts.refreshMs) await this.refresh();
+    if (this.now() - this.lastRefresh < this.opts.refreshMs) return;
+    try {
+      await this.refresh();
+    } catch (err) {
+      if (this.lastFull === Number.NEGATIVE_INFINITY) throw err;
+      this.lastRefresh = this.now(); // retry after refreshMs, not on every request
+      this.stats.refreshErrors += 1;
+      this.opts.onRefreshError?.(err);
+    }
   }
 
   private async doRefresh(forceFull: boolean): Promise<void> {
     const started = this.now();
     const full = forceFull || started - this.lastFull >= this.opts.fullResyncMs;
-    const [aggregates] = await Promise.all([listAggregates(this.opts.apiDb), ...this.cells.map((c) => this.readCell(c, full))]);
-    const aggregatesChanged = this.setAggregates(aggregates);
+    // NOTE: cells are read independently: one cell down must not freeze what the others report.
+    const [aggregates, ...cells] = await Promise.allSettled([listAggregates(this.opts.apiDb), ...this.cells.map((c) => this.readCell(c, full))]);
+    const aggregatesChanged = aggregates?.status === 'fulfilled' && this.setAggregates(aggregates.value);
     this.rebuild(aggregatesChanged || full);
+    const failed = [aggregates, ...cells].find((r): r is PromiseRejectedResult => r?.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     this.stats.refreshes += 1;
     if (full) {
       this.stats.fullLoads += 1;
