@@ -67,6 +67,11 @@ export class CandidateCache {
     }
   }
 
+  /** Drops every answer (tests that rebuild the cloud under a running replica). */
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Drops expired answers (called now and then so the map does not grow with query shapes). */
   sweep(): void {
     const now = this.now();
