@@ -1,4 +1,4 @@
-import { loadCellTopology, loadConfig } from '@cellsched/config';
+import { CELLS_ENV, CELLS_FILE_ENV, loadCellTopology, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
 import { createLogger, shutdownTelemetry } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { startSchedulerApp } from './app';
@@ -9,6 +9,10 @@ import { policyFromConfig, schedulerConfigSchema } from './config';
  * gRPC SchedulerService on basePort + replicaIndex → SIGTERM/SIGINT drain in-flight calls and stop.
  */
 async function main(): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    process.stdout.write(`${renderHelp(schedulerConfigSchema, 'cellsched scheduler options')}\n\nCell databases and the API database: the cell topology, env ${CELLS_ENV} (JSON) or ${CELLS_FILE_ENV} (path).\n`);
+    return;
+  }
   const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
   const topology = loadCellTopology();
   const log = createLogger({ service: 'scheduler', host: hostname(), level: config.logLevel }).child({ replica: config.replicaIndex });

@@ -1,12 +1,14 @@
-import { loadConfig } from '@cellsched/config';
+import { loadConfig, wantsHelp } from '@cellsched/config';
 import { startTelemetry } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { schedulerConfigSchema } from './config';
 
 // Loaded first (`node --require dist/tracing.js dist/main.js`) so that the gRPC and pg
 // instrumentations patch their modules before main.ts requires them.
-const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
-startTelemetry({
-  serviceName: 'scheduler', host: hostname(), exporter: config.telemetryExporter,
-  endpoint: config.telemetryEndpoint, file: config.telemetryFile,
-});
+if (!wantsHelp(process.argv.slice(2))) {
+  const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
+  startTelemetry({
+    serviceName: 'scheduler', host: hostname(), exporter: config.telemetryExporter,
+    endpoint: config.telemetryEndpoint, file: config.telemetryFile,
+  });
+}

@@ -1,0 +1,28 @@
+import { loadConfig } from '@cellsched/config';
+import { policyFromConfig, schedulerConfigSchema } from './config';
+import { DEFAULT_POLICY } from './domain/policy';
+import { policyProblems } from './domain/select-destinations';
+
+const load = (env: Record<string, string>, argv: string[] = []) => loadConfig(schedulerConfigSchema, { env, argv, file: false });
+
+test('defaults give Nova\'s policy (no multiplier set: each weigher keeps its own default)', () => {
+  expect(policyFromConfig(load({}))).toEqual({ ...DEFAULT_POLICY, enabledFilters: [...DEFAULT_POLICY.enabledFilters], enabledWeighers: [...DEFAULT_POLICY.enabledWeighers] });
+});
+
+test.each([
+  [{ CELLSCHED_SCHEDULER_RAM_WEIGHT_MULTIPLIER: '-1' }, [], { weightMultipliers: { ram_weight_multiplier: -1 } }],
+  [{}, ['--io-ops-weight-multiplier', '2.5'], { weightMultipliers: { io_ops_weight_multiplier: 2.5 } }],
+  [{ CELLSCHED_SCHEDULER_ENABLED_FILTERS: 'ComputeFilter,ServerGroupAffinityFilter' }, [], { enabledFilters: ['ComputeFilter', 'ServerGroupAffinityFilter'] }],
+  [{ CELLSCHED_SCHEDULER_MAX_PLACEMENT_RESULTS: '200', CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: '10' }, [], { maxPlacementResults: 200, hostSubsetSize: 10 }],
+])('options map to Nova\'s policy names: %j %j', (env, argv, expected) => {
+  expect(policyFromConfig(load(env, argv))).toMatchObject(expected);
+});
+
+test('an unknown filter name is caught by the domain, listing it', () => {
+  const policy = policyFromConfig(load({ CELLSCHED_SCHEDULER_ENABLED_FILTERS: 'ComputeFilter,NoSuchFilter' }));
+  expect(policyProblems(policy).join('\n')).toMatch(/NoSuchFilter/);
+});
+
+test('bad numbers are refused at load, with the option named', () => {
+  expect(() => load({ CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: '0' })).toThrow(/hostSubsetSize|host-subset-size|HOST_SUBSET_SIZE/);
+});
