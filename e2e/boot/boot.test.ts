@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { IMAGE, Stack, waitFor } from './harness';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { IMAGE, Stack, waitFor, type Topology } from './harness';
 
 // One whole system for this file: 2 cells x 4 simulated hosts, 2 schedulers, 20 % of builds
 // failing reschedulably (DESIGN step 5), max_attempts 3 (2 alternates).
@@ -153,4 +155,20 @@ test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retri
   expect(new Set(selectTraces).size).toBe(ids.length);
   console.log(`200 servers: ${statuses.ACTIVE} ACTIVE, ${statuses.ERROR} ERROR (max retries)`);
   expect(statuses.ACTIVE).toBeGreaterThan(180);
+});
+
+test("a cell's credentials are refused by the API database, the API vhost and the other cell's", async () => {
+  const t = stack.topology();
+  const [c1, c2] = t.cells as [Topology['cells'][0], Topology['cells'][0]];
+  const asCell1 = (db: string): string => { const u = new URL(c1.dbUrl); u.pathname = `/${new URL(db).pathname.slice(1)}`; return u.toString(); };
+  await expect(stack.query(asCell1(t.apiDbUrl), 'SELECT 1')).rejects.toThrow(/permission denied|not permitted/);
+  await expect(stack.query(asCell1(c2.dbUrl), 'SELECT 1')).rejects.toThrow(/permission denied|not permitted/);
+  await expect(stack.query(c1.dbUrl, 'SELECT 1')).resolves.toHaveLength(1);
+  // amqplib through @cellsched/bus (the e2e package has no broker client of its own)
+  const amqp = createRequire(join(__dirname, '../../packages/bus/package.json'))('amqplib') as { connect(url: string): Promise<{ close(): Promise<void> }> };
+  const asCell1Vhost = (url: string): string => { const u = new URL(c1.transportUrl); u.pathname = new URL(url).pathname; return u.toString(); };
+  await expect(amqp.connect(asCell1Vhost(stack.apiTransportUrl()))).rejects.toThrow();
+  await expect(amqp.connect(asCell1Vhost(c2.transportUrl))).rejects.toThrow();
+  const ok = await amqp.connect(c1.transportUrl);
+  await ok.close();
 });

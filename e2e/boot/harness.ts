@@ -9,6 +9,7 @@ const ROOT = join(__dirname, '../..');
 /** The cell topology the launcher wrote (URLs with each component's own dev credentials). */
 export interface Topology {
   apiDbUrl: string;
+  apiTransportUrl: string;
   cell0: { uuid: string; name: string; dbUrl: string };
   cells: { uuid: string; name: string; dbUrl: string; transportUrl: string }[];
 }
@@ -32,6 +33,7 @@ export class Stack {
   }
 
   topology(): Topology { return JSON.parse(readFileSync(join(this.stateDir, 'cells.json'), 'utf8')) as Topology; }
+  apiTransportUrl(): string { return this.topology().apiTransportUrl; }
   spansFile(): string { return join(this.stateDir, 'spans.jsonl'); }
 
   /** `cellsched-manage` against this system's API DB. */
