@@ -189,7 +189,7 @@ async function up(services) {
   const system = services.filter((s) => s.system);
   if (system.length === 0) { for (const s of services) await startOne(s); return; }
   writeFileSync(SYSTEM_FILE, JSON.stringify(systemOptions, null, 2));
-  build(services);
+  build([...services, { build: 'services/manage', main: 'services/manage/dist/main.js' }]); // manage: the bootstrap's nova-manage
   await provisionSystem();
   for (const s of services.filter((x) => !x.afterDiscover)) await startOne(s);
   const mapped = await discoverHosts(PLAN, ROOT, countHostMappings);
