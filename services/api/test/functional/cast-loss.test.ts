@@ -5,7 +5,7 @@ import { getBuildRequest } from '@cellsched/api-db';
 import { as, IMAGE, startHarness, waitFor, type Harness } from './harness';
 
 let h: Harness;
-beforeAll(async () => { h = await startHarness('castloss', { lateConductor: true }); });
+beforeAll(async () => { h = await startHarness('castloss', { lateConductor: true }); }, 120_000);
 afterAll(async () => { await h?.close(); });
 
 it('accepts the create, retries the unconfirmed cast, and delivers it once a consumer exists', async () => {

@@ -75,23 +75,40 @@ async function startConductor(bus: Bus, seen: Seen): Promise<CastSubscription> {
 
 /** Starts everything; `prefix` names the databases and vhost. */
 export async function startHarness(prefix: string, opts: { lateConductor?: boolean } = {}): Promise<Harness> {
+  const undo: (() => Promise<unknown>)[] = [];
+  try {
+    return await start(prefix, opts, undo);
+  } catch (err) {
+    // NOTE: a half-started harness (e.g. a slow machine hit the hook timeout) leaves nothing behind.
+    for (const u of undo.reverse()) await u().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function start(prefix: string, opts: { lateConductor?: boolean }, undo: (() => Promise<unknown>)[]): Promise<Harness> {
   const vhost = `api-${prefix}-${randomBytes(4).toString('hex')}`;
   await rabbitmqctl('add_vhost', vhost);
+  undo.push(() => rabbitmqctl('delete_vhost', vhost));
   await rabbitmqctl('set_permissions', '-p', vhost, decodeURIComponent(new URL(AMQP_URL).username), '.*', '.*', '.*');
   const url = new URL(AMQP_URL);
   url.pathname = `/${vhost}`;
-  const [apiDb, cell0, cell1] = await Promise.all([
-    createTestDatabase({ kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR, prefix: `api_${prefix}` }),
-    createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `c0_${prefix}` }),
-    createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `c1_${prefix}` }),
-  ]);
+  const db = async (o: Parameters<typeof createTestDatabase>[0]): Promise<TestDatabase> => {
+    const d = await createTestDatabase(o);
+    undo.push(() => d.drop());
+    return d;
+  };
+  const apiDb = await db({ kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR, prefix: `api_${prefix}` });
+  const cell0 = await db({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `c0_${prefix}` });
+  const cell1 = await db({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `c1_${prefix}` });
   const hole = await blackhole();
+  undo.push(() => new Promise((r) => hole.server.close(r)));
   const cells = {
     cell0: (await createCellMapping(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0.url })).cell,
     cell1: (await createCellMapping(apiDb.pool, { name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/cell1', databaseConnection: cell1.url })).cell,
     down: (await createCellMapping(apiDb.pool, { name: 'cell2', transportUrl: 'amqp://x@127.0.0.1/cell2', databaseConnection: `postgres://u:p@127.0.0.1:${hole.port}/nope` })).cell,
   };
   const bus = await Bus.connect({ url: url.toString(), logger: silent, name: 'api-test' });
+  undo.push(() => bus.close());
   const seen: Seen = { schedule: [], deletes: [], services: [] };
   let sub: CastSubscription | undefined = opts.lateConductor === true ? undefined : await startConductor(bus, seen);
   const startLate = async (): Promise<void> => { sub ??= await startConductor(bus, seen); };

@@ -17,7 +17,7 @@ beforeAll(async () => {
     await upsertComputeNode(h.cell1.pool, { uuid: randomUUID(), serviceId: service.id, host, hypervisorHostname: `${host}.example`, vcpus: 8, memoryMb: 16384, localGb: 100, memoryMbUsed: 512 });
   }
   await recordServiceHeartbeat(h.cell1.pool, 'host-a', 'nova-compute');
-});
+}, 120_000);
 afterAll(async () => { await h?.close(); });
 
 describe('versions, auth, microversions', () => {

@@ -5,7 +5,7 @@ import { addInstanceFault, createInstance } from '@cellsched/cell-db';
 import { as, IMAGE, startHarness, waitFor, type Harness } from './harness';
 
 let h: Harness;
-beforeAll(async () => { h = await startHarness('servers'); });
+beforeAll(async () => { h = await startHarness('servers'); }, 120_000);
 afterAll(async () => { await h?.close(); });
 
 const body = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ server: { name: 'vm', imageRef: IMAGE, flavorRef: '1', ...extra } });

@@ -5,7 +5,7 @@ import { BuildRequestSweeper } from '../../src/adapters/build-request-sweeper';
 import { as, IMAGE, startHarness, waitFor, type Harness } from './harness';
 
 let h: Harness;
-beforeAll(async () => { h = await startHarness('sweeper'); });
+beforeAll(async () => { h = await startHarness('sweeper'); }, 120_000);
 afterAll(async () => { await h?.close(); });
 
 it('re-casts stale build requests once per period and leaves fresh ones alone', async () => {

@@ -44,6 +44,7 @@ function limitOf(req: ApiRequest): number {
 function nameFilter(req: ApiRequest): RegExp | undefined {
   const name = queryValue(req, 'name');
   if (name === undefined) return undefined;
+  if (name.length > 255) throw badRequest('Invalid filter: name must be at most 255 characters');
   try {
     return new RegExp(name);
   } catch {
