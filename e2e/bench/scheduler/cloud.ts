@@ -49,7 +49,10 @@ async function startProcess(name: string, script: string, env: Record<string, st
   const deadline = Date.now() + 120_000;
   while (!(await canConnect(port))) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-    if (Date.now() > deadline) throw new Error(`${name} did not start in 120 s`);
+    if (Date.now() > deadline) {
+      child.kill('SIGTERM');
+      throw new Error(`${name} did not start in 120 s`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return child;
@@ -113,10 +116,18 @@ export class BenchCloud {
       apiDbUrl: this.apiDb.url, apiTransportUrl: 'amqp://127.0.0.1:5672/bench-api', cell0: { dbUrl: this.cell0.url },
       cells: this.cells.map((c, i) => ({ uuid: c.uuid, name: `cell${i + 1}`, dbUrl: c.db.url, transportUrl: `amqp://127.0.0.1:5672/bench-cell${i + 1}` })),
     });
-    this.replicas = await Promise.all(Array.from({ length: n }, (_, i) => startProcess(`scheduler-${i}`, 'services/scheduler/dist/main.js', {
+    // NOTE: each child is recorded as soon as it is spawned-and-up, and a failed start stops the
+    // ones already up, so no replica outlives the benchmark.
+    const started = await Promise.allSettled(Array.from({ length: n }, (_, i) => startProcess(`scheduler-${i}`, 'services/scheduler/dist/main.js', {
       CELLSCHED_CELLS: topology, CELLSCHED_CELLS_FILE: '', CELLSCHED_SCHEDULER_BASE_PORT: String((ports[i] as number) - i), CELLSCHED_SCHEDULER_REPLICA: String(i),
       CELLSCHED_PLACEMENT_GRPC_ADDRESSES: this.placementGrpc, CELLSCHED_SCHEDULER_DB_POOL: '4', ...extraEnv,
     }, ports[i] as number)));
+    this.replicas = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) {
+      await this.stopReplicas();
+      throw failed.reason;
+    }
     return ports.map((p) => `127.0.0.1:${p}`);
   }
 
