@@ -28,16 +28,24 @@ export interface SimulatedComputeOptions {
 
 export interface RunningCompute { readonly controlPort: number | undefined; readonly guests: Guests; readonly control: FaultControl; stop(): Promise<void> }
 
+/** Serving a host declares two quorum queues (its queue and its DLQ): do many at once, it is broker-bound. */
+const DECLARE_CONCURRENCY = 32;
+
 async function serveHosts(o: SimulatedComputeOptions, deps: ComputeDeps, buses: Bus[]): Promise<CastSubscription[]> {
   const subs: CastSubscription[] = [];
   for (let i = 0; i < o.hosts.length; i += o.hostsPerConnection) {
     // NOTE: one channel per host queue; a connection holds at most hostsPerConnection of them (RabbitMQ's channel_max is 2047).
     const bus = i === 0 ? buses[0] as Bus : await Bus.connect({ url: o.transportUrl, logger: o.logger, name: `simulated-compute-${i}` });
     if (i > 0) buses.push(bus);
-    for (const h of o.hosts.slice(i, i + o.hostsPerConnection)) {
-      subs.push(await bus.serve(ComputeServiceService, { buildAndRunInstance: buildHandler(deps, h.host), terminateInstance: terminateHandler(deps, h.host) },
-        { server: h.host, prefetch: o.prefetch, maxDeliveries: 10 }));
-    }
+    const chunk = o.hosts.slice(i, i + o.hostsPerConnection);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let h = chunk[next++]; h !== undefined; h = chunk[next++]) {
+        subs.push(await bus.serve(ComputeServiceService, { buildAndRunInstance: buildHandler(deps, h.host), terminateInstance: terminateHandler(deps, h.host) },
+          { server: h.host, prefetch: o.prefetch, maxDeliveries: 10 }));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DECLARE_CONCURRENCY, chunk.length) }, worker));
   }
   return subs;
 }
