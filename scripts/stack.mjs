@@ -258,7 +258,11 @@ async function reset(services) {
 async function start(services) {
   await up(services);
   console.log('\nforeground: Ctrl-C stops the whole system');
+  // NOTE: signal listeners do not keep the event loop alive; the interval does
+  const keepAlive = setInterval(() => {}, 1 << 30);
   await new Promise((res) => { process.once('SIGINT', res); process.once('SIGTERM', res); });
+  clearInterval(keepAlive);
+  console.log('stopping the whole system');
   await down(services);
 }
 
