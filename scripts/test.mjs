@@ -67,6 +67,8 @@ const STEPS = {
   jest: () => jest('jest.config.js', []),
   serial: () => jest('jest.serial.config.js', ['--runInBand']),
   gabbi,
+  // The boot flow against the real multi-process system (its own private stack).
+  e2e: () => jest('e2e/boot/jest.config.js', ['--runInBand']),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');
