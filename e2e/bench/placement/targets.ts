@@ -9,7 +9,8 @@ import { Client } from 'pg';
 import { PlacementHttp } from './http';
 
 const ROOT = join(__dirname, '../../..');
-const PEER_DIR = '/work/shared/peers/placement';
+// The peer scripts sit beside the repo, in shared/ (as CI lays them out).
+const PEER_DIR = join(ROOT, '..', 'shared', 'peers', 'placement');
 
 /** A running target. */
 export interface Target {
