@@ -1,6 +1,9 @@
 /**
- * Capacity rules shared by the search and the summaries, as Placement applies them.
+ * Capacity rules of the search and the summaries. The rule itself lives in
+ * `../capacity` and is shared with the claim path, so the candidates offered and the
+ * claims accepted can never disagree.
  */
+import { capacityOf, checkUnits, fits as fitsCapacity } from '../capacity';
 import type { InventoryUsage } from './types';
 
 /**
@@ -9,17 +12,12 @@ import type { InventoryUsage } from './types';
  * max_unit, and a multiple of step_size.
  */
 export function fits(inv: InventoryUsage, amount: number): boolean {
-  return (
-    inv.used + amount <= (inv.total - inv.reserved) * inv.allocationRatio &&
-    inv.minUnit <= amount &&
-    inv.maxUnit >= amount &&
-    amount % inv.stepSize === 0
-  );
+  return fitsCapacity(inv, inv.used, amount) && checkUnits(inv, amount) === undefined;
 }
 
 /** The capacity a provider summary reports: `int((total - reserved) * allocation_ratio)`. */
 export function summaryCapacity(inv: InventoryUsage): number {
-  return Math.trunc((inv.total - inv.reserved) * inv.allocationRatio);
+  return Math.trunc(capacityOf(inv));
 }
 
 /**

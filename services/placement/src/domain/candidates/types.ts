@@ -3,6 +3,7 @@
  * GetAllocationCandidates): the parsed request, the read-only snapshot of providers the
  * search runs over, and its result. Pure data, no I/O.
  */
+import type { InventoryRecord } from '../capacity';
 
 /** One (suffixed or unsuffixed) request group, as Placement's `lib.RequestGroup`. */
 export interface RequestGroup {
@@ -36,13 +37,7 @@ export interface RequestWideParams {
 }
 
 /** One inventory of a provider with the amount already allocated against it. */
-export interface InventoryUsage {
-  readonly total: number;
-  readonly reserved: number;
-  readonly minUnit: number;
-  readonly maxUnit: number;
-  readonly stepSize: number;
-  readonly allocationRatio: number;
+export interface InventoryUsage extends InventoryRecord {
   readonly used: number;
 }
 
