@@ -5,5 +5,6 @@
  */
 export { type TelemetryExporter, type TelemetryOptions, shutdownTelemetry, startTelemetry, validateTelemetryOptions } from './start-telemetry';
 export { JsonlFileSpanExporter } from './jsonl-span-exporter';
+export { type SignalTarget, type StopOnSignalOptions, runMain, stopOnSignal } from './lifecycle';
 export { type Logger, type LoggerOptions, type RequestLogFields, createLogger, requestLogger, traceFields } from './logger';
 export { type ProcessIdentity, type TelemetryConfig, loggerOptionsFrom, telemetryConfigSchema, telemetryOptionsFrom } from './config-schema';

@@ -3,7 +3,7 @@ import { syncApiDb } from '@cellsched/api-db';
 import { Bus } from '@cellsched/bus';
 import { loadConfig } from '@cellsched/config';
 import { createPool } from '@cellsched/db';
-import { createLogger, shutdownTelemetry } from '@cellsched/telemetry';
+import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { BuildRequestSweeper } from './adapters/build-request-sweeper';
 import { CastRetrier } from './adapters/cast-retrier';
@@ -35,22 +35,14 @@ async function main(): Promise<void> {
     sweeper.sweep().then((recast) => { if (recast.length > 0) log.warn({ recast }, 'sweeper re-cast requests'); },
       (err: unknown) => log.warn({ err }, 'sweep failed'));
   }, config.sweepInterval);
-  const stop = async (): Promise<void> => {
-    log.info('stopping');
+  stopOnSignal(log, async () => {
     clearInterval(timer);
     retrier.close();
     await app.close();
     await bus.close();
     await cells.close();
     await apiDb.end();
-    await shutdownTelemetry();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

@@ -3,7 +3,7 @@ import { syncCellDb } from '@cellsched/cell-db';
 import { ConfigError, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
 import { createPool } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
-import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
+import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { startCellConductor } from './app';
 import { cellConductorConfigSchema } from './config';
@@ -31,20 +31,12 @@ async function main(): Promise<void> {
     report: new ReportClient({ baseUrl: config.placementUrl }), auditIntervalMs: config.auditIntervalMs, auditGraceMs: config.auditGraceMs,
   });
   log.info({ cell_uuid: config.cellUuid }, 'cell conductor serving');
-  const stop = async (): Promise<void> => {
-    log.info('stopping');
+  stopOnSignal(log, async () => {
     await conductor.stop();
     await bus.close();
     placement.close();
     await pool.end();
-    await shutdownTelemetry();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

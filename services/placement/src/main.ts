@@ -1,6 +1,6 @@
 import { loadConfig } from '@cellsched/config';
 import { createPool, runMigrations } from '@cellsched/db';
-import { createLogger, shutdownTelemetry } from '@cellsched/telemetry';
+import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { startGrpcServer } from '@cellsched/grpc';
@@ -26,19 +26,11 @@ async function main(): Promise<void> {
   log.info({ address: config.host, port: config.port }, 'placement listening');
   const grpc = await startGrpcServer({ host: config.host, port: config.grpcPort, services: [placementServiceBinding(pool)], logger: log });
   log.info({ address: config.host, port: grpc.port }, 'placement grpc listening');
-  const stop = async (): Promise<void> => {
-    log.info('stopping');
+  stopOnSignal(log, async () => {
     await grpc.shutdown();
     await app.close();
     await pool.end();
-    await shutdownTelemetry();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

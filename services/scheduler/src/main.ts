@@ -1,5 +1,5 @@
 import { CELLS_ENV, CELLS_FILE_ENV, loadCellTopology, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
-import { createLogger, shutdownTelemetry } from '@cellsched/telemetry';
+import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { startSchedulerApp } from './app';
 import { policyFromConfig, schedulerConfigSchema } from './config';
@@ -24,17 +24,9 @@ async function main(): Promise<void> {
     groupLockTimeoutMs: config.groupLockTimeout, candidateCacheTtlMs: config.candidateCacheTtl, logger: log,
   }, { host: config.host, port });
   log.info({ address: config.host, port: app.server.port }, 'scheduler grpc listening');
-  const stop = async (): Promise<void> => {
-    log.info('stopping');
+  stopOnSignal(log, async () => {
     await app.close();
-    await shutdownTelemetry();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

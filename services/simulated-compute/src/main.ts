@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
 import { ReportClient } from '@cellsched/placement-client';
-import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
+import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { startSimulatedCompute } from './app';
 import { simulatedComputeConfigSchema } from './config';
@@ -25,16 +25,9 @@ async function main(): Promise<void> {
     crash: () => { logger.warn('crash fault: killing this process mid-build'); process.kill(process.pid, 'SIGKILL'); },
   });
   if (running.controlPort !== undefined) console.log(JSON.stringify({ controlPort: running.controlPort }));
-  const stop = async (): Promise<void> => {
+  stopOnSignal(logger, async () => {
     await running.stop();
-    await shutdownTelemetry();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

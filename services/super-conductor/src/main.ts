@@ -2,7 +2,7 @@ import { Bus } from '@cellsched/bus';
 import { loadCellTopology, loadConfig } from '@cellsched/config';
 import { createPool } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
-import { createLogger, loggerOptionsFrom, shutdownTelemetry } from '@cellsched/telemetry';
+import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { CellRegistry } from './adapters/cells';
 import { GrpcDestinationSelector } from './adapters/scheduler-selector';
@@ -28,8 +28,7 @@ async function main(): Promise<void> {
     numAlternates: numAlternates(config.maxAttempts), buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
   });
   log.info({ cells: topology.cells.map((c) => c.name), num_alternates: numAlternates(config.maxAttempts) }, 'super-conductor serving');
-  const stop = async (): Promise<void> => {
-    log.info('stopping');
+  stopOnSignal(log, async () => {
     await sub.close();
     await apiBus.close();
     for (const b of cellBuses.values()) await b.close();
@@ -37,14 +36,7 @@ async function main(): Promise<void> {
     placement.close();
     await cells.close();
     await apiDb.end();
-    await shutdownTelemetry();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);
