@@ -43,8 +43,10 @@ fi
 $SUDO rabbitmqctl -q await_startup --timeout 120
 # A running-but-stopped app (rabbitmqctl stop_app) is started too.
 $SUDO rabbitmqctl -q start_app >/dev/null 2>&1 || true
-if ! $SUDO rabbitmqctl -q list_users | grep -q '^cellsched\b'; then
-  $SUDO rabbitmqctl -q add_user cellsched cellsched
+# add_user directly (a list_users that fails transiently must not make us add it twice);
+# "already exists" is success.
+if ! out=$($SUDO rabbitmqctl -q add_user cellsched cellsched 2>&1); then
+  grep -q 'already exists' <<<"$out" || { echo "$out" >&2; exit 1; }
 fi
 $SUDO rabbitmqctl -q set_user_tags cellsched administrator
 $SUDO rabbitmqctl -q set_permissions -p / cellsched '.*' '.*' '.*'
