@@ -1,34 +1,18 @@
 import { join } from 'node:path';
-import type { QueryResult, QueryResultRow } from 'pg';
+import { DbInputError, uuidChecks } from '@cellsched/db';
 
-/**
- * Anything that runs a query: a `pg.Pool` (each call its own implicit transaction) or a
- * `pg.PoolClient` inside `withTransaction` (the caller composes several calls atomically).
- */
-export interface Queryable {
-  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
-}
+export type { Queryable } from '@cellsched/db';
 
 /** Directory of the API database's numbered SQL migrations (run with `runMigrations(pool, { kind: 'api', dir })`). */
 export const API_DB_MIGRATIONS_DIR = join(__dirname, '..', 'migrations');
 
 /** Bad input to a repository function: nothing was written. `code` is stable. */
-export class ApiDbError extends Error {
-  constructor(readonly code: string, message: string) {
-    super(message);
+export class ApiDbError extends DbInputError {
+  constructor(code: string, message: string) {
+    super(code, message);
     this.name = 'ApiDbError';
   }
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Throws `api_db.invalid_uuid` unless `value` is a canonical uuid; returns it lowercased. */
-export function checkUuid(value: string, what: string): string {
-  if (!UUID_RE.test(value)) throw new ApiDbError('api_db.invalid_uuid', `${what} must be a uuid, got ${JSON.stringify(value)}`);
-  return value.toLowerCase();
-}
-
-/** Throws `api_db.invalid_uuid` unless every value is a uuid; returns them lowercased. */
-export function checkUuids(values: readonly string[], what: string): string[] {
-  return values.map((v) => checkUuid(v, what));
-}
+/** `checkUuid` throws `api_db.invalid_uuid` unless the value is a canonical uuid (returned lowercased); `checkUuids` for each value. */
+export const { checkUuid, checkUuids } = uuidChecks((message) => new ApiDbError('api_db.invalid_uuid', message));

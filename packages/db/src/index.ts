@@ -4,6 +4,7 @@
  * throwaway databases for tests.
  */
 export { createPool, type PoolOptions } from './pool';
+export { DbInputError, uuidChecks, type Queryable, type UuidChecks } from './schema-layer';
 export { runMigrations, type DbKind, type MigrateOptions } from './migrations';
 export { readMigrationFiles, MigrationError, type MigrationFile } from './migration-files';
 export { withTransaction, TransactionAbortedError, type TxOptions, type TxContext } from './transaction';
