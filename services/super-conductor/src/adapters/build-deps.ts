@@ -1,5 +1,6 @@
 import type { BuildRequest } from '@cellsched/api-db';
-import { deleteInstanceMapping, deleteRequestSpec } from '@cellsched/api-db';
+import { deleteInstanceMapping, deleteRequestSpec, removeInstanceGroupMember } from '@cellsched/api-db';
+import { withTransaction } from '@cellsched/db';
 import type { NewInstance } from '@cellsched/cell-db';
 import type { RequestSpec } from '@cellsched/wire';
 import type { Pool } from 'pg';
@@ -28,10 +29,16 @@ export function instanceFrom(br: BuildRequest, spec: RequestSpec): Omit<NewInsta
 }
 
 /**
- * The API-level leftovers of a server deleted while it was being scheduled: its mapping and
- * request spec. Idempotent (both deletes are).
+ * The API-level leftovers of a deleted server, in one API DB transaction: its mapping, request
+ * spec and server-group membership. Called once nothing else needs them (the claim released,
+ * the cell row deleted): while the server is being scheduled, and at the end of
+ * `delete_instance` (the api's sweeper re-casts the delete of any mapping still queued for
+ * delete, so a mapping left behind would be re-deleted forever). Idempotent.
  */
 export async function forgetServer(deps: BuildDeps, instanceUuid: string): Promise<void> {
-  await deleteInstanceMapping(deps.apiDb, instanceUuid);
-  await deleteRequestSpec(deps.apiDb, instanceUuid);
+  await withTransaction(deps.apiDb, async (c) => {
+    await removeInstanceGroupMember(c, instanceUuid);
+    await deleteRequestSpec(c, instanceUuid);
+    await deleteInstanceMapping(c, instanceUuid);
+  });
 }

@@ -2,16 +2,19 @@ import type { CastContext } from '@cellsched/bus';
 import { finishInstanceAction, getInstance, InstanceActionName, softDeleteInstance, startInstanceAction, type InstanceRecord } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import type { DeleteInstanceRequest } from '@cellsched/wire';
-import type { BuildDeps } from './build-deps';
+import { forgetServer, type BuildDeps } from './build-deps';
 
 /**
  * `delete_instance` (api 1.1; Nova's compute_api._delete for a server in a cell): in one cell
  * transaction holding the instance row (the cell conductor's build handlers take the same
  * lock, so a reschedule in flight finishes first and never claims afterwards), soft-delete
  * the instance and record the `delete` action; then release its allocation and cast
- * `terminate_instance` to its host. The mapping stays `queued_for_delete` (the api set it),
- * as Nova's does until archiving. Idempotent: a deleted or unknown instance only gets its
- * (idempotent) release again.
+ * `terminate_instance` to its host; last, forget the server at the API level (mapping,
+ * request spec, group membership), so nothing of it is left but the soft-deleted cell row
+ * and its actions (Nova keeps the mapping until `archive_deleted_rows`; here the queued
+ * mapping is the sweeper's to-do list, and is done once this handler finished). A crash
+ * before the end is a redelivery (the ack follows). Idempotent: a deleted or unknown
+ * instance only gets its (idempotent) release and forget again.
  */
 export function deleteInstanceHandler(deps: BuildDeps) {
   return async (req: DeleteInstanceRequest, ctx: CastContext): Promise<void> => {
@@ -31,6 +34,7 @@ export function deleteInstanceHandler(deps: BuildDeps) {
     if (inst?.host != null && cell.compute !== undefined) {
       await cell.compute.cast('terminateInstance', { instanceUuid: inst.uuid, attempt: inst.buildAttempt, reason: 'deleted by the user' }, { server: inst.host });
     }
+    await forgetServer(deps, req.instanceUuid);
     ctx.logger.info({ instance_uuid: req.instanceUuid, target_cell: cell.name, was_live: inst !== undefined }, 'instance deleted');
   };
 }

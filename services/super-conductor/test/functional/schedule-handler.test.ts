@@ -1,9 +1,10 @@
 // The super-conductor's schedule_and_build_instances against real PostgreSQL (API DB, cell0,
 // one cell), with a counting scheduler and a recording compute bus: redelivery, a crash
-// between steps, NoValidHost burial and delete during scheduling.
+// between steps, NoValidHost burial, delete during scheduling; and delete_instance.
 import { randomUUID } from 'node:crypto';
 import {
-  API_DB_MIGRATIONS_DIR, createBuildRequest, createCellMapping, createInstanceMapping, deleteBuildRequest, getBuildRequest, getInstanceMapping, saveRequestSpec,
+  API_DB_MIGRATIONS_DIR, createBuildRequest, createCellMapping, createInstanceMapping, deleteBuildRequest, getBuildRequest, getInstanceMapping, getRequestSpec,
+  saveRequestSpec, setInstanceMappingQueuedForDelete,
 } from '@cellsched/api-db';
 import type { CastContext } from '@cellsched/bus';
 import { CELL_DB_MIGRATIONS_DIR, createInstance, getInstance, listInstanceFaults } from '@cellsched/cell-db';
@@ -12,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import type { BuildAndRunInstanceRequest, Failure, Flavor, RequestSpec, Selection } from '@cellsched/wire';
 import pino from 'pino';
 import { CellRegistry, type CellHandle } from '../../src/adapters/cells';
+import { deleteInstanceHandler } from '../../src/adapters/delete-handler';
 import { scheduleAndBuildInstancesHandler, type ScheduleDeps } from '../../src/adapters/schedule-handler';
 import type { DestinationSelector, SelectOutcome } from '../../src/ports';
 
@@ -134,4 +136,23 @@ test('deleted while being scheduled: the claim is released and no instance, mapp
   expect(await getInstance(cell1Db.pool, uuid, { includeDeleted: true })).toBeUndefined();
   expect(await getInstanceMapping(apiDb.pool, uuid)).toBeUndefined();
   expect(casts).toEqual([]);
+});
+
+test('delete_instance of a server in its cell: soft-deleted, claim released, guest terminated, nothing left at the API level; a redelivery changes nothing', async () => {
+  const { uuid, spec } = await apiCreate();
+  await scheduleAndBuildInstancesHandler(deps(new FakeScheduler()))(cast(uuid, spec), ctx);
+  casts.length = 0;
+  await setInstanceMappingQueuedForDelete(apiDb.pool, uuid, true); // what the api's DELETE does before casting
+  const handler = deleteInstanceHandler(deps(new FakeScheduler()));
+  const req = { instanceUuid: uuid, cellUuid: CELL1, requestId: `req-del-${uuid}`, userId: 'u1', projectId: 'p1' };
+  await handler(req, ctx);
+  expect(await getInstance(cell1Db.pool, uuid)).toBeUndefined();
+  expect(await getInstance(cell1Db.pool, uuid, { includeDeleted: true })).toMatchObject({ uuid });
+  expect(released).toEqual([uuid]);
+  expect(casts.map((c) => [c.host, (c.req as unknown as { instanceUuid: string }).instanceUuid])).toEqual([['h1', uuid]]);
+  expect(await getInstanceMapping(apiDb.pool, uuid)).toBeUndefined();
+  expect(await getRequestSpec(apiDb.pool, uuid)).toBeUndefined();
+  await handler(req, ctx);
+  expect(released).toEqual([uuid, uuid]); // the release is idempotent; no second terminate
+  expect(casts).toHaveLength(1);
 });
