@@ -3,6 +3,8 @@
 // Every service is one row of the services table (how to build, its database, how to start,
 // how to check it is up); `up` starts them detached on loopback with pid and log files in
 // .stack/. Without --only, `up` starts the whole multi-cell system (deploy/launcher/).
+// For the chaos suite: `kill --only NAME [--signal SIGKILL]` signals services of a running
+// system; `start --only NAME [--no-build]` starts stopped ones again (no bootstrap).
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -49,7 +51,9 @@ function servicesTable(plan, common) {
     placementProfile('placement-secure-rbac', 28778, { CELLSCHED_PLACEMENT_POLICY: 'secure-rbac' }),
     placementProfile('placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
     placementProfile('placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
-    ...systemServices(plan, { topology: join(STATE, 'cells.json') }, common),
+    // the computes' fault-control endpoint on a free loopback port (printed in their log), for the chaos suite
+    ...systemServices(plan, { topology: join(STATE, 'cells.json') }, common)
+      .map((r) => (r.name.startsWith('compute-') ? { ...r, env: () => ({ CELLSCHED_COMPUTE_CONTROL_PORT: '0', ...r.env() }) } : r)),
   ];
 }
 
@@ -58,12 +62,14 @@ const NUMERIC = { '--cells': ['cells', 1, 50], '--hosts-per-cell': ['hostsPerCel
 
 function parseArgs(argv) {
   const [command = 'status', ...rest] = argv;
-  const opts = { command, only: undefined, purge: false, stateDir: process.env.CELLSCHED_STACK_DIR, system: {} };
+  const opts = { command, only: undefined, purge: false, noBuild: false, signal: 'SIGKILL', stateDir: process.env.CELLSCHED_STACK_DIR, system: {} };
   for (let i = 0; i < rest.length; i++) {
     const [flag, inline] = rest[i].split(/=(.*)/s);
     const value = () => inline ?? rest[++i];
     if (flag === '--only') opts.only = value();
     else if (flag === '--purge') opts.purge = true;
+    else if (flag === '--no-build') opts.noBuild = true;
+    else if (flag === '--signal') opts.signal = value();
     else if (flag === '--state-dir') opts.stateDir = value();
     else if (flag === '--prefix') opts.system.prefix = value();
     else if (NUMERIC[flag]) {
@@ -141,6 +147,7 @@ const where = (s) => s.ready.http ?? (s.ready.tcp ? `grpc://${s.ready.tcp}` : '-
 // then, with a warning, rather than refuse to start the whole service.
 const built = new Set();
 function build(services) {
+  if (opts.noBuild && services.every((s) => existsSync(join(ROOT, s.main)))) return;
   const dirs = [...new Set(services.map((s) => s.build))].filter((d) => !built.has(d));
   if (dirs.length === 0) return;
   try {
@@ -254,8 +261,22 @@ async function reset(services) {
   }
 }
 
-/** `pnpm start`: `up` in the foreground; Ctrl-C stops everything. */
+/** `kill --only NAME`: sends --signal (default SIGKILL) to each named running service, waits until it is gone. */
+async function kill(services) {
+  if (opts.only === undefined) throw new Error('kill needs --only NAME[,NAME...]');
+  for (const s of services) {
+    const pid = runningPid(s);
+    if (!pid) { console.log(`${s.name}: not running`); continue; }
+    process.kill(pid, opts.signal);
+    const deadline = Date.now() + 15_000;
+    while (runningPid(s) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    console.log(`${s.name}: ${opts.signal} (pid ${pid})${runningPid(s) ? ', STILL RUNNING after 15 s' : ', gone'}`);
+  }
+}
+
+/** `pnpm start`: `up` in the foreground; Ctrl-C stops everything. With --only: starts those services detached (no bootstrap). */
 async function start(services) {
+  if (opts.only !== undefined) { mkdirSync(STATE, { recursive: true }); for (const s of services) await startOne(s); return; }
   await up(services);
   console.log('\nforeground: Ctrl-C stops the whole system');
   // NOTE: signal listeners do not keep the event loop alive; the interval does
@@ -266,11 +287,12 @@ async function start(services) {
   await down(services);
 }
 
-const COMMANDS = { up, start, down, stop: down, status, reset };
+const COMMANDS = { up, start, down, stop: down, status, reset, kill };
 const fn = COMMANDS[opts.command];
 if (!fn) {
   console.error(`usage: pnpm stack up [--cells N] [--hosts-per-cell M] [--schedulers K] [--build-failure-rate R] [--port-offset P] [--prefix NAME] [--state-dir DIR]
-       pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]   (down --purge also drops the system's databases and vhosts)`);
+       pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]   (down --purge also drops the system's databases and vhosts)
+       pnpm stack kill --only NAME[,NAME] [--signal SIGKILL]     pnpm stack start --only NAME[,NAME] [--no-build]   (a running system's services)`);
   process.exit(2);
 }
-fn(selected(opts.only, ['down', 'stop', 'status'].includes(opts.command))).catch((e) => { console.error(`stack ${opts.command}: ${e.message}`); process.exit(1); });
+fn(selected(opts.only, ['down', 'stop', 'status', 'kill'].includes(opts.command))).catch((e) => { console.error(`stack ${opts.command}: ${e.message}`); process.exit(1); });
