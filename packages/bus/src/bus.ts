@@ -8,7 +8,7 @@ import type { CastHandler, Route } from './delivery';
 import { BUS_ERROR, BusError, redactUrl } from './errors';
 import { Publisher } from './publisher';
 import { Subscription, type CastSubscription } from './subscription';
-import { queueTopology } from './topology';
+import { poolTopology, queueTopology, type QueueTopology } from './topology';
 
 /** Options of one bus (one broker vhost). */
 export interface BusOptions {
@@ -33,6 +33,19 @@ export interface BusOptions {
 export interface ServeOptions {
   /** Consume `<topic>.<server>` (`compute.host-12`) instead of the shared `<topic>` queue. */
   readonly server?: string;
+  /**
+   * Server pool: consume ONE queue, named `queue`, bound to `<topic>.<server>` for every
+   * server listed (one process simulating many hosts). Casts keep their per-server routing
+   * keys; `ctx.server` says which server a cast is for. Needs `queue`; excludes `server`.
+   * The queue has one owner: a second connection serving the same `queue` is refused
+   * `bus.queue.locked`. A cast that arrives under a key not listed (the queue was bound to
+   * it by an earlier run with other servers) makes the pool unbind that key and forward
+   * the cast to whichever queue is bound to it now, or to the pool's DLQ if none is
+   * (`bus.server.not_served`).
+   */
+  readonly servers?: readonly string[];
+  /** Name of the pool's durable queue (letters, digits, `.`, `_`, `:`, `-`); its DLQ is `<queue>.dlq`. Only with `servers`. */
+  readonly queue?: string;
   /** Unacked deliveries handled at once. Default 16. */
   readonly prefetch?: number;
   /** Deliveries before a failing cast is dead-lettered. A property of the queue: keep it equal for all its consumers. Default 5. */
@@ -115,8 +128,9 @@ export class Bus {
   }
 
   /**
-   * Consumes `<topic>` or `<topic>.<server>` and dispatches each cast to its handler by the
-   * method header. Resolves once consuming; re-subscribes by itself after reconnections.
+   * Consumes `<topic>` or `<topic>.<server>` (or a server pool's queue, see `servers`) and
+   * dispatches each cast to its handler by the method header. Resolves once consuming;
+   * re-subscribes by itself after reconnections.
    */
   async serve<S extends CastServiceDefinition>(definition: S, handlers: CastHandlers<S>, options: ServeOptions = {}): Promise<CastSubscription> {
     const service = describeService(definition, options.info);
@@ -133,14 +147,38 @@ export class Bus {
     intInRange('maxDeliveries', maxDeliveries, 1, 1000);
     const retryBackoff = options.retryBackoff ?? RETRY_BACKOFF;
     if (backoffProblems(retryBackoff).length > 0) throw new BusError(BUS_ERROR.invalidArgument, `retryBackoff: ${backoffProblems(retryBackoff).join('; ')}`, false);
-    const topology = queueTopology(this.options.exchange, routingKey(service.topic, options.server), maxDeliveries);
+    const topology = this.topologyFor(service.topic, options, maxDeliveries);
     const subscription = new Subscription(this.connection, this.publisher, {
       service, routes, topology, prefetch, retryBackoff, reattachBackoff: DEFAULT_BACKOFF, deadLetterTimeoutMs: this.options.castTimeoutMs,
     }, this.options.logger);
     this.connection.addOpenHook(subscription.onOpen);
     this.subscriptions.add(subscription);
-    await subscription.attach(await this.connection.whenOpen(this.options.castTimeoutMs));
+    try {
+      await subscription.attach(await this.connection.whenOpen(this.options.castTimeoutMs));
+    } catch (err) {
+      // NOTE: a refused subscription (e.g. bus.queue.locked) must not come back on the next reconnection.
+      this.subscriptions.delete(subscription);
+      await subscription.close(0);
+      throw err;
+    }
     return subscription;
+  }
+
+  private topologyFor(topic: string, options: ServeOptions, maxDeliveries: number): QueueTopology {
+    if (options.servers === undefined) {
+      if (options.queue !== undefined) throw new BusError(BUS_ERROR.invalidArgument, 'queue is only for a server pool (servers)', false);
+      return queueTopology(this.options.exchange, routingKey(topic, options.server), maxDeliveries);
+    }
+    const problems: string[] = [];
+    if (options.server !== undefined) problems.push('give server or servers, not both');
+    if (options.servers.length === 0) problems.push('servers must not be empty');
+    if (new Set(options.servers).size !== options.servers.length) problems.push('servers must be unique');
+    if (options.queue === undefined || !/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/.test(options.queue)) {
+      problems.push(`queue ${JSON.stringify(options.queue)} must be a name of letters, digits, '.', '_', ':', '-'`);
+    }
+    if (problems.length > 0) throw new BusError(BUS_ERROR.invalidArgument, problems.join('; '), false);
+    const keys = options.servers.map((s) => routingKey(topic, s));
+    return poolTopology(this.options.exchange, options.queue as string, keys, maxDeliveries);
   }
 
   /**

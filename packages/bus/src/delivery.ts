@@ -4,7 +4,7 @@ import type { Channel, ConsumeMessage, Options } from 'amqplib';
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import type { MethodEntry, ServiceEntry } from './definitions';
-import { BUS_ERROR, summarizeFailure, type FailureSummary } from './errors';
+import { BUS_ERROR, BusError, summarizeFailure, type FailureSummary } from './errors';
 import { deliveryAttempt, HEADER, headerString, isCompatibleVersion, parseRpcVersion } from './headers';
 import type { Publisher } from './publisher';
 import type { QueueTopology } from './topology';
@@ -19,6 +19,8 @@ export interface CastContext {
   /** 1-based delivery attempt (from the quorum queue's `x-delivery-count`). */
   readonly attempt: number;
   readonly routingKey: string;
+  /** The server the cast is addressed to (`host-12` of `compute.host-12`); undefined for a topic-wide cast. */
+  readonly server: string | undefined;
   readonly messageId: string | undefined;
   readonly headers: Readonly<Record<string, unknown>>;
   /** Child of the bus logger with `rpc_method`, `attempt`, `routing_key`, `message_id`, `trace_id`. */
@@ -48,6 +50,8 @@ export interface DeliveryDeps {
   readonly service: ServiceEntry;
   readonly routes: ReadonlyMap<string, Route>;
   readonly topology: QueueTopology;
+  /** A server pool's binding keys: a delivery under any other key is a stray (forwarded). Undefined for a plain queue. */
+  readonly poolKeys: ReadonlySet<string> | undefined;
   readonly publisher: Publisher;
   readonly logger: Logger;
   readonly retryBackoff: BackoffPolicy;
@@ -88,6 +92,10 @@ function check(deps: DeliveryDeps, msg: ConsumeMessage, attempt: number): Checke
 export async function handleDelivery(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage): Promise<void> {
   const headers = msg.properties.headers ?? {};
   const attempt = deliveryAttempt(headers);
+  if (deps.poolKeys !== undefined && !deps.poolKeys.has(msg.fields.routingKey)) {
+    await forwardStray(deps, channel, msg, attempt);
+    return;
+  }
   const checked = check(deps, msg, attempt);
   if ('failure' in checked) {
     await deadLetter(deps, channel, msg, checked.failure, attempt);
@@ -105,7 +113,7 @@ export async function handleDelivery(deps: DeliveryDeps, channel: Channel, msg: 
       });
       const ctx: CastContext = {
         method: route.entry.wireName, rpcVersion: headerString(headers, HEADER.rpcVersion) ?? '', attempt,
-        routingKey: msg.fields.routingKey, messageId: msg.properties.messageId as string | undefined, headers, logger, otelContext,
+        routingKey: msg.fields.routingKey, server: serverOf(deps.service.topic, msg.fields.routingKey), messageId: msg.properties.messageId as string | undefined, headers, logger, otelContext,
       };
       await route.handler(request, ctx);
     });
@@ -114,6 +122,60 @@ export async function handleDelivery(deps: DeliveryDeps, channel: Channel, msg: 
     return;
   }
   settle(deps, channel, msg, 'ack');
+}
+
+function serverOf(topic: string, key: string): string | undefined {
+  return key.startsWith(`${topic}.`) ? key.slice(topic.length + 1) : undefined;
+}
+
+/**
+ * A server pool got a cast under a key it does not serve (an earlier run of its owner served
+ * more servers). Unbinds the key, so no further cast comes here for it, then republishes
+ * the cast with its routing key (confirmed): it goes to the queue serving that server now,
+ * or, if none is bound, to this pool's DLQ with `bus.server.not_served`. Acked only after
+ * either is confirmed; requeued otherwise.
+ */
+async function forwardStray(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, attempt: number): Promise<void> {
+  const { topology, logger } = deps;
+  const key = msg.fields.routingKey;
+  const fields = { rpc_method: headerString(msg.properties.headers, HEADER.method), routing_key: key, queue: topology.queue, message_id: msg.properties.messageId as unknown };
+  try {
+    await channel.unbindQueue(topology.queue, topology.exchange, key);
+  } catch (err) {
+    // NOTE: the channel is gone with this error; the broker redelivers the cast and we try again.
+    logger.warn({ ...fields, err: String(err) }, 'cannot unbind a key this pool no longer serves');
+    return;
+  }
+  const headers: Record<string, unknown> = { ...msg.properties.headers, [HEADER.forwardedFrom]: topology.queue };
+  delete headers[HEADER.deliveryCount];
+  try {
+    await deps.publisher.publish({ exchange: topology.exchange, routingKey: key, content: msg.content, properties: republished(msg, headers) }, Date.now() + deps.deadLetterTimeoutMs);
+  } catch (err) {
+    if (err instanceof BusError && err.code === BUS_ERROR.publishUnroutable) {
+      await deadLetter(deps, channel, msg, {
+        code: BUS_ERROR.serverNotServed, retryable: false,
+        message: `${key} is no longer served by queue ${topology.queue}, and no other queue is bound to it`,
+      }, attempt);
+      return;
+    }
+    logger.error({ ...fields, err: String(err) }, 'forwarding a stray cast failed, requeueing it');
+    await deps.pause(backoffDelay(deps.retryBackoff, attempt));
+    settle(deps, channel, msg, 'requeue');
+    return;
+  }
+  logger.warn(fields, 'cast for a server this pool no longer serves: key unbound, cast forwarded');
+  settle(deps, channel, msg, 'ack');
+}
+
+/** Properties of a copy of `msg` published by the consumer (dead letter, forward). */
+function republished(msg: ConsumeMessage, headers: Record<string, unknown>): Options.Publish & { messageId: string } {
+  // NOTE: never copy userId: the broker checks it against the publishing user.
+  const { messageId, contentType, type, appId, timestamp, correlationId } = msg.properties;
+  return {
+    messageId: typeof messageId === 'string' ? messageId : randomUUID(), persistent: true, headers,
+    contentType: str(contentType), type: str(type), appId: str(appId), correlationId: str(correlationId),
+    timestamp: typeof timestamp === 'number' ? timestamp : undefined,
+  };
 }
 
 async function onHandlerFailure(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, failure: FailureSummary, attempt: number): Promise<void> {
@@ -140,13 +202,7 @@ async function deadLetter(deps: DeliveryDeps, channel: Channel, msg: ConsumeMess
     [HEADER.dlqQueue]: topology.queue, [HEADER.dlqAt]: new Date().toISOString(),
   };
   delete headers[HEADER.deliveryCount];
-  // NOTE: never copy userId: the broker checks it against the publishing user.
-  const { messageId, contentType, type, appId, timestamp, correlationId } = msg.properties;
-  const properties: Options.Publish & { messageId: string } = {
-    messageId: typeof messageId === 'string' ? messageId : randomUUID(), persistent: true, headers,
-    contentType: str(contentType), type: str(type), appId: str(appId), correlationId: str(correlationId),
-    timestamp: typeof timestamp === 'number' ? timestamp : undefined,
-  };
+  const properties = republished(msg, headers);
   const fields = { rpc_method: headerString(msg.properties.headers, HEADER.method), attempt, code: failure.code, err: failure.message, queue: topology.deadLetterQueue };
   try {
     await deps.publisher.publish(

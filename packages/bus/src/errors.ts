@@ -29,6 +29,10 @@ export const BUS_ERROR = {
   deliveryLimit: 'bus.delivery.limit_exceeded',
   /** A handler threw something without a `code`. */
   handlerFailed: 'bus.handler.failed',
+  /** A server pool's queue is consumed by another connection (another process with the same pool name). Retryable: the owner may be dying. */
+  queueLocked: 'bus.queue.locked',
+  /** A cast reached a server pool under a key it no longer serves, and no other queue is bound to that key now. */
+  serverNotServed: 'bus.server.not_served',
 } as const;
 
 export type BusErrorCode = (typeof BUS_ERROR)[keyof typeof BUS_ERROR];

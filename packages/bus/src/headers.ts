@@ -23,6 +23,8 @@ export const HEADER = {
   /** Queue it was consumed from, and when (ISO 8601) it was dead-lettered. */
   dlqQueue: 'cellsched-dlq-queue',
   dlqAt: 'cellsched-dlq-at',
+  /** Set when a server pool forwarded a cast it no longer serves: the pool queue it came from. */
+  forwardedFrom: 'cellsched-forwarded-from',
 } as const;
 
 /** `BuildAndRunInstance` / `buildAndRunInstance` -> `build_and_run_instance` (Nova's method names). */

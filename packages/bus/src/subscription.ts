@@ -5,7 +5,8 @@ import type { BusConnection } from './connection';
 import { handleDelivery, type DeliveryDeps, type Route } from './delivery';
 import type { ServiceEntry } from './definitions';
 import type { Publisher } from './publisher';
-import { declareQueueTopology, type QueueTopology } from './topology';
+import { BUS_ERROR, BusError } from './errors';
+import { declareQueueTopology, RESOURCE_LOCKED, type QueueTopology } from './topology';
 
 /** Settings of one served queue, resolved. */
 export interface SubscriptionSettings {
@@ -47,7 +48,8 @@ export class Subscription implements CastSubscription {
     private readonly settings: SubscriptionSettings,
     private readonly logger: Logger,
   ) {
-    this.deps = { ...settings, publisher, logger, pause: (ms) => this.pause(ms) };
+    const poolKeys = settings.topology.ownerLock === undefined ? undefined : new Set(settings.topology.bindingKeys);
+    this.deps = { ...settings, poolKeys, publisher, logger, pause: (ms) => this.pause(ms) };
   }
 
   get queue(): string { return this.settings.topology.queue; }
@@ -72,9 +74,13 @@ export class Subscription implements CastSubscription {
       this.consumerTag = reply.consumerTag;
     } catch (err) {
       await channel.close().catch(() => undefined);
+      if ((err as { code?: unknown }).code === RESOURCE_LOCKED && this.settings.topology.ownerLock !== undefined) {
+        throw new BusError(BUS_ERROR.queueLocked,
+          `queue ${this.queue} is served by another connection (it holds ${this.settings.topology.ownerLock}): is another process using the same pool name?`, true, { cause: err });
+      }
       throw err;
     }
-    this.logger.info({ queue: this.queue, prefetch: this.settings.prefetch }, 'bus consumer attached');
+    this.logger.info({ queue: this.queue, prefetch: this.settings.prefetch, bindings: this.settings.topology.bindingKeys.length }, 'bus consumer attached');
   }
 
   async close(timeoutMs = 30_000): Promise<void> {
@@ -86,6 +92,9 @@ export class Subscription implements CastSubscription {
     for (const wake of [...this.wakers]) wake();
     await this.drain(timeoutMs);
     this.channel = undefined;
+    // A pool's owner lock goes with its owner: another process may take the queue over now.
+    const lock = this.settings.topology.ownerLock;
+    if (channel && lock !== undefined) await channel.deleteQueue(lock).catch(() => undefined);
     if (channel) await channel.close().catch(() => undefined);
   }
 

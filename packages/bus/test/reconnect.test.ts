@@ -89,3 +89,20 @@ it('never resolves a cast the broker did not confirm when the connection drops m
   expect(publisher.reconnects).toBe(1);
   await waitFor('every confirmed cast to be consumed', () => ([...confirmed].every((seq) => consumed.has(seq)) ? true : undefined));
 });
+
+it('a server pool takes its queue (and owner lock) back after a connection loss and keeps routing by server', async () => {
+  const seen: string[] = [];
+  const consumer = await connect('pool-reconnect-consumer');
+  await consumer.serve(EchoServiceService, { echoCast: async (_req, ctx) => { seen.push(ctx.server ?? '?'); } }, { servers: ['p1', 'p2', 'p3'], queue: 'echo-pool.reconnect' });
+  const publisher = await Bus.connect({ url: vhost.url, logger: testLogger, name: 'pool-reconnect-publisher' });
+  buses.push(publisher);
+  proxy.cut();
+  await waitFor('the pool to notice', () => (!consumer.connected ? true : undefined));
+  await publisher.castClient(EchoServiceService).cast('echoCast', echo(1), { server: 'p3' }); // waits in the queue
+  proxy.restore();
+  await waitFor('the pool to reconnect', () => (consumer.connected ? true : undefined));
+  await publisher.castClient(EchoServiceService).cast('echoCast', echo(2), { server: 'p1' });
+  await waitFor('both casts', () => (seen.length === 2 ? true : undefined));
+  expect(seen).toEqual(['p3', 'p1']);
+  expect(consumer.reconnects).toBe(1);
+});
