@@ -1,4 +1,4 @@
-import { Bus, type CastSubscription } from '@cellsched/bus';
+import { Bus, BUS_ERROR, BusError, type CastSubscription } from '@cellsched/bus';
 import type { ComputeResources, ReportClient } from '@cellsched/placement-client';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Logger } from 'pino';
@@ -11,14 +11,19 @@ import { Guests, type SimulatedHost } from './domain/hosts';
 export interface SimulatedComputeOptions {
   readonly transportUrl: string;
   readonly logger: Logger;
+  /** Names this process's queue (`compute-pool.<cell>.<processName>`): keep it across restarts. */
+  readonly cell: string;
+  readonly processName: string;
   readonly hosts: readonly SimulatedHost[];
   readonly resources: ComputeResources;
   readonly traits: readonly string[];
   readonly report: ReportClient;
   readonly buildLatencyMs: number;
   readonly heartbeatIntervalMs: number;
+  /** Builds in flight in the whole process (the queue's prefetch). */
   readonly prefetch: number;
-  readonly hostsPerConnection: number;
+  /** Hosts reported to placement at a time. Default 8. */
+  readonly placementConcurrency?: number;
   readonly faults: FaultPlan;
   readonly seed: number;
   /** -1: no control endpoint. */
@@ -26,28 +31,42 @@ export interface SimulatedComputeOptions {
   readonly crash: () => void;
 }
 
-export interface RunningCompute { readonly controlPort: number | undefined; readonly guests: Guests; readonly control: FaultControl; stop(): Promise<void> }
+export interface RunningCompute {
+  readonly controlPort: number | undefined;
+  readonly guests: Guests;
+  readonly control: FaultControl;
+  /** The one queue this process consumes (all its hosts' `compute.<host>` keys are bound to it). */
+  readonly queue: string;
+  stop(): Promise<void>;
+}
 
-/** Serving a host declares two quorum queues (its queue and its DLQ): do many at once, it is broker-bound. */
-const DECLARE_CONCURRENCY = 32;
+/** The durable queue of one simulated-compute process of a cell. */
+export function poolQueueName(cell: string, processName: string): string {
+  return `compute-pool.${cell}.${processName}`;
+}
 
-async function serveHosts(o: SimulatedComputeOptions, deps: ComputeDeps, buses: Bus[]): Promise<CastSubscription[]> {
-  const subs: CastSubscription[] = [];
-  for (let i = 0; i < o.hosts.length; i += o.hostsPerConnection) {
-    // NOTE: one channel per host queue; a connection holds at most hostsPerConnection of them (RabbitMQ's channel_max is 2047).
-    const bus = i === 0 ? buses[0] as Bus : await Bus.connect({ url: o.transportUrl, logger: o.logger, name: `simulated-compute-${i}` });
-    if (i > 0) buses.push(bus);
-    const chunk = o.hosts.slice(i, i + o.hostsPerConnection);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      for (let h = chunk[next++]; h !== undefined; h = chunk[next++]) {
-        subs.push(await bus.serve(ComputeServiceService, { buildAndRunInstance: buildHandler(deps, h.host), terminateInstance: terminateHandler(deps, h.host) },
-          { server: h.host, prefetch: o.prefetch, maxDeliveries: 10 }));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(DECLARE_CONCURRENCY, chunk.length) }, worker));
+/** How long start-up waits for the queue's previous owner (a dead incarnation of this process) to let go. */
+const OWNER_WAIT_MS = 60_000;
+
+/**
+ * Serves every host from ONE queue bound to each `compute.<host>` key (see README, "Scale
+ * decisions"): one channel and two quorum queues per process whatever its host count. The
+ * bus dispatches each cast to the handler with `ctx.server` = the host it was sent to.
+ */
+async function serveHosts(o: SimulatedComputeOptions, deps: ComputeDeps, bus: Bus): Promise<CastSubscription> {
+  const queue = poolQueueName(o.cell, o.processName);
+  const deadline = Date.now() + OWNER_WAIT_MS;
+  for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      return await bus.serve(ComputeServiceService, { buildAndRunInstance: buildHandler(deps), terminateInstance: terminateHandler(deps) },
+        { servers: o.hosts.map((h) => h.host), queue, prefetch: o.prefetch, maxDeliveries: 10 });
+    } catch (err) {
+      // NOTE: a crashed predecessor's connection may look alive to the broker for up to two heartbeats.
+      if (!(err instanceof BusError && err.code === BUS_ERROR.queueLocked) || Date.now() + delay > deadline) throw err;
+      o.logger.warn({ queue, retry_in_ms: delay }, 'queue still owned by another connection, waiting');
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
-  return subs;
 }
 
 /**
@@ -73,32 +92,43 @@ async function untilDone(fn: () => Promise<void>, log: Logger, budgetMs = 120_00
  * compute nodes through the cell conductor, reports providers to placement, then heartbeats.
  */
 export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise<RunningCompute> {
-  const first = await Bus.connect({ url: o.transportUrl, logger: o.logger, name: 'simulated-compute' });
-  const buses = [first];
-  const conductor = first.castClient(CellConductorServiceService);
-  const control = new FaultControl(o.faults);
-  const guests = new Guests();
-  const deps: ComputeDeps = {
-    conductor, guests, buildLatencyMs: o.buildLatencyMs, random: seededRandom(o.seed), faults: () => control.current(),
-    hangReleased: () => control.released(), crash: o.crash,
-  };
-  const subs = await serveHosts(o, deps, buses);
-  await registerHosts(conductor, o.hosts, o.resources);
-  await untilDone(() => reportToPlacement(o.report, o.hosts, o.resources, o.traits), o.logger);
-  const names = o.hosts.map((h) => h.host);
-  const beat = (): void => { conductor.cast('serviceHeartbeats', { binary: 'nova-compute', hosts: names }).catch((err: unknown) => o.logger.warn({ err }, 'heartbeat failed')); };
-  beat();
-  const timer = setInterval(beat, o.heartbeatIntervalMs);
-  const ctl = o.controlPort >= 0 ? await startControlServer(o.controlPort, control, guests) : undefined;
-  o.logger.info({ hosts: o.hosts.length, control_port: ctl?.port, seed: o.seed }, 'simulated compute ready');
-  return {
-    controlPort: ctl?.port, guests, control,
-    stop: async () => {
-      clearInterval(timer);
-      ctl?.server.close();
-      control.update({ hang: false });
-      await Promise.all(subs.map((s) => s.close(5000)));
-      await Promise.all(buses.map((b) => b.close()));
-    },
-  };
+  const bus = await Bus.connect({ url: o.transportUrl, logger: o.logger, name: `simulated-compute ${o.cell}/${o.processName}` });
+  try {
+    const conductor = bus.castClient(CellConductorServiceService);
+    const control = new FaultControl(o.faults);
+    const guests = new Guests();
+    const deps: ComputeDeps = {
+      conductor, guests, buildLatencyMs: o.buildLatencyMs, random: seededRandom(o.seed), faults: () => control.current(),
+      hangReleased: () => control.released(), crash: o.crash,
+    };
+    const started = Date.now();
+    const sub = await serveHosts(o, deps, bus);
+    const served = Date.now();
+    await registerHosts(conductor, o.hosts, o.resources);
+    const registered = Date.now();
+    await untilDone(() => reportToPlacement(o.report, o.hosts, o.resources, o.traits, o.placementConcurrency), o.logger);
+    const reported = Date.now();
+    const names = o.hosts.map((h) => h.host);
+    const beat = (): void => { conductor.cast('serviceHeartbeats', { binary: 'nova-compute', hosts: names }).catch((err: unknown) => o.logger.warn({ err }, 'heartbeat failed')); };
+    beat();
+    const timer = setInterval(beat, o.heartbeatIntervalMs);
+    const ctl = o.controlPort >= 0 ? await startControlServer(o.controlPort, control, guests) : undefined;
+    o.logger.info({
+      hosts: o.hosts.length, queue: sub.queue, control_port: ctl?.port, seed: o.seed,
+      queue_ms: served - started, register_ms: registered - served, placement_ms: reported - registered,
+    }, 'simulated compute ready');
+    return {
+      controlPort: ctl?.port, guests, control, queue: sub.queue,
+      stop: async () => {
+        clearInterval(timer);
+        ctl?.server.close();
+        control.update({ hang: false });
+        await sub.close(5000);
+        await bus.close();
+      },
+    };
+  } catch (err) {
+    await bus.close();
+    throw err;
+  }
 }

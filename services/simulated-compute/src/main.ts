@@ -14,13 +14,19 @@ async function main(): Promise<void> {
   }
   const c = loadConfig(simulatedComputeConfigSchema, { argv: process.argv.slice(2) });
   if (c.transportUrl === undefined) throw new ConfigError(['transportUrl is required'], 'config.invalid', 'simulated-compute');
+  const processName = c.processName === '' ? `${c.hostPrefix}${c.firstHost}` : c.processName;
+  if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,150}$/.test(processName) || !/^[A-Za-z0-9][A-Za-z0-9._:-]{0,40}$/.test(c.cell)) {
+    throw new ConfigError([`processName ${JSON.stringify(processName)} and cell ${JSON.stringify(c.cell)} must be names of letters, digits, '.', '_', ':', '-'`],
+      'config.invalid', 'simulated-compute');
+  }
   const logger = createLogger(loggerOptionsFrom(c, { service: 'simulated-compute', host: hostname(), cell: c.cell }));
   const running = await startSimulatedCompute({
-    transportUrl: c.transportUrl, logger, hosts: simulatedHosts(c.cell, c.hostPrefix, c.hosts, c.firstHost),
+    transportUrl: c.transportUrl, logger, cell: c.cell, processName, placementConcurrency: c.placementConcurrency,
+    hosts: simulatedHosts(c.cell, c.hostPrefix, c.hosts, c.firstHost),
     resources: { vcpus: c.vcpus, memoryMb: c.memoryMb, localGb: c.diskGb, reservedHostMemoryMb: c.reservedHostMemoryMb,
       cpuAllocationRatio: c.cpuAllocationRatio, ramAllocationRatio: c.ramAllocationRatio, diskAllocationRatio: c.diskAllocationRatio },
     traits: c.traits, report: new ReportClient({ baseUrl: c.placementUrl }), buildLatencyMs: c.buildLatencyMs,
-    heartbeatIntervalMs: c.heartbeatIntervalMs, prefetch: c.prefetch, hostsPerConnection: c.hostsPerConnection,
+    heartbeatIntervalMs: c.heartbeatIntervalMs, prefetch: c.prefetch,
     faults: { rescheduleRate: c.rescheduleRate, abortRate: c.abortRate, crashRate: 0, hang: false }, seed: c.seed, controlPort: c.controlPort,
     crash: () => { logger.warn('crash fault: killing this process mid-build'); process.kill(process.pid, 'SIGKILL'); },
   });

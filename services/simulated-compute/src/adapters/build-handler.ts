@@ -33,15 +33,22 @@ async function reportFailure(deps: ComputeDeps, host: string, req: BuildAndRunIn
   await deps.conductor.cast('buildAborted', { instanceUuid: uuid, host, attempt, failure, requestId: req.requestId });
 }
 
+/** The host a cast is for: the `<host>` of its `compute.<host>` routing key (the bus delivers only keys this process serves). */
+function hostOf(ctx: CastContext): string {
+  if (ctx.server === undefined) throw Object.assign(new Error(`cast without a host in routing key ${ctx.routingKey}`), { code: 'compute.no_host', retryable: false });
+  return ctx.server;
+}
+
 /**
- * `build_and_run_instance` on one host: "spawn" (wait the build latency), then report to the
+ * `build_and_run_instance` on the host the cast was sent to: "spawn" (wait the build latency), then report to the
  * cell conductor. Idempotent: a redelivered build of an attempt this process already spawned
  * reports success again without building; after a crash the process has no guests, builds
  * again on the same host, and the conductor's guard (host + attempt) accepts at most one
  * success, terminating a guest that lost. Acked only after the report is confirmed.
  */
-export function buildHandler(deps: ComputeDeps, host: string) {
+export function buildHandler(deps: ComputeDeps) {
   return async (req: BuildAndRunInstanceRequest, ctx: CastContext): Promise<void> => {
+    const host = hostOf(ctx);
     const uuid = req.instance?.uuid ?? '';
     const attempt = req.attempt >= 1 ? req.attempt : 1;
     const node = req.hostList[0]?.nodename ?? host;
@@ -59,8 +66,9 @@ export function buildHandler(deps: ComputeDeps, host: string) {
 }
 
 /** `terminate_instance`: destroys a guest of this attempt or older (a stale build). Idempotent. */
-export function terminateHandler(deps: ComputeDeps, host: string) {
+export function terminateHandler(deps: ComputeDeps) {
   return async (req: TerminateInstanceRequest, ctx: CastContext): Promise<void> => {
+    const host = hostOf(ctx);
     const removed = deps.guests.remove(host, req.instanceUuid, req.attempt);
     ctx.logger.info({ instance_uuid: req.instanceUuid, host, attempt: req.attempt, removed, reason: req.reason }, 'terminate instance');
   };
