@@ -66,14 +66,18 @@ function summary(snap: CandidateSnapshot, p: ProviderNode): ProviderSummary {
   };
 }
 
-/** Summaries per snapshot: immutable, so built once and shared by every answer. */
-const summaries = new WeakMap<CandidateSnapshot, Map<number, ProviderSummary>>();
+/**
+ * Summaries per name tables and node: both immutable and shared by successive snapshots
+ * while unchanged (a node's uuid, parent and root never change without the node itself
+ * being replaced), so a new snapshot rebuilds only the summaries of changed providers.
+ */
+const summaries = new WeakMap<ReadonlyMap<number, string>, WeakMap<ProviderNode, ProviderSummary>>();
 
 function summaryOf(snap: CandidateSnapshot, p: ProviderNode): ProviderSummary {
-  let perSnapshot = summaries.get(snap);
-  if (!perSnapshot) summaries.set(snap, (perSnapshot = new Map()));
-  let s = perSnapshot.get(p.id);
-  if (!s) perSnapshot.set(p.id, (s = summary(snap, p)));
+  let perNames = summaries.get(snap.resourceClassNameById);
+  if (!perNames) summaries.set(snap.resourceClassNameById, (perNames = new WeakMap()));
+  let s = perNames.get(p);
+  if (!s) perNames.set(p, (s = summary(snap, p)));
   return s;
 }
 

@@ -1,9 +1,11 @@
 /**
  * Loads the allocation-candidates snapshot (every provider with its inventories, usage,
  * traits and aggregates, plus the name tables) from Placement's PostgreSQL schema in one
- * REPEATABLE READ, READ ONLY transaction, so the search sees one consistent state.
+ * REPEATABLE READ, READ ONLY transaction, so the search sees one consistent state; and
+ * keeps it fresh incrementally from the `candidate_changes` log (migration 003).
  */
 import type { Pool, PoolClient } from 'pg';
+import { ProviderMap } from '../../domain/candidates/provider-map';
 import type { CandidateSnapshot, InventoryUsage, ProviderNode } from '../../domain/candidates/types';
 
 interface MutableNode {
@@ -18,25 +20,63 @@ interface MutableNode {
   inventories: Map<number, InventoryUsage>;
 }
 
-const Q_PROVIDERS = 'SELECT id, uuid::text, parent_provider_id, COALESCE(root_provider_id, id), name, COALESCE(generation, 0) FROM resource_providers';
-const Q_INVENTORIES = `
+// NOTE: every list is ordered, so a partial reload builds exactly what a full one would.
+const PROVIDER_COLUMNS = 'SELECT id, uuid::text, parent_provider_id, COALESCE(root_provider_id, id), name, COALESCE(generation, 0) FROM resource_providers';
+const Q_PROVIDERS = `${PROVIDER_COLUMNS} ORDER BY id`;
+const Q_PROVIDERS_OF = `${PROVIDER_COLUMNS} WHERE id = ANY($1::int[]) ORDER BY id`;
+const inventoriesQuery = (where: string): string => `
   SELECT i.resource_provider_id, i.resource_class_id, i.total, i.reserved, i.min_unit, i.max_unit,
          i.step_size, i.allocation_ratio, COALESCE(u.used, 0)::int8
     FROM inventories i
     LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used
-                 FROM allocations GROUP BY resource_provider_id, resource_class_id) u
-      ON u.resource_provider_id = i.resource_provider_id AND u.resource_class_id = i.resource_class_id`;
+                 FROM allocations ${where.replace(/\$RP/g, 'resource_provider_id')} GROUP BY resource_provider_id, resource_class_id) u
+      ON u.resource_provider_id = i.resource_provider_id AND u.resource_class_id = i.resource_class_id
+   ${where.replace(/\$RP/g, 'i.resource_provider_id')}
+   ORDER BY i.resource_provider_id, i.resource_class_id`;
+const Q_INVENTORIES = inventoriesQuery('');
+const Q_INVENTORIES_OF = inventoriesQuery('WHERE $RP = ANY($1::int[])');
 // NOTE: trait id order: the order Placement lists a provider's traits in (standard before custom).
 const Q_TRAITS = 'SELECT resource_provider_id, trait_id FROM resource_provider_traits ORDER BY resource_provider_id, trait_id';
-const Q_AGGS = 'SELECT resource_provider_id, aggregate_id FROM resource_provider_aggregates';
-const Q_RCS = 'SELECT id, name FROM resource_classes';
-const Q_TRAIT_NAMES = 'SELECT id, name FROM traits';
-const Q_AGG_UUIDS = 'SELECT id, uuid::text FROM placement_aggregates';
+const Q_TRAITS_OF = 'SELECT resource_provider_id, trait_id FROM resource_provider_traits WHERE resource_provider_id = ANY($1::int[]) ORDER BY resource_provider_id, trait_id';
+const Q_AGGS = 'SELECT resource_provider_id, aggregate_id FROM resource_provider_aggregates ORDER BY resource_provider_id, aggregate_id';
+const Q_AGGS_OF = 'SELECT resource_provider_id, aggregate_id FROM resource_provider_aggregates WHERE resource_provider_id = ANY($1::int[]) ORDER BY resource_provider_id, aggregate_id';
+const Q_RCS = 'SELECT id, name FROM resource_classes ORDER BY id';
+const Q_TRAIT_NAMES = 'SELECT id, name FROM traits ORDER BY id';
+const Q_AGG_UUIDS = 'SELECT id, uuid::text FROM placement_aggregates ORDER BY id';
+
+/** The snapshot's xmin: every transaction it does not see has an xid >= this. */
+const Q_XMIN = 'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin';
+
+/** Whether the log may have lost rows a reader at xmin $1 needs (pruned), as SQL. */
+const LOG_OK = 'COALESCE((SELECT pruned_below <= $1::xid8 FROM candidate_changes_horizon), false)';
+
+/**
+ * The cheap check, one statement in its own snapshot (no BEGIN): has anything been
+ * logged since the cached snapshot's xmin? Uses the xid index only.
+ */
+const Q_CHANGED = `
+  SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, ${LOG_OK} AS log_ok,
+         EXISTS (SELECT 1 FROM candidate_changes WHERE xid >= $1::xid8) AS changed`;
+
+/** What changed since xmin $1, read in the new snapshot's transaction. */
+const Q_CHANGES = `
+  SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, ${LOG_OK} AS log_ok,
+         COALESCE(bool_or(kind = 'f'), false) AS full_reload, COALESCE(bool_or(kind = 'n'), false) AS names,
+         COALESCE(array_agg(DISTINCT resource_provider_id) FILTER (WHERE kind = 'p'), '{}') AS ids
+    FROM candidate_changes WHERE xid >= $1::xid8`;
+
+/** Deletes log rows below $1 and records the bound, in one statement. */
+const Q_PRUNE = `
+  WITH del AS (DELETE FROM candidate_changes WHERE xid < $1::xid8 RETURNING 1),
+       hz AS (INSERT INTO candidate_changes_horizon (singleton, pruned_below) VALUES (true, $1::xid8)
+              ON CONFLICT (singleton) DO UPDATE SET pruned_below = EXCLUDED.pruned_below
+              WHERE candidate_changes_horizon.pruned_below < EXCLUDED.pruned_below RETURNING 1)
+  SELECT (SELECT count(*) FROM del)::int AS deleted`;
 
 type Row = unknown[];
 
-async function rows(client: PoolClient, text: string): Promise<Row[]> {
-  const res = await client.query<Row>({ text, rowMode: 'array' });
+async function rows(client: PoolClient, text: string, values?: unknown[]): Promise<Row[]> {
+  const res = await client.query<Row>({ text, rowMode: 'array', ...(values ? { values } : {}) });
   return res.rows;
 }
 
@@ -58,8 +98,10 @@ function buildNodes(providerRows: Row[]): Map<number, MutableNode> {
   return nodes;
 }
 
-function addInventories(nodes: Map<number, MutableNode>, invRows: Row[]): void {
-  for (const [rp, rc, total, reserved, minUnit, maxUnit, stepSize, ratio, used] of invRows) {
+/** Provider rows, inventories (with usage), traits and aggregates -> nodes. */
+function assembleNodes([provRows, invRows, traitRows, aggRows]: Row[][]): Map<number, MutableNode> {
+  const nodes = buildNodes(provRows as Row[]);
+  for (const [rp, rc, total, reserved, minUnit, maxUnit, stepSize, ratio, used] of invRows as Row[]) {
     nodes.get(rp as number)?.inventories.set(rc as number, {
       total: total as number,
       reserved: reserved as number,
@@ -70,6 +112,19 @@ function addInventories(nodes: Map<number, MutableNode>, invRows: Row[]): void {
       used: Number(used),
     });
   }
+  for (const [rp, t] of traitRows as Row[]) nodes.get(rp as number)?.traits.add(t as number);
+  for (const [rp, a] of aggRows as Row[]) nodes.get(rp as number)?.aggregates.add(a as number);
+  return nodes;
+}
+
+/** The name tables of a snapshot; shared by successive snapshots while unchanged. */
+interface Names {
+  readonly resourceClassIdByName: ReadonlyMap<string, number>;
+  readonly resourceClassNameById: ReadonlyMap<number, string>;
+  readonly traitIdByName: ReadonlyMap<string, number>;
+  readonly traitNameById: ReadonlyMap<number, string>;
+  readonly aggregateIdByUuid: ReadonlyMap<string, number>;
+  readonly aggregateUuidById: ReadonlyMap<number, string>;
 }
 
 function nameMaps(list: Row[]): [Map<string, number>, Map<number, string>] {
@@ -82,47 +137,88 @@ function nameMaps(list: Row[]): [Map<string, number>, Map<number, string>] {
   return [byName, byId];
 }
 
-function assemble(results: Row[][]): CandidateSnapshot {
-  const [provRows, invRows, traitRows, aggRows, rcRows, traitNameRows, aggUuidRows] = results as [Row[], Row[], Row[], Row[], Row[], Row[], Row[]];
-  const nodes = buildNodes(provRows);
-  addInventories(nodes, invRows);
-  for (const [rp, t] of traitRows) nodes.get(rp as number)?.traits.add(t as number);
-  for (const [rp, a] of aggRows) nodes.get(rp as number)?.aggregates.add(a as number);
-  const [resourceClassIdByName, resourceClassNameById] = nameMaps(rcRows);
-  const [traitIdByName, traitNameById] = nameMaps(traitNameRows);
-  const providers = nodes as Map<number, ProviderNode>;
+function assembleNames([rcRows, traitNameRows, aggUuidRows]: Row[][]): Names {
+  const [resourceClassIdByName, resourceClassNameById] = nameMaps(rcRows as Row[]);
+  const [traitIdByName, traitNameById] = nameMaps(traitNameRows as Row[]);
+  const [aggregateIdByUuid, aggregateUuidById] = nameMaps(aggUuidRows as Row[]);
+  return { resourceClassIdByName, resourceClassNameById, traitIdByName, traitNameById, aggregateIdByUuid, aggregateUuidById };
+}
+
+function sameMap<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+function sameNames(a: Names, b: Names): boolean {
+  return sameMap(a.resourceClassNameById, b.resourceClassNameById) && sameMap(a.traitNameById, b.traitNameById) && sameMap(a.aggregateUuidById, b.aggregateUuidById);
+}
+
+function snapshotOf(providers: ProviderMap, providerIdByUuid: ReadonlyMap<string, number>, names: Names, treeNodes: number): CandidateSnapshot {
   return {
     providers,
-    providerIdByUuid: new Map([...nodes.values()].map((n) => [n.uuid, n.id])),
-    resourceClassIdByName,
-    resourceClassNameById,
-    traitIdByName,
-    traitNameById,
-    aggregateIdByUuid: new Map(aggUuidRows.map(([id, uuid]) => [uuid as string, id as number])),
-    aggregateUuidById: new Map(aggUuidRows.map(([id, uuid]) => [id as number, uuid as string])),
-    hasTrees: [...nodes.values()].some((n) => n.parentId !== null),
+    providerIdByUuid,
+    resourceClassIdByName: names.resourceClassIdByName,
+    resourceClassNameById: names.resourceClassNameById,
+    traitIdByName: names.traitIdByName,
+    traitNameById: names.traitNameById,
+    aggregateIdByUuid: names.aggregateIdByUuid,
+    aggregateUuidById: names.aggregateUuidById,
+    hasTrees: treeNodes > 0,
+    treeNodes,
   };
 }
 
+async function loadNames(client: PoolClient): Promise<Names> {
+  const results: Row[][] = [];
+  for (const q of [Q_RCS, Q_TRAIT_NAMES, Q_AGG_UUIDS]) results.push(await rows(client, q));
+  return assembleNames(results);
+}
+
+async function loadAll(client: PoolClient): Promise<CandidateSnapshot> {
+  const results: Row[][] = [];
+  for (const q of [Q_PROVIDERS, Q_INVENTORIES, Q_TRAITS, Q_AGGS]) results.push(await rows(client, q));
+  const nodes = [...assembleNodes(results).values()];
+  const names = await loadNames(client);
+  return snapshotOf(ProviderMap.of(nodes), new Map(nodes.map((n) => [n.uuid, n.id])), names, nodes.filter((n) => n.parentId !== null).length);
+}
+
 /**
- * A fingerprint of everything the snapshot is built from, computed with integer
- * aggregates only (one scan per table, no row shipped): any committed change to providers,
- * inventories, traits, aggregates, allocations or the name tables changes it, whether or
- * not the writer bumped a provider generation (creation times catch a reset database
- * refilled identically).
+ * The snapshot `prev` with the providers `ids` reloaded (removed when gone), in the
+ * caller's transaction snapshot. Unchanged nodes (and name tables, when `names` is
+ * null or equal) are shared with `prev`. Null when a provider's uuid changed (only a
+ * direct SQL writer does that): its children's memoized summaries name it, so reload all.
  */
-const Q_FINGERPRINT = `
-  SELECT
-   (SELECT row(count(*), sum(generation), sum(id::int8 * coalesce(parent_provider_id, 0)), sum(coalesce(root_provider_id, 0)),
-               max(id), max(created_at), max(updated_at)) FROM resource_providers)::text || '|' ||
-   (SELECT row(count(*), sum(total), sum(reserved), sum(min_unit + 3 * max_unit::int8 + 7 * step_size), sum(allocation_ratio),
-               sum(resource_provider_id::int8 * 1000 + resource_class_id), max(id)) FROM inventories)::text || '|' ||
-   (SELECT row(count(*), sum(resource_provider_id::int8 * 100000 + trait_id)) FROM resource_provider_traits)::text || '|' ||
-   (SELECT row(count(*), sum(resource_provider_id::int8 * 100000 + aggregate_id)) FROM resource_provider_aggregates)::text || '|' ||
-   (SELECT row(count(*), max(id)) FROM placement_aggregates)::text || '|' ||
-   (SELECT row(count(*), max(id)) FROM resource_classes)::text || '|' ||
-   (SELECT row(count(*), max(id)) FROM traits)::text || '|' ||
-   (SELECT row(count(*), sum(id), sum(used), sum(resource_provider_id::int8 * 1000 + resource_class_id)) FROM allocations)::text`;
+async function loadChanged(client: PoolClient, prev: CandidateSnapshot, ids: readonly number[], names: Names | null): Promise<CandidateSnapshot | null> {
+  const results: Row[][] = [[], [], [], []];
+  if (ids.length > 0) {
+    for (const [i, q] of [Q_PROVIDERS_OF, Q_INVENTORIES_OF, Q_TRAITS_OF, Q_AGGS_OF].entries()) results[i] = await rows(client, q, [ids]);
+  }
+  const fresh = assembleNodes(results);
+  const deleted = ids.filter((id) => !fresh.has(id));
+  let treeNodes = prev.treeNodes;
+  let uuidsChanged = false;
+  for (const id of ids) {
+    const before = prev.providers.get(id);
+    const after = fresh.get(id);
+    treeNodes += (after && after.parentId !== null ? 1 : 0) - (before && before.parentId !== null ? 1 : 0);
+    if (before && after && before.uuid !== after.uuid) return null;
+    if (before?.uuid !== after?.uuid) uuidsChanged = true;
+  }
+  const providers = (prev.providers as ProviderMap).with([...fresh.values()], deleted);
+  let byUuid = prev.providerIdByUuid;
+  if (uuidsChanged) {
+    const copy = new Map(byUuid);
+    for (const id of ids) {
+      const before = prev.providers.get(id);
+      if (before && copy.get(before.uuid) === id) copy.delete(before.uuid);
+    }
+    for (const n of fresh.values()) copy.set(n.uuid, n.id);
+    byUuid = copy;
+  }
+  const keptNames = names === null || sameNames(names, prev) ? prev : names;
+  return snapshotOf(providers, byUuid, keptNames, treeNodes);
+}
 
 async function inSnapshotTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -139,50 +235,133 @@ async function inSnapshotTransaction<T>(pool: Pool, work: (client: PoolClient) =
   }
 }
 
-async function loadAll(client: PoolClient): Promise<CandidateSnapshot> {
-  const results: Row[][] = [];
-  for (const q of [Q_PROVIDERS, Q_INVENTORIES, Q_TRAITS, Q_AGGS, Q_RCS, Q_TRAIT_NAMES, Q_AGG_UUIDS]) results.push(await rows(client, q));
-  return assemble(results);
-}
-
 /** Reads a consistent snapshot of every provider, uncached. Read-only, retry-safe. */
 export async function loadCandidateSnapshot(pool: Pool): Promise<CandidateSnapshot> {
   return inSnapshotTransaction(pool, loadAll);
 }
 
+/** A snapshot and the xmin of the database snapshot it was read in. */
+interface Cached {
+  readonly snapshot: CandidateSnapshot;
+  readonly xmin: string;
+}
+
+/** How the last refresh went (tests and benchmarks read it). */
+export type RefreshKind = 'full' | 'incremental' | 'unchanged';
+
+export interface CandidateSnapshotCacheOptions {
+  /** Log rows older than this (by the xmin seen this long ago) are pruned; default 5 min. */
+  readonly pruneAfterMs?: number;
+  /** At most one prune per this interval per cache; default 60 s. */
+  readonly pruneEveryMs?: number;
+}
+
 /**
- * Snapshots reused while the database is unchanged: each call checks the fingerprint
- * (one cheap query) and reloads everything, in the same database snapshot, only when it
- * moved. Snapshots are immutable, so concurrent searches share one. Read-only, retry-safe.
+ * The snapshot kept fresh from the `candidate_changes` log. Each `get()` (concurrent
+ * calls share one refresh, and never get a state older than their own start) runs one
+ * indexed statement: nothing logged since the cached snapshot's xmin -> the cached
+ * snapshot; else, in one REPEATABLE READ transaction, the changed providers are reloaded
+ * into a copy-on-write successor (unchanged nodes shared), the name tables when one
+ * changed; a truncation, or a log pruned past the cached xmin, reloads everything.
+ * Snapshots are immutable, so concurrent searches share one. Read-only but for the
+ * periodic prune of the log, retry-safe.
  */
 export class CandidateSnapshotCache {
-  private cached: { fingerprint: string; snapshot: CandidateSnapshot } | null = null;
-  /** Loads in progress by fingerprint: concurrent misses on the same state share one load. */
-  private readonly loading = new Map<string, Promise<CandidateSnapshot>>();
+  private cached: Cached | null = null;
+  /** The refresh running now, and the one queued behind it for callers that came later. */
+  private running: Promise<CandidateSnapshot> | null = null;
+  private queued: Promise<CandidateSnapshot> | null = null;
+  /** [time, xmin] seen by refreshes, oldest first: prune horizon candidates. */
+  private readonly xmins: [number, string][] = [];
+  private lastPrune = Date.now();
+  private readonly pruneAfterMs: number;
+  private readonly pruneEveryMs: number;
+  /** What the last refresh did. */
+  lastRefresh: RefreshKind | null = null;
+  /** Counts of refreshes by kind since creation. */
+  readonly refreshes: Record<RefreshKind, number> = { full: 0, incremental: 0, unchanged: 0 };
 
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly pool: Pool, opts: CandidateSnapshotCacheOptions = {}) {
+    this.pruneAfterMs = opts.pruneAfterMs ?? 5 * 60_000;
+    this.pruneEveryMs = opts.pruneEveryMs ?? 60_000;
+  }
 
   /** The current snapshot (never older than the start of this call). */
-  async get(): Promise<CandidateSnapshot> {
-    let shared: Promise<CandidateSnapshot> | undefined;
-    const own = await inSnapshotTransaction(this.pool, async (client) => {
-      const fp = await client.query<{ fp: string }>({ text: `${Q_FINGERPRINT} AS fp` });
-      const fingerprint = fp.rows[0]?.fp ?? '';
-      const hit = this.cached;
-      if (hit && hit.fingerprint === fingerprint) return hit.snapshot;
-      // NOTE: an equal fingerprint means equal data, so another request's load serves us.
-      shared = this.loading.get(fingerprint);
-      if (shared) return undefined;
-      const load = loadAll(client);
-      this.loading.set(fingerprint, load);
-      try {
-        const snapshot = await load;
-        this.cached = { fingerprint, snapshot };
-        return snapshot;
-      } finally {
-        this.loading.delete(fingerprint);
-      }
+  get(): Promise<CandidateSnapshot> {
+    // NOTE: a refresh already running may have read its state before this call began:
+    // wait for it and share the next one instead.
+    if (this.queued) return this.queued;
+    if (!this.running) return this.start();
+    const after = this.running.catch(() => undefined);
+    this.queued = after.then(() => {
+      this.queued = null;
+      return this.start();
     });
-    return own ?? (await (shared as unknown as Promise<CandidateSnapshot>));
+    return this.queued;
+  }
+
+  private start(): Promise<CandidateSnapshot> {
+    const run = this.refresh().finally(() => {
+      if (this.running === run) this.running = null;
+    });
+    this.running = run;
+    return run;
+  }
+
+  private note(kind: RefreshKind, cached: Cached): CandidateSnapshot {
+    this.cached = cached;
+    this.lastRefresh = kind;
+    this.refreshes[kind]++;
+    const last = this.xmins[this.xmins.length - 1];
+    if (!last || Date.now() - last[0] >= 1000) this.xmins.push([Date.now(), cached.xmin]);
+    return cached.snapshot;
+  }
+
+  private async refresh(): Promise<CandidateSnapshot> {
+    const hit = this.cached;
+    if (hit) {
+      const check = await this.pool.query<{ xmin: string; log_ok: boolean; changed: boolean }>(Q_CHANGED, [hit.xmin]);
+      const row = check.rows[0];
+      if (row && row.log_ok && !row.changed) {
+        // NOTE: nothing committed since hit.xmin is logged, so hit equals this statement's
+        // state, whose xmin bounds anything not yet visible.
+        this.note('unchanged', { snapshot: hit.snapshot, xmin: row.xmin });
+        this.maybePrune();
+        return hit.snapshot;
+      }
+    }
+    const [kind, next] = await inSnapshotTransaction(this.pool, async (client): Promise<[RefreshKind, Cached]> => {
+      if (hit) {
+        const res = await client.query<{ xmin: string; log_ok: boolean; full_reload: boolean; names: boolean; ids: number[] }>(Q_CHANGES, [hit.xmin]);
+        const c = res.rows[0];
+        if (c && c.log_ok && !c.full_reload) {
+          const names = c.names ? await loadNames(client) : null;
+          const snapshot = await loadChanged(client, hit.snapshot, c.ids, names);
+          if (snapshot) return ['incremental', { snapshot, xmin: c.xmin }];
+        }
+      }
+      const xmin = (await client.query<{ xmin: string }>(Q_XMIN)).rows[0]?.xmin ?? '0';
+      return ['full', { snapshot: await loadAll(client), xmin }];
+    });
+    this.note(kind, next);
+    this.maybePrune();
+    return next.snapshot;
+  }
+
+  /** Deletes log rows every cache has had `pruneAfterMs` to read; best effort. */
+  private maybePrune(): void {
+    const now = Date.now();
+    if (now - this.lastPrune < this.pruneEveryMs) return;
+    this.lastPrune = now;
+    let horizon: string | null = null;
+    while (this.xmins.length > 0 && now - (this.xmins[0] as [number, string])[0] >= this.pruneAfterMs) horizon = (this.xmins.shift() as [number, string])[1];
+    if (horizon === null) return;
+    // NOTE: not awaited: a failed prune only leaves rows for the next one.
+    this.pool.query(Q_PRUNE, [horizon]).catch(() => undefined);
+  }
+
+  /** Prunes the log below the current cached xmin now (tests). */
+  async pruneNow(): Promise<void> {
+    if (this.cached) await this.pool.query(Q_PRUNE, [this.cached.xmin]);
   }
 }

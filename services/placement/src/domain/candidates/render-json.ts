@@ -1,25 +1,31 @@
 /**
  * The JSON body of GET /allocation_candidates in Placement's shape for a microversion,
  * written straight to a string (10,000 candidates are megabytes: no intermediate objects).
- * Quoted uuids and names, and whole provider summaries, are memoized per snapshot:
- * snapshots are immutable and reused while the database is unchanged.
+ * Quoted uuids and names, and whole provider summaries, are memoized per provider node
+ * and name tables: both are immutable and shared by successive snapshots while unchanged.
  */
 import { summaryCapacity } from './capacity';
 import type { AllocationRequest, CandidateResult, CandidateSnapshot, ProviderNode, ResourceRequest } from './types';
 
 interface RenderMemo {
-  readonly uuid: Map<number, string>;
+  /** Quoted uuid per node (a node's uuid never changes; its parent's and root's neither). */
+  readonly uuid: WeakMap<ProviderNode, string>;
   readonly rc: Map<number, string>;
   readonly trait: Map<number, string>;
-  /** summary variant key -> provider id -> `"uuid":{...}` */
-  readonly summaries: Map<string, Map<number, string>>;
+  /** summary variant key -> node -> `"uuid":{...}` */
+  readonly summaries: Map<string, WeakMap<ProviderNode, string>>;
 }
 
-const memos = new WeakMap<CandidateSnapshot, RenderMemo>();
+/**
+ * Memos per name tables: successive snapshots share the name maps (and every unchanged
+ * node object) until a name changes, so a snapshot that differs from the previous one by
+ * a few providers re-renders only those.
+ */
+const memos = new WeakMap<ReadonlyMap<number, string>, RenderMemo>();
 
 function memoOf(snap: CandidateSnapshot): RenderMemo {
-  let m = memos.get(snap);
-  if (!m) memos.set(snap, (m = { uuid: new Map(), rc: new Map(), trait: new Map(), summaries: new Map() }));
+  let m = memos.get(snap.resourceClassNameById);
+  if (!m) memos.set(snap.resourceClassNameById, (m = { uuid: new WeakMap(), rc: new Map(), trait: new Map(), summaries: new Map() }));
   return m;
 }
 
@@ -30,7 +36,11 @@ function quoted(cache: Map<number, string>, id: number, raw: string | undefined)
 }
 
 function uuidOf(snap: CandidateSnapshot, m: RenderMemo, id: number): string {
-  return quoted(m.uuid, id, snap.providers.get(id)?.uuid);
+  const node = snap.providers.get(id);
+  if (!node) return '""';
+  let q = m.uuid.get(node);
+  if (q === undefined) m.uuid.set(node, (q = JSON.stringify(node.uuid)));
+  return q;
 }
 
 function rcOf(snap: CandidateSnapshot, m: RenderMemo, id: number): string {
@@ -105,14 +115,15 @@ export function renderCandidatesJson(snap: CandidateSnapshot, result: CandidateR
   const m = memoOf(snap);
   const variant = summaryVariant(minor, requested);
   let sums = m.summaries.get(variant);
-  if (!sums) m.summaries.set(variant, (sums = new Map()));
+  if (!sums) m.summaries.set(variant, (sums = new WeakMap()));
   const areqs: string[] = result.allocationRequests.map((a) => renderRequest(snap, m, a, minor));
   const summaries: string[] = [];
   for (const id of result.summaryProviderIds) {
-    let s = sums.get(id);
     const p = snap.providers.get(id);
-    if (s === undefined && p) sums.set(id, (s = renderSummary(snap, m, p, minor, requested)));
-    if (s !== undefined) summaries.push(s);
+    if (!p) continue;
+    let s = sums.get(p);
+    if (s === undefined) sums.set(p, (s = renderSummary(snap, m, p, minor, requested)));
+    summaries.push(s);
   }
   return `{"allocation_requests":[${areqs.join(',')}],"provider_summaries":{${summaries.join(',')}}}`;
 }

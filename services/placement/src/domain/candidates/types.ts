@@ -59,7 +59,11 @@ export interface ProviderNode {
 
 /**
  * A consistent, read-only view of every provider (one database snapshot). The search
- * never mutates it, so one snapshot may serve concurrent searches.
+ * never mutates it, so one snapshot may serve concurrent searches. Successive snapshots
+ * share unchanged node objects, and the six name maps (replaced all together when any
+ * name changes; `resourceClassNameById` identifies them), so memos keyed by node and name
+ * maps stay valid across snapshots. A node's uuid, parentId and rootId, and the uuids of
+ * that parent and root, are fixed for the node object's life: a change replaces the node.
  */
 export interface CandidateSnapshot {
   readonly providers: ReadonlyMap<number, ProviderNode>;
@@ -72,6 +76,8 @@ export interface CandidateSnapshot {
   readonly aggregateUuidById: ReadonlyMap<number, string>;
   /** True when at least one provider has a parent (Placement's `has_trees`). */
   readonly hasTrees: boolean;
+  /** How many providers have a parent (kept up to date incrementally). */
+  readonly treeNodes: number;
 }
 
 /** One resource class amount taken from one provider. */
