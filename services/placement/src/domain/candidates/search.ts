@@ -7,14 +7,16 @@ import { NoCandidates } from './errors';
 import { buildGroupContext } from './group-context';
 import { mergeCandidates } from './merge';
 import { multipleProviderCandidates } from './multiple-providers';
-import { singleProviderCandidates } from './single-provider';
+import { providersMatchingGroup, requestFor, singleProviderCandidates } from './single-provider';
 import type { AllocationRequest, CandidateResult, CandidateSnapshot, RequestGroup, RequestWideParams } from './types';
-import { buildWideContext, type WideContext } from './wide-context';
+import { buildWideContext, inFilteredAnchors, type WideContext } from './wide-context';
 
 /** Options of one search beyond the query itself. */
 export interface SearchOptions {
   /** When set, candidates are shuffled with this seed before `limit` applies. */
   readonly seed?: number;
+  /** Always take the general path (tests compare it with the shortcut). */
+  readonly general?: boolean;
 }
 
 function groupCandidates(ctx: WideContext, group: RequestGroup): AllocationRequest[] {
@@ -74,6 +76,37 @@ function applyLimit(ctx: WideContext, areqs: AllocationRequest[], summaries: num
 }
 
 /**
+ * The common case (one group, each candidate one provider, no sharing provider) without
+ * building a request per match: exactly what the general path answers (one request per
+ * matching provider in id order, merged as is, the same shuffle, limit and summaries),
+ * but only the kept requests are built. At 10,000 providers the general path allocates
+ * 10,000 requests to keep `limit` of them.
+ */
+function singleProviderOnly(ctx: WideContext, group: RequestGroup, opts: SearchOptions): CandidateResult {
+  const g = buildGroupContext(ctx.snap, group);
+  const matches = providersMatchingGroup(ctx, g).filter((p) => inFilteredAnchors(ctx, p.rootId));
+  if (matches.length === 0) return { allocationRequests: [], summaryProviderIds: [] };
+  // NOTE: before 1.29 with trees, only providers used by some request are summarized.
+  const usedOnly = !ctx.params.nestedAware && ctx.snap.hasTrees ? new Set(matches.map((p) => p.id)) : null;
+  if (opts.seed !== undefined && opts.seed !== 0) shuffle(matches, opts.seed);
+  const limit = ctx.params.limit;
+  const kept = !limit || limit >= matches.length ? matches : matches.slice(0, limit);
+  const roots = new Set(kept.map((p) => p.rootId));
+  const summaryProviderIds: number[] = [];
+  for (const p of ctx.snap.providers.values()) {
+    if (roots.has(p.rootId) && (usedOnly === null || usedOnly.has(p.id))) summaryProviderIds.push(p.id);
+  }
+  return { allocationRequests: kept.map((p) => requestFor(g, p, p.rootId)), summaryProviderIds };
+}
+
+/** Whether `singleProviderOnly` answers the request. */
+function isSingleProviderOnly(ctx: WideContext, groups: readonly RequestGroup[]): boolean {
+  const group = groups[0];
+  // NOTE: a resourceless group's requests name no provider, so summaries differ: general path.
+  return groups.length === 1 && group !== undefined && group.resources.size > 0 && ctx.sharing.size === 0 && (group.useSameProvider || !ctx.snap.hasTrees);
+}
+
+/**
  * Runs the search. Throws CandidateQueryError for an unknown resource class or trait
  * (HTTP 400); answers an empty result when nothing matches.
  */
@@ -85,6 +118,7 @@ export function findAllocationCandidates(
 ): CandidateResult {
   try {
     const ctx = buildWideContext(snap, params);
+    if (!opts.general && isSingleProviderOnly(ctx, groups)) return singleProviderOnly(ctx, groups[0] as RequestGroup, opts);
     const candidates = new Map<string, AllocationRequest[]>();
     for (const group of groups) {
       const areqs = groupCandidates(ctx, group);

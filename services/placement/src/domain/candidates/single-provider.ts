@@ -3,6 +3,7 @@
  * the unsuffixed group when there are neither trees nor sharing providers
  * (Placement's get_provider_ids_matching + _alloc_candidates_single_provider).
  */
+import { fits } from './capacity';
 import type { GroupContext } from './group-context';
 import type { AllocationRequest, ProviderNode } from './types';
 import { MISC_SHARES_VIA_AGGREGATE, anchorsForSharingProvider, inFilteredAnchors, type WideContext } from './wide-context';
@@ -61,19 +62,27 @@ export function providersMatchingGroup(ctx: WideContext, g: GroupContext): Provi
       (p) => (filtered.size === 0 || filtered.has(p.id)) && !forbidden.has(p.id) && (g.treeRootId === null || p.rootId === g.treeRootId),
     );
   }
-  let current: Set<number> | null = filtered.size > 0 ? filtered : null;
-  let last: readonly ProviderNode[] = [];
-  for (const [rcId] of g.resources) {
-    last = g.rpsWithResource.get(rcId) ?? [];
-    const ids = new Set(last.map((p) => p.id));
-    current = current === null ? new Set([...ids].filter((id) => !forbidden.has(id))) : new Set([...current].filter((id) => ids.has(id)));
-    if (current.size === 0) return [];
+  // NOTE: a provider is in rpsWithResource[rc] iff it is in the group's tree and fits the
+  // amount, so membership in every class's list is checked on the provider itself.
+  const last = g.rpsWithResource.get((g.resources[g.resources.length - 1] as readonly [number, number])[0]) ?? [];
+  const others = g.resources.slice(0, -1);
+  const out: ProviderNode[] = [];
+  for (const p of last) {
+    if (filtered.size > 0 ? !filtered.has(p.id) : forbidden.has(p.id)) continue;
+    let all = true;
+    for (const [rcId, amount] of others) {
+      const inv = p.inventories.get(rcId);
+      if (inv === undefined || !fits(inv, amount)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) out.push(p);
   }
-  const keep = current ?? new Set<number>();
-  return last.filter((p) => keep.has(p.id));
+  return out;
 }
 
-function requestFor(g: GroupContext, p: ProviderNode, anchorRootId: number): AllocationRequest {
+export function requestFor(g: GroupContext, p: ProviderNode, anchorRootId: number): AllocationRequest {
   return {
     anchorRootId,
     useSameProvider: g.group.useSameProvider,
