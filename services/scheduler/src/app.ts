@@ -31,6 +31,8 @@ export interface SchedulerAppOptions {
   readonly groupLockTimeoutMs: number;
   /** How long this replica reuses a candidates answer (0: ask placement every time). */
   readonly candidateCacheTtlMs: number;
+  /** Age past which a cached answer is refreshed in the background (default: the TTL, no refresh ahead). */
+  readonly candidateCacheRefreshMs?: number;
   readonly logger: Logger;
   readonly observe?: DecisionObserver;
 }
@@ -72,7 +74,7 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
       onRefreshError: (err) => o.logger.warn({ err }, 'host cache refresh failed: answering from the cache'),
       cells: o.cells.map((c) => ({ uuid: c.uuid, db: pool(c.dbUrl, `cell-${c.uuid.slice(0, 8)}`) })),
     });
-    const candidates = new CandidateCache(placementCandidates(placement), o.candidateCacheTtlMs);
+    const candidates = new CandidateCache(placementCandidates(placement), o.candidateCacheTtlMs, Date.now, o.candidateCacheRefreshMs ?? o.candidateCacheTtlMs);
     const sweeper = setInterval(() => candidates.sweep(), 10_000).unref();
     stopSweeper = () => clearInterval(sweeper);
     const snapshot: HostStateSnapshot = {

@@ -5,8 +5,10 @@ import { policyProblems } from './domain/select-destinations';
 
 const load = (env: Record<string, string>, argv: string[] = []) => loadConfig(schedulerConfigSchema, { env, argv, file: false });
 
-test('defaults give Nova\'s policy (no multiplier set: each weigher keeps its own default)', () => {
-  expect(policyFromConfig(load({}))).toEqual({ ...DEFAULT_POLICY, enabledFilters: [...DEFAULT_POLICY.enabledFilters], enabledWeighers: [...DEFAULT_POLICY.enabledWeighers] });
+test('defaults give Nova\'s policy (no multiplier set: each weigher keeps its own default), plus a host sample of 50', () => {
+  expect(policyFromConfig(load({}))).toEqual({ ...DEFAULT_POLICY, enabledFilters: [...DEFAULT_POLICY.enabledFilters], enabledWeighers: [...DEFAULT_POLICY.enabledWeighers],
+    hostSampleSize: 50 });
+  expect(policyFromConfig(load({ CELLSCHED_SCHEDULER_HOST_SAMPLE_SIZE: '0' })).hostSampleSize).toBe(0);
 });
 
 test.each([

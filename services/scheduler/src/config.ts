@@ -18,7 +18,8 @@ export const schedulerConfigSchema = defineConfig({
   dbPoolSize: { type: 'int', env: 'CELLSCHED_SCHEDULER_DB_POOL', default: 4, min: 1, max: 200, help: 'PostgreSQL connections per database (API DB and each cell DB).' },
   hostCacheRefresh: { type: 'duration', env: 'CELLSCHED_SCHEDULER_HOST_REFRESH', default: '1s', help: 'Age after which a request triggers an incremental refresh of the host cache (by updated_at).' },
   hostCacheFullResync: { type: 'duration', env: 'CELLSCHED_SCHEDULER_HOST_RESYNC', default: '5m', help: 'Period of the full reload of the host cache (catches writes the incremental cursor missed).' },
-  candidateCacheTtl: { type: 'duration', env: 'CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL', default: '250ms', help: "How long a replica reuses placement's candidates answer for the same query, charging its own claims to it (0: ask every time; a refused claim always re-reads)." },
+  candidateCacheTtl: { type: 'duration', env: 'CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL', default: '5s', help: "Longest a replica reuses placement's candidates answer for the same query, charging its own claims to it (0: ask every time; a refused claim always re-reads)." },
+  candidateCacheRefresh: { type: 'duration', env: 'CELLSCHED_SCHEDULER_CANDIDATE_CACHE_REFRESH', default: '1s', help: 'Age past which a cached candidates answer is refreshed in the background while it keeps answering (at most one fetch per query in flight).' },
   groupLockTimeout: { type: 'duration', env: 'CELLSCHED_SCHEDULER_GROUP_LOCK_TIMEOUT', default: '10s', help: 'Longest wait for a server group lock (scheduler.group_lock.timeout past it).' },
   enabledFilters: { type: 'list', env: 'CELLSCHED_SCHEDULER_ENABLED_FILTERS', default: DEFAULT_POLICY.enabledFilters, help: "Nova's [filter_scheduler] enabled_filters, run in this order." },
   weightClasses: { type: 'list', env: 'CELLSCHED_SCHEDULER_WEIGHT_CLASSES', default: DEFAULT_POLICY.enabledWeighers, help: "Nova's [filter_scheduler] weight_classes." },
@@ -30,6 +31,7 @@ export const schedulerConfigSchema = defineConfig({
   softAffinityWeightMultiplier: { type: 'float', env: 'CELLSCHED_SCHEDULER_SOFT_AFFINITY_WEIGHT_MULTIPLIER', help: 'Nova soft_affinity_weight_multiplier (default 1.0).' },
   softAntiAffinityWeightMultiplier: { type: 'float', env: 'CELLSCHED_SCHEDULER_SOFT_ANTI_AFFINITY_WEIGHT_MULTIPLIER', help: 'Nova soft_anti_affinity_weight_multiplier (default 1.0).' },
   hostSubsetSize: { type: 'int', env: 'CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE', default: DEFAULT_POLICY.hostSubsetSize, min: 1, help: 'Nova host_subset_size: pick at random among the best N hosts.' },
+  hostSampleSize: { type: 'int', env: 'CELLSCHED_SCHEDULER_HOST_SAMPLE_SIZE', default: 50, min: 0, help: 'Ours (Nomad-style scoring limit): a single-instance request without server group weighs a random sample of this many candidate hosts, and all of them only if none of the sample can be claimed (0: weigh every candidate, as Nova).' },
   shuffleBestSameWeighedHosts: { type: 'bool', env: 'CELLSCHED_SCHEDULER_SHUFFLE_BEST_SAME_WEIGHED_HOSTS', default: false, help: 'Nova shuffle_best_same_weighed_hosts.' },
   maxPlacementResults: { type: 'int', env: 'CELLSCHED_SCHEDULER_MAX_PLACEMENT_RESULTS', default: DEFAULT_POLICY.maxPlacementResults, min: 1, help: 'Nova [scheduler] max_placement_results: candidates asked of placement (placement samples them at random).' },
   serviceDownTime: { type: 'int', env: 'CELLSCHED_SCHEDULER_SERVICE_DOWN_TIME', default: DEFAULT_POLICY.serviceDownTimeSeconds, min: 1, help: 'Nova service_down_time in seconds.' },
@@ -64,7 +66,7 @@ export function policyFromConfig(c: SchedulerConfig): SchedulerPolicy {
   });
   return {
     enabledFilters: [...c.enabledFilters], enabledWeighers: [...c.weightClasses], weightMultipliers,
-    hostSubsetSize: c.hostSubsetSize, shuffleBestSameWeighedHosts: c.shuffleBestSameWeighedHosts,
+    hostSubsetSize: c.hostSubsetSize, hostSampleSize: c.hostSampleSize, shuffleBestSameWeighedHosts: c.shuffleBestSameWeighedHosts,
     maxPlacementResults: c.maxPlacementResults, serviceDownTimeSeconds: c.serviceDownTime,
     defaultAvailabilityZone: c.defaultAvailabilityZone, limitTenantsToPlacementAggregate: c.limitTenantsToPlacementAggregate,
     placementAggregateRequiredForTenants: c.placementAggregateRequiredForTenants,

@@ -70,3 +70,68 @@ test('concurrent misses of one query share one fetch; TTL 0 never caches', async
   await off.cache.get(query());
   expect(off.fetch).toHaveBeenCalledTimes(2);
 });
+
+describe('refresh ahead', () => {
+  function ahead() {
+    let now = 0;
+    let used = 0;
+    let release: () => void = () => undefined;
+    let gate: Promise<void> = Promise.resolve();
+    const fetch = jest.fn(async (_: GetAllocationCandidatesRequest) => {
+      const u = used;
+      await gate;
+      return answer(u);
+    });
+    const cache = new CandidateCache(fetch, 1000, () => now, 400);
+    return {
+      cache, fetch,
+      advance: (ms: number) => { now += ms; },
+      setUsed: (u: number) => { used = u; },
+      hold: () => { gate = new Promise((r) => { release = r; }); },
+      release: () => release(),
+    };
+  }
+
+  test('past refreshAfter the copy still answers at once and one background fetch replaces it', async () => {
+    const s = ahead();
+    await s.cache.get(query());
+    s.advance(500);
+    s.setUsed(4);
+    s.hold();
+    const served = await s.cache.get(query());
+    expect(served.providerSummaries.rp1?.resources.VCPU?.used).toBe(0); // the old copy, not waiting for placement
+    await s.cache.get(query());
+    expect(s.fetch).toHaveBeenCalledTimes(2); // one refresh in flight, not one per request
+    expect(s.cache.stats.refreshesAhead).toBe(1);
+    s.release();
+    await new Promise((r) => setImmediate(r));
+    expect((await s.cache.get(query())).providerSummaries.rp1?.resources.VCPU?.used).toBe(4);
+    expect(s.fetch).toHaveBeenCalledTimes(2);
+  });
+
+  test('before refreshAfter nothing is fetched; past the TTL the request waits for a fetch', async () => {
+    const s = ahead();
+    await s.cache.get(query());
+    s.advance(399);
+    await s.cache.get(query());
+    expect(s.fetch).toHaveBeenCalledTimes(1);
+    s.advance(700);
+    s.setUsed(2);
+    expect((await s.cache.get(query())).providerSummaries.rp1?.resources.VCPU?.used).toBe(2);
+    expect(s.cache.stats.refreshesAhead).toBe(0);
+  });
+
+  test('a failed background refresh is counted and the copy keeps answering', async () => {
+    let now = 0;
+    let fail = false;
+    const fetch = jest.fn((_: GetAllocationCandidatesRequest) => (fail ? Promise.reject(new Error('placement down')) : Promise.resolve(answer(1))));
+    const cache = new CandidateCache(fetch, 1000, () => now, 400);
+    await cache.get(query());
+    fail = true;
+    now = 500;
+    expect((await cache.get(query())).allocationRequests).toHaveLength(1);
+    await new Promise((r) => setImmediate(r));
+    expect(cache.stats.refreshErrors).toBe(1);
+    expect((await cache.get(query())).allocationRequests).toHaveLength(1);
+  });
+});

@@ -18,6 +18,10 @@ interface Entry {
 export interface CandidateCacheStats {
   hits: number;
   fetches: number;
+  /** Fetches started in the background while a request was answered from the copy. */
+  refreshesAhead: number;
+  /** Background refreshes that failed (the copy kept serving until its TTL). */
+  refreshErrors: number;
 }
 
 /**
@@ -25,31 +29,46 @@ export interface CandidateCacheStats {
  * answer without candidates (capacity may have come back), never a query restricted to one tree
  * (`in_tree`: a deliberate re-read), never when asked `fresh`. Concurrent misses of one query
  * share one fetch. Answers are shared read-only: callers must copy what they mutate (the core does).
+ *
+ * Refresh ahead (`refreshAfterMs` < `ttlMs`): a copy older than `refreshAfterMs` still answers,
+ * and one background fetch replaces it, so no request waits for placement's query while the
+ * copy is younger than `ttlMs`. At most one fetch per query is in flight, whoever started it.
  */
 export class CandidateCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<GetAllocationCandidatesResponse>>();
-  readonly stats: CandidateCacheStats = { hits: 0, fetches: 0 };
+  readonly stats: CandidateCacheStats = { hits: 0, fetches: 0, refreshesAhead: 0, refreshErrors: 0 };
 
-  constructor(private readonly fetch: Fetch, private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+  constructor(private readonly fetch: Fetch, private readonly ttlMs: number, private readonly now: () => number = Date.now,
+    private readonly refreshAfterMs: number = ttlMs) {}
 
   async get(query: GetAllocationCandidatesRequest, options: { readonly fresh?: boolean } = {}): Promise<GetAllocationCandidatesResponse> {
     if (this.ttlMs <= 0 || query.groups.some((g) => g.inTree !== '')) return this.count(this.fetch(query));
     const key = JSON.stringify({ ...query, seed: 0 });
     const entry = this.entries.get(key);
-    if (options.fresh !== true && entry !== undefined && this.now() - entry.at < this.ttlMs && entry.response.allocationRequests.length > 0) {
+    const age = entry === undefined ? Number.POSITIVE_INFINITY : this.now() - entry.at;
+    if (options.fresh !== true && entry !== undefined && age < this.ttlMs && entry.response.allocationRequests.length > 0) {
       this.stats.hits += 1;
+      if (age >= this.refreshAfterMs && !this.inFlight.has(key)) {
+        this.stats.refreshesAhead += 1;
+        // NOTE: nobody awaits this fetch; a failure leaves the copy serving until its TTL.
+        this.start(key, query).catch(() => { this.stats.refreshErrors += 1; });
+      }
       return entry.response;
     }
-    let pending = options.fresh === true ? undefined : this.inFlight.get(key);
-    if (pending === undefined) {
-      const at = this.now();
-      pending = this.count(this.fetch(query)).then((response) => {
-        this.entries.set(key, { at, response });
-        return response;
-      }).finally(() => { if (this.inFlight.get(key) === pending) this.inFlight.delete(key); });
-      this.inFlight.set(key, pending);
-    }
+    return (options.fresh === true ? undefined : this.inFlight.get(key)) ?? this.start(key, query);
+  }
+
+  /** One fetch of `query` whose answer replaces the copy; registered as the query's fetch in flight. */
+  private start(key: string, query: GetAllocationCandidatesRequest): Promise<GetAllocationCandidatesResponse> {
+    const at = this.now();
+    const pending: Promise<GetAllocationCandidatesResponse> = this.count(this.fetch(query)).then((response) => {
+      const current = this.entries.get(key);
+      // NOTE: a slower fetch never replaces a copy read after it started (a fresh read, say).
+      if (current === undefined || current.at <= at) this.entries.set(key, { at, response });
+      return response;
+    }).finally(() => { if (this.inFlight.get(key) === pending) this.inFlight.delete(key); });
+    this.inFlight.set(key, pending);
     return pending;
   }
 

@@ -60,8 +60,8 @@ function toDomain(r: HostRecord, cellUuid: string, aggregates: readonly HostAggr
  * Compute-node records of every cell, keyed by compute node (root provider) uuid.
  *
  * `getComputeNodes` costs a map lookup per uuid. When the last refresh is older than
- * `refreshMs`, the first caller refreshes (one refresh in flight at a time, shared by concurrent
- * callers): each cell reads only rows whose node or service `updated_at` moved past its
+ * `refreshMs`, a lookup starts a background refresh (one in flight at a time) and answers from
+ * the cache meanwhile: each cell reads only rows whose node or service `updated_at` moved past its
  * watermark, and the aggregates (a small table) are re-read. Every `fullResyncMs` the cells are
  * reloaded in full, which also drops nodes deleted in a way the cursor could miss. Reads only.
  */
@@ -113,20 +113,25 @@ export class HostCache {
   }
 
   /**
-   * NOTE: once loaded, a failed refresh (a cell DB down) answers from the cache, like Nova's
+   * Once loaded, a stale cache answers at once and refreshes in the background (one refresh in
+   * flight): a request never waits for the cells' read, which after every heartbeat round holds
+   * every host (10,000 rows). Before the first load, the caller waits (and sees its error).
+   * NOTE: a failed refresh (a cell DB down) keeps answering from the cache, like Nova's
    * scheduler skipping a cell that does not answer. Stale records expire by themselves: their
    * heartbeats age past service_down_time and ComputeFilter then treats those hosts as down.
    */
   private async ensureFresh(): Promise<void> {
     if (this.now() - this.lastRefresh < this.opts.refreshMs) return;
-    try {
+    if (this.lastFull === Number.NEGATIVE_INFINITY) {
       await this.refresh();
-    } catch (err) {
-      if (this.lastFull === Number.NEGATIVE_INFINITY) throw err;
+      return;
+    }
+    if (this.inFlight !== undefined) return;
+    this.refresh().catch((err: unknown) => {
       this.lastRefresh = this.now(); // retry after refreshMs, not on every request
       this.stats.refreshErrors += 1;
       this.opts.onRefreshError?.(err);
-    }
+    });
   }
 
   private async doRefresh(forceFull: boolean): Promise<void> {

@@ -11,6 +11,13 @@ export interface SchedulerPolicy {
   readonly weightMultipliers: Readonly<Record<string, number>>;
   /** Nova `host_subset_size`: choose at random among the best N weighed hosts. */
   readonly hostSubsetSize: number;
+  /**
+   * Ours (Nomad's scoring limit, "power of k choices"): a single-instance request without a server
+   * group or a pinned destination filters and weighs a seeded random sample of this many of
+   * placement's candidate hosts instead of all of them; when no sampled host can be claimed it
+   * starts over with every candidate. 0: weigh every candidate (Nova).
+   */
+  readonly hostSampleSize: number;
   /** Nova `shuffle_best_same_weighed_hosts`. */
   readonly shuffleBestSameWeighedHosts: boolean;
   /** Nova `[scheduler] max_placement_results`. */
@@ -44,6 +51,7 @@ export const DEFAULT_POLICY: SchedulerPolicy = Object.freeze({
     'ServerGroupSoftAffinityWeigher', 'ServerGroupSoftAntiAffinityWeigher']),
   weightMultipliers: Object.freeze({}),
   hostSubsetSize: 1,
+  hostSampleSize: 0,
   shuffleBestSameWeighedHosts: false,
   maxPlacementResults: 1000,
   serviceDownTimeSeconds: 60,
@@ -64,6 +72,7 @@ export function policyNumberErrors(p: SchedulerPolicy): string[] {
   positiveInt('host_subset_size', p.hostSubsetSize);
   positiveInt('max_placement_results', p.maxPlacementResults);
   positiveInt('service_down_time', p.serviceDownTimeSeconds);
+  if (!Number.isInteger(p.hostSampleSize) || p.hostSampleSize < 0) errors.push(`host_sample_size must be an integer >= 0, got ${p.hostSampleSize}`);
   if (!Number.isInteger(p.claimConflictRetries) || p.claimConflictRetries < 0) {
     errors.push(`claim_conflict_retries must be an integer >= 0, got ${p.claimConflictRetries}`);
   }

@@ -28,6 +28,9 @@ export type SelectDestinationsResult =
   | { readonly kind: 'selected'; readonly destinations: Selection[][]; readonly claimRetries: number }
   | { readonly kind: 'no_valid_host'; readonly reason: string; readonly diagnosis: FilterDiagnosis[]; readonly claimRetries: number };
 
+/** Added to the request's seed for the sample's own generator. */
+const SAMPLE_SEED_OFFSET = 0x5a3e;
+
 /** The state of one decision under way. */
 interface DecisionRun {
   readonly ctx: SchedulingContext;
@@ -79,12 +82,47 @@ export class SchedulerCore {
    */
   async selectDestinations(req: SelectDestinationsRequest): Promise<SelectDestinationsResult> {
     const flavor = validateRequest(req);
+    const size = this.sampleSizeFor(req);
+    if (size > 0) {
+      // NOTE: a sample that cannot place the instance says nothing about the other hosts: start
+      // over with all of them (that pass releases and diagnoses if it fails too). The sampled pass
+      // holds no claim when it fails (one instance, no claim made).
+      const quick = await this.attempt(req, flavor, size);
+      if (quick.result.kind === 'selected') return quick.result;
+      if (!quick.sampled) {
+        await this.ports.claimer.release(req.instanceUuids);
+        return quick.result;
+      }
+    }
+    return (await this.attempt(req, flavor, 0)).result;
+  }
+
+  /**
+   * Nomad's scoring limit applies to one instance without a server group or a pinned
+   * destination: a multi-create or a group decision needs every host (in-request consumption,
+   * the group's hosts), a pinned destination is one host that a sample would likely miss.
+   */
+  private sampleSizeFor(req: SelectDestinationsRequest): number {
+    const spec = req.spec;
+    const eligible = req.instanceUuids.length === 1 && spec.instanceGroup === undefined && spec.requestedDestination === undefined;
+    return eligible ? this.policy.hostSampleSize : 0;
+  }
+
+  /**
+   * One pass of steps 1-6 over every candidate host (`sampleSize` 0) or a seeded sample of them.
+   * With a sample, a NoValidHost is handed back without releasing (the caller decides).
+   */
+  private async attempt(req: SelectDestinationsRequest, flavor: ReturnType<typeof validateRequest>, sampleSize: number):
+    Promise<{ result: SelectDestinationsResult; sampled: boolean }> {
     const base = { spec: req.spec, flavor, image: req.spec.image, policy: this.policy };
+    const releaseOnNoValidHost = sampleSize === 0;
+    // NOTE: the sample's generator is its own, so the decision's stream (shuffle, subset) is the one an unsampled pass uses.
+    const sample = sampleSize > 0 ? { size: sampleSize, rng: seededPrng(req.spec.seed + SAMPLE_SEED_OFFSET) } : undefined;
     const gathered = await this.settled(req.instanceUuids, async () => {
       const aggregates = await this.ports.snapshot.getAggregates();
-      return gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot);
-    });
-    if (gathered.kind === 'no_valid_host') return { ...gathered, claimRetries: 0 };
+      return gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot, sample);
+    }, releaseOnNoValidHost);
+    if (gathered.kind === 'no_valid_host') return { result: { ...gathered, claimRetries: 0 }, sampled: false };
     const group = req.spec.instanceGroup;
     const decide = (): Promise<SelectDestinationsResult> => this.settled(req.instanceUuids, async () => {
       const ctx: SchedulingContext = {
@@ -92,12 +130,13 @@ export class SchedulerCore {
         group: group === undefined ? undefined : groupState(group, await this.ports.snapshot.getGroupMemberHosts(group)),
       };
       return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats: { retries: 0 } });
-    });
-    return group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide);
+    }, releaseOnNoValidHost);
+    return { result: await (group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide)), sampled: gathered.sampled };
   }
 
   /** Runs one stage; on NoValidHost or a throw, releases every consumer of the request (idempotent). */
-  private async settled<T extends { readonly kind: string }>(consumers: readonly string[], work: () => Promise<T>): Promise<T> {
+  private async settled<T extends { readonly kind: string }>(consumers: readonly string[], work: () => Promise<T>,
+    releaseOnNoValidHost = true): Promise<T> {
     let result: T;
     try {
       result = await work();
@@ -106,7 +145,7 @@ export class SchedulerCore {
       if (!(err instanceof InvalidSchedulerRequest)) await this.releaseAfterError(consumers, err);
       throw err;
     }
-    if (result.kind === 'no_valid_host') await this.ports.claimer.release(consumers);
+    if (result.kind === 'no_valid_host' && releaseOnNoValidHost) await this.ports.claimer.release(consumers);
     return result;
   }
 

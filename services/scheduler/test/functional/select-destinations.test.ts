@@ -136,3 +136,22 @@ test('the host cache follows a disable incrementally (one row read), then never 
     expect(r.res.destinations[0]?.selections[0]?.serviceHost).toBe('inc-2');
   }
 });
+
+test('a stale host cache answers at once from its copy and refreshes in the background (a request never waits for the cells)', async () => {
+  const hosts = await reset([{ host: 'bg-1', cell: 0, ...size }, { host: 'bg-2', cell: 1, ...size }]);
+  const victim = hosts[0] as SeededHost;
+  const db = cloud.cells[0]?.db.pool;
+  if (db === undefined) throw new Error('no cell');
+  const service = await getService(db, victim.host, 'nova-compute');
+  await setServiceDisabled(db, service?.id ?? -1, true, 'maintenance');
+  await new Promise((r) => setTimeout(r, 300)); // past the replica's hostCacheRefreshMs (200)
+  const refreshes = app.cache.stats.refreshes;
+  // The lookup that finds the cache stale is answered from the copy (the host still enabled)...
+  const stale = await app.cache.getComputeNodes([victim.uuid]);
+  expect(stale.get(victim.uuid)?.serviceDisabled).toBe(false);
+  // ...while the refresh it started lands by itself, without another caller waiting on it.
+  const deadline = Date.now() + 5000;
+  while (app.cache.stats.refreshes === refreshes && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  expect(app.cache.stats.refreshes).toBe(refreshes + 1);
+  expect((await app.cache.getComputeNodes([victim.uuid])).get(victim.uuid)?.serviceDisabled).toBe(true);
+});

@@ -9,7 +9,8 @@ export interface HostStatesFromCandidates {
   readonly unknownRoots: string[];
 }
 
-function rootOf(uuid: string, summaries: Readonly<Record<string, ProviderSummary>>): string {
+/** The root provider of a provider named in the answer (itself when the summaries say nothing). */
+export function rootOf(uuid: string, summaries: Readonly<Record<string, ProviderSummary>>): string {
   const root = summaries[uuid]?.rootProviderUuid ?? '';
   return root === '' ? uuid : root;
 }
