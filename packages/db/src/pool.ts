@@ -21,7 +21,10 @@ export interface PoolOptions {
 /**
  * Creates a `pg.Pool` with an `error` listener, so an idle connection that dies
  * (server restart, network cut) never crashes the process: pg-pool discards it and
- * opens a new one on the next `connect()`. A pool therefore survives a PostgreSQL
+ * opens a new one on the next `connect()`. A checked-out connection that dies between two
+ * statements (the server's FATAL arrives while its holder awaits something else, e.g. a
+ * transaction holding a row lock across an RPC) does not crash it either: its holder's
+ * next statement fails with a connection error and pg-pool discards it on release. A pool therefore survives a PostgreSQL
  * restart by itself; statements in flight at that moment fail (see `isConnectionError`)
  * and callers retry idempotent work. Validates options and throws `TypeError` on bad ones.
  */
@@ -44,5 +47,11 @@ export function createPool(opts: PoolOptions): Pool {
   });
   const onIdleError = opts.onIdleError ?? ((err: Error) => process.emitWarning(`idle PostgreSQL connection lost: ${err.message}`, 'CellschedDbWarning'));
   pool.on('error', (err) => onIdleError(err));
+  // NOTE: pg-pool removes its own error listener from a client while it is checked out, and a
+  // pg Client emits 'error' when the server ends the session with no query in flight: with no
+  // listener that is an uncaught exception (a PostgreSQL restart killed processes that held a
+  // transaction open across an RPC). This one only keeps the process alive; the client is
+  // already marked unqueryable, so the holder learns it from its next statement.
+  pool.on('connect', (client) => { client.on('error', () => {}); });
   return pool;
 }

@@ -33,6 +33,27 @@ describe('createPool', () => {
     }
   });
 
+  test('a checked-out connection killed between statements does not crash the process; its next statement fails, the pool recovers', async () => {
+    const idleErrors: Error[] = [];
+    const pool = createPool({ url: db.url, max: 1, applicationName: 'cellsched-held-test', onIdleError: (e) => idleErrors.push(e) });
+    try {
+      const client = await pool.connect();
+      await client.query('BEGIN');
+      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      // no statement in flight: the FATAL arrives as the client's 'error' event (uncaught before the fix)
+      for (let i = 0; i < 50 && (client as unknown as { _queryable: boolean })._queryable; i++) await new Promise((r) => setTimeout(r, 20));
+      const failed = await client.query('SELECT 1').then(() => undefined, (e: unknown) => e);
+      expect(isConnectionError(failed)).toBe(true);
+      client.release();
+      expect(idleErrors).toHaveLength(0);
+      const next = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      expect(next).not.toBe(pid);
+    } finally {
+      await pool.end();
+    }
+  });
+
   test('bad options are refused', () => {
     expect(() => createPool({ url: 'nope' })).toThrow('url');
     expect(() => createPool({ url: db.url, max: 0 })).toThrow('max must be a positive integer');
