@@ -1,5 +1,6 @@
 // The ChaosContext the runner hands to a scenario: load generator (with the ledger of every
 // 202), compute fault control, seeded PRNG, deadline, logging, scenario-level checks.
+import { setMaxListeners } from 'node:events';
 import { seededRng } from './rng';
 import type {
   BootOptions, BootOutcome, ChaosContext, FaultControl, FaultPlan, LoadGenerator, LoadOptions, Profile, Rng,
@@ -167,6 +168,7 @@ export interface RunContext extends ChaosContext {
 export function createContext(p: ContextParts): RunContext {
   const rng = seededRng(p.seed);
   const abort = new AbortController();
+  setMaxListeners(10_000, abort.signal); // every pending ctx.wait listens to it
   const deadline = Date.now() + p.timeoutMs;
   const expectations: Expectation[] = [];
   const notes: Record<string, unknown> = {};

@@ -2,7 +2,7 @@
 // state dir, prefix and port offset), kills done here by pid (fast, counted), starts through
 // `stack.mjs start --only NAME --no-build` (the launcher's own env and readiness check).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,7 +24,9 @@ export class ChaosStack implements StackHandle {
   private readonly ports = new Map<string, number>();
 
   constructor(readonly prefix: string, readonly portOffset: number, readonly shape: StackShape, stateDir?: string) {
-    this.stateDir = stateDir ?? mkdtempSync(join(tmpdir(), 'cellsched-chaos-'));
+    // one fixed state dir per prefix and offset: a crashed run's processes are found (and stopped) by the next
+    this.stateDir = stateDir ?? join(tmpdir(), `cellsched-chaos-${prefix}-${portOffset}`);
+    mkdirSync(this.stateDir, { recursive: true });
   }
 
   get apiUrl(): string { return `http://127.0.0.1:${8774 + this.portOffset}/v2.1`; }

@@ -1,0 +1,280 @@
+// The invariant checker: after a scenario, at quiescence, looking only from outside — the
+// compute API, placement's REST API, the databases (as the superuser, read-only), the
+// computes' control endpoints (their own record of what runs where), the broker's and
+// PostgreSQL's connection tables (sampled during the run by Monitor).
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { listServers, quiesce, type Ledger } from './context';
+import type { Monitor } from './monitor';
+import type { ChaosStack } from './stack';
+
+export const INVARIANTS = ['settled', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults'] as const;
+export type InvariantName = (typeof INVARIANTS)[number];
+
+export interface InvariantResult {
+  name: InvariantName;
+  ok: boolean;
+  /** Violations (at most 20 shown, `count` has them all). */
+  problems: string[];
+  count: number;
+}
+
+export interface CheckOutcome {
+  results: InvariantResult[];
+  /** Totals of the scenario's servers (ledger) at quiescence. */
+  stats: { accepted: number; deleted: number; active: number; error: number; errorInCell0: number; other: number };
+}
+
+interface InstanceRow { uuid: string; vm_state: string; host: string | null; node: string | null; flavor: FlavorJson; deleted: boolean; cell: string }
+interface FlavorJson { vcpus?: number; memoryMb?: number; rootGb?: number; ephemeralGb?: number; swap?: number }
+interface ApiServer { id: string; status: string; fault?: { message?: string; code?: number; details?: string } }
+
+class Problems {
+  readonly list: string[] = [];
+  add(p: string): void { this.list.push(p); }
+  result(name: InvariantName): InvariantResult { return { name, ok: this.list.length === 0, problems: this.list.slice(0, 20), count: this.list.length }; }
+}
+
+/** The resources an instance of this flavor holds in placement (Nova's resources_from_flavor, no swap on a simulated host). */
+export function flavorResources(f: FlavorJson): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (f.vcpus) out.VCPU = f.vcpus;
+  if (f.memoryMb) out.MEMORY_MB = f.memoryMb;
+  const disk = (f.rootGb ?? 0) + (f.ephemeralGb ?? 0) + Math.ceil((f.swap ?? 0) / 1024);
+  if (disk) out.DISK_GB = disk;
+  return out;
+}
+
+const same = (a: Record<string, number>, b: Record<string, number>): boolean => {
+  const ka = Object.keys(a).filter((k) => a[k] !== 0).sort();
+  const kb = Object.keys(b).filter((k) => b[k] !== 0).sort();
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && a[k] === b[k]);
+};
+const fmt = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k}=${v}`).join(',');
+
+/** Every instance row of every cell and cell 0 (deleted ones flagged). */
+async function instanceRows(stack: ChaosStack): Promise<InstanceRow[]> {
+  const topo = stack.topology();
+  const dbs = [{ name: 'cell0', db: `${stack.prefix}_cell0` }, ...topo.cells.map((c) => ({ name: c.name, db: `${stack.prefix}_${c.name}` }))];
+  const out: InstanceRow[] = [];
+  for (const d of dbs) {
+    const rows = await stack.query<Omit<InstanceRow, 'cell'>>(stack.adminUrl(d.db),
+      "SELECT uuid::text, vm_state, host, node, flavor, (deleted_at IS NOT NULL OR vm_state = 'deleted') AS deleted FROM instances");
+    for (const r of rows) out.push({ ...r, cell: d.name });
+  }
+  return out;
+}
+
+/** Placement's allocations by consumer: provider name → resources (REST, like any client). */
+async function allocations(stack: ChaosStack): Promise<{ byConsumer: Map<string, Map<string, Record<string, number>>>; providers: { uuid: string; name: string }[] }> {
+  const rps = await stack.placement<{ resource_providers: { uuid: string; name: string }[] }>('GET', '/resource_providers');
+  if (rps.status !== 200) throw new Error(`placement GET /resource_providers: ${rps.status}`);
+  const byConsumer = new Map<string, Map<string, Record<string, number>>>();
+  for (const rp of rps.body.resource_providers) {
+    const r = await stack.placement<{ allocations: Record<string, { resources: Record<string, number> }> }>('GET', `/resource_providers/${rp.uuid}/allocations`);
+    if (r.status !== 200) throw new Error(`placement GET allocations of ${rp.name}: ${r.status}`);
+    for (const [consumer, a] of Object.entries(r.body.allocations)) {
+      const m = byConsumer.get(consumer) ?? new Map<string, Record<string, number>>();
+      m.set(rp.name, a.resources);
+      byConsumer.set(consumer, m);
+    }
+  }
+  return { byConsumer, providers: rps.body.resource_providers };
+}
+
+export interface CheckOptions {
+  /** Bound of the wait for quiescence (ms). */
+  settleMs: number;
+}
+
+/** Waits for quiescence (bounded), then checks every invariant. */
+export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor: Monitor, o: CheckOptions): Promise<CheckOutcome> {
+  const results: InvariantResult[] = [];
+
+  // settled: every request ACTIVE or ERROR, none stuck past the bound
+  const stuck = await quiesce(stack, o.settleMs);
+  const settled = new Problems();
+  for (const id of stuck) settled.add(`${id} not ACTIVE/ERROR (or its build request is left) ${Math.round(o.settleMs / 1000)} s after the scenario`);
+  results.push(settled.result('settled'));
+  const stuckSet = new Set(stuck);
+
+  const rows = await instanceRows(stack);
+  const live = rows.filter((r) => !r.deleted);
+  const byUuid = new Map<string, InstanceRow[]>();
+  for (const r of live) byUuid.set(r.uuid, [...(byUuid.get(r.uuid) ?? []), r]);
+  const servers = await listServers(stack);
+  const apiById = new Map(servers.map((s) => [s.id, s as ApiServer]));
+  const apiDb = stack.adminUrl(`${stack.prefix}_api`);
+  const mappings = await stack.query<{ instance_uuid: string; cell: string | null }>(apiDb,
+    'SELECT m.instance_uuid::text, c.name AS cell FROM instance_mappings m LEFT JOIN cell_mappings c ON c.id = m.cell_id');
+  const mapped = new Map(mappings.map((m) => [m.instance_uuid, m.cell]));
+
+  // none-lost: every 202 exists (API + a cell or cell 0, mapped there); every delete left nothing
+  const lost = new Problems();
+  const stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0 };
+  for (const id of ledger.liveIds()) {
+    const s = apiById.get(id);
+    const where = byUuid.get(id) ?? [];
+    if (s === undefined) {
+      const one = await stack.api<{ server?: ApiServer }>('GET', `/servers/${id}`);
+      if (one.status !== 200) { lost.add(`${id}: accepted (202) but GET /servers/${id} is ${one.status} and the list does not show it (rows in: ${where.map((w) => w.cell).join(',') || 'no cell'})`); continue; }
+    }
+    const status = s?.status ?? 'UNKNOWN';
+    if (status === 'ACTIVE') stats.active++;
+    else if (status === 'ERROR') { stats.error++; if (where[0]?.cell === 'cell0') stats.errorInCell0++; } else stats.other++;
+    if (stuckSet.has(id)) continue;
+    if (where.length === 0) lost.add(`${id}: ${status} in the API but no instance row in any cell or cell0`);
+    else if (mapped.get(id) !== where[0]?.cell) lost.add(`${id}: instance in ${where.map((w) => w.cell).join(',')} but mapped to ${mapped.get(id) ?? 'nothing'}`);
+  }
+  for (const id of ledger.deletedIds()) {
+    const g = await stack.api('GET', `/servers/${id}`);
+    if (g.status !== 404) lost.add(`${id}: deleted (DELETE accepted) but GET answers ${g.status}`);
+    if (byUuid.has(id)) lost.add(`${id}: deleted but an undeleted instance row is left in ${byUuid.get(id)?.map((w) => w.cell).join(',')}`);
+  }
+  const leftBuildRequests = await stack.query<{ instance_uuid: string }>(apiDb, 'SELECT instance_uuid::text FROM build_requests');
+  for (const b of leftBuildRequests) if (!stuckSet.has(b.instance_uuid)) lost.add(`${b.instance_uuid}: build request left at quiescence`);
+  results.push(lost.result('none-lost'));
+
+  // allocations-exact: consumers = ACTIVE instances, each exactly its flavor on its node's provider; per provider, usage = sum of its ACTIVE instances
+  const alloc = await allocations(stack);
+  const exact = new Problems();
+  const active = live.filter((r) => r.vm_state === 'active');
+  const expectedByProvider = new Map<string, Record<string, number>>();
+  for (const r of active) {
+    const want = flavorResources(r.flavor);
+    const node = r.node ?? r.host ?? '';
+    const acc = expectedByProvider.get(node) ?? {};
+    for (const [k, v] of Object.entries(want)) acc[k] = (acc[k] ?? 0) + v;
+    expectedByProvider.set(node, acc);
+    const got = alloc.byConsumer.get(r.uuid);
+    if (got === undefined) { exact.add(`${r.uuid}: ACTIVE on ${node} (${r.cell}) with no allocation (missing)`); continue; }
+    const others = [...got.keys()].filter((p) => p !== node);
+    if (others.length) exact.add(`${r.uuid}: ACTIVE on ${node} but also allocated on ${others.join(',')}`);
+    const mine = got.get(node);
+    if (mine === undefined) exact.add(`${r.uuid}: ACTIVE on ${node} but allocated only on ${[...got.keys()].join(',')}`);
+    else if (!same(mine, want)) exact.add(`${r.uuid}: ACTIVE on ${node}: allocation ${fmt(mine)} ≠ flavor ${fmt(want)}`);
+  }
+  const activeSet = new Set(active.map((r) => r.uuid));
+  for (const [consumer, m] of alloc.byConsumer) {
+    if (activeSet.has(consumer) || stuckSet.has(consumer)) continue;
+    const rowState = byUuid.get(consumer)?.[0]?.vm_state ?? (rows.some((r) => r.uuid === consumer) ? 'deleted' : 'no instance');
+    exact.add(`${consumer}: allocation on ${[...m.keys()].join(',')} but the instance is ${rowState} (leaked)`);
+  }
+  if (stuckSet.size === 0) {
+    for (const rp of alloc.providers) {
+      const u = await stack.placement<{ usages: Record<string, number> }>('GET', `/resource_providers/${rp.uuid}/usages`);
+      const want = expectedByProvider.get(rp.name) ?? {};
+      if (u.status === 200 && !same(u.body.usages, want)) exact.add(`provider ${rp.name}: usages ${fmt(u.body.usages) || 'none'} ≠ its ACTIVE instances' ${fmt(want) || 'none'}`);
+    }
+  }
+  results.push(exact.result('allocations-exact'));
+
+  // capacity: now, per provider and class, and every sample taken during the run
+  await monitor.sample(true);
+  const found = monitor.take();
+  const cap = new Problems();
+  for (const rp of alloc.providers) {
+    const inv = await stack.placement<{ inventories: Record<string, { total: number; reserved: number; allocation_ratio: number }> }>('GET', `/resource_providers/${rp.uuid}/inventories`);
+    const u = await stack.placement<{ usages: Record<string, number> }>('GET', `/resource_providers/${rp.uuid}/usages`);
+    if (inv.status !== 200 || u.status !== 200) { cap.add(`provider ${rp.name}: inventories ${inv.status}, usages ${u.status}`); continue; }
+    for (const [rc, used] of Object.entries(u.body.usages)) {
+      const i = inv.body.inventories[rc];
+      if (i === undefined) { if (used > 0) cap.add(`${rp.name} ${rc}: used ${used} with no inventory`); continue; }
+      const capacity = (i.total - i.reserved) * i.allocation_ratio;
+      if (used > capacity) cap.add(`${rp.name} ${rc}: used ${used} > (total ${i.total} - reserved ${i.reserved}) × ${i.allocation_ratio} = ${capacity}`);
+    }
+  }
+  for (const v of dedupe(found.capacity)) cap.add(`during the run: ${v}`);
+  if (found.samples.capacity === 0) cap.add('no capacity sample could be taken during the run');
+  results.push(cap.result('capacity'));
+
+  // single-host: one live row across cells; one successful build per instance action; the computes' own guests
+  const single = new Problems();
+  for (const [uuid, rs] of byUuid) if (rs.length > 1) single.add(`${uuid}: live instance rows in ${rs.map((r) => `${r.cell}@${r.host ?? '-'}`).join(' and ')}`);
+  const topo = stack.topology();
+  for (const c of topo.cells) {
+    const dup = await stack.query<{ instance_uuid: string; hosts: string }>(stack.adminUrl(`${stack.prefix}_${c.name}`), `
+      SELECT a.instance_uuid::text, string_agg(DISTINCT e.host, ',') AS hosts FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id
+      WHERE a.action = 'create' AND e.event = 'compute__do_build_and_run_instance' AND e.result = 'Success'
+      GROUP BY a.instance_uuid HAVING count(DISTINCT e.host) > 1`);
+    for (const d of dup) single.add(`${d.instance_uuid}: build succeeded on ${d.hosts} (${c.name} instance actions)`);
+  }
+  const state = new Map(live.map((r) => [r.uuid, r]));
+  for (let attempt = 0; ; attempt++) {
+    const ghosts: string[] = [];
+    const hostsOf = new Map<string, string[]>();
+    for (const c of topo.cells) {
+      if (!stack.isRunning(`compute-${c.name}`)) continue;
+      const r = await fetch(`http://127.0.0.1:${stack.controlPort(c.name)}/guests`, { signal: AbortSignal.timeout(10_000) });
+      const guests = (await r.json()) as Record<string, string[]>;
+      for (const [host, uuids] of Object.entries(guests)) {
+        for (const u of uuids) {
+          hostsOf.set(u, [...(hostsOf.get(u) ?? []), host]);
+          const row = state.get(u);
+          if (stuckSet.has(u)) continue;
+          if (row === undefined || row.vm_state !== 'active' || row.host !== host) ghosts.push(`${u}: runs on ${host} (compute's guests) but the instance is ${row ? `${row.vm_state} on ${row.host ?? '-'}` : 'deleted or absent'}`);
+        }
+      }
+    }
+    const twice = [...hostsOf].filter(([, hs]) => hs.length > 1).map(([u, hs]) => `${u}: runs on ${hs.join(' and ')} (computes' guests)`);
+    // a terminate cast may still be in flight at quiescence: look again (≤ 10 s) before calling it a ghost
+    if ((ghosts.length === 0 && twice.length === 0) || attempt >= 10) { for (const p of [...twice, ...ghosts]) single.add(p); break; }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  results.push(single.result('single-host'));
+
+  // isolation: sampled connections, plus what the cell processes are given and allowed
+  const iso = new Problems();
+  for (const v of dedupe(found.isolation)) iso.add(v);
+  if (found.samples.pg === 0 || found.samples.amqp === 0) iso.add(`connections not sampled (pg ${found.samples.pg}, broker ${found.samples.amqp}; last error: ${monitor.lastError ?? '-'})`);
+  for (const p of await isolationByConstruction(stack)) iso.add(p);
+  results.push(iso.result('isolation'));
+
+  // error-faults: every ERROR instance has a fault that says why (API view and instance_faults)
+  const faults = new Problems();
+  const faultRows = new Set<string>();
+  for (const c of [{ name: 'cell0' }, ...topo.cells]) {
+    const fr = await stack.query<{ instance_uuid: string }>(stack.adminUrl(`${stack.prefix}_${c.name}`), "SELECT DISTINCT instance_uuid::text FROM instance_faults WHERE message <> ''");
+    for (const f of fr) faultRows.add(f.instance_uuid);
+  }
+  for (const r of live.filter((x) => x.vm_state === 'error')) {
+    const s = apiById.get(r.uuid);
+    if (!faultRows.has(r.uuid)) faults.add(`${r.uuid}: ERROR in ${r.cell} with no instance fault`);
+    else if (s !== undefined && !(s.fault?.message ?? '').trim()) faults.add(`${r.uuid}: ERROR; the API shows no fault message`);
+  }
+  results.push(faults.result('error-faults'));
+
+  return { results, stats };
+}
+
+function dedupe(vs: { what: string }[]): string[] {
+  const counts = new Map<string, number>();
+  for (const v of vs) counts.set(v.what, (counts.get(v.what) ?? 0) + 1);
+  return [...counts].map(([w, n]) => (n > 1 ? `${w} (${n} samples)` : w));
+}
+
+/** The cell processes cannot reach the API level: no API credentials in their environment, their roles cannot connect to the API DB, their users have no permission on the API vhost. */
+async function isolationByConstruction(stack: ChaosStack): Promise<string[]> {
+  const problems: string[] = [];
+  const topo = stack.topology();
+  const apiRole = `${stack.prefix}_api`;
+  const secrets = [topo.apiDbUrl, topo.apiTransportUrl, `${apiRole}-dev`];
+  for (const s of stack.services().filter((n) => /^(cell-conductor|compute)-/.test(n))) {
+    const pid = stack.pid(s);
+    if (pid === undefined) continue;
+    let env = '';
+    try { env = readFileSync(`/proc/${pid}/environ`, 'utf8'); } catch { problems.push(`${s}: cannot read its environment`); continue; }
+    if (secrets.some((x) => env.includes(x))) problems.push(`${s} (pid ${pid}) was given API-level credentials in its environment`);
+  }
+  for (const c of topo.cells) {
+    const role = `${stack.prefix}_${c.name}`;
+    const [r] = await stack.query<{ ok: boolean }>(stack.adminUrl(), 'SELECT has_database_privilege($1, $2, $3) AS ok', [role, apiRole, 'CONNECT']);
+    if (r?.ok) problems.push(`role ${role} may CONNECT to the API database`);
+    try {
+      const perms = execFileSync('rabbitmqctl', ['-q', 'list_user_permissions', role], { encoding: 'utf8', timeout: 20_000 });
+      const vhosts = perms.split('\n').map((l) => l.split('\t')[0]?.trim()).filter((v) => v && v !== 'vhost');
+      if (vhosts.some((v) => v !== role)) problems.push(`broker user ${role} has permissions on ${vhosts.join(', ')} (only ${role} expected)`);
+    } catch (e) { problems.push(`rabbitmqctl list_user_permissions ${role}: ${(e as Error).message.split('\n')[0]}`); }
+  }
+  return problems;
+}
