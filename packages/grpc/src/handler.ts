@@ -33,6 +33,27 @@ export type ServiceHandlers<S> = {
 
 /** Code of the generic Failure sent for any error that is not a FailureError. */
 export const INTERNAL_FAILURE_CODE = 'grpc.internal';
+/** Code of the Failure sent when the handler lost its database or a socket (the same call may succeed later). */
+export const UNAVAILABLE_FAILURE_CODE = 'grpc.dependency_unavailable';
+
+// NOTE: the same classification as @cellsched/db's isConnectionError (which this package cannot
+// import): SQLSTATE class 08, 57P01-03 (server stopping/starting), 53300, socket errors, and the
+// messages pg gives a session closed under it.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+const CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'timeout exceeded when trying to connect',
+];
+
+/** True when `err` says a backing service (PostgreSQL, a socket) was lost or unreachable, not that the request is bad. */
+export function isDependencyUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || SOCKET_CODES.has(code))) return true;
+  const message = err instanceof Error ? err.message : '';
+  return CONNECTION_MESSAGES.some((m) => message.includes(m));
+}
 
 function deadlineOf(call: ServerUnaryCall<unknown, unknown>): Date | undefined {
   const d = call.getDeadline();
@@ -55,6 +76,11 @@ function reply(err: unknown, logger: Logger): { code: status; details: string; m
     // NOTE: STYLE's levels: warn for expected failures, error for unexpected ones.
     if (failure.expected) logger.warn({ failure_code: failure.code, grpc_status: code }, 'rpc failed');
     else logger.error({ err, failure_code: failure.code, grpc_status: code }, 'rpc failed unexpectedly');
+  } else if (isDependencyUnavailable(err)) {
+    // a database restart or a network cut: retryable, so a caller's retry (a redelivered cast) succeeds once it is back
+    failure = makeFailure(UNAVAILABLE_FAILURE_CODE, 'a backing service (database or network) is unavailable', { expected: false, retryable: true });
+    code = status.UNAVAILABLE;
+    logger.warn({ err: String(err) }, 'rpc failed: backing service unavailable');
   } else {
     failure = makeFailure(INTERNAL_FAILURE_CODE, 'internal error', { expected: false, retryable: false });
     code = status.INTERNAL;
@@ -66,8 +92,10 @@ function reply(err: unknown, logger: Logger): { code: status; details: string; m
 /**
  * Adapts a promise-based handler to grpc-js. The handler runs with the request id (and the
  * caller's deadline) as the current request context, so client calls it makes carry both on.
- * A {@link FailureError} becomes its status with the Failure in trailers; any other error
- * becomes INTERNAL with a generic `grpc.internal` Failure and is logged with its stack.
+ * A {@link FailureError} becomes its status with the Failure in trailers; a lost database
+ * connection or socket becomes UNAVAILABLE with a retryable `grpc.dependency_unavailable`
+ * Failure; any other error becomes INTERNAL with a generic `grpc.internal` Failure and is
+ * logged with its stack.
  */
 export function wrapUnary<Req, Res>(method: string, handler: UnaryHandler<Req, Res>, logger: Logger) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { EchoServiceClient, EchoServiceService } from '@cellsched/wire';
 import {
-  FailureError, GrpcStatus, INTERNAL_FAILURE_CODE, bindService, createGrpcClient, runWithRequestContext, startGrpcServer,
+  FailureError, GrpcStatus, INTERNAL_FAILURE_CODE, UNAVAILABLE_FAILURE_CODE, bindService, createGrpcClient, runWithRequestContext, startGrpcServer,
 } from '@cellsched/grpc';
 import { ECHO_DIAGNOSIS, silentLogger, startEcho } from './echo-fixture';
 
@@ -94,6 +94,13 @@ describe('grpc client and server', () => {
     expect(err.status).toBe(GrpcStatus.INTERNAL);
     expect(err.failure).toMatchObject({ code: INTERNAL_FAILURE_CODE, retryable: false, expected: false });
     expect(err.message).not.toContain('boom');
+  });
+
+  it.each(['echo.db_restart', 'echo.socket'])('turns a lost database or socket (%s) into UNAVAILABLE with a retryable Failure', async (code) => {
+    const err = await rejection(client.echo({ text: 'x', failWithCode: code, delayMs: 0 }));
+    expect(err.status).toBe(GrpcStatus.UNAVAILABLE);
+    expect(err.failure).toMatchObject({ code: UNAVAILABLE_FAILURE_CODE, retryable: true, expected: false });
+    expect(err.message).not.toContain('127.0.0.1');
   });
 });
 

@@ -32,6 +32,11 @@ async function echo(replica: string, seen: Seen[], req: EchoRequest, ctx: CallCo
   ctx.signal.addEventListener('abort', () => { entry.aborted = true; }, { once: true });
   if (req.delayMs > 0) await sleep(req.delayMs, ctx.signal);
   if (req.failWithCode === 'echo.crash') throw new Error('boom: a bug in the handler');
+  if (req.failWithCode === 'echo.db_restart') {
+    // what pg throws when PostgreSQL is restarted under a query
+    throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL' });
+  }
+  if (req.failWithCode === 'echo.socket') throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   if (req.failWithCode === 'echo.explicit_status') {
     throw FailureError.of(req.failWithCode, 'explicit', { status: GrpcStatus.RESOURCE_EXHAUSTED, retryable: true });
   }
