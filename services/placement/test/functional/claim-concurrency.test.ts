@@ -47,4 +47,23 @@ describe('placement concurrent claims', () => {
     const total = Object.values(allocs.json.allocations as Record<string, { resources: { VCPU: number } }>).reduce((s, a) => s + a.resources.VCPU, 0);
     expect(total).toBe(usages.json.usages.VCPU);
   });
+
+  it('20 concurrent writes creating the same consumer: it ends with one allocation, the losers get concurrent_update', async () => {
+    const roomy = randomUUID();
+    await p.call('POST', '/resource_providers', { name: 'roomy-host', uuid: roomy });
+    await p.call('PUT', `/resource_providers/${roomy}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 100 } } });
+    const consumer = randomUUID();
+    // NOTE: before 1.28 a write replaces whatever the consumer holds (no generation check), as the scheduler's replace-claims.
+    const results = await Promise.all(Array.from({ length: 20 }, () => p.call('PUT', `/allocations/${consumer}`, {
+      allocations: { [roomy]: { resources: { VCPU: 3 } } }, project_id: `proj-${consumer}`, user_id: `user-${consumer}`,
+    }, { version: '1.23' })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s !== 204 && s !== 409)).toEqual([]);
+    expect(statuses).toContain(204);
+    for (const r of results.filter((x) => x.status === 409)) expect(r.json.errors[0].code).toBe('placement.concurrent_update');
+    const usages = await p.call('GET', `/resource_providers/${roomy}/usages`);
+    expect(usages.json.usages.VCPU).toBe(3);
+    const held = await p.call('GET', `/allocations/${consumer}`, undefined, { version: '1.12' });
+    expect(held.json).toMatchObject({ allocations: { [roomy]: { resources: { VCPU: 3 } } }, project_id: `proj-${consumer}`, user_id: `user-${consumer}` });
+  });
 });

@@ -65,9 +65,8 @@ export function placementHandlers(pool: Pool): Handlers {
     claim: (req) => withFailures(async () => {
       const input = toConsumerInput(req.consumer);
       const generation = await withTransaction(pool, async (db) => {
-        await writeAllocationsIn(db, [input], { checkConsumerGeneration: !req.replace });
-        const r = await rows<{ generation: number }>(db, 'SELECT generation FROM consumers WHERE uuid = $1', [input.consumerUuid]);
-        return r[0]?.generation ?? 0;
+        const generations = await writeAllocationsIn(db, [input], { checkConsumerGeneration: !req.replace });
+        return generations.get(input.consumerUuid.toLowerCase()) ?? 0;
       });
       return { consumerGeneration: generation };
     }),

@@ -4,8 +4,7 @@ import { capacityOf, checkUnits } from '../../domain/capacity';
 import { badRequest, concurrentUpdate, PlacementError } from '../../domain/errors';
 import { rows, type Db } from './db';
 import {
-  deleteConsumersWithoutAllocations, ensureConsumerRefs, INCOMPLETE_CONSUMER_ID, insertConsumer,
-  lockConsumer, type ConsumerRow,
+  deleteConsumersWithoutAllocations, ensureConsumerRefs, INCOMPLETE_CONSUMER_ID, insertConsumer, type ConsumerRow,
 } from './consumers';
 
 /** The allocations one consumer should hold after the write (empty `allocations` = release all). */
@@ -68,73 +67,155 @@ export async function writeAllocations(pool: Pool, consumers: readonly ConsumerA
 }
 
 /**
- * Same as {@link writeAllocations} inside a caller's transaction (reshaper). Round trips:
- * resolve (1), per consumer refs + lock (2, +1 when new), lock providers (1), check (1), write (1).
+ * Same as {@link writeAllocations} inside a caller's transaction (reshaper, gRPC claim). Round
+ * trips: prepare (1: providers, classes, consumer refs, existing consumers locked, new consumers
+ * inserted), lock providers (1), check (1), write (1); one more per consumer only in rare cases
+ * (a project, user or type to create, a consumer's refs to change). Returns each consumer's
+ * generation after the write (consumers left without allocations are deleted and absent).
  */
-export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<void> {
-  const wanted = await resolve(db, consumers);
+export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<Map<string, number>> {
   const sorted = [...consumers].sort((a, b) => (a.consumerUuid < b.consumerUuid ? -1 : 1));
+  const prep = await prepare(db, sorted);
+  const wanted = resolve(prep, consumers);
   const locked: ConsumerRow[] = [];
-  for (const input of sorted) locked.push(await ensureConsumer(db, input, opts));
+  for (const input of sorted) locked.push(await ensureConsumer(db, input, opts, prep));
   const uuids = sorted.map((s) => s.consumerUuid);
   // every provider whose usage changes: the new ones and those of the consumers' old allocations
-  const rpIds = (await rows<{ id: number }>(db, `SELECT id FROM resource_providers WHERE id = ANY($1::int[])
-      OR id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
+  // NOTE: IN (… UNION …), not `id = ANY(…) OR id IN (…)`: the OR form scans every provider.
+  const rpIds = (await rows<{ id: number }>(db, `SELECT id FROM resource_providers WHERE id IN (SELECT unnest($1::int[])
+      UNION SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
   [[...new Set(wanted.map((w) => w.rpId))], uuids])).map((r) => r.id);
   await checkCapacity(db, wanted, uuids);
   const emptied = sorted.filter((c) => c.allocations.length === 0).map((c) => c.consumerUuid);
-  await applyWrite(db, wanted, uuids, rpIds, locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id), emptied);
+  return applyWrite(db, wanted, uuids, rpIds, locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id), emptied);
 }
 
 /**
  * The writes in one statement (one round trip): replace the consumers' allocations, bump
- * provider and consumer generations, delete consumers left without allocations.
+ * provider and consumer generations, delete consumers left without allocations. Returns the
+ * bumped consumer generations by uuid.
  */
-async function applyWrite(db: Db, wanted: readonly WantedRow[], consumers: string[], rpIds: number[], keptConsumerIds: number[], emptied: string[]): Promise<void> {
-  await db.query(`WITH del AS (DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])),
+async function applyWrite(db: Db, wanted: readonly WantedRow[], consumers: string[], rpIds: number[], keptConsumerIds: number[], emptied: string[]): Promise<Map<string, number>> {
+  const r = await rows<{ uuid: string; generation: number }>(db, `WITH del AS (DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])),
       ins AS (INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used)
         SELECT * FROM unnest($2::int[], $3::uuid[], $4::int[], $5::int[])),
       rpg AS (UPDATE resource_providers SET generation = generation + 1, updated_at = now() WHERE id = ANY($6::int[])),
-      cg AS (UPDATE consumers SET generation = generation + 1, updated_at = now() WHERE id = ANY($7::int[]))
-    DELETE FROM consumers WHERE uuid = ANY($8::uuid[])`,
+      cg AS (UPDATE consumers SET generation = generation + 1, updated_at = now() WHERE id = ANY($7::int[]) RETURNING uuid::text AS uuid, generation),
+      dc AS (DELETE FROM consumers WHERE uuid = ANY($8::uuid[]))
+    SELECT uuid, generation FROM cg`,
   [consumers, wanted.map((w) => w.rpId), wanted.map((w) => w.consumerUuid), wanted.map((w) => w.rcId), wanted.map((w) => w.used),
     rpIds, keptConsumerIds, emptied]);
+  return new Map(r.map((x) => [x.uuid, x.generation]));
 }
 
 type WantedRow = Row & { consumerUuid: string };
 
-async function resolve(db: Db, consumers: readonly ConsumerAllocationsInput[]): Promise<WantedRow[]> {
+/** The external ids a consumer is written with (Placement's incomplete ids before 1.8). */
+function refsOf(input: ConsumerAllocationsInput): { project: string; user: string; type: string | undefined } {
+  return {
+    project: input.projectId ?? INCOMPLETE_CONSUMER_ID,
+    user: input.projectId === undefined ? INCOMPLETE_CONSUMER_ID : (input.userId ?? INCOMPLETE_CONSUMER_ID),
+    type: input.consumerType,
+  };
+}
+
+/** What the first round trip learns (and locks, and creates). */
+interface Prepared {
+  readonly rps: Map<string, number>;
+  readonly rcs: Map<string, number>;
+  /** By lowercased consumer uuid: ids of its project, user and type (null: missing). */
+  readonly refs: Map<string, { p: number | null; u: number | null; t: number | null }>;
+  /** Consumers that existed, locked FOR UPDATE, by lowercased uuid. */
+  readonly locked: Map<string, ConsumerRow>;
+  /** Consumers this statement created (their refs all existed), by lowercased uuid. */
+  readonly inserted: Map<string, ConsumerRow>;
+}
+
+const CONSUMER_COLUMNS = 'id, uuid::text AS uuid, generation, project_id, user_id, consumer_type_id';
+
+/**
+ * One statement: provider and class ids, each consumer's project/user/type ids, the existing
+ * consumers locked (FOR UPDATE, in uuid order, as the writers' lock order), and the new
+ * consumers whose refs exist inserted (ON CONFLICT DO NOTHING: a concurrent creator wins, the
+ * caller answers a conflict). Reads only what the write needs.
+ */
+async function prepare(db: Db, sorted: readonly ConsumerAllocationsInput[]): Promise<Prepared> {
+  const rpUuids = [...new Set(sorted.flatMap((c) => c.allocations.map((a) => a.providerUuid)))];
+  const rcNames = [...new Set(sorted.flatMap((c) => c.allocations.flatMap((a) => Object.keys(a.resources))))];
+  const refs = sorted.map(refsOf);
+  const r = (await rows<{ r: { rps: [number, string][]; rcs: [number, string][]; refs: [string, number | null, number | null, number | null][];
+    locked: ConsumerRow[]; inserted: ConsumerRow[] } }>(db, `WITH
+      want AS (SELECT * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS w(uuid, project, usr, ctype, n)),
+      locked AS (SELECT ${CONSUMER_COLUMNS} FROM consumers WHERE uuid = ANY($3::uuid[]) ORDER BY uuid FOR UPDATE),
+      refs AS (SELECT w.uuid, w.ctype, w.n, (SELECT id FROM projects WHERE external_id = w.project) AS p,
+          (SELECT id FROM users WHERE external_id = w.usr) AS u, (SELECT id FROM consumer_types WHERE name = w.ctype) AS t FROM want w),
+      ins AS (INSERT INTO consumers (uuid, project_id, user_id, consumer_type_id)
+        SELECT uuid, p, u, t FROM refs WHERE p IS NOT NULL AND u IS NOT NULL AND (ctype IS NULL OR t IS NOT NULL)
+          AND uuid NOT IN (SELECT uuid::uuid FROM locked) ORDER BY uuid
+        ON CONFLICT (uuid) DO NOTHING RETURNING ${CONSUMER_COLUMNS})
+    SELECT json_build_object(
+      'rps', (SELECT coalesce(json_agg(json_build_array(id, uuid::text)), '[]') FROM resource_providers WHERE uuid = ANY($1::uuid[])),
+      'rcs', (SELECT coalesce(json_agg(json_build_array(id, name)), '[]') FROM resource_classes WHERE name = ANY($2::text[])),
+      'refs', (SELECT coalesce(json_agg(json_build_array(uuid::text, p, u, t) ORDER BY n), '[]') FROM refs),
+      'locked', (SELECT coalesce(json_agg(locked), '[]') FROM locked),
+      'inserted', (SELECT coalesce(json_agg(ins), '[]') FROM ins)) AS r`,
+  [rpUuids, rcNames, sorted.map((c) => c.consumerUuid), refs.map((x) => x.project), refs.map((x) => x.user), refs.map((x) => x.type ?? null)]))[0]?.r;
+  if (r === undefined) throw new Error('allocation writer: prepare returned no row');
+  return {
+    rps: new Map(r.rps.map(([id, uuid]) => [uuid, id])),
+    rcs: new Map(r.rcs.map(([id, name]) => [name, id])),
+    refs: new Map(r.refs.map(([uuid, p, u, t]) => [uuid, { p, u, t }])),
+    locked: new Map(r.locked.map((c) => [c.uuid, c])),
+    inserted: new Map(r.inserted.map((c) => [c.uuid, c])),
+  };
+}
+
+/** The rows to insert; 400 for an unknown provider (first) or resource class, as before any consumer check. */
+function resolve(prep: Prepared, consumers: readonly ConsumerAllocationsInput[]): WantedRow[] {
   const rpUuids = [...new Set(consumers.flatMap((c) => c.allocations.map((a) => a.providerUuid)))];
   const rcNames = [...new Set(consumers.flatMap((c) => c.allocations.flatMap((a) => Object.keys(a.resources))))];
-  const rps = await rows<{ id: number; uuid: string }>(db, 'SELECT id, uuid::text AS uuid FROM resource_providers WHERE uuid = ANY($1::uuid[])', [rpUuids]);
-  const rpMap = new Map(rps.map((r) => [r.uuid, r.id]));
-  const missingRp = rpUuids.find((u) => !rpMap.has(u));
+  const rpId = (u: string): number | undefined => prep.rps.get(u.toLowerCase());
+  const missingRp = rpUuids.find((u) => rpId(u) === undefined);
   if (missingRp !== undefined) throw badRequest(`Allocation for resource provider '${missingRp}' that does not exist.`);
-  const rcs = await rows<{ id: number; name: string }>(db, 'SELECT id, name FROM resource_classes WHERE name = ANY($1::text[])', [rcNames]);
-  const rcMap = new Map(rcs.map((r) => [r.name, r.id]));
-  const missingRc = rcNames.find((n) => !rcMap.has(n));
+  const missingRc = rcNames.find((n) => !prep.rcs.has(n));
   if (missingRc !== undefined) throw new UnknownResourceClass(missingRc);
   return consumers.flatMap((c) => c.allocations.flatMap((a) => Object.entries(a.resources).map(([rc, used]) => ({
-    consumerUuid: c.consumerUuid, rpId: rpMap.get(a.providerUuid) as number, rpUuid: a.providerUuid, rcId: rcMap.get(rc) as number, rcName: rc, used,
+    consumerUuid: c.consumerUuid, rpId: rpId(a.providerUuid) as number, rpUuid: a.providerUuid, rcId: prep.rcs.get(rc) as number, rcName: rc, used,
   }))));
 }
 
-async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: WriteAllocationsOptions): Promise<ConsumerRow> {
-  const { projectId, userId, typeId } = await ensureConsumerRefs(db, input.projectId ?? INCOMPLETE_CONSUMER_ID,
-    input.projectId === undefined ? INCOMPLETE_CONSUMER_ID : (input.userId ?? INCOMPLETE_CONSUMER_ID), input.consumerType);
-  const existing = await lockConsumer(db, input.consumerUuid);
+/**
+ * The consumer's row, locked: the one `prepare` locked or created, else (rare) created here
+ * after creating its missing project/user/type. Checks the consumer generation when asked, and
+ * moves an existing consumer to the written project/user/type.
+ */
+async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: WriteAllocationsOptions, prep: Prepared): Promise<ConsumerRow> {
+  const key = input.consumerUuid.toLowerCase();
+  const existing = prep.locked.get(key);
+  const want = refsOf(input);
+  const known = prep.refs.get(key);
+  const complete = known !== undefined && known.p !== null && known.u !== null && (want.type === undefined || known.t !== null);
+  const ids = complete
+    ? { projectId: known.p as number, userId: known.u as number, typeId: want.type === undefined ? undefined : (known.t as number) }
+    : await ensureConsumerRefs(db, want.project, want.user, want.type);
   if (existing === undefined) {
     if (opts.checkConsumerGeneration && input.consumerGeneration !== null && input.consumerGeneration !== undefined) {
       throw concurrentUpdate(`consumer generation conflict - expected null but got ${input.consumerGeneration}`);
     }
-    return insertConsumer(db, input.consumerUuid, projectId, userId, typeId ?? null);
+    const created = prep.inserted.get(key);
+    if (created !== undefined) return created;
+    // NOTE: refs were complete yet nothing was inserted: a concurrent creator won (as insertConsumer answers).
+    if (complete) {
+      throw concurrentUpdate(`consumer generation conflict - expected null but consumer ${input.consumerUuid} was created concurrently`);
+    }
+    return insertConsumer(db, input.consumerUuid, ids.projectId, ids.userId, ids.typeId ?? null);
   }
   if (opts.checkConsumerGeneration && existing.generation !== input.consumerGeneration) {
     throw concurrentUpdate(`consumer generation conflict - expected ${existing.generation} but got ${input.consumerGeneration ?? 'None'}`);
   }
-  if (existing.project_id !== projectId || existing.user_id !== userId || (typeId !== undefined && typeId !== existing.consumer_type_id)) {
+  if (existing.project_id !== ids.projectId || existing.user_id !== ids.userId || (ids.typeId !== undefined && ids.typeId !== existing.consumer_type_id)) {
     await db.query('UPDATE consumers SET project_id = $2, user_id = $3, consumer_type_id = COALESCE($4, consumer_type_id), updated_at = now() WHERE id = $1',
-      [existing.id, projectId, userId, typeId ?? null]);
+      [existing.id, ids.projectId, ids.userId, ids.typeId ?? null]);
   }
   return existing;
 }
