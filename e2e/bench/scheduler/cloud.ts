@@ -39,7 +39,10 @@ function canConnect(port: number): Promise<boolean> {
 
 /** Spawns a node service (logs at warn, passed through) and resolves once `port` accepts connections (rejects on exit or after 120 s). */
 async function startProcess(name: string, script: string, env: Record<string, string>, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, script)], { env: { ...process.env, CELLSCHED_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // NOTE: CELLSCHED_BENCH_CPU_PROF=DIR writes a V8 CPU profile of every child (placement, replicas) into DIR.
+  const prof = process.env.CELLSCHED_BENCH_CPU_PROF;
+  const flags = prof === undefined || prof === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`];
+  const child = spawn(process.execPath, [...flags, join(ROOT, script)], { env: { ...process.env, CELLSCHED_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   for (const stream of [child.stdout, child.stderr]) {
     if (stream !== null) createInterface({ input: stream }).on('line', (line) => {
       // NOTE: expected failures (capacity, NoValidHost) log at warn; only errors and non-JSON output are shown.

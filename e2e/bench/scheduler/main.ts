@@ -1,6 +1,6 @@
 /**
  * `pnpm bench scheduler [--sizes 1000,5000,10000] [--replicas 1,2,4] [--clients 8] [--decisions 300]
- *  [--max-results 1000] [--subset 1] [--race] [--race-only] [--race-requests 2000] [--race-capacity 1500] [--out FILE.json]`
+ *  [--max-results 1000] [--subset 1] [--sample N] [--race] [--race-only] [--race-requests 2000] [--race-capacity 1500] [--stages] [--out FILE.json]`
  *
  * Per size: a fresh cloud (placement + API + 2 cells on PostgreSQL, placement as its own process)
  * with N hosts spread over 2 cells, then for each replica count: scheduler replicas as separate
@@ -14,16 +14,17 @@ import { cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { placementUsage, uniformHosts } from './seed';
 import { BenchCloud } from './cloud';
+import { stages } from './stages';
 import { type RunStats, type SchedulerClient, clientsFor, closedLoop, decide } from './measure';
 
 interface Args {
-  sizes: number[]; replicas: number[]; clients: number; decisions: number; maxResults: number; subset: number;
-  race: boolean; raceOnly: boolean; raceRequests: number; raceCapacity: number; out?: string;
+  sizes: number[]; replicas: number[]; clients: number; decisions: number; maxResults: number; subset: number; sample?: number;
+  race: boolean; raceOnly: boolean; stages: boolean; raceRequests: number; raceCapacity: number; out?: string;
 }
 
 function parseArgs(argv: readonly string[]): Args {
   const a: Args = { sizes: [1000, 5000, 10000], replicas: [1, 2, 4], clients: 8, decisions: 300, maxResults: 1000, subset: 1,
-    race: false, raceOnly: false, raceRequests: 2000, raceCapacity: 1500 };
+    race: false, raceOnly: false, stages: false, raceRequests: 2000, raceCapacity: 1500 };
   const list = (v: string): number[] => v.split(',').filter(Boolean).map(Number);
   for (let i = 0; i < argv.length; i++) {
     const [k, v] = [argv[i], argv[i + 1] ?? ''];
@@ -33,10 +34,11 @@ function parseArgs(argv: readonly string[]): Args {
     else if (k === '--decisions') a.decisions = Number(v);
     else if (k === '--max-results') a.maxResults = Number(v);
     else if (k === '--subset') a.subset = Number(v);
+    else if (k === '--sample') a.sample = Number(v);
     else if (k === '--race-requests') a.raceRequests = Number(v);
     else if (k === '--race-capacity') a.raceCapacity = Number(v);
     else if (k === '--out') a.out = v;
-    else if (k === '--race') { a.race = true; continue; } else if (k === '--race-only') { a.race = true; a.raceOnly = true; continue; } else {
+    else if (k === '--stages') { a.stages = true; continue; } else if (k === '--race') { a.race = true; continue; } else if (k === '--race-only') { a.race = true; a.raceOnly = true; continue; } else {
       throw new Error(`unknown argument ${k}`);
     }
     i += 1;
@@ -66,6 +68,17 @@ async function benchSize(hosts: number, a: Args, env: Record<string, string>): P
     await cloud.close();
   }
   return rows;
+}
+
+/** `--stages`: per-stage medians at each size (see stages.ts). */
+async function stageProbe(hosts: number, a: Args, env: Record<string, string>): Promise<Record<string, number>> {
+  const cloud = await BenchCloud.create();
+  try {
+    await cloud.addHosts(uniformHosts(hosts, 2, { vcpus: 64, memoryMb: 262144, diskGb: 4000 }));
+    return { hosts, ...(await stages(cloud, a.maxResults, a.clients, env)) };
+  } finally {
+    await cloud.close();
+  }
 }
 
 async function race(a: Args, env: Record<string, string>): Promise<Record<string, number | boolean>> {
@@ -105,10 +118,17 @@ function printTable(rows: readonly Row[]): void {
 
 async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2));
-  const env = { CELLSCHED_SCHEDULER_MAX_PLACEMENT_RESULTS: String(a.maxResults), CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: String(a.subset) };
+  const env: Record<string, string> = { CELLSCHED_SCHEDULER_MAX_PLACEMENT_RESULTS: String(a.maxResults), CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: String(a.subset),
+    ...(a.sample === undefined ? {} : { CELLSCHED_SCHEDULER_HOST_SAMPLE_SIZE: String(a.sample) }) };
   const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? '?', load_average_at_start: loadavg().map((x) => x.toFixed(2)).join(' ') };
-  console.log(`machine: ${JSON.stringify(machine)}; clients ${a.clients}, decisions ${a.decisions}, max_placement_results ${a.maxResults}, host_subset_size ${a.subset}`);
+  console.log(`machine: ${JSON.stringify(machine)}; clients ${a.clients}, decisions ${a.decisions}, max_placement_results ${a.maxResults}, host_subset_size ${a.subset}, host_sample_size ${a.sample ?? 'default'}`);
   const rows: Row[] = [];
+  if (a.stages) {
+    const probes = [];
+    for (const size of a.sizes) probes.push(await stageProbe(size, a, env));
+    console.log(`stages: ${JSON.stringify(probes)}`);
+    return;
+  }
   if (!a.raceOnly) for (const size of a.sizes) rows.push(...(await benchSize(size, a, env)));
   if (rows.length > 0) printTable(rows);
   const raceResult = a.race ? await race(a, env) : undefined;
