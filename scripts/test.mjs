@@ -40,6 +40,18 @@ function gabbi() {
   return r.status ?? 1;
 }
 
+// The chaos suite's CI profile (e2e/chaos): one private stack, the ci-flagged scenarios; a scenario counts as one test.
+function chaos() {
+  const out = join(mkdtempSync(join(tmpdir(), 'cellsched-chaos-')), 'report.json');
+  const status = run('node', ['scripts/chaos.mjs', '--profile', 'ci', '--out', out]);
+  if (!existsSync(out)) { console.error('chaos wrote no report'); return status || 1; }
+  const r = JSON.parse(readFileSync(out, 'utf8'));
+  const ok = r.scenarios.filter((s) => s.ok).length;
+  totals.passed += ok; totals.failed += r.scenarios.length - ok;
+  if (r.scenarios.length === 0) { console.error('chaos ran no scenario'); return 1; }
+  return status;
+}
+
 function genIsFresh() {
   const gen = join(root, 'packages/wire/src/gen');
   const keep = mkdtempSync(join(tmpdir(), 'cellsched-gen-'));
@@ -69,6 +81,7 @@ const STEPS = {
   gabbi,
   // The boot flow against the real multi-process system (its own private stack).
   e2e: () => jest('e2e/boot/jest.config.js', ['--runInBand']),
+  chaos,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');
