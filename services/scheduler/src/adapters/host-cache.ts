@@ -21,6 +21,13 @@ export interface HostCacheOptions {
   readonly refreshMs: number;
   /** A full reload (every node of every cell) at most this often (ms). */
   readonly fullResyncMs: number;
+  /**
+   * A copy older than this is not answered from: the lookup waits for the refresh (default
+   * 3 x refreshMs). Under load the background refresh keeps the copy younger; after an idle
+   * spell the copy is as old as the spell, and a service disabled or enabled meanwhile
+   * (os-services) must not be decided on from it.
+   */
+  readonly maxStaleMs?: number;
   readonly now?: () => number;
   /** Told about a failed refresh that was answered from the cache (e.g. a cell DB is down). */
   readonly onRefreshError?: (err: unknown) => void;
@@ -115,7 +122,8 @@ export class HostCache {
   /**
    * Once loaded, a stale cache answers at once and refreshes in the background (one refresh in
    * flight): a request never waits for the cells' read, which after every heartbeat round holds
-   * every host (10,000 rows). Before the first load, the caller waits (and sees its error).
+   * every host (10,000 rows) — unless the copy is older than `maxStaleMs` (after an idle spell),
+   * then it waits. Before the first load, the caller waits (and sees its error).
    * NOTE: a failed refresh (a cell DB down) keeps answering from the cache, like Nova's
    * scheduler skipping a cell that does not answer. Stale records expire by themselves: their
    * heartbeats age past service_down_time and ComputeFilter then treats those hosts as down.
@@ -126,12 +134,16 @@ export class HostCache {
       await this.refresh();
       return;
     }
-    if (this.inFlight !== undefined) return;
-    this.refresh().catch((err: unknown) => {
-      this.lastRefresh = this.now(); // retry after refreshMs, not on every request
-      this.stats.refreshErrors += 1;
-      this.opts.onRefreshError?.(err);
-    });
+    const tooOld = this.now() - this.lastRefresh >= (this.opts.maxStaleMs ?? 3 * this.opts.refreshMs);
+    if (this.inFlight === undefined) {
+      this.refresh().catch((err: unknown) => {
+        this.lastRefresh = this.now(); // retry after refreshMs, not on every request
+        this.stats.refreshErrors += 1;
+        this.opts.onRefreshError?.(err);
+      });
+    }
+    // NOTE: a failed refresh still answers from the cache (as above), only later.
+    if (tooOld) await this.inFlight?.catch(() => undefined);
   }
 
   private async doRefresh(forceFull: boolean): Promise<void> {
