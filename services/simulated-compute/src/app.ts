@@ -22,7 +22,7 @@ export interface SimulatedComputeOptions {
   readonly heartbeatIntervalMs: number;
   /** Builds in flight in the whole process (the queue's prefetch). */
   readonly prefetch: number;
-  /** Hosts reported to placement at a time. Default 8. */
+  /** Hosts reported to placement at a time. Default 8 (the config default is 16). */
   readonly placementConcurrency?: number;
   readonly faults: FaultPlan;
   readonly seed: number;

@@ -28,7 +28,7 @@ export const simulatedComputeConfigSchema = defineConfig({
     help: "This process's name in the cell (letters, digits, '.', '_', ':', '-'): its queue is compute-pool.<cell>.<name>. Default <host prefix><first host>. Keep it across restarts.",
   },
   prefetch: { type: 'int', env: 'CELLSCHED_COMPUTE_PREFETCH', default: 256, min: 1, max: 10000, help: "Builds in flight in this process (its queue's prefetch), all hosts together." },
-  placementConcurrency: { type: 'int', env: 'CELLSCHED_COMPUTE_PLACEMENT_CONCURRENCY', default: 8, min: 1, max: 256, help: 'Hosts reported to placement at a time at start-up.' },
+  placementConcurrency: { type: 'int', env: 'CELLSCHED_COMPUTE_PLACEMENT_CONCURRENCY', default: 16, min: 1, max: 256, help: 'Hosts reported to placement at a time at start-up.' },
   rescheduleRate: { type: 'float', env: 'CELLSCHED_BUILD_FAILURE_RATE', default: 0, min: 0, max: 1, help: 'Initial share of builds failing reschedulably.' },
   abortRate: { type: 'float', env: 'CELLSCHED_BUILD_ABORT_RATE', default: 0, min: 0, max: 1, help: 'Initial share of builds failing non-reschedulably.' },
   seed: { type: 'int', env: 'CELLSCHED_COMPUTE_SEED', default: 1, min: 0, max: 4294967295, help: 'Seed of the fault draws (printed at start).' },
