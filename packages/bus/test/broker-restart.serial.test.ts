@@ -42,6 +42,10 @@ it('consumes every confirmed cast after a broker restart in the middle of the st
   await consumer.serve(EchoServiceService, {
     echoCast: async (req) => { consumed.set(req.seq, (consumed.get(req.seq) ?? 0) + 1); },
   }, { prefetch: 50 });
+  // A server pool on the same connection: after the restart it must take its queue and owner lock back.
+  const poolSeen: string[] = [];
+  const poolServers = Array.from({ length: 50 }, (_, i) => `p${i}`);
+  await consumer.serve(EchoServiceService, { echoCast: async (_req, ctx) => { poolSeen.push(ctx.server ?? '?'); } }, { servers: poolServers, queue: 'echo-pool.restart' });
   const publisher = await Bus.connect({ url: vhost.url, logger: testLogger, name: 'restart-publisher', reconnectBackoff: FAST_RECONNECT, castTimeoutMs: 90_000 });
   buses.push(publisher);
   const client = publisher.castClient(EchoServiceService);
@@ -78,4 +82,8 @@ it('consumes every confirmed cast after a broker restart in the middle of the st
   expect(publisher.reconnects).toBeGreaterThanOrEqual(1);
   expect(consumer.reconnects).toBeGreaterThanOrEqual(1);
   expect(publisher.connected && consumer.connected).toBe(true);
+
+  await Promise.all(poolServers.map((server, i) => client.cast('echoCast', echo(i), { server })));
+  await waitFor('the pool to consume its casts', () => (poolSeen.length >= poolServers.length ? true : undefined), 30_000);
+  expect([...poolSeen].sort()).toEqual([...poolServers].sort());
 });
