@@ -3,12 +3,29 @@
 import type { Scenario } from '../scenario';
 import { reschedulableFailures } from './01-reschedulable-failures';
 import { nonReschedulableFailures } from './02-non-reschedulable-failures';
+import { computeKilledForGood, computeKillRestart } from './03-compute-kill';
+import { cellConductorKill } from './04-cell-conductor-kill';
+import { schedulerKill } from './05-scheduler-kill';
+import { superConductorKill } from './06-super-conductor-kill';
+import { placementRestart } from './07-placement-restart';
+import { rabbitmqRestart } from './08-rabbitmq-restart';
 import { schedulersFillCloud } from './09-schedulers-fill-cloud';
 import { deletesRacingBuilds } from './10-deletes-racing-builds';
+import { postgresRestart } from './11-postgres-restart';
+import { cellCutOff } from './12-cell-cut-off';
 
 export const SCENARIOS: readonly Scenario[] = [
   reschedulableFailures,
   nonReschedulableFailures,
+  computeKillRestart,
+  computeKilledForGood,
+  cellConductorKill,
+  schedulerKill,
+  superConductorKill,
+  placementRestart,
+  rabbitmqRestart,
   schedulersFillCloud,
   deletesRacingBuilds,
+  postgresRestart,
+  cellCutOff,
 ];
