@@ -28,6 +28,8 @@ export interface SchedulerAppOptions {
   readonly dbPoolSize: number;
   readonly hostCacheRefreshMs: number;
   readonly hostCacheFullResyncMs: number;
+  /** Look-back of each incremental host-cache read (default 2 s). */
+  readonly hostCacheOverlapMs?: number;
   readonly groupLockTimeoutMs: number;
   /** How long this replica reuses a candidates answer (0: ask placement every time). */
   readonly candidateCacheTtlMs: number;
@@ -70,7 +72,7 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
   try {
     const apiDb = pool(o.apiDbUrl, 'api');
     const cache = new HostCache({
-      apiDb, refreshMs: o.hostCacheRefreshMs, fullResyncMs: o.hostCacheFullResyncMs,
+      apiDb, refreshMs: o.hostCacheRefreshMs, fullResyncMs: o.hostCacheFullResyncMs, ...(o.hostCacheOverlapMs === undefined ? {} : { overlapMs: o.hostCacheOverlapMs }),
       onRefreshError: (err) => o.logger.warn({ err }, 'host cache refresh failed: answering from the cache'),
       cells: o.cells.map((c) => ({ uuid: c.uuid, db: pool(c.dbUrl, `cell-${c.uuid.slice(0, 8)}`) })),
     });

@@ -28,6 +28,12 @@ export interface HostCacheOptions {
    * (os-services) must not be decided on from it.
    */
   readonly maxStaleMs?: number;
+  /**
+   * How far each incremental read looks back before the previous one (late commits: writers
+   * stamp their transaction's start time). Every row changed in that window is read again by
+   * each refresh, so with heartbeats of every host it is the cache's main cost. Default 2 s.
+   */
+  readonly overlapMs?: number;
   readonly now?: () => number;
   /** Told about a failed refresh that was answered from the cache (e.g. a cell DB is down). */
   readonly onRefreshError?: (err: unknown) => void;
@@ -164,7 +170,7 @@ export class HostCache {
   }
 
   private async readCell(cell: CellState, full: boolean): Promise<void> {
-    const changes = await listHostRecordsChangedSince(cell.source.db, full ? undefined : cell.since);
+    const changes = await listHostRecordsChangedSince(cell.source.db, full ? undefined : cell.since, { overlapMs: this.opts.overlapMs ?? 2000 });
     if (full) cell.raw.clear();
     for (const h of changes.hosts) {
       if (h.node.deletedAt === null) cell.raw.set(h.node.uuid, h);

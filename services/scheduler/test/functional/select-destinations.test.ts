@@ -155,3 +155,24 @@ test('a stale host cache answers at once from its copy and refreshes in the back
   expect(app.cache.stats.refreshes).toBe(refreshes + 1);
   expect((await app.cache.getComputeNodes([victim.uuid])).get(victim.uuid)?.serviceDisabled).toBe(true);
 });
+
+test('an incremental host-cache read looks back its overlap (2 s) for late commits, not further', async () => {
+  const hosts = await reset([{ host: 'ov-1', cell: 0, ...size }, { host: 'ov-2', cell: 0, ...size }]);
+  const db = cloud.cells[0]?.db.pool;
+  if (db === undefined) throw new Error('no cell');
+  await db.query("UPDATE compute_nodes SET updated_at = now() - interval '1 hour'");
+  await db.query("UPDATE services SET updated_at = now() - interval '1 hour'");
+  await app.cache.refresh({ full: true });
+  await app.cache.refresh(); // the cursor is now (database time) - 2 s
+  // Two late commits: one stamped 1 s ago (inside the look-back), one 3.5 s ago (outside 2 s, inside
+  // the cell-db default of 5 s: this is what the shorter overlap saves). NOTE: holds while these
+  // statements run within 1.5 s of the refresh above.
+  await db.query("UPDATE services SET updated_at = now() - interval '1 second', disabled = true WHERE host = $1", [hosts[0]?.host]);
+  await db.query("UPDATE services SET updated_at = now() - interval '3.5 seconds', disabled = true WHERE host = $1", [hosts[1]?.host]);
+  const before = app.cache.stats.rowsRead;
+  await app.cache.refresh();
+  expect(app.cache.stats.rowsRead - before).toBe(1);
+  const records = await app.cache.getComputeNodes(hosts.map((h) => h.uuid));
+  expect(records.get(hosts[0]?.uuid ?? '')?.serviceDisabled).toBe(true);
+  expect(records.get(hosts[1]?.uuid ?? '')?.serviceDisabled).toBe(false); // older than the overlap: left to the full resync
+});
