@@ -6,6 +6,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { ProviderMap } from '../../domain/candidates/provider-map';
+import { noteDerivedSnapshot } from '../../domain/candidates/snapshot-index';
 import type { CandidateSnapshot, InventoryUsage, ProviderNode } from '../../domain/candidates/types';
 
 interface MutableNode {
@@ -44,26 +45,53 @@ const Q_RCS = 'SELECT id, name FROM resource_classes ORDER BY id';
 const Q_TRAIT_NAMES = 'SELECT id, name FROM traits ORDER BY id';
 const Q_AGG_UUIDS = 'SELECT id, uuid::text FROM placement_aggregates ORDER BY id';
 
-/** The snapshot's xmin: every transaction it does not see has an xid >= this. */
-const Q_XMIN = 'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin';
+/**
+ * Which transactions a database snapshot does not see: those with an xid >= xmax and
+ * those in progress (xip) when it was taken. Any change missing from a snapshot was made
+ * by one of them, whatever order the writers committed in (a sequence would not tell).
+ * Precise rather than "xid >= xmin": a long transaction elsewhere in the cluster (xids
+ * are cluster-wide) holds xmin back, and would make every check re-read everything
+ * logged since it began.
+ */
+const SNAPSHOT_COLUMNS = 'pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax, ARRAY(SELECT pg_snapshot_xip(s)::text) AS xip';
+const Q_SNAPSHOT = `SELECT ${SNAPSHOT_COLUMNS} FROM pg_current_snapshot() s`;
 
-/** Whether the log may have lost rows a reader at xmin $1 needs (pruned), as SQL. */
+/** Whether every log row a reader at xmin $1 may need is still there (not pruned), as SQL. */
 const LOG_OK = 'COALESCE((SELECT pruned_below <= $1::xid8 FROM candidate_changes_horizon), false)';
 
 /**
  * The cheap check, one statement in its own snapshot (no BEGIN): has anything been
- * logged since the cached snapshot's xmin? Uses the xid index only.
+ * logged by a transaction the cached snapshot ($1 xmin, $2 xmax, $3 xip) did not see?
+ * Index lookups only: `max(xid)` reads one entry whatever the table's statistics (an
+ * EXISTS over a range may be planned as a sequential scan on a fresh table).
  */
-const Q_CHANGED = `
-  SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, ${LOG_OK} AS log_ok,
-         EXISTS (SELECT 1 FROM candidate_changes WHERE xid >= $1::xid8) AS changed`;
+const Q_CHANGED = {
+  name: 'candidates-changed',
+  text: `SELECT ${SNAPSHOT_COLUMNS}, ${LOG_OK} AS log_ok,
+         COALESCE((SELECT max(xid) FROM candidate_changes) >= $2::xid8, false)
+           OR EXISTS (SELECT 1 FROM candidate_changes WHERE xid = ANY($3::xid8[])) AS changed
+    FROM pg_current_snapshot() s`,
+};
 
-/** What changed since xmin $1, read in the new snapshot's transaction. */
-const Q_CHANGES = `
-  SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, ${LOG_OK} AS log_ok,
-         COALESCE(bool_or(kind = 'f'), false) AS full_reload, COALESCE(bool_or(kind = 'n'), false) AS names,
-         COALESCE(array_agg(DISTINCT resource_provider_id) FILTER (WHERE kind = 'p'), '{}') AS ids
-    FROM candidate_changes WHERE xid >= $1::xid8`;
+/** More log rows than this since the cached snapshot: reload everything instead. */
+const MAX_LOGGED = 5000;
+
+/**
+ * What changed since the cached snapshot ($1 xmin, $2 xmax, $3 xip), read as the first
+ * statement of the new snapshot's transaction (ORDER BY + LIMIT keeps the range on the
+ * xid index whatever the statistics).
+ */
+const Q_CHANGES = {
+  name: 'candidates-changes',
+  text: `
+  WITH c AS ((SELECT kind, resource_provider_id FROM candidate_changes WHERE xid >= $2::xid8 ORDER BY xid LIMIT ${MAX_LOGGED + 1})
+             UNION ALL
+             (SELECT kind, resource_provider_id FROM candidate_changes WHERE xid = ANY($3::xid8[]) LIMIT ${MAX_LOGGED + 1})),
+       agg AS (SELECT COALESCE(bool_or(kind = 'f'), false) OR count(*) > ${MAX_LOGGED} AS full_reload,
+                      COALESCE(bool_or(kind = 'n'), false) AS names,
+                      COALESCE(array_agg(DISTINCT resource_provider_id) FILTER (WHERE kind = 'p'), '{}') AS ids FROM c)
+  SELECT ${SNAPSHOT_COLUMNS}, ${LOG_OK} AS log_ok, agg.* FROM pg_current_snapshot() s, agg`,
+};
 
 /** Deletes log rows below $1 and records the bound, in one statement. */
 const Q_PRUNE = `
@@ -75,8 +103,9 @@ const Q_PRUNE = `
 
 type Row = unknown[];
 
-async function rows(client: PoolClient, text: string, values?: unknown[]): Promise<Row[]> {
-  const res = await client.query<Row>({ text, rowMode: 'array', ...(values ? { values } : {}) });
+/** Runs a query in array row mode; `name` makes it a prepared statement (planned once per connection). */
+async function rows(client: PoolClient, text: string, values?: unknown[], name?: string): Promise<Row[]> {
+  const res = await client.query<Row>({ text, rowMode: 'array', ...(values ? { values } : {}), ...(name ? { name } : {}) });
   return res.rows;
 }
 
@@ -192,7 +221,7 @@ async function loadAll(client: PoolClient): Promise<CandidateSnapshot> {
 async function loadChanged(client: PoolClient, prev: CandidateSnapshot, ids: readonly number[], names: Names | null): Promise<CandidateSnapshot | null> {
   const results: Row[][] = [[], [], [], []];
   if (ids.length > 0) {
-    for (const [i, q] of [Q_PROVIDERS_OF, Q_INVENTORIES_OF, Q_TRAITS_OF, Q_AGGS_OF].entries()) results[i] = await rows(client, q, [ids]);
+    for (const [i, q] of [Q_PROVIDERS_OF, Q_INVENTORIES_OF, Q_TRAITS_OF, Q_AGGS_OF].entries()) results[i] = await rows(client, q, [ids], `candidates-of-${i}`);
   }
   const fresh = assembleNodes(results);
   const deleted = ids.filter((id) => !fresh.has(id));
@@ -217,7 +246,9 @@ async function loadChanged(client: PoolClient, prev: CandidateSnapshot, ids: rea
     byUuid = copy;
   }
   const keptNames = names === null || sameNames(names, prev) ? prev : names;
-  return snapshotOf(providers, byUuid, keptNames, treeNodes);
+  const next = snapshotOf(providers, byUuid, keptNames, treeNodes);
+  noteDerivedSnapshot(next, prev, ids);
+  return next;
 }
 
 async function inSnapshotTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
@@ -240,10 +271,25 @@ export async function loadCandidateSnapshot(pool: Pool): Promise<CandidateSnapsh
   return inSnapshotTransaction(pool, loadAll);
 }
 
-/** A snapshot and the xmin of the database snapshot it was read in. */
+/** Which transactions a database snapshot did not see (see SNAPSHOT_COLUMNS). */
+interface Unseen {
+  readonly xmin: string;
+  readonly xmax: string;
+  readonly xip: string[];
+}
+
+/** A snapshot and what its database snapshot did not see. */
 interface Cached {
   readonly snapshot: CandidateSnapshot;
-  readonly xmin: string;
+  readonly unseen: Unseen;
+}
+
+function unseenOf(row: Unseen): Unseen {
+  return { xmin: row.xmin, xmax: row.xmax, xip: row.xip };
+}
+
+function args(u: Unseen): unknown[] {
+  return [u.xmin, u.xmax, u.xip];
 }
 
 /** How the last refresh went (tests and benchmarks read it). */
@@ -313,35 +359,35 @@ export class CandidateSnapshotCache {
     this.lastRefresh = kind;
     this.refreshes[kind]++;
     const last = this.xmins[this.xmins.length - 1];
-    if (!last || Date.now() - last[0] >= 1000) this.xmins.push([Date.now(), cached.xmin]);
+    if (!last || Date.now() - last[0] >= 1000) this.xmins.push([Date.now(), cached.unseen.xmin]);
     return cached.snapshot;
   }
 
   private async refresh(): Promise<CandidateSnapshot> {
     const hit = this.cached;
     if (hit) {
-      const check = await this.pool.query<{ xmin: string; log_ok: boolean; changed: boolean }>(Q_CHANGED, [hit.xmin]);
+      const check = await this.pool.query<Unseen & { log_ok: boolean; changed: boolean }>({ ...Q_CHANGED, values: args(hit.unseen) });
       const row = check.rows[0];
       if (row && row.log_ok && !row.changed) {
-        // NOTE: nothing committed since hit.xmin is logged, so hit equals this statement's
-        // state, whose xmin bounds anything not yet visible.
-        this.note('unchanged', { snapshot: hit.snapshot, xmin: row.xmin });
+        // NOTE: no transaction hit did not see has logged a change visible now, so hit
+        // equals this statement's state.
+        this.note('unchanged', { snapshot: hit.snapshot, unseen: unseenOf(row) });
         this.maybePrune();
         return hit.snapshot;
       }
     }
     const [kind, next] = await inSnapshotTransaction(this.pool, async (client): Promise<[RefreshKind, Cached]> => {
       if (hit) {
-        const res = await client.query<{ xmin: string; log_ok: boolean; full_reload: boolean; names: boolean; ids: number[] }>(Q_CHANGES, [hit.xmin]);
+        const res = await client.query<Unseen & { log_ok: boolean; full_reload: boolean; names: boolean; ids: number[] }>({ ...Q_CHANGES, values: args(hit.unseen) });
         const c = res.rows[0];
         if (c && c.log_ok && !c.full_reload) {
           const names = c.names ? await loadNames(client) : null;
           const snapshot = await loadChanged(client, hit.snapshot, c.ids, names);
-          if (snapshot) return ['incremental', { snapshot, xmin: c.xmin }];
+          if (snapshot) return ['incremental', { snapshot, unseen: unseenOf(c) }];
         }
       }
-      const xmin = (await client.query<{ xmin: string }>(Q_XMIN)).rows[0]?.xmin ?? '0';
-      return ['full', { snapshot: await loadAll(client), xmin }];
+      const unseen = (await client.query<Unseen>(Q_SNAPSHOT)).rows[0] as Unseen;
+      return ['full', { snapshot: await loadAll(client), unseen: unseenOf(unseen) }];
     });
     this.note(kind, next);
     this.maybePrune();
@@ -362,6 +408,6 @@ export class CandidateSnapshotCache {
 
   /** Prunes the log below the current cached xmin now (tests). */
   async pruneNow(): Promise<void> {
-    if (this.cached) await this.pool.query(Q_PRUNE, [this.cached.xmin]);
+    if (this.cached) await this.pool.query(Q_PRUNE, [this.cached.unseen.xmin]);
   }
 }

@@ -2,8 +2,8 @@
  * Per-request-group preparation (Placement's RequestGroupSearchContext): names resolved to
  * ids, aggregate and tree filters, and the providers with capacity for each requested class.
  */
-import { fits } from './capacity';
 import { CandidateQueryError, NoCandidates } from './errors';
+import { aggregateMembers, classIndex } from './snapshot-index';
 import type { CandidateSnapshot, ProviderNode, RequestGroup } from './types';
 
 /** A request group ready to search: ids instead of names, filters precomputed. */
@@ -34,12 +34,15 @@ export function traitIds(snap: CandidateSnapshot, names: readonly string[]): num
 /** Providers that are members of at least one aggregate of each inner list. */
 export function providersInAggregates(snap: CandidateSnapshot, memberOf: readonly (readonly string[])[]): Set<number> {
   const idSets = memberOf.map((uuids) => uuids.map((u) => snap.aggregateIdByUuid.get(u)).filter((id): id is number => id !== undefined));
-  const result = new Set<number>();
-  if (idSets.some((ids) => ids.length === 0)) return result;
-  for (const p of snap.providers.values()) {
-    if (idSets.every((ids) => ids.some((id) => p.aggregates.has(id)))) result.add(p.id);
+  if (idSets.length === 0) return new Set(snap.providers.keys());
+  let result: Set<number> | null = null;
+  if (idSets.some((ids) => ids.length === 0)) return new Set();
+  for (const ids of idSets) {
+    const any = new Set<number>();
+    for (const agg of ids) for (const id of aggregateMembers(snap, agg)) if (result === null || result.has(id)) any.add(id);
+    result = any;
   }
-  return result;
+  return result ?? new Set();
 }
 
 function resolveResources(snap: CandidateSnapshot, group: RequestGroup): [number, number][] {
@@ -61,11 +64,15 @@ function resolveTreeRoot(snap: CandidateSnapshot, inTree: string | null): number
 }
 
 function providersWithResource(snap: CandidateSnapshot, rcId: number, amount: number, treeRootId: number | null): ProviderNode[] {
+  // NOTE: the capacity rule of `fits`, on the class index's columns.
+  const { ids, rootIds, used, capacity, minUnit, maxUnit, stepSize } = classIndex(snap, rcId);
   const out: ProviderNode[] = [];
-  for (const p of snap.providers.values()) {
-    if (treeRootId !== null && p.rootId !== treeRootId) continue;
-    const inv = p.inventories.get(rcId);
-    if (inv && fits(inv, amount)) out.push(p);
+  for (let i = 0; i < ids.length; i++) {
+    if (treeRootId !== null && rootIds[i] !== treeRootId) continue;
+    if ((used[i] as number) + amount <= (capacity[i] as number) && amount >= (minUnit[i] as number) && amount <= (maxUnit[i] as number) && amount % (stepSize[i] as number) === 0) {
+      const p = snap.providers.get(ids[i] as number);
+      if (p) out.push(p);
+    }
   }
   return out;
 }

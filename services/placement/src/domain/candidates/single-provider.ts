@@ -3,8 +3,8 @@
  * the unsuffixed group when there are neither trees nor sharing providers
  * (Placement's get_provider_ids_matching + _alloc_candidates_single_provider).
  */
-import { fits } from './capacity';
 import type { GroupContext } from './group-context';
+import { traitMembers } from './snapshot-index';
 import type { AllocationRequest, ProviderNode } from './types';
 import { MISC_SHARES_VIA_AGGREGATE, anchorsForSharingProvider, inFilteredAnchors, type WideContext } from './wide-context';
 
@@ -19,7 +19,7 @@ function providersWithRequiredTraits(ctx: WideContext, required: readonly (reado
 
 function providersWithAnyTrait(ctx: WideContext, traits: readonly number[]): Set<number> {
   const out = new Set<number>();
-  for (const p of ctx.snap.providers.values()) if (traits.some((t) => p.traits.has(t))) out.add(p.id);
+  for (const t of traits) for (const id of traitMembers(ctx.snap, t)) out.add(id);
   return out;
 }
 
@@ -62,17 +62,21 @@ export function providersMatchingGroup(ctx: WideContext, g: GroupContext): Provi
       (p) => (filtered.size === 0 || filtered.has(p.id)) && !forbidden.has(p.id) && (g.treeRootId === null || p.rootId === g.treeRootId),
     );
   }
-  // NOTE: a provider is in rpsWithResource[rc] iff it is in the group's tree and fits the
-  // amount, so membership in every class's list is checked on the provider itself.
-  const last = g.rpsWithResource.get((g.resources[g.resources.length - 1] as readonly [number, number])[0]) ?? [];
-  const others = g.resources.slice(0, -1);
+  // NOTE: every rpsWithResource list is in id order: intersect them by merging.
+  const lists = g.resources.map(([rcId]) => g.rpsWithResource.get(rcId) ?? []);
+  const last = lists[lists.length - 1] ?? [];
+  const others = lists.slice(0, -1);
+  const at = others.map(() => 0);
   const out: ProviderNode[] = [];
   for (const p of last) {
     if (filtered.size > 0 ? !filtered.has(p.id) : forbidden.has(p.id)) continue;
     let all = true;
-    for (const [rcId, amount] of others) {
-      const inv = p.inventories.get(rcId);
-      if (inv === undefined || !fits(inv, amount)) {
+    for (let k = 0; k < others.length; k++) {
+      const list = others[k] as readonly ProviderNode[];
+      let i = at[k] as number;
+      while (i < list.length && (list[i] as ProviderNode).id < p.id) i++;
+      at[k] = i;
+      if (i >= list.length || (list[i] as ProviderNode).id !== p.id) {
         all = false;
         break;
       }

@@ -4,6 +4,7 @@
  */
 import { NoCandidates } from './errors';
 import { traitIds } from './group-context';
+import { traitMembers } from './snapshot-index';
 import type { CandidateSnapshot, ProviderNode, RequestWideParams } from './types';
 
 /** The trait that marks a provider as sharing its inventory through its aggregates. */
@@ -39,11 +40,8 @@ export function buildWideContext(snap: CandidateSnapshot, params: RequestWidePar
     anchorRootIds = rootsWithTraits(snap, traitIds(snap, params.rootRequired), traitIds(snap, params.rootForbidden));
     if (anchorRootIds.size === 0) throw new NoCandidates();
   }
-  const sharing = new Set<number>();
   const shareTrait = snap.traitIdByName.get(MISC_SHARES_VIA_AGGREGATE);
-  if (shareTrait !== undefined) {
-    for (const p of snap.providers.values()) if (p.traits.has(shareTrait)) sharing.add(p.id);
-  }
+  const sharing = new Set<number>(shareTrait === undefined ? [] : traitMembers(snap, shareTrait));
   return { snap, params, anchorRootIds, sharing, summarizedRoots: new Set(), membersByAggregate: null };
 }
 
