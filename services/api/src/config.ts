@@ -17,6 +17,11 @@ export const apiConfigSchema = defineConfig({
   host: { type: 'string', env: 'CELLSCHED_API_HOST', default: '127.0.0.1', help: 'Address the compute API listens on.' },
   port: { type: 'int', env: 'CELLSCHED_API_PORT', default: 8774, min: 0, max: 65535, help: 'Port of the compute API (8774 like Nova).' },
   dbPoolSize: { type: 'int', env: 'CELLSCHED_API_DB_POOL', default: 10, min: 1, max: 500, help: 'PostgreSQL connections to the API DB.' },
+  cellDbUser: {
+    type: 'string', env: 'CELLSCHED_API_CELL_DB_USER',
+    help: "Read-only PostgreSQL role for the cell DBs (SELECT on what the api shows); unset: the cell mapping's credentials, in read-only sessions.",
+  },
+  cellDbPassword: { type: 'string', env: 'CELLSCHED_API_CELL_DB_PASSWORD', help: 'Password of cellDbUser.', secret: true },
   cellDbPoolSize: { type: 'int', env: 'CELLSCHED_API_CELL_DB_POOL', default: 4, min: 1, max: 100, help: 'PostgreSQL connections per cell DB (read-only).' },
   cellTimeout: { type: 'duration', env: 'CELLSCHED_API_CELL_TIMEOUT', default: '3s', help: 'Per-cell timeout of a scatter-gather; a slower cell is shown as down.' },
   castTimeout: { type: 'duration', env: 'CELLSCHED_API_CAST_TIMEOUT', default: '5s', help: 'How long a request waits for a cast confirm before answering and retrying in the background.' },

@@ -21,7 +21,11 @@ async function main(): Promise<void> {
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
   const bus = await Bus.connect({ url: config.transportUrl, logger: log, name: `api@${hostname()}` });
-  const cells = new PgCellDatabases({ timeoutMs: config.cellTimeout, poolSize: config.cellDbPoolSize, onIdleError: (err) => log.warn({ err }, 'cell db connection lost') });
+  if ((config.cellDbUser === undefined) !== (config.cellDbPassword === undefined)) throw new Error('set both CELLSCHED_API_CELL_DB_USER and CELLSCHED_API_CELL_DB_PASSWORD, or neither');
+  const credentials = config.cellDbUser === undefined ? undefined : { user: config.cellDbUser, password: config.cellDbPassword ?? '' };
+  const cells = new PgCellDatabases({
+    timeoutMs: config.cellTimeout, poolSize: config.cellDbPoolSize, credentials, onIdleError: (err) => log.warn({ err }, 'cell db connection lost'),
+  });
   const retrier = new CastRetrier(log);
   const deps = {
     apiDb, cells, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: config.defaultAvailabilityZone,

@@ -10,15 +10,22 @@ export interface CellDatabasesOptions {
   /** Connections per cell. */
   readonly poolSize: number;
   readonly onIdleError?: (err: Error) => void;
+  /**
+   * The api's own read-only role on the cell DBs (SELECT on what it shows), used instead of
+   * the credentials in the cell mapping (those are the cell's owner role, for the conductors).
+   */
+  readonly credentials?: { readonly user: string; readonly password: string };
 }
 
 /**
  * The URL of a cell DB opened read-only: every transaction of these sessions is READ ONLY
- * (`default_transaction_read_only`), so a bug in the API cannot write a cell (PostgreSQL
- * refuses with 25006).
+ * (`default_transaction_read_only`, PostgreSQL refuses a write with 25006), and with
+ * `credentials` the session is the api's read-only role, so even a session that switched
+ * the setting off cannot write (42501): the grant is the guarantee, the setting a second net.
  */
-export function readOnlyUrl(url: string): string {
+export function readOnlyUrl(url: string, credentials?: { readonly user: string; readonly password: string }): string {
   const u = new URL(url);
+  if (credentials !== undefined) { u.username = encodeURIComponent(credentials.user); u.password = encodeURIComponent(credentials.password); }
   u.searchParams.set('options', '-c default_transaction_read_only=on');
   return u.toString();
 }
@@ -41,7 +48,7 @@ export class PgCellDatabases implements CellDatabases {
     let pool = this.pools.get(cell.uuid);
     if (pool === undefined) {
       pool = createPool({
-        url: readOnlyUrl(cell.databaseConnection), max: this.opts.poolSize, applicationName: 'api',
+        url: readOnlyUrl(cell.databaseConnection, this.opts.credentials), max: this.opts.poolSize, applicationName: 'api',
         connectionTimeoutMs: this.opts.timeoutMs, statementTimeoutMs: this.opts.timeoutMs, onIdleError: this.opts.onIdleError,
       });
       this.pools.set(cell.uuid, pool);
