@@ -11,8 +11,8 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeF
 import { connect } from 'node:net';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dropOwnedDatabase, dropVhostWithUser, ensureOwnedDatabase, ensureVhostWithUser } from '../deploy/launcher/provision.mjs';
-import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts, systemPlan, systemServices, topology } from '../deploy/launcher/system.mjs';
+import { dropOwnedDatabase, dropRole, dropVhostWithUser, ensureOwnedDatabase, ensureReadOnlyRole, ensureVhostWithUser } from '../deploy/launcher/provision.mjs';
+import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts, readOnlyGrants, systemPlan, systemServices, topology } from '../deploy/launcher/system.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN_URL = process.env.CELLSCHED_PG_ADMIN_URL ?? 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres';
@@ -52,7 +52,7 @@ function servicesTable(plan, common) {
     placementProfile('placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
     placementProfile('placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
     // the computes' fault-control endpoint on a free loopback port (printed in their log), for the chaos suite
-    ...systemServices(plan, { topology: join(STATE, 'cells.json') }, common)
+    ...systemServices(plan, { topology: join(STATE, 'cells.json'), schedulerTopology: join(STATE, 'scheduler-cells.json') }, common)
       .map((r) => (r.name.startsWith('compute-') ? { ...r, env: () => ({ CELLSCHED_COMPUTE_CONTROL_PORT: '0', ...r.env() }) } : r)),
   ];
 }
@@ -186,6 +186,9 @@ async function provisionSystem() {
   for (const vhost of PLAN.vhosts) ensureVhostWithUser(vhost);
   writeFileSync(join(STATE, 'cells.json'), JSON.stringify(topology(PLAN), null, 2), { mode: 0o600 });
   bootstrapCells(PLAN, ROOT);
+  const withAdminOn = (db, fn) => { const u = new URL(ADMIN_URL); u.pathname = `/${db}`; return withClient(u.toString(), fn); };
+  for (const [role, grants] of readOnlyGrants(PLAN)) await ensureReadOnlyRole(withAdminOn, role, grants);
+  writeFileSync(join(STATE, 'scheduler-cells.json'), JSON.stringify(PLAN.schedulerTopology, null, 2), { mode: 0o600 });
   console.log(`system: ${PLAN.cells.length} cells (${PLAN.cells.map((c) => `${c.name} ${c.uuid}`).join(', ')}) + cell0, databases and vhosts ready`);
 }
 
@@ -235,6 +238,7 @@ async function down(services) {
   }
   if (opts.purge && opts.only === undefined) {
     for (const role of PLAN.roles) await dropOwnedDatabase(withAdmin, role);
+    for (const role of PLAN.readOnlyRoles) await dropRole(withAdmin, role); // after the databases holding their grants
     // the standard placement database (gabbi's) is never purged; a private stack's is
     if (PLAN.options.prefix !== SYSTEM_DEFAULTS.prefix) await dropOwnedDatabase(withAdmin, `${PLAN.options.prefix}_placement`);
     for (const vhost of PLAN.vhosts) dropVhostWithUser(vhost);

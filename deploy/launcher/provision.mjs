@@ -58,3 +58,31 @@ export function dropVhostWithUser(name) {
   try { ctl('delete_vhost', name); } catch { /* absent */ }
   try { ctl('delete_user', name); } catch { /* absent */ }
 }
+
+/**
+ * Creates (or re-keys) a LOGIN role that may only read: for each `{ database, tables }` it gets
+ * CONNECT on the database, USAGE on its public schema and SELECT on exactly those tables,
+ * nothing else (no write, no other table, no TEMPORARY). Run after the migrations (the tables
+ * must exist). `withAdminOn(database, fn)` runs `fn` with a superuser client on that database.
+ * Idempotent: privileges a previous run granted on other tables are revoked.
+ */
+export async function ensureReadOnlyRole(withAdminOn, role, grants) {
+  await withAdminOn('postgres', async (c) => {
+    const exists = (await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).rowCount > 0;
+    await c.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${ident(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD '${devPassword(role)}'`);
+  });
+  for (const { database, tables } of grants) {
+    await withAdminOn(database, async (c) => {
+      await c.query(`GRANT CONNECT ON DATABASE ${ident(database)} TO ${ident(role)}`);
+      await c.query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${ident(role)}`);
+      await c.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM ${ident(role)}`);
+      await c.query(`GRANT USAGE ON SCHEMA public TO ${ident(role)}`);
+      await c.query(`GRANT SELECT ON ${tables.map(ident).join(', ')} TO ${ident(role)}`);
+    });
+  }
+}
+
+/** Drops a role that owns nothing (a read-only role, after the databases it read were dropped); idempotent. */
+export async function dropRole(withAdmin, role) {
+  await withAdmin(async (c) => { await c.query(`DROP ROLE IF EXISTS ${ident(role)}`); });
+}

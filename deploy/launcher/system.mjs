@@ -4,7 +4,7 @@
 // (migrations, cell mappings, host discovery) that nova-manage would run.
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { amqpUrl, pgUrl } from './provision.mjs';
+import { amqpUrl, devPassword, pgUrl } from './provision.mjs';
 
 /** Defaults of `pnpm stack up` (DESIGN: cell 0 + 2 cells, 2 scheduler replicas). */
 export const SYSTEM_DEFAULTS = Object.freeze({ cells: 2, hostsPerCell: 4, schedulers: 2, buildFailureRate: 0, prefix: 'cellsched', portOffset: 0 });
@@ -25,15 +25,48 @@ export function systemPlan(o, env) {
   });
   const apiRole = `${p}_api`;
   const cell0Role = `${p}_cell0`;
+  const schedulerRole = `${p}_scheduler`;
+  const apiCellsRole = `${p}_api_cells`;
+  const noCredentials = (url) => { const u = new URL(url); u.username = ''; u.password = ''; return u.toString(); };
   return {
     options: o, cells,
     api: { role: apiRole, dbUrl: pgUrl(env.adminUrl, apiRole, apiRole), transportUrl: amqpUrl(env.amqpBase, apiRole, apiRole) },
     cell0: { role: cell0Role, dbUrl: pgUrl(env.adminUrl, cell0Role, cell0Role) },
     ports: { api: 8774 + off, placement: 8778 + off, placementGrpc: 8779 + off, scheduler: (i) => 8780 + off + i },
+    // the scheduler's topology: its read-only role on the API DB and the cell DBs; bus URLs without credentials (it never uses a bus)
+    schedulerTopology: {
+      apiDbUrl: pgUrl(env.adminUrl, schedulerRole, apiRole), apiTransportUrl: noCredentials(amqpUrl(env.amqpBase, apiRole, apiRole)),
+      cell0: { uuid: '00000000-0000-0000-0000-000000000000', name: 'cell0', dbUrl: pgUrl(env.adminUrl, schedulerRole, cell0Role) },
+      cells: cells.map((c) => ({ uuid: c.uuid, name: c.name, dbUrl: pgUrl(env.adminUrl, schedulerRole, c.role), transportUrl: noCredentials(c.transportUrl) })),
+    },
+    // read-only roles (SELECT on exactly what each reads; see readOnlyGrants): the scheduler's, and the api's for its cell reads
+    readOnly: { scheduler: schedulerRole, apiCells: apiCellsRole },
     // every role and vhost the system owns (provisioning and purge)
     roles: [apiRole, cell0Role, ...cells.map((c) => c.role)],
+    readOnlyRoles: [schedulerRole, apiCellsRole],
     vhosts: [apiRole, ...cells.map((c) => c.role)],
   };
+}
+
+/**
+ * What the read-only roles may read, table by table (DESIGN: the scheduler and the api reach the
+ * cell DBs read-only; the scheduler reads the API DB for aggregates and server groups, as Nova's).
+ * A grant, not a session setting: `default_transaction_read_only` can be switched off by the
+ * session itself, a missing privilege cannot. A new read must be added here, or the e2e suite fails.
+ */
+export const READ_ONLY_TABLES = Object.freeze({
+  schedulerApi: ['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member'],
+  schedulerCell: ['services', 'compute_nodes'],
+  apiCell: ['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes'],
+});
+
+/** `[role, [{ database, tables }]]` for each read-only role of the system (provision.mjs ensureReadOnlyRole). */
+export function readOnlyGrants(plan) {
+  const cellDbs = plan.cells.map((c) => c.role);
+  return [
+    [plan.readOnly.scheduler, [{ database: plan.api.role, tables: READ_ONLY_TABLES.schedulerApi }, ...cellDbs.map((database) => ({ database, tables: READ_ONLY_TABLES.schedulerCell }))]],
+    [plan.readOnly.apiCells, [plan.cell0.role, ...cellDbs].map((database) => ({ database, tables: READ_ONLY_TABLES.apiCell }))],
+  ];
 }
 
 /** The cell topology file the scheduler and super-conductor read (CELLSCHED_CELLS_FILE). */
@@ -70,7 +103,7 @@ export function systemServices(plan, files, common) {
   }));
   schedulers.forEach((addr, i) => rows.push({
     name: `scheduler-${i}`, build: 'services/scheduler', main: 'services/scheduler/dist/main.js', system: true, cmd: node('scheduler'), afterDiscover: true,
-    env: () => ({ ...common, CELLSCHED_CELLS_FILE: files.topology, CELLSCHED_SCHEDULER_BASE_PORT: String(plan.ports.scheduler(0)), CELLSCHED_SCHEDULER_REPLICA: String(i),
+    env: () => ({ ...common, CELLSCHED_CELLS_FILE: files.schedulerTopology, CELLSCHED_SCHEDULER_BASE_PORT: String(plan.ports.scheduler(0)), CELLSCHED_SCHEDULER_REPLICA: String(i),
       CELLSCHED_PLACEMENT_GRPC_ADDRESSES: placementGrpc }),
     ready: { tcp: addr },
   }));
@@ -81,7 +114,8 @@ export function systemServices(plan, files, common) {
   });
   rows.push({
     name: 'api', build: 'services/api', main: 'services/api/dist/main.js', system: true, cmd: node('api'), afterDiscover: true,
-    env: () => ({ ...common, CELLSCHED_API_DB_URL: plan.api.dbUrl, CELLSCHED_API_TRANSPORT_URL: plan.api.transportUrl, CELLSCHED_API_PORT: String(plan.ports.api) }),
+    env: () => ({ ...common, CELLSCHED_API_DB_URL: plan.api.dbUrl, CELLSCHED_API_TRANSPORT_URL: plan.api.transportUrl, CELLSCHED_API_PORT: String(plan.ports.api),
+      CELLSCHED_API_CELL_DB_USER: plan.readOnly.apiCells, CELLSCHED_API_CELL_DB_PASSWORD: devPassword(plan.readOnly.apiCells) }),
     ready: { http: `http://127.0.0.1:${plan.ports.api}/` },
   });
   return rows;
