@@ -16,10 +16,10 @@ const run = promisify(execFile);
  */
 export const computeKillRestart: Scenario = {
   name: 'compute-kill-restart',
-  summary: 'SIGKILL a compute process mid-builds (20% reschedules), restart it: every build settles, one host each',
+  summary: 'SIGKILL a compute process mid-builds (30% reschedules), restart it: every build settles, one host each',
   ci: true,
   async run(ctx) {
-    await ctx.faults.set('all', { failRate: 0.2 });
+    await ctx.faults.set('all', { failRate: 0.3 });
     const computes = ctx.stack.servicesOf('compute');
     ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
     await ctx.wait(2000);

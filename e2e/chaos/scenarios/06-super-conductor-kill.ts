@@ -12,7 +12,7 @@ export const superConductorKill: Scenario = {
   summary: 'SIGKILL the super-conductor with casts in flight, restart: every build settles once, allocations exact',
   ci: true,
   async run(ctx) {
-    await ctx.faults.set('all', { failRate: 0.1 });
+    await ctx.faults.set('all', { failRate: 0.3 });
     ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
     await ctx.wait(2000);
     const rounds = ctx.profile.name === 'ci' ? 1 : 2;

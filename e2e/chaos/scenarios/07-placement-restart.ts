@@ -2,17 +2,17 @@ import type { Scenario } from '../scenario';
 import { expectAllRunning, expectNoSpuriousNoValidHost } from './03-outage-checks';
 
 /**
- * Placement restarted under load (once SIGTERM, once SIGKILL in the full profile), with 20% of
+ * Placement restarted under load (once SIGTERM, once SIGKILL in the full profile), with 30% of
  * builds rescheduling (replace-claims) and a burst cast right before: the scheduler's claims
  * and the conductors' replace-claims fail during the outage and are retried, never turned into
  * NoValidHost (the cloud has room) or lost; allocations exact afterwards.
  */
 export const placementRestart: Scenario = {
   name: 'placement-restart',
-  summary: 'placement restarted under load (20% reschedules): no NoValidHost from the outage, none lost, allocations exact',
+  summary: 'placement restarted under load (30% reschedules): no NoValidHost from the outage, none lost, allocations exact',
   ci: true,
   async run(ctx) {
-    await ctx.faults.set('all', { failRate: 0.2 });
+    await ctx.faults.set('all', { failRate: 0.3 });
     ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
     await ctx.wait(2000);
     const ids: string[] = [];
