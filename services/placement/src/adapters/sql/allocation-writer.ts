@@ -1,8 +1,8 @@
 import { withTransaction } from '@cellsched/db';
-import type { Pool } from 'pg';
+import type { Pool, QueryResultRow } from 'pg';
 import { capacityOf, checkUnits } from '../../domain/capacity';
 import { badRequest, concurrentUpdate, PlacementError } from '../../domain/errors';
-import { rows, type Db } from './db';
+import type { Db } from './db';
 import {
   deleteConsumersWithoutAllocations, ensureConsumerRefs, INCOMPLETE_CONSUMER_ID, insertConsumer, type ConsumerRow,
 } from './consumers';
@@ -82,7 +82,7 @@ export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAll
   const uuids = sorted.map((s) => s.consumerUuid);
   // every provider whose usage changes: the new ones and those of the consumers' old allocations
   // NOTE: IN (… UNION …), not `id = ANY(…) OR id IN (…)`: the OR form scans every provider.
-  const rpIds = (await rows<{ id: number }>(db, `SELECT id FROM resource_providers WHERE id IN (SELECT unnest($1::int[])
+  const rpIds = (await named<{ id: number }>(db, 'placement.write.lock_providers', `SELECT id FROM resource_providers WHERE id IN (SELECT unnest($1::int[])
       UNION SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
   [[...new Set(wanted.map((w) => w.rpId))], uuids])).map((r) => r.id);
   await checkCapacity(db, wanted, uuids);
@@ -96,7 +96,7 @@ export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAll
  * bumped consumer generations by uuid.
  */
 async function applyWrite(db: Db, wanted: readonly WantedRow[], consumers: string[], rpIds: number[], keptConsumerIds: number[], emptied: string[]): Promise<Map<string, number>> {
-  const r = await rows<{ uuid: string; generation: number }>(db, `WITH del AS (DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])),
+  const r = await named<{ uuid: string; generation: number }>(db, 'placement.write.apply', `WITH del AS (DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])),
       ins AS (INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used)
         SELECT * FROM unnest($2::int[], $3::uuid[], $4::int[], $5::int[])),
       rpg AS (UPDATE resource_providers SET generation = generation + 1, updated_at = now() WHERE id = ANY($6::int[])),
@@ -109,6 +109,15 @@ async function applyWrite(db: Db, wanted: readonly WantedRow[], consumers: strin
 }
 
 type WantedRow = Row & { consumerUuid: string };
+
+/**
+ * A query as a named prepared statement: each connection parses and plans it once, not on every
+ * write (the claim path's statements are constant text; planning the prepare CTE costs more than
+ * running it).
+ */
+async function named<T extends QueryResultRow>(db: Db, name: string, text: string, values: unknown[]): Promise<T[]> {
+  return (await db.query<T>({ name, text, values })).rows;
+}
 
 /** The external ids a consumer is written with (Placement's incomplete ids before 1.8). */
 function refsOf(input: ConsumerAllocationsInput): { project: string; user: string; type: string | undefined } {
@@ -143,8 +152,8 @@ async function prepare(db: Db, sorted: readonly ConsumerAllocationsInput[]): Pro
   const rpUuids = [...new Set(sorted.flatMap((c) => c.allocations.map((a) => a.providerUuid)))];
   const rcNames = [...new Set(sorted.flatMap((c) => c.allocations.flatMap((a) => Object.keys(a.resources))))];
   const refs = sorted.map(refsOf);
-  const r = (await rows<{ r: { rps: [number, string][]; rcs: [number, string][]; refs: [string, number | null, number | null, number | null][];
-    locked: ConsumerRow[]; inserted: ConsumerRow[] } }>(db, `WITH
+  const r = (await named<{ r: { rps: [number, string][]; rcs: [number, string][]; refs: [string, number | null, number | null, number | null][];
+    locked: ConsumerRow[]; inserted: ConsumerRow[] } }>(db, 'placement.write.prepare', `WITH
       want AS (SELECT * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS w(uuid, project, usr, ctype, n)),
       locked AS (SELECT ${CONSUMER_COLUMNS} FROM consumers WHERE uuid = ANY($3::uuid[]) ORDER BY uuid FOR UPDATE),
       refs AS (SELECT w.uuid, w.ctype, w.n, (SELECT id FROM projects WHERE external_id = w.project) AS p,
@@ -223,7 +232,7 @@ async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: Wri
 /** Capacity and unit checks, counting current usage without the rewritten consumers' own allocations. */
 async function checkCapacity(db: Db, wanted: readonly WantedRow[], consumers: string[]): Promise<void> {
   if (wanted.length === 0) return;
-  const inv = await rows<InvRow>(db, `SELECT i.resource_provider_id AS rp_id, i.resource_class_id AS rc_id, i.total, i.reserved, i.min_unit, i.max_unit,
+  const inv = await named<InvRow>(db, 'placement.write.capacity', `SELECT i.resource_provider_id AS rp_id, i.resource_class_id AS rc_id, i.total, i.reserved, i.min_unit, i.max_unit,
       i.step_size, i.allocation_ratio,
       (SELECT sum(a.used) FROM allocations a WHERE a.resource_provider_id = i.resource_provider_id AND a.resource_class_id = i.resource_class_id
         AND NOT (a.consumer_id = ANY($3::uuid[]))) AS used
