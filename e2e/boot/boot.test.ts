@@ -1,10 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { IMAGE, Stack, waitFor, type Topology } from './harness';
+import { IMAGE, readSpans, SPAN_KIND, Stack, waitFor, type FlatSpan, type Topology } from './harness';
 
 // One whole system for this file: 2 cells x 4 simulated hosts, 2 schedulers, 20 % of builds
-// failing reschedulably (DESIGN step 5), max_attempts 3 (2 alternates).
+// failing reschedulably (DESIGN step 5), max_attempts 3 (2 alternates). Tests run in order and
+// share it: the delete-during-build tests come before the 200-server test, whose "allocations =
+// ACTIVE instances" check then covers them too; the os-services test (it disables hosts) is last.
 const SEED = Number(process.env.CELLSCHED_E2E_SEED ?? Date.now() % 100000);
 const stack = new Stack(`e2eboot${SEED}`, 2000 + (SEED % 1000));
 const MAX_RETRIES = 'Exceeded maximum number of retries';
@@ -46,6 +49,21 @@ async function instancesByCell(): Promise<Map<string, [string, InstanceRow]>> {
   return out;
 }
 
+const SELECT = 'grpc.cellsched.v1.SchedulerService/SelectDestinations';
+/** The schedulers' candidates copy TTL (CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL's default). */
+const CANDIDATE_TTL_MS = 5000;
+const isProcess = (x: FlatSpan, method: string): boolean => x.kind === SPAN_KIND.consumer && x.attributes['rpc.method'] === method;
+
+/** Hosts of each build attempt per instance (the compute's build events, in order), read from the instance's cell. */
+async function computeBuildHosts(dbUrl: string): Promise<Map<string, string[]>> {
+  const rows = await stack.query<{ uuid: string; host: string }>(dbUrl,
+    `SELECT a.instance_uuid::text AS uuid, e.host FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id
+      WHERE e.event = 'compute__do_build_and_run_instance' AND e.host IS NOT NULL ORDER BY e.id`);
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.uuid, [...(out.get(r.uuid) ?? []), r.host]);
+  return out;
+}
+
 /** Hosts of every build event per instance (the compute's and the cell conductor's), read from the instance's cell. */
 async function eventHosts(dbUrl: string): Promise<Map<string, string[]>> {
   const rows = await stack.query<{ uuid: string; host: string }>(dbUrl,
@@ -76,7 +94,7 @@ test('servers created through the API end ACTIVE on a host of one cell, holding 
   expect(active).toBeGreaterThan(0);
 });
 
-test('deleting ACTIVE servers removes them from the API and releases their allocations', async () => {
+test('deleting ACTIVE servers removes them from the API (mapping and request spec too) and releases their allocations and guests', async () => {
   const ids = [await createServer('del-0', '1'), await createServer('del-1', '1')];
   const servers = await settled(ids);
   for (const id of ids) expect((await stack.api('DELETE', `/servers/${id}`)).status).toBe(204);
@@ -92,6 +110,7 @@ test('deleting ACTIVE servers removes them from the API and releases their alloc
   const cells = await instancesByCell();
   for (const id of ids) expect(cells.has(id)).toBe(false); // soft-deleted in its cell
   expect(servers.size).toBe(2);
+  for (const id of ids) await expectNothingLeft(id);
 });
 
 test('a request no host can fit lands in cell 0 in ERROR with the scheduler\'s diagnosis and no allocation', async () => {
@@ -110,6 +129,150 @@ test('a request no host can fit lands in cell 0 in ERROR with the scheduler\'s d
   expect(mapped).toEqual([{ cell: t.cell0.uuid }]);
   const brs = await stack.query(t.apiDbUrl, 'SELECT 1 FROM build_requests WHERE instance_uuid = $1', [id]);
   expect(brs).toHaveLength(0);
+});
+
+test('one trace covers a create from the API to ACTIVE, reschedules included', async () => {
+  // half of the builds fail reschedulably meanwhile, so a few creates surely include a reschedule that ends ACTIVE
+  const before = await stack.setFaults({ rescheduleRate: 0.5 });
+  let found: { id: string; hosts: string[] } | undefined;
+  try {
+    for (let round = 0; round < 8 && found === undefined; round++) {
+      const ids = await Promise.all(Array.from({ length: 4 }, (_, i) => createServer(`trace-${round}-${i}`, '1')));
+      const servers = await settled(ids);
+      const hostsOf = new Map<string, string[]>();
+      for (const c of stack.topology().cells) for (const [uuid, hosts] of await computeBuildHosts(c.dbUrl)) hostsOf.set(uuid, hosts);
+      const id = ids.find((x) => servers.get(x)?.status === 'ACTIVE' && new Set(hostsOf.get(x)).size >= 2);
+      if (id !== undefined) found = { id, hosts: hostsOf.get(id) ?? [] };
+    }
+  } finally {
+    await stack.setFaults({ rescheduleRate: before[0]?.rescheduleRate ?? 0.2 });
+  }
+  if (found === undefined) throw new Error('no create was rescheduled and then ACTIVE in 32 tries at a 50% failure rate');
+  const { id, hosts } = found;
+  const server = (await stack.api<{ server: Server }>('GET', `/servers/${id}`)).body.server;
+  const traceId = stack.createTraceId(id);
+  // spans are written as they end: wait for the conductor's ACTIVE step to be in the file
+  const spans = await waitFor('the trace to reach build_succeeded', async () => {
+    const t = readSpans(stack.spansFile()).filter((x) => x.traceId === traceId);
+    return t.some((x) => x.service === 'cell-conductor' && isProcess(x, 'build_succeeded')) ? t : undefined;
+  }, 30_000);
+  // ONE tree: a single root (the api's POST /servers), every other span's parent in the trace
+  const ids = new Set(spans.map((x) => x.spanId));
+  const roots = spans.filter((x) => !ids.has(x.parentSpanId));
+  expect(roots.map((r) => [r.service, r.name, r.kind, r.attributes['url.path']])).toEqual([['api', 'POST', SPAN_KIND.server, '/v2.1/servers']]);
+  const by = (service: string, pred: (x: FlatSpan) => boolean): FlatSpan[] => spans.filter((x) => x.service === service && pred(x));
+  expect(by('api', (x) => x.kind === SPAN_KIND.producer && x.attributes['rpc.method'] === 'schedule_and_build_instances')).toHaveLength(1);
+  expect(by('super-conductor', (x) => isProcess(x, 'schedule_and_build_instances'))).toHaveLength(1);
+  // the scheduler was asked once, and claimed
+  expect(by('super-conductor', (x) => x.name === SELECT && x.kind === SPAN_KIND.client)).toHaveLength(1);
+  expect(by('scheduler', (x) => x.name === SELECT && x.kind === SPAN_KIND.server)).toHaveLength(1);
+  expect(by('scheduler', (x) => x.name.endsWith('PlacementService/Claim') && x.kind === SPAN_KIND.client).length).toBeGreaterThanOrEqual(1);
+  expect(by('placement', (x) => x.kind === SPAN_KIND.server).length).toBeGreaterThanOrEqual(1);
+  // builds on every host the cell recorded (>= 2), each reschedule through the cell conductor, then ACTIVE
+  const buildHosts = by('simulated-compute', (x) => isProcess(x, 'build_and_run_instance')).map((x) => String(x.attributes['messaging.rabbitmq.destination.routing_key']).replace(/^compute\./, ''));
+  expect(new Set(buildHosts).size).toBeGreaterThanOrEqual(2);
+  expect([...new Set(buildHosts)].sort()).toEqual([...new Set(hosts)].sort());
+  const reschedules = by('cell-conductor', (x) => isProcess(x, 'build_instances'));
+  expect(reschedules.length).toBe(new Set(hosts).size - 1);
+  expect(by('cell-conductor', (x) => x.kind === SPAN_KIND.producer && x.attributes['rpc.method'] === 'build_and_run_instance')).toHaveLength(reschedules.length);
+  expect(by('cell-conductor', (x) => isProcess(x, 'build_succeeded'))).toHaveLength(1);
+  expect(server.status).toBe('ACTIVE');
+  expect(buildHosts[buildHosts.length - 1] ?? '').toBe(server['OS-EXT-SRV-ATTR:host']);
+  // and the operators' trace tail shows it as one trace across the six services
+  const out = execFileSync('node', ['packages/telemetry/dist/bin/trace-tail.js', '--file', stack.spansFile(), '--once'],
+    { cwd: join(__dirname, '../..'), encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+  const block = out.split(/\n(?=trace )/).find((b) => b.startsWith(`trace ${traceId} `)) ?? '';
+  expect(block.split('\n')[0]).toContain(`${spans.length} span(s)  6 service(s)`);
+  for (const svc of ['api', 'super-conductor', 'scheduler', 'placement', 'cell-conductor', 'simulated-compute']) expect(block).toContain(` ${svc}@`);
+  expect(block).toContain('rpc.method=build_instances');
+});
+
+/** Everything a server could leave behind: none of it may remain once it is deleted (the cell row may stay soft-deleted, as Nova's). */
+async function leftovers(id: string): Promise<string[]> {
+  const t = stack.topology();
+  const left: string[] = [];
+  if ((await stack.api('GET', `/servers/${id}`)).status !== 404) left.push('GET /servers/{id} is not 404');
+  const cell = (await instancesByCell()).get(id);
+  if (cell !== undefined) left.push(`a live instance row in ${cell[0]}`);
+  for (const table of ['instance_mappings', 'build_requests', 'request_specs']) {
+    if ((await stack.query(t.apiDbUrl, `SELECT 1 FROM ${table} WHERE instance_uuid = $1`, [id])).length > 0) left.push(`a row in ${table}`);
+  }
+  if ((await stack.allocationsByConsumer()).has(id)) left.push('a placement allocation');
+  const running = (await stack.guests()).get(id);
+  if (running !== undefined) left.push(`running on ${running.join(', ')}`);
+  return left;
+}
+
+async function expectNothingLeft(id: string): Promise<void> {
+  let last: string[] = [];
+  await waitFor(`nothing left of ${id}`, async () => { last = await leftovers(id); return last.length === 0 ? true : undefined; }, 60_000).catch(() => undefined);
+  expect(last).toEqual([]);
+}
+
+async function deleteServer(id: string): Promise<void> {
+  expect((await stack.api('DELETE', `/servers/${id}`)).status).toBe(204);
+}
+
+describe('a server deleted while building leaves no instance, mapping, allocation or guest behind', () => {
+  test('before scheduling (a BuildRequest only: the super-conductor is frozen)', async () => {
+    stack.signal(['super-conductor'], 'SIGSTOP');
+    let id: string;
+    try {
+      id = await createServer('del-unscheduled', '1');
+      await deleteServer(id);
+      expect((await stack.api('GET', `/servers/${id}`)).status).toBe(404);
+    } finally {
+      stack.signal(['super-conductor'], 'SIGCONT');
+    }
+    // the super-conductor then consumes the cast, finds no mapping and skips it: never scheduled
+    await waitFor('the super-conductor to skip the deleted server', async () =>
+      (readFileSync(stack.logFile('super-conductor'), 'utf8').includes(`"instance_uuid":"${id}","reason":"no instance mapping (server deleted)"`) ? true : undefined), 30_000);
+    await expectNothingLeft(id);
+    const traceId = stack.createTraceId(id);
+    expect(readSpans(stack.spansFile()).filter((x) => x.traceId === traceId && x.name === SELECT)).toEqual([]);
+  });
+
+  test('after the claim, before the instance is in a cell (the schedulers are frozen mid-SelectDestinations)', async () => {
+    const schedulers = stack.services('scheduler-');
+    const apiVhost = new URL(stack.apiTransportUrl()).pathname.slice(1);
+    stack.signal(schedulers, 'SIGSTOP');
+    let id: string;
+    try {
+      id = await createServer('del-claimed', '1');
+      // the super-conductor holds the cast (unacked) while it waits for the scheduler
+      await waitFor('the super-conductor to take the cast', async () => {
+        const [ready, unacked] = stack.queueDepth(apiVhost, (q) => q === 'conductor');
+        return ready === 0 && unacked >= 1 ? true : undefined;
+      }, 20_000);
+      await deleteServer(id);
+    } finally {
+      stack.signal(schedulers, 'SIGCONT');
+    }
+    await expectNothingLeft(id);
+    // the checkpoint was hit: the scheduler claimed for it (and the super-conductor released that claim)
+    const traceId = stack.createTraceId(id);
+    await waitFor('the claim span', async () =>
+      (readSpans(stack.spansFile()).some((x) => x.traceId === traceId && x.service === 'scheduler' && x.name.endsWith('PlacementService/Claim')) ? true : undefined), 10_000);
+  });
+
+  test('during the build (the compute holds it: hang), and the build that finishes afterwards is terminated', async () => {
+    const before = await stack.setFaults({ hang: true });
+    let id = '';
+    try {
+      id = await createServer('del-building', '1');
+      const host = await waitFor('the instance on a host of its cell', async () => (await instancesByCell()).get(id)?.[1].host ?? undefined, 30_000);
+      const cell = host.replace(/-compute-.*$/, '');
+      const vhost = new URL(stack.topology().cells.find((c) => c.name === cell)?.transportUrl ?? '').pathname.slice(1);
+      // the build was delivered to a compute and not acked (hung): on whichever compute queue serves the host
+      await waitFor('the compute to hold the build', async () => (stack.queueDepth(vhost, (q) => q.startsWith('compute') && !q.endsWith('.dlq'))[1] >= 1 ? true : undefined), 20_000);
+      await deleteServer(id);
+      await waitFor('the delete to reach the cell', async () => ((await instancesByCell()).has(id) ? undefined : true), 30_000);
+    } finally {
+      await stack.setFaults({ hang: before[0]?.hang ?? false });
+    }
+    // the released build ends on the compute; the conductor refuses its success and terminates the guest
+    await expectNothingLeft(id);
+  });
 });
 
 test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retries ERROR, retries stay in the cell, allocations = ACTIVE', async () => {
@@ -171,4 +334,91 @@ test("a cell's credentials are refused by the API database, the API vhost and th
   await expect(amqp.connect(asCell1Vhost(c2.transportUrl))).rejects.toThrow();
   const ok = await amqp.connect(c1.transportUrl);
   await ok.close();
+});
+
+test("the scheduler's and the api's cell reads run as read-only roles: SELECT on exactly what they read, no write to any cell DB", async () => {
+  const t = stack.topology();
+  const sched = JSON.parse(readFileSync(join(stack.stateDir, 'scheduler-cells.json'), 'utf8')) as Topology;
+  const denied = expect.stringMatching(/^permission denied/);
+  const readsAll = (tables: string[]): string => `SELECT ${tables.map((x) => `(SELECT count(*) FROM ${x})`).join(' + ')}`;
+  const expectOutcomes = async (url: string, expected: Record<string, unknown>): Promise<void> => {
+    expect(await stack.outcomes(url, Object.keys(expected))).toEqual(expected);
+  };
+  for (const c of sched.cells) {
+    expect(new URL(c.dbUrl).username).toBe(`${stack.prefix}_scheduler`);
+    await expectOutcomes(c.dbUrl, {
+      [readsAll(['services', 'compute_nodes'])]: 'ok',
+      'INSERT INTO services DEFAULT VALUES': denied,
+      'UPDATE compute_nodes SET updated_at = now()': denied,
+      'SET default_transaction_read_only = off; UPDATE services SET disabled = true': denied,
+      'DELETE FROM compute_nodes': denied,
+      'SELECT 1 FROM instances LIMIT 1': denied,
+      'CREATE TEMP TABLE h (a int)': denied,
+      'CREATE TABLE h (a int)': denied,
+    });
+  }
+  await expectOutcomes(sched.apiDbUrl, {
+    [readsAll(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member'])]: 'ok',
+    'INSERT INTO aggregates DEFAULT VALUES': denied,
+    'SELECT 1 FROM build_requests LIMIT 1': denied,
+  });
+  await expect(stack.query(sched.cell0.dbUrl, 'SELECT 1')).rejects.toThrow(/permission denied/); // no CONNECT: it never reads cell0
+  // the api reads cells (cell0 included) with its own read-only role, not the cell mapping's owner credentials
+  const asApi = (dbUrl: string): string => { const u = new URL(dbUrl); u.username = `${stack.prefix}_api_cells`; u.password = `${stack.prefix}_api_cells-dev`; return u.toString(); };
+  for (const c of [t.cell0, ...t.cells]) {
+    await expectOutcomes(asApi(c.dbUrl), {
+      [readsAll(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes'])]: 'ok',
+      'SET default_transaction_read_only = off; UPDATE instances SET vm_state = vm_state': denied,
+      'INSERT INTO instance_faults DEFAULT VALUES': denied,
+      'SELECT 1 FROM migrations LIMIT 1': denied,
+    });
+  }
+  await expect(stack.query(asApi(t.apiDbUrl), 'SELECT 1')).rejects.toThrow(/permission denied/);
+});
+
+test('disabling a compute service (PUT /os-services/{id}, 2.53) keeps the scheduler off it, with COMPUTE_STATUS_DISABLED in placement; enabling brings it back', async () => {
+  const { services } = (await stack.api<{ services: { id: string; host: string; binary: string; status: string }[] }>('GET', '/os-services?binary=nova-compute')).body;
+  const cell1 = services.filter((x) => x.host.startsWith('cell1-')).sort((a, b) => a.host.localeCompare(b.host));
+  const [keep, later] = cell1 as [typeof cell1[0], typeof cell1[0]];
+  const others = services.filter((x) => x.host !== keep.host);
+  const { resource_providers: rps } = await stack.placement<{ resource_providers: { uuid: string; name: string }[] }>('/resource_providers');
+  const rpOf = (host: string): string => rps.find((r) => r.name === host)?.uuid ?? '';
+  const setStatus = async (svc: { id: string }, status: 'enabled' | 'disabled'): Promise<void> => {
+    const body = status === 'disabled' ? { status, disabled_reason: 'e2e maintenance' } : { status };
+    const r = await stack.api<{ service: { status: string } }>('PUT', `/os-services/${svc.id}`, body);
+    expect([r.status, r.body.service.status]).toEqual([200, status]);
+  };
+  const converged = async (disabled: ReadonlySet<string>, o = { settle: true }): Promise<void> => {
+    await waitFor('services and COMPUTE_STATUS_DISABLED to follow', async () => {
+      const now = (await stack.api<{ services: { host: string; status: string }[] }>('GET', '/os-services?binary=nova-compute')).body.services;
+      if (now.some((x) => (x.status === 'disabled') !== disabled.has(x.host))) return undefined;
+      for (const x of services) {
+        const { traits } = await stack.placement<{ traits: string[] }>(`/resource_providers/${rpOf(x.host)}/traits`);
+        if (traits.includes('COMPUTE_STATUS_DISABLED') !== disabled.has(x.host)) return undefined;
+      }
+      return true;
+    }, 30_000);
+    // the bound of the schedulers' copies: placement's candidates are reused up to their TTL (5 s); the
+    // host cache (service disabled flags) waits for a refresh once it is 3 s old
+    if (o.settle) await new Promise((r) => setTimeout(r, CANDIDATE_TTL_MS + 500));
+  };
+  const hostsOf = async (n: number, name: string): Promise<string[]> => {
+    const ids = await Promise.all(Array.from({ length: n }, (_, i) => createServer(`${name}-${i}`, '1')));
+    const done = await settled(ids);
+    return ids.map((x) => done.get(x)?.['OS-EXT-SRV-ATTR:host'] ?? `not ACTIVE: ${done.get(x)?.status}`);
+  };
+  const faults = await stack.setFaults({ rescheduleRate: 0 }); // every build on the one enabled host must succeed
+  try {
+    for (const x of others) await setStatus(x, 'disabled');
+    await converged(new Set(others.map((x) => x.host)));
+    expect(await hostsOf(4, 'svc-only-one')).toEqual(Array(4).fill(keep.host));
+    await setStatus(later, 'enabled');
+    await setStatus(keep, 'disabled');
+    await converged(new Set([...others.filter((x) => x.host !== later.host), keep].map((x) => x.host)));
+    expect(await hostsOf(4, 'svc-moved')).toEqual(Array(4).fill(later.host));
+  } finally {
+    for (const x of services) await setStatus(x, 'enabled');
+    await stack.setFaults({ rescheduleRate: faults[0]?.rescheduleRate ?? 0.2 });
+  }
+  await converged(new Set(), { settle: false }); // the last test of the file: no need to wait out the schedulers' copies
 });

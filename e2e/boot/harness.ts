@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -33,6 +33,73 @@ export class Stack {
   }
 
   topology(): Topology { return JSON.parse(readFileSync(join(this.stateDir, 'cells.json'), 'utf8')) as Topology; }
+  /** A service's log file (`api`, `super-conductor`, `compute-cell1`, ...). */
+  logFile(service: string): string { return join(this.stateDir, `${service}.log`); }
+
+  /** The pid of one of this system's processes (from its pid file). */
+  pid(service: string): number {
+    const f = join(this.stateDir, `${service}.pid`);
+    if (!existsSync(f)) throw new Error(`no pid file for ${service}`);
+    return Number(readFileSync(f, 'utf8'));
+  }
+
+  /** Sends `signal` to some of this system's own processes (SIGSTOP/SIGCONT to freeze one at a checkpoint). */
+  signal(services: readonly string[], signal: NodeJS.Signals): void {
+    for (const s of services) process.kill(this.pid(s), signal);
+  }
+
+  /** Names of this system's processes whose name starts with `prefix` (`scheduler-`, `compute-`). */
+  services(prefix: string): string[] {
+    return readdirSync(this.stateDir).filter((f) => f.startsWith(prefix) && f.endsWith('.pid')).map((f) => f.slice(0, -'.pid'.length)).sort();
+  }
+
+  /** The control endpoint of every simulated-compute process (from its ready log line). */
+  computeControls(): string[] {
+    return this.services('compute-').map((s) => {
+      const line = readFileSync(this.logFile(s), 'utf8').split('\n').reverse().find((l) => l.includes('"simulated compute ready"'));
+      const port = line === undefined ? undefined : (JSON.parse(line) as { control_port?: number }).control_port;
+      if (port === undefined) throw new Error(`${s}: no control port in its log`);
+      return `http://127.0.0.1:${port}`;
+    });
+  }
+
+  /** Applies a fault-plan change to every simulated compute; returns each one's plan before it. */
+  async setFaults(change: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+    const before = [];
+    for (const url of this.computeControls()) {
+      before.push(await (await fetch(`${url}/faults`)).json() as Record<string, unknown>);
+      const r = await fetch(`${url}/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(change) });
+      if (r.status !== 200) throw new Error(`PUT ${url}/faults: ${r.status} ${await r.text()}`);
+    }
+    return before;
+  }
+
+  /** Instance uuid → hosts running it, over every simulated compute. */
+  async guests(): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    for (const url of this.computeControls()) {
+      const byHost = await (await fetch(`${url}/guests`)).json() as Record<string, string[]>;
+      for (const [host, uuids] of Object.entries(byHost)) for (const u of uuids) out.set(u, [...(out.get(u) ?? []), host]);
+    }
+    return out;
+  }
+
+  /** The trace id of the create request that made `instanceUuid` (the api logs the cast with both). */
+  createTraceId(instanceUuid: string): string {
+    const line = readFileSync(this.logFile('api'), 'utf8').split('\n')
+      .find((l) => l.includes(instanceUuid) && l.includes('"schedule_and_build_instances cast"'));
+    const traceId = line === undefined ? undefined : (JSON.parse(line) as { trace_id?: string }).trace_id;
+    if (traceId === undefined) throw new Error(`no create of ${instanceUuid} in the api log`);
+    return traceId;
+  }
+
+  /** `[ready, unacked]` messages summed over the queues of `vhost` whose name `match`es (rabbitmqctl, as the launcher uses it). */
+  queueDepth(vhost: string, match: (queue: string) => boolean): [number, number] {
+    const out = execFileSync('rabbitmqctl', ['-q', 'list_queues', '-p', vhost, 'name', 'messages_ready', 'messages_unacknowledged'], { encoding: 'utf8' });
+    const rows = out.split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && match(f[0] ?? ''));
+    if (rows.length === 0) throw new Error(`no matching queue in vhost ${vhost}`);
+    return rows.reduce<[number, number]>(([r, u], f) => [r + Number(f[1]), u + Number(f[2])], [0, 0]);
+  }
   apiTransportUrl(): string { return this.topology().apiTransportUrl; }
   spansFile(): string { return join(this.stateDir, 'spans.jsonl'); }
 
@@ -45,6 +112,17 @@ export class Stack {
     const c = new Client({ connectionString: dbUrl });
     await c.connect();
     try { return (await c.query(sql, params)).rows as T[]; } finally { await c.end(); }
+  }
+
+  /** Runs each statement on one connection as `url`'s role: 'ok', or the error's message. The connection itself failing throws. */
+  async outcomes(url: string, statements: readonly string[]): Promise<Record<string, string>> {
+    const c = new Client({ connectionString: url });
+    await c.connect();
+    const out: Record<string, string> = {};
+    try {
+      for (const sql of statements) out[sql] = await c.query(sql).then(() => 'ok', (e: Error) => e.message);
+    } finally { await c.end(); }
+    return out;
   }
 
   async api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -90,3 +168,38 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** One span of the span file (OTLP JSON lines), flattened. */
+export interface FlatSpan {
+  service: string; name: string; kind: number; traceId: string; spanId: string; parentSpanId: string;
+  attributes: Record<string, string | number | boolean>;
+}
+
+/** Every span of an OTLP JSON-lines span file. */
+export function readSpans(file: string): FlatSpan[] {
+  const out: FlatSpan[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '') continue;
+    for (const rs of (JSON.parse(line) as OtlpLine).resourceSpans ?? []) {
+      const service = String(value(rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value));
+      for (const ss of rs.scopeSpans ?? []) {
+        for (const sp of ss.spans ?? []) {
+          out.push({
+            service, name: sp.name, kind: sp.kind, traceId: sp.traceId, spanId: sp.spanId, parentSpanId: sp.parentSpanId ?? '',
+            attributes: Object.fromEntries((sp.attributes ?? []).map((a) => [a.key, value(a.value)])),
+          });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+interface OtlpAttr { key: string; value: Record<string, string | number | boolean> }
+interface OtlpLine {
+  resourceSpans?: { resource?: { attributes?: OtlpAttr[] }; scopeSpans?: { spans?: { name: string; kind: number; traceId: string; spanId: string; parentSpanId?: string; attributes?: OtlpAttr[] }[] }[] }[];
+}
+const value = (v: Record<string, string | number | boolean> | undefined): string | number | boolean => (v === undefined ? '' : Object.values(v)[0] ?? '');
+
+/** OTel span kinds as numbers in OTLP JSON. */
+export const SPAN_KIND = { server: 2, client: 3, producer: 4, consumer: 5 } as const;
