@@ -215,9 +215,14 @@ async function cleanup(stack: ChaosStack, ctx: ReturnType<typeof createContext>)
       servers = await listServers(stack);
       allocs = Number((await stack.query<{ n: string }>(stack.adminUrl(`${stack.prefix}_placement`), 'SELECT count(DISTINCT consumer_id) AS n FROM allocations'))[0]?.n ?? 0);
     } catch (e) { ctx.log(`cleanup: ${(e as Error).message}`); }
-    if (servers.length === 0 && allocs === 0) return;
+    let guests: string[] = [];
+    if (servers.length === 0 && allocs === 0) {
+      // nothing listed, nothing allocated: the computes must run nothing either (a deleted server's guest is terminated)
+      guests = await runningGuests(stack).catch((e: unknown) => [`(guests: ${(e as Error).message})`]);
+      if (guests.length === 0) return;
+    }
     if (Date.now() > until) {
-      ctx.expect(false, `cleanup: ${servers.length} servers and ${allocs} allocation consumers left 90 s after deleting everything`);
+      ctx.expect(false, `cleanup: ${servers.length} servers, ${allocs} allocation consumers and ${guests.length} guests left 90 s after deleting everything${guests.length ? ` (${guests.slice(0, 5).join(', ')})` : ''}`);
       return;
     }
     for (let i = 0; i < servers.length; i += 20) {
@@ -227,13 +232,24 @@ async function cleanup(stack: ChaosStack, ctx: ReturnType<typeof createContext>)
   }
 }
 
+/** `host/instance` of every guest the running computes report. */
+async function runningGuests(stack: ChaosStack): Promise<string[]> {
+  const out: string[] = [];
+  for (const c of stack.topology().cells) {
+    if (!stack.isRunning(`compute-${c.name}`)) continue;
+    const r = await fetch(`http://127.0.0.1:${stack.controlPort(c.name)}/guests`, { signal: AbortSignal.timeout(10_000) });
+    for (const [host, uuids] of Object.entries((await r.json()) as Record<string, string[]>)) for (const u of uuids) out.push(`${host}/${u}`);
+  }
+  return out;
+}
+
 function totals(rs: ScenarioReport[]): Record<string, number> {
   const sum = (f: (r: ScenarioReport) => number): number => rs.reduce((a, r) => a + f(r), 0);
   return { scenarios: rs.length, failed: rs.filter((r) => !r.ok).length, builds: sum((r) => r.builds), active: sum((r) => r.active), error: sum((r) => r.error),
     kills: sum((r) => r.kills), lost: sum((r) => r.invariants.find((i) => i.name === 'none-lost')?.count ?? 0),
     allocationProblems: sum((r) => r.invariants.find((i) => i.name === 'allocations-exact')?.count ?? 0),
     overCapacity: sum((r) => r.invariants.find((i) => i.name === 'capacity')?.count ?? 0),
-    duplicateBuilds: sum((r) => r.invariants.find((i) => i.name === 'single-host')?.count ?? 0) };
+    singleHostViolations: sum((r) => r.invariants.find((i) => i.name === 'single-host')?.count ?? 0) };
 }
 
 const SHORT: Record<string, string> = { settled: 'settled', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault' };
@@ -253,7 +269,7 @@ function table(rs: ScenarioReport[]): string {
 
 function totalsLine(rs: ScenarioReport[]): string {
   const t = totals(rs);
-  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, duplicate builds ${t.duplicateBuilds}`;
+  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}`;
 }
 
 main().catch((e: unknown) => { console.error(`chaos: ${(e as Error).message}`); process.exitCode = 2; });
