@@ -5,8 +5,8 @@ import type { BuildInstancesRequest } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { castNextBuild, reschedule, type BuildDeps } from './reschedule-handler';
 
-/** A building instance whose deadline passed on a host that stopped heartbeating. */
-interface StuckBuild { uuid: string; host: string; build_attempt: number }
+/** A building instance whose deadline passed on a host that stopped heartbeating, or long ago on any host. */
+interface StuckBuild { uuid: string; host: string; build_attempt: number; host_down: boolean }
 
 export interface WatchdogOptions {
   /** A service whose last heartbeat is older than this is down (Nova's service_down_time). */
@@ -17,16 +17,22 @@ export interface WatchdogOptions {
 /**
  * Builds past their deadline (`build_deadline_at`, else last update + build timeout) whose
  * host's nova-compute service is down (heartbeat older than service_down_time, forced down,
- * or never registered). Read-only.
+ * or never registered); and builds past their deadline by one more build timeout whatever
+ * their host's state: the cast that should have moved them on was lost (dead-lettered after
+ * its redeliveries during an outage longer than their budget: a cell cut off from its bus, the
+ * database or placement down), and a live compute holding such a build for that long is as
+ * good as lost too. Read-only.
  */
 async function findStuckBuilds(deps: BuildDeps, o: WatchdogOptions): Promise<StuckBuild[]> {
   const r = await deps.pool.query<StuckBuild>(
-    `SELECT i.uuid, i.host, i.build_attempt FROM instances i
-     LEFT JOIN services s ON s.host = i.host AND s."binary" = 'nova-compute' AND s.deleted_at IS NULL
-     WHERE i.vm_state = 'building' AND i.deleted_at IS NULL AND i.host IS NOT NULL
-       AND coalesce(i.build_deadline_at, i.updated_at + $1 * interval '1 millisecond') < now()
-       AND (s.id IS NULL OR s.forced_down OR coalesce(s.last_seen_up, s.created_at) < now() - $2 * interval '1 millisecond')
-     ORDER BY coalesce(i.build_deadline_at, i.updated_at) LIMIT $3`,
+    `SELECT uuid, host, build_attempt, host_down FROM (
+       SELECT i.uuid, i.host, i.build_attempt, coalesce(i.build_deadline_at, i.updated_at + $1 * interval '1 millisecond') AS deadline,
+              (s.id IS NULL OR s.forced_down OR coalesce(s.last_seen_up, s.created_at) < now() - $2 * interval '1 millisecond') AS host_down
+       FROM instances i
+       LEFT JOIN services s ON s.host = i.host AND s."binary" = 'nova-compute' AND s.deleted_at IS NULL
+       WHERE i.vm_state = 'building' AND i.deleted_at IS NULL AND i.host IS NOT NULL) b
+     WHERE (host_down AND deadline < now()) OR deadline < now() - $1 * interval '1 millisecond'
+     ORDER BY deadline LIMIT $3`,
     [deps.buildTimeoutMs, o.serviceDownTimeMs, o.batch ?? 100]);
   return r.rows;
 }
@@ -37,19 +43,22 @@ async function retryStuck(deps: BuildDeps, s: StuckBuild, log: Logger): Promise<
     const requestId = actions.find((a) => a.action === 'create')?.requestId ?? '';
     const req: BuildInstancesRequest = {
       instance: undefined, requestSpec: undefined, hostList: [], failedHost: s.host, attempt: s.build_attempt, requestId,
-      failure: makeFailure('cell_conductor.build.host_down', `build deadline passed and host ${s.host} is down`, { retryable: true, expected: true }),
+      failure: s.host_down
+        ? makeFailure('cell_conductor.build.host_down', `build deadline passed and host ${s.host} is down`, { retryable: true, expected: true })
+        : makeFailure('cell_conductor.build.timed_out', `no build result from host ${s.host} a build timeout after the deadline`, { retryable: true, expected: true }),
     };
     // NOTE: reschedule() locks the row and re-checks (host, attempt): if the compute reported
     // meanwhile, or another watchdog tick got here first, nothing happens (exactly once).
     return reschedule(c, deps, req, s.uuid, { alternatesFromRow: true });
   });
-  log.warn({ instance_uuid: s.uuid, host: s.host, attempt: s.build_attempt, next_host: next?.host }, 'build watchdog retried a lost build');
+  log.warn({ instance_uuid: s.uuid, host: s.host, attempt: s.build_attempt, host_down: s.host_down, next_host: next?.host }, 'build watchdog retried a lost build');
   if (next !== undefined) await castNextBuild(deps, next);
 }
 
 /**
- * Beyond Nova: a build lost with its host (the compute died and stays down) is retried on
- * its alternates instead of staying in BUILD, once per lost attempt: the retry bumps
+ * Beyond Nova: a build lost with its host (the compute died and stays down), or lost in
+ * flight (no result a build timeout after its deadline), is retried on its alternates instead
+ * of staying in BUILD, once per lost attempt: the retry bumps
  * build_attempt, so the same attempt is never retried twice, and a late success from the
  * dead host is refused and its guest terminated. Returns how many builds it moved on.
  */

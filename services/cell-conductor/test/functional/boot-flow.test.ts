@@ -199,6 +199,35 @@ test('watchdog: a build lost with its dead host goes to the alternate exactly on
   }
 }, 60_000);
 
+test('watchdog: a build with no result a build timeout past its deadline, on a live host, goes to the alternate once; the late success is refused', async () => {
+  bad.running.control.update({ rescheduleRate: 0, abortRate: 0, hang: true });
+  try {
+    const uuid = await startBoot([sel(bad, 1), sel(good, 0)]);
+    await waitFor('the build hanging on bad-2', async () => ((await getInstance(cellDb.pool, uuid))?.host === 'bad-2' ? true : undefined));
+    // past the deadline, but the host heartbeats: not lost yet (a slow build keeps its host)
+    await cellDb.pool.query("UPDATE instances SET build_deadline_at = now() - interval '1 second' WHERE uuid = $1", [uuid]);
+    expect(await conductor.runWatchdog()).toBe(0);
+    // a whole build timeout (60 s here) later still nothing: the result (or the cast) was lost
+    await cellDb.pool.query("UPDATE instances SET build_deadline_at = now() - interval '61 seconds' WHERE uuid = $1", [uuid]);
+    expect(await conductor.runWatchdog()).toBe(1);
+    const inst = await waitFor('moved to good-1 and ACTIVE', async () => {
+      const i = await getInstance(cellDb.pool, uuid);
+      return i?.vmState === 'active' ? i : undefined;
+    });
+    expect(inst).toMatchObject({ host: 'good-1', buildAttempt: 2 });
+    expect(await conductor.runWatchdog()).toBe(0);
+    // the hung build finishes after all: its success is refused (attempt 1 on bad-2 is stale), its guest terminated
+    const terminated = bad.running.guests.stats.terminated;
+    bad.running.control.update({ hang: false });
+    await waitFor('the stale guest on bad-2 terminated', async () => (bad.running.guests.stats.terminated > terminated ? true : undefined));
+    expect(bad.running.guests.has('bad-2', uuid, 1)).toBe(false);
+    expect(await getInstance(cellDb.pool, uuid)).toMatchObject({ vmState: 'active', host: 'good-1' });
+    expect(await allocatedProviders(uuid)).toEqual([good.hosts[0]?.computeNodeUuid]);
+  } finally {
+    bad.running.control.update({ hang: false });
+  }
+}, 60_000);
+
 test('allocation audit: heals a leaked claim (unknown consumer, ERROR instance) after the grace period, leaves ACTIVE ones alone', async () => {
   const g1 = good.hosts[0]?.computeNodeUuid ?? '';
   const active = await boot([sel(good, 0)]);
