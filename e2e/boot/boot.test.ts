@@ -113,7 +113,7 @@ test('deleting ACTIVE servers removes them from the API (mapping and request spe
   for (const id of ids) await expectNothingLeft(id);
 });
 
-test('a request no host can fit lands in cell 0 in ERROR with the scheduler\'s diagnosis and no allocation', async () => {
+test('a request no host can fit lands in cell 0 in ERROR with the scheduler\'s diagnosis and no allocation; deleted, nothing is left', async () => {
   const id = await createServer('too-big', '9901');
   const s = (await settled([id])).get(id) as Server;
   expect(s.status).toBe('ERROR');
@@ -129,6 +129,9 @@ test('a request no host can fit lands in cell 0 in ERROR with the scheduler\'s d
   expect(mapped).toEqual([{ cell: t.cell0.uuid }]);
   const brs = await stack.query(t.apiDbUrl, 'SELECT 1 FROM build_requests WHERE instance_uuid = $1', [id]);
   expect(brs).toHaveLength(0);
+  // and deleting it from cell 0 leaves nothing either
+  await deleteServer(id);
+  await expectNothingLeft(id);
 });
 
 test('one trace covers a create from the API to ACTIVE, reschedules included', async () => {
