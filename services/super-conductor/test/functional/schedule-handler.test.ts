@@ -1,19 +1,20 @@
 // The super-conductor's schedule_and_build_instances against real PostgreSQL (API DB, cell0,
 // one cell), with a counting scheduler and a recording compute bus: redelivery, a crash
-// between steps, NoValidHost burial, delete during scheduling; and delete_instance.
+// between steps, NoValidHost burial, delete during scheduling; delete_instance and update_service.
 import { randomUUID } from 'node:crypto';
 import {
   API_DB_MIGRATIONS_DIR, createBuildRequest, createCellMapping, createInstanceMapping, deleteBuildRequest, getBuildRequest, getInstanceMapping, getRequestSpec,
   saveRequestSpec, setInstanceMappingQueuedForDelete,
 } from '@cellsched/api-db';
 import type { CastContext } from '@cellsched/bus';
-import { CELL_DB_MIGRATIONS_DIR, createInstance, getInstance, listInstanceFaults } from '@cellsched/cell-db';
+import { CELL_DB_MIGRATIONS_DIR, createInstance, getInstance, getService, listInstanceFaults, upsertComputeNode, upsertService } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import type { BuildAndRunInstanceRequest, Failure, Flavor, RequestSpec, Selection } from '@cellsched/wire';
 import pino from 'pino';
 import { CellRegistry, type CellHandle } from '../../src/adapters/cells';
 import { deleteInstanceHandler } from '../../src/adapters/delete-handler';
+import { updateServiceHandler } from '../../src/adapters/service-handler';
 import { scheduleAndBuildInstancesHandler, type ScheduleDeps } from '../../src/adapters/schedule-handler';
 import type { DestinationSelector, SelectOutcome } from '../../src/ports';
 
@@ -155,4 +156,24 @@ test('delete_instance of a server in its cell: soft-deleted, claim released, gue
   await handler(req, ctx);
   expect(released).toEqual([uuid, uuid]); // the release is idempotent; no second terminate
   expect(casts).toHaveLength(1);
+});
+
+test('update_service: disabled (with its reason) in the cell DB and COMPUTE_STATUS_DISABLED on the host\'s node providers; enabling clears both; an unknown host changes nothing', async () => {
+  const { service } = await upsertService(cell1Db.pool, { host: 'svc-h1', binary: 'nova-compute' });
+  const nodes = [randomUUID(), randomUUID()];
+  for (const uuid of nodes) await upsertComputeNode(cell1Db.pool, { uuid, serviceId: service.id, host: 'svc-h1', hypervisorHostname: `svc-h1-${uuid.slice(0, 4)}`, vcpus: 8, memoryMb: 4096, localGb: 100 });
+  const traits: [string, boolean][] = [];
+  const handler = updateServiceHandler(cells, { setComputeStatusDisabled: async (rp, disabled) => { traits.push([rp, disabled]); } });
+  const req = { cellUuid: CELL1, host: 'svc-h1', binary: 'nova-compute', disabled: true, disabledReason: 'maintenance', requestId: 'req-svc' };
+  await handler(req, ctx);
+  expect(await getService(cell1Db.pool, 'svc-h1', 'nova-compute')).toMatchObject({ disabled: true, disabledReason: 'maintenance' });
+  expect(traits.sort()).toEqual(nodes.map((n) => [n, true]).sort());
+  traits.length = 0;
+  await handler({ ...req, disabled: false, disabledReason: 'ignored when enabling' }, ctx);
+  expect(await getService(cell1Db.pool, 'svc-h1', 'nova-compute')).toMatchObject({ disabled: false, disabledReason: null });
+  expect(traits.sort()).toEqual(nodes.map((n) => [n, false]).sort());
+  traits.length = 0;
+  await handler({ ...req, host: 'no-such-host' }, ctx);
+  expect(traits).toEqual([]);
+  expect(await getService(cell1Db.pool, 'svc-h1', 'nova-compute')).toMatchObject({ disabled: false });
 });
