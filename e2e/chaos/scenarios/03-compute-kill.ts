@@ -123,6 +123,17 @@ async function setServiceStatus(ctx: ChaosContext, host: string, status: 'enable
   return r.status === 200;
 }
 
+/** Deletes the host's resource provider (it must hold no allocation any more) and its host mapping. */
+async function forgetHost(ctx: ChaosContext, apiDbUrl: string, cell: { uuid: string }, host: string): Promise<void> {
+  const rps = await ctx.stack.placement<{ resource_providers: { uuid: string }[] }>('GET', `/resource_providers?name=${host}`);
+  for (const rp of rps.body.resource_providers ?? []) {
+    const r = await ctx.stack.placement('DELETE', `/resource_providers/${rp.uuid}`);
+    ctx.expect(r.status === 204, `${host}'s provider deleted, no allocation left on it (${r.status})`);
+  }
+  await run('node', ['services/manage/dist/main.js', 'cell_v2', 'delete_host', '--cell_uuid', cell.uuid, '--host', host],
+    { cwd: ROOT, env: { ...process.env, CELLSCHED_API_DB_URL: apiDbUrl } });
+}
+
 /**
  * A compute killed for good (Nova leaves its builds in BUILD; here the cell conductor's
  * watchdog moves them on): one extra compute host joins cell 1, builds hang on it (in flight,
@@ -189,9 +200,10 @@ export const computeKilledForGood: Scenario = {
       ctx.expect(hung.every((id) => after.get(id)?.status === 'ACTIVE' && after.get(id)?.['OS-EXT-SRV-ATTR:host'] !== doomed.host),
         'the returned compute took none of them back');
     } finally {
-      // keep it out of later scenarios: disabled (the scheduler skips it), stopped
+      // keep it out of later scenarios (Nova's service delete): disabled, stopped, its provider and host mapping gone
       await setServiceStatus(ctx, doomed.host, 'disabled').catch((e: unknown) => ctx.log(`disabling ${doomed.host}: ${(e as Error).message}`));
       await doomed.stop('SIGTERM');
+      await forgetHost(ctx, topo.apiDbUrl, cell, doomed.host).catch((e: unknown) => ctx.log(`removing ${doomed.host}: ${(e as Error).message}`));
       await restartWith(ctx, conductors, {});
     }
     expectAllRunning(ctx, 'after the conductors were restarted with their own settings');
