@@ -75,6 +75,11 @@ export class BenchCloud {
   private heartbeats: NodeJS.Timeout | undefined;
   placementGrpc = '';
 
+  /** Process ids of placement and the running replicas (CPU accounting of `--stages`). */
+  get pids(): { placement: number | undefined; replicas: number[] } {
+    return { placement: this.placementProcess?.pid, replicas: this.replicas.flatMap((r) => (r.pid === undefined ? [] : [r.pid])) };
+  }
+
   private constructor(readonly placementDb: TestDatabase, readonly apiDb: TestDatabase, readonly cell0: TestDatabase,
     readonly cells: readonly { uuid: string; db: TestDatabase }[]) {}
 

@@ -17,6 +17,8 @@ export interface RunStats {
   p99: number;
   perSecond: number;
   claimRetries: number;
+  /** CPU ms per decision of each part (replicas, placement, PostgreSQL for placement, for cells + API), when measured. */
+  cpuPerDecision?: Record<string, number>;
 }
 
 export function spec(seed: number): RequestSpec {
