@@ -19,7 +19,8 @@ export const computeKillRestart: Scenario = {
   summary: 'SIGKILL a compute process mid-builds (30% reschedules), restart it: every build settles, one host each',
   ci: true,
   async run(ctx) {
-    await ctx.faults.set('all', { failRate: 0.3 });
+    // the soak fails more builds (its summary must show >= 30% of builds failing)
+    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
     const computes = ctx.stack.servicesOf('compute');
     ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
     await ctx.wait(2000);

@@ -38,7 +38,8 @@ export const postgresRestart: Scenario = {
   ci: false,
   timeoutMs: 180_000,
   async run(ctx) {
-    await ctx.faults.set('all', { failRate: 0.3 });
+    // the soak fails more builds (its summary must show >= 30% of builds failing)
+    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
     ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
     await ctx.wait(3000);
     const before = ctx.boot(ctx.scale(40), { burst: 20 });

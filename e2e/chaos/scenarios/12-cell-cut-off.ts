@@ -20,7 +20,8 @@ export const cellCutOff: Scenario = {
     const url = new URL(cut.transportUrl);
     const user = decodeURIComponent(url.username);
     const vhost = decodeURIComponent(url.pathname.slice(1));
-    await ctx.faults.set('all', { failRate: 0.3 });
+    // the soak fails more builds (its summary must show >= 30% of builds failing)
+    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
     ctx.load.start({ rate: ctx.profile.name === 'ci' ? 3 : 6 });
     await ctx.wait(2000);
     const cutMs = ctx.profile.name === 'ci' ? 15_000 : 25_000;
