@@ -10,3 +10,4 @@ export type { CastSubscription } from './subscription';
 export { BUS_ERROR, BusError, summarizeFailure, type BusErrorCode, type FailureSummary } from './errors';
 export { HEADER, toSnakeCase } from './headers';
 export { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff';
+export { activeTraceParent, withSavedTrace } from './tracing';

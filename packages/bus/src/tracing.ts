@@ -75,6 +75,35 @@ export async function withProcessSpan<T>(
   }
 }
 
+/**
+ * The W3C `traceparent` of the active span (undefined when tracing is off), to save with work
+ * that something will pick up later without a message (a row a watchdog reads), so that work
+ * can stay in this trace: see {@link withSavedTrace}.
+ */
+export function activeTraceParent(): string | undefined {
+  const carrier: Headers = {};
+  propagation.inject(context.active(), carrier, setter);
+  return typeof carrier.traceparent === 'string' ? carrier.traceparent : undefined;
+}
+
+/**
+ * Runs `fn` inside a new span `name` whose parent is a saved W3C `traceparent` (from
+ * {@link activeTraceParent}), so work resumed without a message — a watchdog's retry — is part
+ * of the trace that started it, and the casts it sends too. None, or a malformed one: a new trace.
+ */
+export async function withSavedTrace<T>(name: string, traceparent: string | null | undefined, fn: () => Promise<T>): Promise<T> {
+  const parent = traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }, getter) : ROOT_CONTEXT;
+  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, parent);
+  try {
+    return await context.with(trace.setSpan(parent, span), fn);
+  } catch (err) {
+    markFailed(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
 /** Records a failure on a span (the caller ends it). */
 export function markFailed(span: Span, err: unknown): void {
   span.recordException(err instanceof Error ? err : String(err));

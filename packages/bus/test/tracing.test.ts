@@ -6,7 +6,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { EchoServiceService } from '@cellsched/wire';
-import { Bus } from '../src';
+import { activeTraceParent, Bus, withSavedTrace } from '../src';
 import { createVhost, testLogger, waitFor, type TestVhost } from './support/broker';
 import { echo, echoHandler, FAST_RETRY, type Seen } from './support/echo';
 
@@ -65,4 +65,26 @@ it('links caller -> send <topic> -> process <topic> in one trace and runs the ha
   expect(activeInHandler).toEqual([failed.spanContext().spanId, succeeded.spanContext().spanId]);
   expect(seen[1]!.ctx.logger.bindings()).toMatchObject({ trace_id: caller.spanContext().traceId, span_id: succeeded.spanContext().spanId, attempt: 2 });
   expect(seen[0]!.ctx.headers.traceparent).toBe(`00-${send.spanContext().traceId}-${send.spanContext().spanId}-01`);
+});
+
+it('a saved traceparent resumes its trace later without a message (withSavedTrace); none or a malformed one starts a new trace', async () => {
+  const caller = trace.getTracer('test').startSpan('schedule');
+  const saved = context.with(trace.setSpan(context.active(), caller), () => activeTraceParent());
+  caller.end();
+  expect(saved).toBe(`00-${caller.spanContext().traceId}-${caller.spanContext().spanId}-01`);
+  let inside: string | undefined;
+  await withSavedTrace('build watchdog', saved, async () => { inside = trace.getActiveSpan()?.spanContext().traceId; });
+  const resumed = spanNamed('build watchdog')!;
+  expect(resumed.spanContext().traceId).toBe(caller.spanContext().traceId);
+  expect(resumed.parentSpanContext?.spanId).toBe(caller.spanContext().spanId);
+  expect(inside).toBe(caller.spanContext().traceId);
+  for (const bad of [undefined, null, '', 'not-a-traceparent']) {
+    await withSavedTrace(`fresh ${String(bad)}`, bad, async () => undefined);
+    const fresh = spanNamed(`fresh ${String(bad)}`)!;
+    expect(fresh.parentSpanContext).toBeUndefined();
+    expect(fresh.spanContext().traceId).not.toBe(caller.spanContext().traceId);
+  }
+  await expect(withSavedTrace('fails', saved, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+  expect(spanNamed('fails')?.status.code).toBe(SpanStatusCode.ERROR);
+  expect(activeTraceParent()).toBeUndefined(); // no active span
 });
