@@ -22,7 +22,9 @@ export interface InvariantResult {
 export interface CheckOutcome {
   results: InvariantResult[];
   /** Totals of the scenario's servers (ledger) at quiescence. */
-  stats: { accepted: number; deleted: number; active: number; error: number; errorInCell0: number; other: number };
+  stats: { accepted: number; deleted: number; active: number; error: number; errorInCell0: number; other: number;
+    /** Compute build attempts of the scenario's servers, and how many of them failed (rescheduled or aborted). */
+    attempts: number; failedAttempts: number };
 }
 
 interface InstanceRow { uuid: string; vm_state: string; host: string | null; node: string | null; flavor: FlavorJson; deleted: boolean; cell: string }
@@ -111,7 +113,13 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
 
   // none-lost: every 202 exists (API + a cell or cell 0, mapped there); every delete left nothing
   const lost = new Problems();
-  const stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0 };
+  const stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0 };
+  for (const c of stack.topology().cells) {
+    const ev = await stack.query<{ ok: boolean; n: string }>(stack.adminUrl(`${stack.prefix}_${c.name}`), `
+      SELECT e.result = 'Success' AS ok, count(*) AS n FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id
+      WHERE a.instance_uuid = ANY($1::uuid[]) AND e.event = 'compute__do_build_and_run_instance' GROUP BY 1`, [[...ledger.entries.keys()]]);
+    for (const r of ev) { stats.attempts += Number(r.n); if (!r.ok) stats.failedAttempts += Number(r.n); }
+  }
   for (const id of ledger.liveIds()) {
     const s = apiById.get(id);
     const where = byUuid.get(id) ?? [];

@@ -59,6 +59,7 @@ export function scenarioSeed(runSeed: number, name: string, iteration: number): 
 interface ScenarioReport {
   name: string; iteration: number; seed: number; startedAt: string; durationMs: number;
   builds: number; active: number; error: number; errorInCell0: number; deleted: number; refused: Record<string, number>;
+  attempts: number; failedAttempts: number;
   kills: number; starts: number; killed: string[];
   invariants: InvariantResult[]; expectations: { ok: boolean; message: string }[]; notes: Record<string, unknown>;
   failure?: string; ok: boolean; log: string[];
@@ -181,7 +182,7 @@ async function runScenario(sc: Scenario, iteration: number, runSeed: number, pro
   }
   progress.status(() => `  ${sc.name}: checking invariants (quiescence bound ${secs(profile.settleMs)}) ${secs(Date.now() - start)}`);
   let results: InvariantResult[] = [];
-  let stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0 };
+  let stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0 };
   try {
     const c = await checkInvariants(stack, ledger, monitor, { settleMs: profile.settleMs });
     results = c.results; stats = c.stats;
@@ -199,6 +200,7 @@ async function runScenario(sc: Scenario, iteration: number, runSeed: number, pro
   return {
     name: sc.name, iteration, seed, startedAt: new Date(start).toISOString(), durationMs,
     builds: stats.accepted, active: stats.active, error: stats.error, errorInCell0: stats.errorInCell0, deleted: stats.deleted, refused: ledger.refused,
+    attempts: stats.attempts, failedAttempts: stats.failedAttempts,
     kills: events.filter((e) => e.what === 'kill').length, starts: events.filter((e) => e.what === 'start').length,
     killed: events.filter((e) => e.what === 'kill').map((e) => `${e.service}:${e.signal ?? ''}`),
     invariants: results, expectations: ctx.expectations, notes: ctx.notes, ...(failure ? { failure } : {}), ok, log: ctx.logLines,
@@ -243,9 +245,10 @@ async function runningGuests(stack: ChaosStack): Promise<string[]> {
   return out;
 }
 
-function totals(rs: ScenarioReport[]): Record<string, number> {
+function totals(rs: ScenarioReport[]) {
   const sum = (f: (r: ScenarioReport) => number): number => rs.reduce((a, r) => a + f(r), 0);
   return { scenarios: rs.length, failed: rs.filter((r) => !r.ok).length, builds: sum((r) => r.builds), active: sum((r) => r.active), error: sum((r) => r.error),
+    attempts: sum((r) => r.attempts), failedAttempts: sum((r) => r.failedAttempts),
     kills: sum((r) => r.kills), lost: sum((r) => r.invariants.find((i) => i.name === 'none-lost')?.count ?? 0),
     allocationProblems: sum((r) => r.invariants.find((i) => i.name === 'allocations-exact')?.count ?? 0),
     overCapacity: sum((r) => r.invariants.find((i) => i.name === 'capacity')?.count ?? 0),
@@ -255,9 +258,10 @@ function totals(rs: ScenarioReport[]): Record<string, number> {
 const SHORT: Record<string, string> = { settled: 'settled', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault' };
 
 function table(rs: ScenarioReport[]): string {
-  const head = ['scenario', 'seed', 'builds', 'ACTIVE', 'ERROR', 'kills', ...INVARIANTS.map((i) => SHORT[i] ?? i), 'checks', 'duration'];
+  const head = ['scenario', 'seed', 'builds', 'ACTIVE', 'ERROR', 'failed attempts', 'kills', ...INVARIANTS.map((i) => SHORT[i] ?? i), 'checks', 'duration'];
   const rows = rs.map((r) => [
-    `${r.name}${r.iteration ? `#${r.iteration + 1}` : ''}`, String(r.seed), String(r.builds), String(r.active), String(r.error), String(r.kills),
+    `${r.name}${r.iteration ? `#${r.iteration + 1}` : ''}`, String(r.seed), String(r.builds), String(r.active), String(r.error),
+    `${r.failedAttempts}/${r.attempts}`, String(r.kills),
     ...INVARIANTS.map((n) => { const x = r.invariants.find((i) => i.name === n); return x === undefined ? '-' : x.ok ? 'pass' : `FAIL(${x.count})`; }),
     r.failure ? 'FAIL(run)' : r.expectations.every((e) => e.ok) ? `pass(${r.expectations.length})` : `FAIL(${r.expectations.filter((e) => !e.ok).length})`,
     secs(r.durationMs),
@@ -269,7 +273,8 @@ function table(rs: ScenarioReport[]): string {
 
 function totalsLine(rs: ScenarioReport[]): string {
   const t = totals(rs);
-  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}`;
+  const pct = t.attempts ? Math.round((100 * t.failedAttempts) / t.attempts) : 0;
+  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.failedAttempts}/${t.attempts} build attempts failed (${pct}%), ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}`;
 }
 
 main().catch((e: unknown) => { console.error(`chaos: ${(e as Error).message}`); process.exitCode = 2; });
