@@ -10,7 +10,7 @@ import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../domain/candidates/query-parser';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
 import { consumerAllocations, providerUsages, totalUsages } from '../sql/allocations';
-import { writeAllocations, writeAllocationsIn } from '../sql/allocation-writer';
+import { claimAllocations, writeAllocations, writeAllocationsIn } from '../sql/allocation-writer';
 import { queryAllocationCandidates } from '../sql/candidates-query';
 import { rows } from '../sql/db';
 import { findProvider } from '../sql/resource-providers';
@@ -64,10 +64,7 @@ export function placementHandlers(pool: Pool): Handlers {
     }),
     claim: (req) => withFailures(async () => {
       const input = toConsumerInput(req.consumer);
-      const generation = await withTransaction(pool, async (db) => {
-        const generations = await writeAllocationsIn(db, [input], { checkConsumerGeneration: !req.replace });
-        return generations.get(input.consumerUuid.toLowerCase()) ?? 0;
-      });
+      const generation = await claimAllocations(pool, input, { checkConsumerGeneration: !req.replace });
       return { consumerGeneration: generation };
     }),
     move: (req) => withFailures(async () => {

@@ -1,4 +1,4 @@
-import { withTransaction } from '@cellsched/db';
+import { isRetryableTxError, withTransaction } from '@cellsched/db';
 import type { Pool, QueryResultRow } from 'pg';
 import { capacityOf, checkUnits } from '../../domain/capacity';
 import { badRequest, concurrentUpdate, PlacementError } from '../../domain/errors';
@@ -64,6 +64,64 @@ interface InvRow { rp_id: number; rc_id: number; total: number; reserved: number
  */
 export async function writeAllocations(pool: Pool, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<void> {
   await withTransaction(pool, (c) => writeAllocationsIn(c, consumers, opts), { maxAttempts: opts.maxAttempts ?? 5 });
+}
+
+/** A refusal raised by the `placement_claim` function (migration 004), as JSON after this prefix. */
+const CLAIM_REFUSAL = 'placement_claim:';
+
+interface ClaimRefusal {
+  readonly kind: 'unknown_provider' | 'unknown_class' | 'generation' | 'created_concurrently' | CapacityFailure['kind'];
+  /** 1-based index of the allocation row concerned. */
+  readonly row?: number;
+  readonly expected?: number | null;
+  readonly got?: number | null;
+}
+
+/**
+ * {@link writeAllocations} for ONE consumer in one round trip: the `placement_claim` function
+ * (migration 004) runs the writer's steps server-side, with the same locks, checks, error
+ * precedence and writes. The gRPC Claim's path (the scheduler claims once per decision; every
+ * round trip costs two process wake-ups on a loaded machine). Returns the consumer's generation
+ * after the write (0 when it was left without allocations and deleted). Throws the writer's
+ * errors; retries deadlocks and serialization failures like {@link writeAllocations}.
+ */
+export async function claimAllocations(pool: Pool, input: ConsumerAllocationsInput, opts: WriteAllocationsOptions): Promise<number> {
+  const rows = input.allocations.flatMap((a) => Object.entries(a.resources).map(([rc, used]) => ({ providerUuid: a.providerUuid, rc, used })));
+  const refs = refsOf(input);
+  const maxAttempts = opts.maxAttempts ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await pool.query<{ g: number }>({
+        name: 'placement.claim',
+        text: 'SELECT placement_claim($1::uuid, $2, $3, $4, $5, $6, $7::uuid[], $8::text[], $9::int[]) AS g',
+        values: [input.consumerUuid, refs.project, refs.user, refs.type ?? null, opts.checkConsumerGeneration, input.consumerGeneration ?? null,
+          rows.map((x) => x.providerUuid), rows.map((x) => x.rc), rows.map((x) => x.used)],
+      });
+      return r.rows[0]?.g ?? 0;
+    } catch (err) {
+      const message = (err as { message?: unknown }).message;
+      if (typeof message === 'string' && message.startsWith(CLAIM_REFUSAL)) {
+        throw refusalError(JSON.parse(message.slice(CLAIM_REFUSAL.length)) as ClaimRefusal, input, rows);
+      }
+      if (!isRetryableTxError(err) || attempt >= maxAttempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt));
+    }
+  }
+}
+
+/** The writer's error for a refusal of `placement_claim` (same classes and wording). */
+function refusalError(r: ClaimRefusal, input: ConsumerAllocationsInput, rows: readonly { providerUuid: string; rc: string; used: number }[]): Error {
+  const row = rows[(r.row ?? 1) - 1];
+  switch (r.kind) {
+    case 'unknown_provider': return badRequest(`Allocation for resource provider '${row?.providerUuid ?? '?'}' that does not exist.`);
+    case 'unknown_class': return new UnknownResourceClass(row?.rc ?? '?');
+    case 'created_concurrently':
+      return concurrentUpdate(`consumer generation conflict - expected null but consumer ${input.consumerUuid} was created concurrently`);
+    case 'generation':
+      return concurrentUpdate(`consumer generation conflict - expected ${r.expected ?? 'null'} but got ${r.got ?? 'None'}`);
+    default:
+      return capacityError(r.kind, { consumerUuid: input.consumerUuid, rpId: 0, rpUuid: row?.providerUuid ?? '?', rcId: 0, rcName: row?.rc ?? '?', used: row?.used ?? 0 });
+  }
 }
 
 /**
