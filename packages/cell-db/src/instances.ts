@@ -21,6 +21,8 @@ export interface NewInstance {
   buildHostList?: readonly Selection[];
   buildRequestSpec?: RequestSpec;
   buildDeadlineAt?: Date | null;
+  /** W3C traceparent of the create (DESIGN: one trace per create, reschedules included); written once, read by the watchdog. */
+  traceParent?: string | null;
 }
 
 function validate(i: NewInstance): void {
@@ -42,13 +44,13 @@ export async function createInstance(db: Queryable, i: NewInstance): Promise<{ i
   const uuid = checkUuid(i.uuid, 'instance uuid');
   const r = await db.query<InstanceRow>(
     `INSERT INTO instances (uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, host, node,
-       availability_zone, reservation_id, launch_index, build_host_list, build_request_spec, build_deadline_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+       availability_zone, reservation_id, launch_index, build_host_list, build_request_spec, build_deadline_at, trace_parent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
      ON CONFLICT (uuid) DO NOTHING RETURNING ${INSTANCE_COLUMNS}`,
     [uuid, i.projectId, i.userId, i.displayName ?? null, i.hostname ?? null, JSON.stringify(i.flavor), i.imageRef ?? null, i.vmState,
       i.taskState ?? null, i.host ?? null, i.node ?? null, i.availabilityZone ?? null, i.reservationId ?? null, i.launchIndex ?? 0,
       hostListJson(i.buildHostList ?? []), i.buildRequestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(i.buildRequestSpec)),
-      i.buildDeadlineAt ?? null]);
+      i.buildDeadlineAt ?? null, i.traceParent ?? null]);
   if (r.rows[0] !== undefined) return { instance: toInstanceRecord(r.rows[0]), created: true };
   const existing = await getInstance(db, uuid, { includeDeleted: true });
   if (existing === undefined) throw new CellDbError('cell_db.instance.race', `instance ${uuid} vanished during create`);

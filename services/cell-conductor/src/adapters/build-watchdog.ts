@@ -1,3 +1,4 @@
+import { withSavedTrace } from '@cellsched/bus';
 import { listInstanceActions } from '@cellsched/cell-db';
 import { makeFailure } from '@cellsched/grpc';
 import { withTransaction } from '@cellsched/db';
@@ -6,7 +7,7 @@ import type { Logger } from 'pino';
 import { castNextBuild, reschedule, type BuildDeps } from './reschedule-handler';
 
 /** A building instance whose deadline passed on a host that stopped heartbeating, or long ago on any host. */
-interface StuckBuild { uuid: string; host: string; build_attempt: number; host_down: boolean }
+interface StuckBuild { uuid: string; host: string; build_attempt: number; host_down: boolean; trace_parent: string | null }
 
 export interface WatchdogOptions {
   /** A service whose last heartbeat is older than this is down (Nova's service_down_time). */
@@ -25,8 +26,8 @@ export interface WatchdogOptions {
  */
 async function findStuckBuilds(deps: BuildDeps, o: WatchdogOptions): Promise<StuckBuild[]> {
   const r = await deps.pool.query<StuckBuild>(
-    `SELECT uuid, host, build_attempt, host_down FROM (
-       SELECT i.uuid, i.host, i.build_attempt, coalesce(i.build_deadline_at, i.updated_at + $1 * interval '1 millisecond') AS deadline,
+    `SELECT uuid, host, build_attempt, host_down, trace_parent FROM (
+       SELECT i.uuid, i.host, i.build_attempt, i.trace_parent, coalesce(i.build_deadline_at, i.updated_at + $1 * interval '1 millisecond') AS deadline,
               (s.id IS NULL OR s.forced_down OR coalesce(s.last_seen_up, s.created_at) < now() - $2 * interval '1 millisecond') AS host_down
        FROM instances i
        LEFT JOIN services s ON s.host = i.host AND s."binary" = 'nova-compute' AND s.deleted_at IS NULL
@@ -64,6 +65,7 @@ async function retryStuck(deps: BuildDeps, s: StuckBuild, log: Logger): Promise<
  */
 export async function runBuildWatchdog(deps: BuildDeps, o: WatchdogOptions, log: Logger): Promise<number> {
   const stuck = await findStuckBuilds(deps, o);
-  for (const s of stuck) await retryStuck(deps, s, log);
+  // NOTE: each retry is a span of the create's trace (saved on the row), so is the build it casts
+  for (const s of stuck) await withSavedTrace('build watchdog retry', s.trace_parent, () => retryStuck(deps, s, log));
   return stuck.length;
 }

@@ -1,5 +1,6 @@
 import { deleteBuildRequest, getBuildRequest, setInstanceMappingCell } from '@cellsched/api-db';
 import { createInstance, destroyInstance, EVENT_SUCCESS, finishActionEvent, getInstance, startInstanceAction, toWireInstance, type InstanceRecord } from '@cellsched/cell-db';
+import { activeTraceParent } from '@cellsched/bus';
 import { withTransaction } from '@cellsched/db';
 import type { RequestSpec, Selection } from '@cellsched/wire';
 import type { Logger } from 'pino';
@@ -38,7 +39,7 @@ async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br:
     const { instance } = await createInstance(c, {
       ...instanceFrom(br, p.spec), vmState: 'building', taskState: 'scheduling', host: chosen.serviceHost, node: chosen.nodename,
       availabilityZone: chosen.availabilityZone || p.spec.availabilityZone || null, buildHostList: p.hostList.slice(1), buildRequestSpec: p.spec,
-      buildDeadlineAt: new Date(Date.now() + deps.buildTimeoutMs),
+      buildDeadlineAt: new Date(Date.now() + deps.buildTimeoutMs), traceParent: activeTraceParent() ?? null, // the watchdog resumes this trace
     });
     await startInstanceAction(c, { instanceUuid: p.instanceUuid, requestId: p.requestId, action: 'create', userId: instance.userId, projectId: instance.projectId });
     await finishActionEvent(c, { instanceUuid: p.instanceUuid, requestId: p.requestId, event: EVENT_SCHEDULE, host: chosen.serviceHost }, { result: EVENT_SUCCESS });
