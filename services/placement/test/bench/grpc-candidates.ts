@@ -12,6 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTestDatabase } from '@cellsched/db';
 import { createGrpcClient, type GrpcClient } from '@cellsched/grpc';
@@ -66,6 +67,12 @@ async function decision(client: Client, seed: number, cand: number[], claim: num
   claim.push(performance.now() - t);
 }
 
+/** CPU ms (user + system) the process has used: less sensitive than latency to a loaded machine. */
+function cpuMs(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 async function waitReady(client: Client, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -104,20 +111,24 @@ async function main(): Promise<void> {
     const cand: number[] = [];
     const claim: number[] = [];
     const c = client;
+    const pid = child.pid;
     let seed = 10;
     let t = performance.now();
+    let cpu = cpuMs(pid);
     for (let i = 0; i < decisions; i++) await decision(c, seed++, cand, claim);
     let secs = (performance.now() - t) / 1000;
-    console.log(`  sequential: ${(decisions / secs).toFixed(0)} decisions/s; candidates ${stats(cand)}; claim ${stats(claim)}`);
+    const perDecision = (): string => `placement CPU ${((cpuMs(pid) - cpu) / decisions).toFixed(1)} ms/decision`;
+    console.log(`  sequential: ${(decisions / secs).toFixed(0)} decisions/s; ${perDecision()}; candidates ${stats(cand)}; claim ${stats(claim)}`);
     cand.length = 0;
     claim.length = 0;
     t = performance.now();
+    cpu = cpuMs(pid);
     let left = decisions;
     await Promise.all(Array.from({ length: clients }, async () => {
       while (left-- > 0) await decision(c, seed++, cand, claim);
     }));
     secs = (performance.now() - t) / 1000;
-    console.log(`  ${clients} clients: ${(decisions / secs).toFixed(0)} decisions/s; candidates ${stats(cand)}; claim ${stats(claim)}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(`  ${clients} clients: ${(decisions / secs).toFixed(0)} decisions/s; ${perDecision()}; candidates ${stats(cand)}; claim ${stats(claim)}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
     client?.close();
     if (child && child.exitCode === null) {
