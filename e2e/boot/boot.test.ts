@@ -278,6 +278,43 @@ describe('a server deleted while building leaves no instance, mapping, allocatio
   });
 });
 
+test('a build the watchdog moves on (no result long past its deadline) stays in the create\'s trace, and ends ACTIVE on the alternate', async () => {
+  // no failures meanwhile: the first attempt, released late, must succeed (and be refused)
+  const before = await stack.setFaults({ hang: true, rescheduleRate: 0 });
+  let id = '';
+  let first = '';
+  try {
+    id = await createServer('watchdog', '1');
+    first = await waitFor('the instance on a host of its cell', async () => (await instancesByCell()).get(id)?.[1].host ?? undefined, 30_000);
+    const cell = stack.topology().cells.find((c) => first.startsWith(`${c.name}-`));
+    if (cell === undefined) throw new Error(`no cell for ${first}`);
+    // time passes: a whole build timeout past the deadline without a result (the watchdog runs every 10 s)
+    await stack.query(cell.dbUrl, "UPDATE instances SET build_deadline_at = now() - interval '1 day' WHERE uuid = $1", [id]);
+    await waitFor('the watchdog to move the build on', async () => {
+      const row = (await instancesByCell()).get(id)?.[1];
+      return row !== undefined && row.host !== first ? true : undefined;
+    }, 30_000);
+  } finally {
+    await stack.setFaults({ hang: before[0]?.hang ?? false, rescheduleRate: before[0]?.rescheduleRate ?? 0.2 });
+  }
+  const s = (await settled([id])).get(id) as Server;
+  expect(s.status).toBe('ACTIVE');
+  expect(s['OS-EXT-SRV-ATTR:host']).not.toBe(first);
+  const traceId = stack.createTraceId(id);
+  // the late success of the first attempt is refused and its guest terminated: that ends the trace
+  const spans = await waitFor('the stale guest terminated, in the trace', async () => {
+    const t = readSpans(stack.spansFile()).filter((x) => x.traceId === traceId);
+    return t.some((x) => x.service === 'simulated-compute' && isProcess(x, 'terminate_instance')) ? t : undefined;
+  }, 30_000);
+  const ids = new Set(spans.map((x) => x.spanId));
+  expect(spans.filter((x) => !ids.has(x.parentSpanId)).map((x) => [x.service, x.name])).toEqual([['api', 'POST']]);
+  expect(spans.filter((x) => x.service === 'cell-conductor' && x.name === 'build watchdog retry')).toHaveLength(1);
+  const buildHosts = spans.filter((x) => x.service === 'simulated-compute' && isProcess(x, 'build_and_run_instance'))
+    .map((x) => String(x.attributes['messaging.rabbitmq.destination.routing_key']).replace(/^compute\./, ''));
+  expect(new Set(buildHosts)).toEqual(new Set([first, s['OS-EXT-SRV-ATTR:host']]));
+  expect((await stack.guests()).get(id)).toEqual([s['OS-EXT-SRV-ATTR:host']]);
+});
+
 test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retries ERROR, retries stay in the cell, allocations = ACTIVE', async () => {
   const spansBefore = readFileSync(stack.spansFile(), 'utf8').split('\n').length;
   const ids: string[] = [];
