@@ -1,5 +1,5 @@
 /**
- * `pnpm bench scheduler [--sizes 1000,5000,10000] [--replicas 1,2,4] [--clients 8] [--decisions 300]
+ * `pnpm bench scheduler [--sizes 1000,5000,10000] [--replicas 1,2,4] [--clients 8] [--decisions 1000]
  *  [--max-results 1000] [--subset 1] [--sample N] [--race] [--race-only] [--race-requests 2000] [--race-capacity 1500] [--stages] [--out FILE.json]`
  *
  * Per size: a fresh cloud (placement + API + 2 cells on PostgreSQL, placement as its own process)
@@ -23,7 +23,7 @@ interface Args {
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { sizes: [1000, 5000, 10000], replicas: [1, 2, 4], clients: 8, decisions: 300, maxResults: 1000, subset: 1,
+  const a: Args = { sizes: [1000, 5000, 10000], replicas: [1, 2, 4], clients: 8, decisions: 1000, maxResults: 1000, subset: 1,
     race: false, raceOnly: false, stages: false, raceRequests: 2000, raceCapacity: 1500 };
   const list = (v: string): number[] => v.split(',').filter(Boolean).map(Number);
   for (let i = 0; i < argv.length; i++) {
@@ -94,6 +94,8 @@ async function race(a: Args, env: Record<string, string>): Promise<Record<string
     const results = await Promise.all(consumers.map((c, i) => decide(clients[i % 4] as SchedulerClient, i + 1, c, 0)));
     const ms = performance.now() - started;
     clients.forEach((c) => c.close());
+    const distinct = [...new Set(results.filter((r) => r.kind === 'error').map((r) => (r.error ?? '').slice(0, 300)))];
+    for (const e of distinct.slice(0, 5)) process.stderr.write(`race error: ${e}\n`);
     const usage = await placementUsage(cloud.placementDb.pool);
     const ok = new Set(consumers.filter((_, i) => results[i]?.kind === 'ok'));
     const out = {

@@ -135,3 +135,27 @@ describe('refresh ahead', () => {
     expect((await cache.get(query())).allocationRequests).toHaveLength(1);
   });
 });
+
+test('fresh reads during a fetch in flight share one fetch queued behind it, which starts after them', async () => {
+  let used = 0;
+  let release: () => void = () => undefined;
+  const gates: Promise<void>[] = [new Promise((r) => { release = r; })];
+  const fetch = jest.fn(async (_: GetAllocationCandidatesRequest) => {
+    const seen = used; // what placement holds when the query starts
+    const gate = gates.shift();
+    if (gate !== undefined) await gate;
+    return answer(seen);
+  });
+  const cache = new CandidateCache(fetch, 1000, () => 0);
+  const first = cache.get(query()); // in flight, reads used = 0
+  used = 5; // claims land; then three refusals ask for fresh reads
+  const fresh = [cache.get(query(), { fresh: true }), cache.get(query(), { fresh: true }), cache.get(query(), { fresh: true })];
+  release();
+  expect((await first).providerSummaries.rp1?.resources.VCPU?.used).toBe(0);
+  for (const r of await Promise.all(fresh)) expect(r.providerSummaries.rp1?.resources.VCPU?.used).toBe(5);
+  expect(fetch).toHaveBeenCalledTimes(2);
+  // with nothing in flight, a fresh read starts at once
+  used = 7;
+  expect((await cache.get(query(), { fresh: true })).providerSummaries.rp1?.resources.VCPU?.used).toBe(7);
+  expect(fetch).toHaveBeenCalledTimes(3);
+});

@@ -37,6 +37,8 @@ export interface CandidateCacheStats {
 export class CandidateCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<GetAllocationCandidatesResponse>>();
+  /** Per query, the fresh read queued behind the fetch in flight. */
+  private readonly freshNext = new Map<string, Promise<GetAllocationCandidatesResponse>>();
   readonly stats: CandidateCacheStats = { hits: 0, fetches: 0, refreshesAhead: 0, refreshErrors: 0 };
 
   constructor(private readonly fetch: Fetch, private readonly ttlMs: number, private readonly now: () => number = Date.now,
@@ -56,7 +58,28 @@ export class CandidateCache {
       }
       return entry.response;
     }
-    return (options.fresh === true ? undefined : this.inFlight.get(key)) ?? this.start(key, query);
+    if (options.fresh === true) return this.freshFetch(key, query);
+    return this.inFlight.get(key) ?? this.start(key, query);
+  }
+
+  /**
+   * A read that starts after this call: now when nothing is in flight, else the one fetch queued
+   * behind the fetch in flight, shared by every fresh caller that arrives meanwhile. Why: when a
+   * cloud fills up, every refused claim asks for a fresh read at once; a herd of identical
+   * queries to placement became one in flight plus one queued.
+   */
+  private freshFetch(key: string, query: GetAllocationCandidatesRequest): Promise<GetAllocationCandidatesResponse> {
+    const current = this.inFlight.get(key);
+    if (current === undefined) return this.start(key, query);
+    let next = this.freshNext.get(key);
+    if (next === undefined) {
+      next = current.catch(() => undefined).then(() => {
+        this.freshNext.delete(key);
+        return this.start(key, query);
+      });
+      this.freshNext.set(key, next);
+    }
+    return next;
   }
 
   /** One fetch of `query` whose answer replaces the copy; registered as the query's fetch in flight. */
