@@ -87,6 +87,24 @@ async function allocations(stack: ChaosStack): Promise<{ byConsumer: Map<string,
 export interface CheckOptions {
   /** Bound of the wait for quiescence (ms). */
   settleMs: number;
+  /** Where each service's log stood when the scenario began (the cell conductors' allocation audits since then are read). */
+  logsFrom: Map<string, number>;
+}
+
+/** What the cell conductors' own allocation audits healed or found missing during the scenario: a leak that existed, even if healed before the check. */
+function auditFindings(stack: ChaosStack, logsFrom: Map<string, number>): string[] {
+  const out: string[] = [];
+  for (const s of stack.servicesOf('cell-conductor')) {
+    for (const line of stack.logSince(s, logsFrom.get(s) ?? 0)) {
+      if (!line.includes('"allocation audit"')) continue;
+      let rec: { msg?: string; healed?: unknown[]; missing?: unknown[] };
+      try { rec = JSON.parse(line) as typeof rec; } catch { continue; }
+      if (rec.msg !== 'allocation audit') continue;
+      for (const h of rec.healed ?? []) out.push(`${s}'s allocation audit healed a leak during the run: ${JSON.stringify(h)}`);
+      for (const m of rec.missing ?? []) out.push(`${s}'s allocation audit found an instance with no allocation during the run: ${JSON.stringify(m)}`);
+    }
+  }
+  return out;
 }
 
 /** Waits for quiescence (bounded), then checks every invariant. */
@@ -175,6 +193,7 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
       if (u.status === 200 && !same(u.body.usages, want)) exact.add(`provider ${rp.name}: usages ${fmt(u.body.usages) || 'none'} ≠ its ACTIVE instances' ${fmt(want) || 'none'}`);
     }
   }
+  for (const p of auditFindings(stack, o.logsFrom)) exact.add(p);
   results.push(exact.result('allocations-exact'));
 
   // capacity: now, per provider and class, and every sample taken during the run

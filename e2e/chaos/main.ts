@@ -19,10 +19,11 @@ const PROFILES: Record<'ci' | 'full', Profile & { settleMs: number }> = {
 };
 
 interface Args { profile: 'ci' | 'full'; durationMs: number | undefined; only: string[] | undefined; seed: number; out: string | undefined;
-  portOffset: number; prefix: string; keep: boolean; list: boolean }
+  portOffset: number; prefix: string; keep: boolean; list: boolean; failRate: number }
 
 const USAGE = `usage: pnpm chaos [--profile ci|full] [--duration 30m] [--only name,...] [--seed N] [--out report.json]
-                  [--port-offset 5000] [--prefix chaos] [--keep] [--list]`;
+                  [--fail-rate R] [--port-offset 5000] [--prefix chaos] [--keep] [--list]
+  --fail-rate R   baseline share of builds failing reschedulably in every cell, set before each scenario (which may override it)`;
 
 function parseDuration(v: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v);
@@ -32,7 +33,7 @@ function parseDuration(v: string): number {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { profile: 'full', durationMs: undefined, only: undefined, seed: randomSeed(), out: undefined, portOffset: 5000, prefix: 'chaos', keep: false, list: false };
+  const a: Args = { profile: 'full', durationMs: undefined, only: undefined, seed: randomSeed(), out: undefined, portOffset: 5000, prefix: 'chaos', keep: false, list: false, failRate: 0 };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] ?? '').split(/=(.*)/s);
     const value = (): string => { const v = inline ?? argv[++i]; if (v === undefined) throw new Error(`${flag} needs a value`); return v; };
@@ -44,6 +45,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--port-offset') { const v = Number(value()); if (!Number.isInteger(v) || v < 0 || v > 50000) throw new Error('--port-offset: an integer in [0, 50000]'); a.portOffset = v; }
     else if (flag === '--prefix') { const v = value(); if (!/^[a-z][a-z0-9_]{0,20}$/.test(v)) throw new Error('--prefix: [a-z][a-z0-9_]*'); a.prefix = v; }
     else if (flag === '--keep') a.keep = true;
+    else if (flag === '--fail-rate') { const v = Number(value()); if (!(v >= 0 && v <= 1)) throw new Error('--fail-rate: a number in [0, 1]'); a.failRate = v; }
     else if (flag === '--list') a.list = true;
     else if (flag === '--help' || flag === '-h') { console.log(USAGE); process.exit(0); }
     else throw new Error(`unknown option ${argv[i]}\n${USAGE}`);
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
           monitor.start();
           progress.line(`stack: up in ${secs(Date.now() - tUp)}, state ${stack.stateDir}`);
         }
-        reports.push(await runScenario(sc, iteration, args.seed, profile, stack, faults as ComputeFaults, monitor as Monitor, progress));
+        reports.push(await runScenario(sc, iteration, args, profile, stack, faults as ComputeFaults, monitor as Monitor, progress));
       }
       if (args.durationMs === undefined) break;
     }
@@ -138,7 +140,7 @@ async function main(): Promise<void> {
   const ok = reports.length > 0 && reports.every((r) => r.ok);
   const outPath = resolve(args.out ?? join(ROOT, 'e2e/chaos/results', `chaos-${profile.name}-${new Date(t0).toISOString().replace(/[:.]/g, '-')}.json`));
   mkdirSync(resolve(outPath, '..'), { recursive: true });
-  const report = { startedAt: new Date(t0).toISOString(), durationMs: Date.now() - t0, profile: profile.name, seed: args.seed,
+  const report = { startedAt: new Date(t0).toISOString(), durationMs: Date.now() - t0, profile: profile.name, seed: args.seed, baselineFailRate: args.failRate,
     command: `pnpm chaos ${process.argv.slice(2).join(' ')}`, ok, totals: totals(reports), scenarios: reports };
   writeFileSync(outPath, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\n${table(reports)}\n${totalsLine(reports)}\nreport: ${outPath}`);
@@ -146,13 +148,15 @@ async function main(): Promise<void> {
   process.exitCode = ok ? 0 : 1;
 }
 
-async function runScenario(sc: Scenario, iteration: number, runSeed: number, profile: Profile & { settleMs: number }, stack: ChaosStack,
+async function runScenario(sc: Scenario, iteration: number, args: Args, profile: Profile & { settleMs: number }, stack: ChaosStack,
   faults: ComputeFaults, monitor: Monitor, progress: Progress): Promise<ScenarioReport> {
-  const seed = scenarioSeed(runSeed, sc.name, iteration);
+  const seed = scenarioSeed(args.seed, sc.name, iteration);
   const start = Date.now();
   const ledger = new Ledger();
   const eventsBefore = stack.events.length;
+  const logsFrom = stack.logOffsets();
   await faults.clear();
+  if (args.failRate > 0) await faults.set('all', { failRate: args.failRate });
   monitor.take(); // findings from before this scenario (cleanup) are not its own
   const timeoutMs = Math.round((sc.timeoutMs ?? 90_000) * Math.max(1, profile.name === 'ci' ? 1 : profile.scale));
   const ctx = createContext({ scenario: sc.name, stack, profile, seed, timeoutMs, ledger, faults, print: (l) => progress.line(`  ${sc.name}: ${l}`) });
@@ -184,7 +188,7 @@ async function runScenario(sc: Scenario, iteration: number, runSeed: number, pro
   let results: InvariantResult[] = [];
   let stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0 };
   try {
-    const c = await checkInvariants(stack, ledger, monitor, { settleMs: profile.settleMs });
+    const c = await checkInvariants(stack, ledger, monitor, { settleMs: profile.settleMs, logsFrom });
     results = c.results; stats = c.stats;
   } catch (e) {
     failure ??= `invariant check failed to run: ${(e as Error).message}`;

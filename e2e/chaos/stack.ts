@@ -2,7 +2,7 @@
 // state dir, prefix and port offset), kills done here by pid (fast, counted), starts through
 // `stack.mjs start --only NAME --no-build` (the launcher's own env and readiness check).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -43,8 +43,10 @@ export class ChaosStack implements StackHandle {
     }
   }
 
-  /** Starts the whole system (building first). */
+  /** Starts the whole system (building first); the previous run's logs and spans in the state dir go first. */
   async up(): Promise<void> {
+    for (const f of readdirSync(this.stateDir)) if (f.endsWith('.log') || f === 'spans.jsonl') rmSync(join(this.stateDir, f), { force: true });
+    this.ports.clear();
     const s = this.shape;
     await this.stackCmd(['up', '--cells', String(s.cells), '--hosts-per-cell', String(s.hostsPerCell), '--schedulers', String(s.schedulers),
       '--build-latency-ms', String(s.buildLatencyMs), '--build-failure-rate', '0'], 400_000);
@@ -111,6 +113,27 @@ export class ChaosStack implements StackHandle {
       }
     }
     await this.onStarted(name);
+  }
+
+  /** The size of every service log now (where a scenario's part of each log begins). */
+  logOffsets(): Map<string, number> {
+    const m = new Map<string, number>();
+    for (const n of this.services()) { const f = this.logFile(n); m.set(n, existsSync(f) ? statSync(f).size : 0); }
+    return m;
+  }
+
+  /** The lines `name`'s log got since byte `from` (a restarted service appends to the same log). */
+  logSince(name: string, from: number): string[] {
+    const f = this.logFile(name);
+    if (!existsSync(f)) return [];
+    const size = statSync(f).size;
+    if (size <= from) return [];
+    const fd = openSync(f, 'r');
+    try {
+      const buf = Buffer.alloc(size - from);
+      readSync(fd, buf, 0, buf.length, from);
+      return buf.toString('utf8').split('\n');
+    } finally { closeSync(fd); }
   }
 
   async restart(name: string, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

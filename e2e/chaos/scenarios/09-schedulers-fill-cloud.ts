@@ -15,6 +15,7 @@ export const schedulersFillCloud: Scenario = {
   summary: 'schedulers race to fill the cloud to 100%: ACTIVE = capacity, the rest NoValidHost in cell0, placement exactly full',
   ci: true,
   async run(ctx) {
+    await ctx.faults.clear(); // exact fill: no build may fail (a reschedule into a full cloud would end in max retries)
     const rps = await ctx.stack.placement<{ resource_providers: { uuid: string; name: string }[] }>('GET', '/resource_providers');
     let capacity = 0;
     const fitOf = new Map<string, number>();
