@@ -206,9 +206,12 @@ test('pruning keeps what a current cache needs; a cache older than the pruned lo
   await expectFresh(await logReaches() ? 'incremental' : 'full');
 });
 
-/** Whether the log still covers the cache (false only while a foreign transaction holds xmin back). */
+/**
+ * Whether the log still covers the cache (false only when a foreign transaction held
+ * the cluster's xmin back during the cache's last load).
+ */
 async function logReaches(): Promise<boolean> {
-  const r = await writer.query<{ ok: boolean }>('SELECT pruned_below <= pg_snapshot_xmin(pg_current_snapshot()) AS ok FROM candidate_changes_horizon');
+  const r = await writer.query<{ ok: boolean }>('SELECT pruned_below <= $1::xid8 AS ok FROM candidate_changes_horizon', [cache.xmin]);
   return r.rows[0]?.ok ?? false;
 }
 

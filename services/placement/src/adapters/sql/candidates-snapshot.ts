@@ -24,7 +24,6 @@ interface MutableNode {
 // NOTE: every list is ordered, so a partial reload builds exactly what a full one would.
 const PROVIDER_COLUMNS = 'SELECT id, uuid::text, parent_provider_id, COALESCE(root_provider_id, id), name, COALESCE(generation, 0) FROM resource_providers';
 const Q_PROVIDERS = `${PROVIDER_COLUMNS} ORDER BY id`;
-const Q_PROVIDERS_OF = `${PROVIDER_COLUMNS} WHERE id = ANY($1::int[]) ORDER BY id`;
 const inventoriesQuery = (where: string): string => `
   SELECT i.resource_provider_id, i.resource_class_id, i.total, i.reserved, i.min_unit, i.max_unit,
          i.step_size, i.allocation_ratio, COALESCE(u.used, 0)::int8
@@ -35,12 +34,9 @@ const inventoriesQuery = (where: string): string => `
    ${where.replace(/\$RP/g, 'i.resource_provider_id')}
    ORDER BY i.resource_provider_id, i.resource_class_id`;
 const Q_INVENTORIES = inventoriesQuery('');
-const Q_INVENTORIES_OF = inventoriesQuery('WHERE $RP = ANY($1::int[])');
 // NOTE: trait id order: the order Placement lists a provider's traits in (standard before custom).
 const Q_TRAITS = 'SELECT resource_provider_id, trait_id FROM resource_provider_traits ORDER BY resource_provider_id, trait_id';
-const Q_TRAITS_OF = 'SELECT resource_provider_id, trait_id FROM resource_provider_traits WHERE resource_provider_id = ANY($1::int[]) ORDER BY resource_provider_id, trait_id';
 const Q_AGGS = 'SELECT resource_provider_id, aggregate_id FROM resource_provider_aggregates ORDER BY resource_provider_id, aggregate_id';
-const Q_AGGS_OF = 'SELECT resource_provider_id, aggregate_id FROM resource_provider_aggregates WHERE resource_provider_id = ANY($1::int[]) ORDER BY resource_provider_id, aggregate_id';
 const Q_RCS = 'SELECT id, name FROM resource_classes ORDER BY id';
 const Q_TRAIT_NAMES = 'SELECT id, name FROM traits ORDER BY id';
 const Q_AGG_UUIDS = 'SELECT id, uuid::text FROM placement_aggregates ORDER BY id';
@@ -59,30 +55,45 @@ const Q_SNAPSHOT = `SELECT ${SNAPSHOT_COLUMNS} FROM pg_current_snapshot() s`;
 /** Whether every log row a reader at xmin $1 may need is still there (not pruned), as SQL. */
 const LOG_OK = 'COALESCE((SELECT pruned_below <= $1::xid8 FROM candidate_changes_horizon), false)';
 
-/**
- * The cheap check, one statement in its own snapshot (no BEGIN): has anything been
- * logged by a transaction the cached snapshot ($1 xmin, $2 xmax, $3 xip) did not see?
- * Index lookups only: `max(xid)` reads one entry whatever the table's statistics (an
- * EXISTS over a range may be planned as a sequential scan on a fresh table).
- */
-const Q_CHANGED = {
-  name: 'candidates-changed',
-  text: `SELECT ${SNAPSHOT_COLUMNS}, ${LOG_OK} AS log_ok,
-         COALESCE((SELECT max(xid) FROM candidate_changes) >= $2::xid8, false)
-           OR EXISTS (SELECT 1 FROM candidate_changes WHERE xid = ANY($3::xid8[])) AS changed
-    FROM pg_current_snapshot() s`,
-};
-
 /** More log rows than this since the cached snapshot: reload everything instead. */
 const MAX_LOGGED = 5000;
 
 /**
- * What changed since the cached snapshot ($1 xmin, $2 xmax, $3 xip), read as the first
- * statement of the new snapshot's transaction (ORDER BY + LIMIT keeps the range on the
- * xid index whatever the statistics).
+ * Rows of `query` (columns named c1..cN) as one JSON array of arrays in the order of the
+ * full load's queries (c1, then c2 when `byTwo`), or null when none.
  */
-const Q_CHANGES = {
-  name: 'candidates-changes',
+function jsonRows(query: string, columns: number, byTwo = true): string {
+  const cols = Array.from({ length: columns }, (_, i) => `c${i + 1}`).join(', ');
+  return `(SELECT json_agg(json_build_array(${cols}) ORDER BY c1${byTwo ? ', c2' : ''}) FROM (${query}) q)`;
+}
+
+const IDS = 'agg.ids';
+const REFRESH_PROVIDERS = jsonRows(
+  `SELECT id AS c1, uuid::text AS c2, parent_provider_id AS c3, COALESCE(root_provider_id, id) AS c4, name AS c5, COALESCE(generation, 0) AS c6
+     FROM resource_providers WHERE id = ANY(${IDS})`, 6, false);
+const REFRESH_INVENTORIES = jsonRows(
+  `SELECT i.resource_provider_id AS c1, i.resource_class_id AS c2, i.total AS c3, i.reserved AS c4, i.min_unit AS c5, i.max_unit AS c6,
+          i.step_size AS c7, i.allocation_ratio AS c8, COALESCE(u.used, 0)::int8 AS c9
+     FROM inventories i
+     LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used FROM allocations
+                 WHERE resource_provider_id = ANY(${IDS}) GROUP BY resource_provider_id, resource_class_id) u
+       ON u.resource_provider_id = i.resource_provider_id AND u.resource_class_id = i.resource_class_id
+    WHERE i.resource_provider_id = ANY(${IDS})`, 9);
+const REFRESH_TRAITS = jsonRows(
+  `SELECT resource_provider_id AS c1, trait_id AS c2 FROM resource_provider_traits WHERE resource_provider_id = ANY(${IDS})`, 2);
+const REFRESH_AGGS = jsonRows(
+  `SELECT resource_provider_id AS c1, aggregate_id AS c2 FROM resource_provider_aggregates WHERE resource_provider_id = ANY(${IDS})`, 2);
+const nameRows = (table: string, column: string): string => jsonRows(`SELECT id AS c1, ${column} AS c2 FROM ${table}`, 2, false);
+
+/**
+ * The refresh, ONE statement (one database snapshot, no BEGIN, one round trip): what
+ * the cached snapshot ($1 xmin, $2 xmax, $3 xip) did not see, and, in the same
+ * snapshot, the rows of the providers it names and the name tables if one changed.
+ * Index lookups only when nothing changed (ORDER BY + LIMIT keeps the range scan on
+ * the xid index whatever the table's statistics).
+ */
+const Q_REFRESH = {
+  name: 'candidates-refresh',
   text: `
   WITH c AS ((SELECT kind, resource_provider_id FROM candidate_changes WHERE xid >= $2::xid8 ORDER BY xid LIMIT ${MAX_LOGGED + 1})
              UNION ALL
@@ -90,8 +101,22 @@ const Q_CHANGES = {
        agg AS (SELECT COALESCE(bool_or(kind = 'f'), false) OR count(*) > ${MAX_LOGGED} AS full_reload,
                       COALESCE(bool_or(kind = 'n'), false) AS names,
                       COALESCE(array_agg(DISTINCT resource_provider_id) FILTER (WHERE kind = 'p'), '{}') AS ids FROM c)
-  SELECT ${SNAPSHOT_COLUMNS}, ${LOG_OK} AS log_ok, agg.* FROM pg_current_snapshot() s, agg`,
+  SELECT ${SNAPSHOT_COLUMNS}, ${LOG_OK} AS log_ok, agg.full_reload, agg.names, agg.ids,
+         CASE WHEN cardinality(agg.ids) > 0 AND NOT agg.full_reload THEN json_build_array(
+           ${REFRESH_PROVIDERS}, ${REFRESH_INVENTORIES}, ${REFRESH_TRAITS}, ${REFRESH_AGGS}) END AS rows,
+         CASE WHEN agg.names AND NOT agg.full_reload THEN json_build_array(
+           ${nameRows('resource_classes', 'name')}, ${nameRows('traits', 'name')}, ${nameRows('placement_aggregates', 'uuid::text')}) END AS name_rows
+    FROM pg_current_snapshot() s, agg`,
 };
+
+interface RefreshRow extends Unseen {
+  log_ok: boolean;
+  full_reload: boolean;
+  names: boolean;
+  ids: number[];
+  rows: (Row[] | null)[] | null;
+  name_rows: (Row[] | null)[] | null;
+}
 
 /** Deletes log rows below $1 and records the bound, in one statement. */
 const Q_PRUNE = `
@@ -103,9 +128,8 @@ const Q_PRUNE = `
 
 type Row = unknown[];
 
-/** Runs a query in array row mode; `name` makes it a prepared statement (planned once per connection). */
-async function rows(client: PoolClient, text: string, values?: unknown[], name?: string): Promise<Row[]> {
-  const res = await client.query<Row>({ text, rowMode: 'array', ...(values ? { values } : {}), ...(name ? { name } : {}) });
+async function rows(client: PoolClient, text: string): Promise<Row[]> {
+  const res = await client.query<Row>({ text, rowMode: 'array' });
   return res.rows;
 }
 
@@ -213,16 +237,12 @@ async function loadAll(client: PoolClient): Promise<CandidateSnapshot> {
 }
 
 /**
- * The snapshot `prev` with the providers `ids` reloaded (removed when gone), in the
- * caller's transaction snapshot. Unchanged nodes (and name tables, when `names` is
- * null or equal) are shared with `prev`. Null when a provider's uuid changed (only a
- * direct SQL writer does that): its children's memoized summaries name it, so reload all.
+ * The snapshot `prev` with the providers `ids` replaced by `results` (their rows; absent
+ * ones removed). Unchanged nodes (and name tables, when `names` is null or equal) are
+ * shared with `prev`. Null when a provider's uuid changed (only a direct SQL writer does
+ * that): its children's memoized summaries name it, so reload all.
  */
-async function loadChanged(client: PoolClient, prev: CandidateSnapshot, ids: readonly number[], names: Names | null): Promise<CandidateSnapshot | null> {
-  const results: Row[][] = [[], [], [], []];
-  if (ids.length > 0) {
-    for (const [i, q] of [Q_PROVIDERS_OF, Q_INVENTORIES_OF, Q_TRAITS_OF, Q_AGGS_OF].entries()) results[i] = await rows(client, q, [ids], `candidates-of-${i}`);
-  }
+function applyChanges(prev: CandidateSnapshot, ids: readonly number[], results: Row[][], names: Names | null): CandidateSnapshot | null {
   const fresh = assembleNodes(results);
   const deleted = ids.filter((id) => !fresh.has(id));
   let treeNodes = prev.treeNodes;
@@ -366,30 +386,32 @@ export class CandidateSnapshotCache {
   private async refresh(): Promise<CandidateSnapshot> {
     const hit = this.cached;
     if (hit) {
-      const check = await this.pool.query<Unseen & { log_ok: boolean; changed: boolean }>({ ...Q_CHANGED, values: args(hit.unseen) });
-      const row = check.rows[0];
-      if (row && row.log_ok && !row.changed) {
-        // NOTE: no transaction hit did not see has logged a change visible now, so hit
-        // equals this statement's state.
-        this.note('unchanged', { snapshot: hit.snapshot, unseen: unseenOf(row) });
-        this.maybePrune();
-        return hit.snapshot;
-      }
-    }
-    const [kind, next] = await inSnapshotTransaction(this.pool, async (client): Promise<[RefreshKind, Cached]> => {
-      if (hit) {
-        const res = await client.query<Unseen & { log_ok: boolean; full_reload: boolean; names: boolean; ids: number[] }>({ ...Q_CHANGES, values: args(hit.unseen) });
-        const c = res.rows[0];
-        if (c && c.log_ok && !c.full_reload) {
-          const names = c.names ? await loadNames(client) : null;
-          const snapshot = await loadChanged(client, hit.snapshot, c.ids, names);
-          if (snapshot) return ['incremental', { snapshot, unseen: unseenOf(c) }];
+      const res = await this.pool.query<RefreshRow>({ ...Q_REFRESH, values: args(hit.unseen) });
+      const c = res.rows[0];
+      if (c && c.log_ok && !c.full_reload) {
+        const unseen = unseenOf(c);
+        if (c.ids.length === 0 && !c.names) {
+          // NOTE: no transaction hit did not see has logged a change visible now, so hit
+          // equals this statement's state.
+          this.note('unchanged', { snapshot: hit.snapshot, unseen });
+          this.maybePrune();
+          return hit.snapshot;
+        }
+        const results = (c.rows ?? [[], [], [], []]).map((r) => r ?? []);
+        const names = c.name_rows ? assembleNames(c.name_rows.map((r) => r ?? [])) : null;
+        const snapshot = applyChanges(hit.snapshot, c.ids, results, names);
+        if (snapshot) {
+          this.note('incremental', { snapshot, unseen });
+          this.maybePrune();
+          return snapshot;
         }
       }
+    }
+    const next = await inSnapshotTransaction(this.pool, async (client): Promise<Cached> => {
       const unseen = (await client.query<Unseen>(Q_SNAPSHOT)).rows[0] as Unseen;
-      return ['full', { snapshot: await loadAll(client), unseen: unseenOf(unseen) }];
+      return { snapshot: await loadAll(client), unseen: unseenOf(unseen) };
     });
-    this.note(kind, next);
+    this.note('full', next);
     this.maybePrune();
     return next.snapshot;
   }
@@ -404,6 +426,11 @@ export class CandidateSnapshotCache {
     if (horizon === null) return;
     // NOTE: not awaited: a failed prune only leaves rows for the next one.
     this.pool.query(Q_PRUNE, [horizon]).catch(() => undefined);
+  }
+
+  /** The xmin of the cached snapshot's database snapshot (tests, diagnostics). */
+  get xmin(): string | null {
+    return this.cached?.unseen.xmin ?? null;
   }
 
   /** Prunes the log below the current cached xmin now (tests). */
