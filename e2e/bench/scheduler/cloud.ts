@@ -14,8 +14,30 @@ import { type HostSpec, seedHosts } from './seed';
 
 const ROOT = join(__dirname, '../../..');
 
+/** True when nothing listens on 127.0.0.1:port and we may bind it. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+// NOTE: CELLSCHED_BENCH_PORT_BASE=N takes ports from N upwards (a range agreed on a shared
+// machine); without it the OS picks free ephemeral ports.
+let nextPort = Number(process.env.CELLSCHED_BENCH_PORT_BASE ?? 0);
+
 /** A free TCP port on 127.0.0.1 (`count` consecutive ones when asked). */
 export async function freePort(count = 1): Promise<number> {
+  if (nextPort > 0) {
+    for (;;) {
+      const base = nextPort;
+      nextPort += count;
+      if (nextPort > 65535) throw new Error('CELLSCHED_BENCH_PORT_BASE: no free port left above the base');
+      const free = await Promise.all(Array.from({ length: count }, (_, i) => portIsFree(base + i)));
+      if (free.every(Boolean)) return base;
+    }
+  }
   for (;;) {
     const base = await new Promise<number>((resolve, reject) => {
       const s = createServer();
@@ -91,12 +113,17 @@ export class BenchCloud {
       uuid: randomUUID(), db: await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `bench_sched_c${i}`, poolMax: 4 }),
     })));
     const cloud = new BenchCloud(placementDb, apiDb, cell0, cells);
-    const port = await freePort(2);
-    cloud.placementGrpc = `127.0.0.1:${port + 1}`;
-    cloud.placementProcess = await startProcess('placement', 'services/placement/dist/main.js', {
-      CELLSCHED_PLACEMENT_DB_URL: placementDb.url, CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_GRPC_PORT: String(port + 1),
-      CELLSCHED_PLACEMENT_MIGRATE: 'false',
-    }, port + 1);
+    try {
+      const port = await freePort(2);
+      cloud.placementGrpc = `127.0.0.1:${port + 1}`;
+      cloud.placementProcess = await startProcess('placement', 'services/placement/dist/main.js', {
+        CELLSCHED_PLACEMENT_DB_URL: placementDb.url, CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_GRPC_PORT: String(port + 1),
+        CELLSCHED_PLACEMENT_MIGRATE: 'false',
+      }, port + 1);
+    } catch (err) {
+      await cloud.close(); // NOTE: no throwaway database outlives a failed start
+      throw err;
+    }
     return cloud;
   }
 
