@@ -9,6 +9,7 @@ import { mergeCandidates } from './merge';
 import { multipleProviderCandidates } from './multiple-providers';
 import { providersMatchingGroup, requestFor, singleProviderCandidates } from './single-provider';
 import type { AllocationRequest, CandidateResult, CandidateSnapshot, RequestGroup, RequestWideParams } from './types';
+import { nonRootProviders } from './snapshot-index';
 import { buildWideContext, inFilteredAnchors, type WideContext } from './wide-context';
 
 /** Options of one search beyond the query itself. */
@@ -92,10 +93,13 @@ function singleProviderOnly(ctx: WideContext, group: RequestGroup, opts: SearchO
   const limit = ctx.params.limit;
   const kept = !limit || limit >= matches.length ? matches : matches.slice(0, limit);
   const roots = new Set(kept.map((p) => p.rootId));
-  const summaryProviderIds: number[] = [];
-  for (const p of ctx.snap.providers.values()) {
-    if (roots.has(p.rootId) && (usedOnly === null || usedOnly.has(p.id))) summaryProviderIds.push(p.id);
-  }
+  // NOTE: the providers of those trees: the roots themselves and the tree members whose
+  // root is one of them (no scan of every provider).
+  const inTrees: number[] = [];
+  for (const r of roots) if (ctx.snap.providers.get(r)?.rootId === r) inTrees.push(r);
+  for (const id of nonRootProviders(ctx.snap)) if (roots.has(ctx.snap.providers.get(id)?.rootId ?? -1)) inTrees.push(id);
+  inTrees.sort((a, b) => a - b);
+  const summaryProviderIds = usedOnly === null ? inTrees : inTrees.filter((id) => usedOnly.has(id));
   return { allocationRequests: kept.map((p) => requestFor(g, p, p.rootId)), summaryProviderIds };
 }
 

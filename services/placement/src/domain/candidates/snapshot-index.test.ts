@@ -4,7 +4,7 @@
  * roots, inventories added and removed, traits and aggregates, providers added and deleted.
  */
 import { ProviderMap } from './provider-map';
-import { aggregateMembers, classIndex, noteDerivedSnapshot, traitMembers } from './snapshot-index';
+import { aggregateMembers, classIndex, nonRootProviders, noteDerivedSnapshot, traitMembers } from './snapshot-index';
 import type { CandidateSnapshot, InventoryUsage, ProviderNode } from './types';
 
 function prng(seed: number): (n: number) => number {
@@ -40,6 +40,7 @@ function everything(s: CandidateSnapshot): unknown {
     classes: [0, 1, 2].map((rc) => Object.fromEntries(Object.entries(classIndex(s, rc)).map(([k, v]) => [k, [...(v as Iterable<number>)]]))),
     traits: [0, 1, 2].map((t) => traitMembers(s, t)),
     aggregates: [0, 1].map((a) => aggregateMembers(s, a)),
+    rooted: nonRootProviders(s),
   };
 }
 

@@ -38,6 +38,8 @@ interface Indexes {
   readonly classes: Map<number, ClassIndex>;
   readonly traits: Map<number, readonly number[]>;
   readonly aggregates: Map<number, readonly number[]>;
+  /** Key 0: providers whose root is another provider. */
+  readonly rooted: Map<number, readonly number[]>;
 }
 
 /** Successor links: snapshot -> the one it was derived from and the provider ids that differ. */
@@ -46,7 +48,7 @@ const indexes = new WeakMap<CandidateSnapshot, Indexes>();
 
 function indexesOf(snap: CandidateSnapshot): Indexes {
   let ix = indexes.get(snap);
-  if (!ix) indexes.set(snap, (ix = { classes: new Map(), traits: new Map(), aggregates: new Map() }));
+  if (!ix) indexes.set(snap, (ix = { classes: new Map(), traits: new Map(), aggregates: new Map(), rooted: new Map() }));
   return ix;
 }
 
@@ -125,13 +127,13 @@ export function classIndex(snap: CandidateSnapshot, rcId: number): ClassIndex {
   return ix;
 }
 
-type MemberKind = 'traits' | 'aggregates';
+type MemberKind = 'traits' | 'aggregates' | 'rooted';
 
 function memberIds(snap: CandidateSnapshot, kind: MemberKind, id: number): readonly number[] {
   const own = indexesOf(snap)[kind];
   let ids = own.get(id);
   if (ids) return ids;
-  const has = (p: ProviderNode | undefined): boolean => p !== undefined && p[kind].has(id);
+  const has = (p: ProviderNode | undefined): boolean => p !== undefined && (kind === 'rooted' ? p.rootId !== p.id : p[kind].has(id));
   const link = lineage.get(snap);
   const prev = link ? indexes.get(link.prev)?.[kind].get(id) : undefined;
   if (prev && link) {
@@ -163,4 +165,9 @@ export function traitMembers(snap: CandidateSnapshot, traitId: number): readonly
 /** Ids of the providers in aggregate `aggregateId`, in id order. */
 export function aggregateMembers(snap: CandidateSnapshot, aggregateId: number): readonly number[] {
   return memberIds(snap, 'aggregates', aggregateId);
+}
+
+/** Ids of the providers whose root is another provider (tree members), in id order. */
+export function nonRootProviders(snap: CandidateSnapshot): readonly number[] {
+  return memberIds(snap, 'rooted', 0);
 }
