@@ -40,8 +40,10 @@ function gabbi() {
   return r.status ?? 1;
 }
 
-// The chaos suite's CI profile (e2e/chaos): one private stack, the ci-flagged scenarios; a scenario counts as one test.
+// The chaos suite (e2e/chaos): its unit tests, then its CI profile (one private stack, the ci-flagged scenarios; a scenario counts as one test).
 function chaos() {
+  const unit = jest('e2e/chaos/jest.config.js', []);
+  if (unit !== 0) return unit;
   const out = join(mkdtempSync(join(tmpdir(), 'cellsched-chaos-')), 'report.json');
   const status = run('node', ['scripts/chaos.mjs', '--profile', 'ci', '--out', out]);
   if (!existsSync(out)) { console.error('chaos wrote no report'); return status || 1; }

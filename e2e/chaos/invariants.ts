@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { listServers, quiesce, type Ledger } from './context';
 import type { Monitor } from './monitor';
 import type { ChaosStack } from './stack';
+import { flavorResources } from './util';
 
 export const INVARIANTS = ['settled', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults'] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
@@ -35,16 +36,6 @@ class Problems {
   readonly list: string[] = [];
   add(p: string): void { this.list.push(p); }
   result(name: InvariantName): InvariantResult { return { name, ok: this.list.length === 0, problems: this.list.slice(0, 20), count: this.list.length }; }
-}
-
-/** The resources an instance of this flavor holds in placement (Nova's resources_from_flavor, no swap on a simulated host). */
-export function flavorResources(f: FlavorJson): Record<string, number> {
-  const out: Record<string, number> = {};
-  if (f.vcpus) out.VCPU = f.vcpus;
-  if (f.memoryMb) out.MEMORY_MB = f.memoryMb;
-  const disk = (f.rootGb ?? 0) + (f.ephemeralGb ?? 0) + Math.ceil((f.swap ?? 0) / 1024);
-  if (disk) out.DISK_GB = disk;
-  return out;
 }
 
 const same = (a: Record<string, number>, b: Record<string, number>): boolean => {

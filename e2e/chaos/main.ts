@@ -3,7 +3,6 @@
 // checks the invariants after each at quiescence, cleans up, writes a JSON report and prints
 // a summary table. Exit code 1 when any invariant, scenario check or scenario fails.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { ComputeFaults, createContext, Ledger, listServers } from './context';
 import { checkInvariants, INVARIANTS, type InvariantResult } from './invariants';
@@ -12,6 +11,7 @@ import { randomSeed } from './rng';
 import type { Profile, Scenario, StackShape } from './scenario';
 import { SCENARIOS } from './scenarios';
 import { ChaosStack, ROOT } from './stack';
+import { parseDuration, scenarioSeed } from './util';
 
 const PROFILES: Record<'ci' | 'full', Profile & { settleMs: number }> = {
   ci: { name: 'ci', stack: { cells: 2, hostsPerCell: 3, schedulers: 2, buildLatencyMs: 100 }, scale: 0.25, settleMs: 60_000 },
@@ -24,13 +24,6 @@ interface Args { profile: 'ci' | 'full'; durationMs: number | undefined; only: s
 const USAGE = `usage: pnpm chaos [--profile ci|full] [--duration 30m] [--only name,...] [--seed N] [--out report.json]
                   [--fail-rate R] [--port-offset 5000] [--prefix chaos] [--keep] [--list]
   --fail-rate R   baseline share of builds failing reschedulably in every cell, set before each scenario (which may override it)`;
-
-function parseDuration(v: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v);
-  if (!m) throw new Error(`--duration: expected e.g. 90s, 30m, 1h; got ${v}`);
-  const mult = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
-  return Number(m[1]) * mult;
-}
 
 function parseArgs(argv: string[]): Args {
   const a: Args = { profile: 'full', durationMs: undefined, only: undefined, seed: randomSeed(), out: undefined, portOffset: 5000, prefix: 'chaos', keep: false, list: false, failRate: 0 };
@@ -51,11 +44,6 @@ function parseArgs(argv: string[]): Args {
     else throw new Error(`unknown option ${argv[i]}\n${USAGE}`);
   }
   return a;
-}
-
-/** A scenario's seed: from the run's seed, its name and its iteration (so --only X --seed S repeats X's). */
-export function scenarioSeed(runSeed: number, name: string, iteration: number): number {
-  return createHash('sha256').update(`${runSeed}:${name}:${iteration}`).digest().readUInt32BE(0);
 }
 
 interface ScenarioReport {

@@ -12,6 +12,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { ChaosStack } from './stack';
+import { parseSocketOwners } from './util';
 
 const run = promisify(execFile);
 
@@ -137,11 +138,5 @@ export class Monitor {
 /** Local TCP port → pid for every established connection to PostgreSQL (5432) or RabbitMQ (5672). */
 async function socketOwners(): Promise<Map<number, number>> {
   const { stdout } = await run('ss', ['-tnpH', 'state', 'established', '( dport = :5432 or dport = :5672 )'], { encoding: 'utf8', timeout: 10_000 });
-  const m = new Map<number, number>();
-  for (const line of stdout.split('\n')) {
-    const local = /\s(\S+):(\d+)\s+\S+:(?:5432|5672)\s/.exec(line);
-    const pid = /pid=(\d+)/.exec(line);
-    if (local?.[2] && pid?.[1]) m.set(Number(local[2]), Number(pid[1]));
-  }
-  return m;
+  return parseSocketOwners(stdout);
 }

@@ -1,0 +1,76 @@
+// The chaos suite's own pure pieces (the suite itself runs against real processes: pnpm chaos).
+import { Ledger } from './context';
+import { seededRng } from './rng';
+import { flavorResources, parseDuration, parseSocketOwners, scenarioSeed } from './util';
+
+describe('seeded PRNG', () => {
+  const draws = (seed: number, n = 20): number[] => { const r = seededRng(seed); return Array.from({ length: n }, () => r.next()); };
+
+  test('the same seed gives the same stream, another seed another', () => {
+    expect(draws(42)).toEqual(draws(42));
+    expect(draws(42)).not.toEqual(draws(43));
+    for (const x of draws(7, 1000)) { expect(x).toBeGreaterThanOrEqual(0); expect(x).toBeLessThan(1); }
+  });
+
+  test('int stays in [min, max] and reaches both ends', () => {
+    const r = seededRng(1);
+    const seen = new Set<number>();
+    for (let i = 0; i < 2000; i++) { const v = r.int(3, 7); expect(v).toBeGreaterThanOrEqual(3); expect(v).toBeLessThanOrEqual(7); seen.add(v); }
+    expect([...seen].sort()).toEqual([3, 4, 5, 6, 7]);
+  });
+
+  test('shuffle is a permutation, pick refuses an empty list, fork is deterministic', () => {
+    const items = Array.from({ length: 50 }, (_, i) => i);
+    const shuffled = seededRng(9).shuffle([...items]);
+    expect(shuffled).not.toEqual(items);
+    expect([...shuffled].sort((a, b) => a - b)).toEqual(items);
+    expect(() => seededRng(1).pick([])).toThrow(/empty/);
+    expect(seededRng(5).fork().next()).toBe(seededRng(5).fork().next());
+  });
+});
+
+test('scenario seeds depend on the run seed, the name and the iteration', () => {
+  const s = scenarioSeed(1122, 'schedulers-fill-cloud', 0);
+  expect(scenarioSeed(1122, 'schedulers-fill-cloud', 0)).toBe(s);
+  expect(new Set([s, scenarioSeed(1123, 'schedulers-fill-cloud', 0), scenarioSeed(1122, 'deletes-racing-builds', 0), scenarioSeed(1122, 'schedulers-fill-cloud', 1)]).size).toBe(4);
+  expect(Number.isInteger(s) && s >= 0 && s < 2 ** 32).toBe(true);
+});
+
+test('durations', () => {
+  expect(parseDuration('30m')).toBe(1_800_000);
+  expect(parseDuration('90s')).toBe(90_000);
+  expect(parseDuration('1h')).toBe(3_600_000);
+  expect(parseDuration('250ms')).toBe(250);
+  expect(parseDuration('45')).toBe(45_000);
+  expect(() => parseDuration('soon')).toThrow(/--duration/);
+  expect(() => parseDuration('0s')).toThrow(/positive/);
+});
+
+test('socket owners from ss output: client port to pid, other ports ignored', () => {
+  const out = [
+    '0      0      127.0.0.1:44174 127.0.0.1:5672 users:(("node",pid=21538,fd=18))',
+    '0      0      127.0.0.1:51000 127.0.0.1:5432 users:(("node",pid=777,fd=21))',
+    '0      0      127.0.0.1:52000 127.0.0.1:8080 users:(("node",pid=888,fd=3))',
+    '0      0      127.0.0.1:53000 127.0.0.1:5432 ',
+  ].join('\n');
+  expect([...parseSocketOwners(out)]).toEqual([[44174, 21538], [51000, 777]]);
+});
+
+test('flavor resources as placement holds them', () => {
+  expect(flavorResources({ vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0 })).toEqual({ VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 });
+  expect(flavorResources({ vcpus: 2, memoryMb: 2048, rootGb: 20, ephemeralGb: 5, swap: 1536 })).toEqual({ VCPU: 2, MEMORY_MB: 2048, DISK_GB: 27 });
+  expect(flavorResources({ vcpus: 1, memoryMb: 64, rootGb: 0 })).toEqual({ VCPU: 1, MEMORY_MB: 64 });
+});
+
+test('ledger: what must exist and what must be gone', () => {
+  const l = new Ledger();
+  for (const id of ['a', 'b', 'c', 'd']) l.accept(id);
+  l.deleted('b', 204);
+  l.deleted('c', 0); // connection error: the delete may not have happened, so c must still exist
+  l.deleted('d', 404);
+  l.deleted('zz', 204); // never accepted: ignored
+  l.refuse(500); l.refuse(500); l.refuse(0);
+  expect(l.liveIds().sort()).toEqual(['a', 'c']);
+  expect(l.deletedIds().sort()).toEqual(['b', 'd']);
+  expect(l.refused).toEqual({ 500: 2, 0: 1 });
+});
