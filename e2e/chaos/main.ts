@@ -144,7 +144,7 @@ async function runScenario(sc: Scenario, iteration: number, args: Args, profile:
   const eventsBefore = stack.events.length;
   const logsFrom = stack.logOffsets();
   await faults.clear();
-  if (args.failRate > 0) await faults.set('all', { failRate: args.failRate });
+  if (args.failRate > 0 && sc.baselineFaults !== false) await faults.set('all', { failRate: args.failRate });
   monitor.take(); // findings from before this scenario (cleanup) are not its own
   const timeoutMs = Math.round((sc.timeoutMs ?? 90_000) * Math.max(1, profile.name === 'ci' ? 1 : profile.scale));
   const ctx = createContext({ scenario: sc.name, stack, profile, seed, timeoutMs, ledger, faults, print: (l) => progress.line(`  ${sc.name}: ${l}`) });

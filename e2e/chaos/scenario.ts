@@ -14,6 +14,8 @@ export interface Scenario {
   ci: boolean;
   /** Stack shape it needs, over the profile's (the runner restarts the stack when it differs). */
   stack?: Partial<StackShape>;
+  /** false: `--fail-rate` (the soak's baseline of reschedulable failures) is not applied before this scenario (exact outcomes expected). Default true. */
+  baselineFaults?: boolean;
   /** Upper bound of `run` in ms at profile scale 1 (default 90 s); the runner aborts it after this. */
   timeoutMs?: number;
   /** Drives the system. Throwing (or `ctx.expect` failing) fails the scenario's own check. */

@@ -14,6 +14,7 @@ export const schedulersFillCloud: Scenario = {
   name: 'schedulers-fill-cloud',
   summary: 'schedulers race to fill the cloud to 100%: ACTIVE = capacity, the rest NoValidHost in cell0, placement exactly full',
   ci: true,
+  baselineFaults: false,
   async run(ctx) {
     await ctx.faults.clear(); // exact fill: no build may fail (a reschedule into a full cloud would end in max retries)
     const rps = await ctx.stack.placement<{ resource_providers: { uuid: string; name: string }[] }>('GET', '/resource_providers');
