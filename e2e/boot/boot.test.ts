@@ -11,13 +11,18 @@ import { IMAGE, readSpans, SPAN_KIND, Stack, waitFor, type FlatSpan, type Topolo
 const SEED = Number(process.env.CELLSCHED_E2E_SEED ?? Date.now() % 100000);
 const stack = new Stack(`e2eboot${SEED}`, 2000 + (SEED % 1000));
 const MAX_RETRIES = 'Exceeded maximum number of retries';
+/** The schedulers' candidates copy TTL (CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL, its default). */
+const CANDIDATE_TTL_MS = 5000;
 
 interface Server { id: string; status: string; fault?: { message: string; details?: string }; 'OS-EXT-SRV-ATTR:host': string | null }
 interface InstanceRow { uuid: string; vm_state: string; host: string | null }
 
 beforeAll(() => {
   console.log(`e2e boot: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
-  stack.up(['--cells', '2', '--hosts-per-cell', '4', '--schedulers', '2', '--build-failure-rate', '0.2', '--build-latency-ms', '50']);
+  // the schedulers' candidates copy TTL is their default, stated here because the os-services test waits it out;
+  // the cell conductors' build watchdog runs every 2 s instead of 10 (the watchdog test waits for it)
+  stack.up(['--cells', '2', '--hosts-per-cell', '4', '--schedulers', '2', '--build-failure-rate', '0.2', '--build-latency-ms', '50'],
+    { CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: `${CANDIDATE_TTL_MS}ms`, CELLSCHED_WATCHDOG_INTERVAL_MS: '2000' });
   stack.manage(['flavor-create', 'e2e.huge', '9901', '9000000', '1', '1']);
 }, 400_000);
 
@@ -50,8 +55,6 @@ async function instancesByCell(): Promise<Map<string, [string, InstanceRow]>> {
 }
 
 const SELECT = 'grpc.cellsched.v1.SchedulerService/SelectDestinations';
-/** The schedulers' candidates copy TTL (CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL's default). */
-const CANDIDATE_TTL_MS = 5000;
 const isProcess = (x: FlatSpan, method: string): boolean => x.kind === SPAN_KIND.consumer && x.attributes['rpc.method'] === method;
 
 /** Hosts of each build attempt per instance (the compute's build events, in order), read from the instance's cell. */
@@ -288,7 +291,7 @@ test('a build the watchdog moves on (no result long past its deadline) stays in 
     first = await waitFor('the instance on a host of its cell', async () => (await instancesByCell()).get(id)?.[1].host ?? undefined, 30_000);
     const cell = stack.topology().cells.find((c) => first.startsWith(`${c.name}-`));
     if (cell === undefined) throw new Error(`no cell for ${first}`);
-    // time passes: a whole build timeout past the deadline without a result (the watchdog runs every 10 s)
+    // time passes: a whole build timeout past the deadline without a result (the watchdog runs every 2 s here)
     await stack.query(cell.dbUrl, "UPDATE instances SET build_deadline_at = now() - interval '1 day' WHERE uuid = $1", [id]);
     await waitFor('the watchdog to move the build on', async () => {
       const row = (await instancesByCell()).get(id)?.[1];

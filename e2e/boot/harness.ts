@@ -23,9 +23,10 @@ export class Stack {
   get placementUrl(): string { return `http://127.0.0.1:${8778 + this.portOffset}`; }
   private get flags(): string[] { return ['--state-dir', this.stateDir, '--prefix', this.prefix, '--port-offset', String(this.portOffset)]; }
 
-  /** Starts the system (builds first); the launcher's output is printed on failure. */
-  up(extra: string[]): void {
-    execFileSync('node', ['scripts/stack.mjs', 'up', ...this.flags, ...extra], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000 });
+  /** Starts the system (builds first); the launcher's output is printed on failure. `env`: service options every process gets. */
+  up(extra: string[], env: Record<string, string> = {}): void {
+    execFileSync('node', ['scripts/stack.mjs', 'up', ...this.flags, ...extra],
+      { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000, env: { ...process.env, ...env } });
   }
 
   down(): void {
