@@ -9,6 +9,7 @@ import { runBuildWatchdog } from './adapters/build-watchdog';
 import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/host-handlers';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
 import { buildInstancesHandler, type BuildDeps } from './adapters/reschedule-handler';
+import { retryTransient } from './adapters/transient-retry';
 
 export interface CellConductorOptions {
   readonly pool: Pool;
@@ -29,6 +30,8 @@ export interface CellConductorOptions {
   readonly auditIntervalMs: number;
   /** A suspicious allocation is healed only if still there this long after it was first seen. */
   readonly auditGraceMs: number;
+  /** How long one delivery of a build cast retries while a dependency is unavailable (default 30 s; 0: none). */
+  readonly dependencyRetryMs?: number;
 }
 
 export interface RunningCellConductor {
@@ -61,10 +64,12 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
     pool: o.pool, claimer: new PlacementInstanceClaimer(o.placement), compute: o.bus.castClient(ComputeServiceService),
     cellUuid: o.cellUuid, buildTimeoutMs: o.buildTimeoutMs,
   };
+  const retry = { budgetMs: o.dependencyRetryMs ?? 30_000 };
   const subscription = await o.bus.serve(CellConductorServiceService, {
-    buildInstances: buildInstancesHandler(deps),
-    buildSucceeded: buildSucceededHandler(deps),
-    buildAborted: buildAbortedHandler(deps),
+    // NOTE: the bus's 10 deliveries pass in ~20 s; a placement or PostgreSQL restart under load can take longer
+    buildInstances: retryTransient(buildInstancesHandler(deps), retry),
+    buildSucceeded: retryTransient(buildSucceededHandler(deps), retry),
+    buildAborted: retryTransient(buildAbortedHandler(deps), retry),
     reportComputeHosts: reportComputeHostsHandler(o.pool),
     serviceHeartbeats: serviceHeartbeatsHandler(o.pool),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });

@@ -31,6 +31,10 @@ export const cellConductorConfigSchema = defineConfig({
     help: "Nova's service_down_time: a compute whose last heartbeat is older is down (the watchdog retries its lost builds).",
   },
   watchdogIntervalMs: { type: 'int', env: 'CELLSCHED_WATCHDOG_INTERVAL_MS', default: 10000, min: 0, max: 3600000, help: 'Period of the build watchdog (0: off).' },
+  dependencyRetryMs: {
+    type: 'int', env: 'CELLSCHED_CONDUCTOR_DEPENDENCY_RETRY_MS', default: 30000, min: 0, max: 600000,
+    help: 'How long one delivery of a build cast keeps retrying while placement, PostgreSQL or the bus is unavailable, before the bus redelivers it (0: no in-delivery retry).',
+  },
   prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
   dbPoolSize: { type: 'int', env: 'CELLSCHED_CELL_DB_POOL', default: 20, min: 1, max: 500, help: 'Maximum PostgreSQL connections.' },
   migrate: { type: 'bool', env: 'CELLSCHED_CELL_MIGRATE', default: true, help: "Apply the cell database's pending migrations at start." },

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const bus = await Bus.connect({ url: config.transportUrl as string, logger: log, name: `cell-conductor-${config.cellName}` });
   const conductor = await startCellConductor({
     pool, bus, placement, logger: log, cellUuid: config.cellUuid as string, buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
-    serviceDownTimeMs: config.serviceDownTimeMs, watchdogIntervalMs: config.watchdogIntervalMs,
+    serviceDownTimeMs: config.serviceDownTimeMs, watchdogIntervalMs: config.watchdogIntervalMs, dependencyRetryMs: config.dependencyRetryMs,
     report: new ReportClient({ baseUrl: config.placementUrl }), auditIntervalMs: config.auditIntervalMs, auditGraceMs: config.auditGraceMs,
   });
   log.info({ cell_uuid: config.cellUuid }, 'cell conductor serving');
