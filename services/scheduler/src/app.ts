@@ -13,6 +13,7 @@ import { schedulerServiceBinding, type DecisionObserver } from './adapters/grpc/
 import { groupMemberHosts } from './adapters/group-members';
 import { HostCache } from './adapters/host-cache';
 import { CandidateCache } from './adapters/candidate-cache';
+import { DecisionGate } from './adapters/decision-gate';
 import { PlacementClaimer, createPlacementClient, placementCandidates } from './adapters/placement';
 import type { SchedulerPolicy } from './domain/policy';
 import { SchedulerCore } from './domain/select-destinations';
@@ -35,6 +36,8 @@ export interface SchedulerAppOptions {
   readonly candidateCacheTtlMs: number;
   /** Age past which a cached answer is refreshed in the background (default: the TTL, no refresh ahead). */
   readonly candidateCacheRefreshMs?: number;
+  /** Decisions this replica runs at once; the others wait their turn (default 16). */
+  readonly maxConcurrentDecisions?: number;
   readonly logger: Logger;
   readonly observe?: DecisionObserver;
 }
@@ -87,9 +90,10 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
     };
     const claimer = new PlacementClaimer(placement, (c) => candidates.consume(c));
     const core = new SchedulerCore({ snapshot, claimer, groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);
+    const gate = new DecisionGate(o.maxConcurrentDecisions ?? 16);
     await cache.refresh({ full: true });
     o.logger.info({ compute_nodes: cache.size, cells: o.cells.length }, 'host cache loaded');
-    const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe)], logger: o.logger });
+    const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe, (work) => gate.run(work))], logger: o.logger });
     let closing: Promise<void> | undefined;
     return {
       server, core, cache, claimer, candidates,

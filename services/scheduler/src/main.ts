@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     apiDbUrl: topology.apiDbUrl, cells: topology.cells.map((c) => ({ uuid: c.uuid, dbUrl: c.dbUrl })),
     placementAddresses: config.placementAddresses, placementDeadlineMs: config.placementDeadline, policy: policyFromConfig(config),
     dbPoolSize: config.dbPoolSize, hostCacheRefreshMs: config.hostCacheRefresh, hostCacheFullResyncMs: config.hostCacheFullResync, hostCacheOverlapMs: config.hostCacheOverlap,
-    groupLockTimeoutMs: config.groupLockTimeout, candidateCacheTtlMs: config.candidateCacheTtl, candidateCacheRefreshMs: config.candidateCacheRefresh, logger: log,
+    groupLockTimeoutMs: config.groupLockTimeout, candidateCacheTtlMs: config.candidateCacheTtl, candidateCacheRefreshMs: config.candidateCacheRefresh, maxConcurrentDecisions: config.maxConcurrentDecisions, logger: log,
   }, { host: config.host, port });
   log.info({ address: config.host, port: app.server.port }, 'scheduler grpc listening');
   stopOnSignal(log, async () => {

@@ -33,7 +33,8 @@ export type DecisionObserver = (d: { ms: number; outcome: 'selected' | 'no_valid
  * is INVALID_ARGUMENT + `scheduler.request.invalid` (nothing read or written). Idempotent per
  * instance uuid (every claim replaces the consumer's previous one).
  */
-export function schedulerServiceBinding(core: SchedulerCore, observe: DecisionObserver = () => undefined): ServiceBinding {
+export function schedulerServiceBinding(core: SchedulerCore, observe: DecisionObserver = () => undefined,
+  admit: <T>(work: () => Promise<T>) => Promise<T> = (work) => work()): ServiceBinding {
   return bindService(SchedulerServiceService, {
     selectDestinations: async (req, ctx): Promise<SelectDestinationsResponse> => {
       const started = performance.now();
@@ -43,7 +44,7 @@ export function schedulerServiceBinding(core: SchedulerCore, observe: DecisionOb
       try {
         const { request, seed } = toDomainRequest(req);
         if (req.requestSpec?.seed === 0) ctx.logger.debug({ seed }, 'request without seed: picked one');
-        result = await core.selectDestinations(request);
+        result = await admit(() => core.selectDestinations(request));
       } catch (err) {
         if (err instanceof InvalidSchedulerRequest) {
           done('invalid', 0);
