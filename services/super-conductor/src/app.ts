@@ -5,6 +5,7 @@ import type { CellRegistry } from './adapters/cells';
 import { deleteInstanceHandler } from './adapters/delete-handler';
 import { scheduleAndBuildInstancesHandler } from './adapters/schedule-handler';
 import { updateServiceHandler, type ComputeStatusReporter } from './adapters/service-handler';
+import { retryTransient } from './adapters/transient-retry';
 import type { ClaimReleaser, DestinationSelector } from './ports';
 
 export interface SuperConductorOptions {
@@ -19,6 +20,8 @@ export interface SuperConductorOptions {
   readonly numAlternates: number;
   readonly buildTimeoutMs: number;
   readonly prefetch: number;
+  /** How long one delivery retries while placement, a scheduler, a database or a cell bus is unavailable (default 30 s; 0: none). */
+  readonly dependencyRetryMs?: number;
 }
 
 /**
@@ -28,9 +31,11 @@ export interface SuperConductorOptions {
  */
 export async function startSuperConductor(o: SuperConductorOptions): Promise<CastSubscription> {
   const deps = { apiDb: o.apiDb, cells: o.cells, claims: o.claims, buildTimeoutMs: o.buildTimeoutMs, selector: o.selector, numAlternates: o.numAlternates };
+  // NOTE: the bus's 10 deliveries pass in ~20 s; placement or the scheduler restarting under load takes longer
+  const retry = { budgetMs: o.dependencyRetryMs ?? 30_000 };
   return o.apiBus.serve(SuperConductorServiceService, {
-    scheduleAndBuildInstances: scheduleAndBuildInstancesHandler(deps),
-    deleteInstance: deleteInstanceHandler(deps),
-    updateService: updateServiceHandler(o.cells, o.reporter),
+    scheduleAndBuildInstances: retryTransient(scheduleAndBuildInstancesHandler(deps), retry),
+    deleteInstance: retryTransient(deleteInstanceHandler(deps), retry),
+    updateService: retryTransient(updateServiceHandler(o.cells, o.reporter), retry),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
 }

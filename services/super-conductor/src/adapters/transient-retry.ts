@@ -1,0 +1,55 @@
+import type { CastContext, CastHandler } from '@cellsched/bus';
+import { isConnectionError } from '@cellsched/db';
+import { isFailureError } from '@cellsched/grpc';
+
+/** How long one delivery keeps retrying a handler whose dependency is down, and the pauses between tries. */
+export interface TransientRetryOptions {
+  /** Total time one delivery may spend retrying before it gives the failure to the bus (redelivered, dead-lettered after the limit). */
+  readonly budgetMs: number;
+  readonly initialDelayMs?: number;
+  readonly maxDelayMs?: number;
+  /** For tests. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly now?: () => number;
+}
+
+/**
+ * A failure another try may fix: a retryable Failure (placement or the compute bus
+ * unavailable: `grpc.unavailable`, `grpc.dependency_unavailable`, ...) or a lost PostgreSQL
+ * connection. Anything else (a bug, a bad message) is not retried here.
+ */
+export function isTransient(err: unknown): boolean {
+  if (isFailureError(err)) return err.failure.retryable;
+  if ((err as { retryable?: unknown } | null)?.retryable === true) return true; // BusError: broker unavailable, publish unconfirmed
+  return isConnectionError(err);
+}
+
+/**
+ * Wraps an idempotent cast handler so that one delivery rides out a dependency outage
+ * (placement restarting, PostgreSQL restarting, the cell bus reconnecting) by rerunning the
+ * whole handler with backoff for up to `budgetMs`, instead of burning the bus's bounded
+ * redeliveries in seconds: ten deliveries took ~20 s, shorter than a placement restart under
+ * load, and `delete_instance` casts were dead-lettered (the API's sweeper re-cast them only
+ * minutes later). Safe because every handler is redelivery-safe (idempotent) and holds no
+ * transaction across the pause.
+ * NOTE: the same helper as the cell conductor's (services do not import each other).
+ */
+export function retryTransient<Req>(handler: CastHandler<Req>, o: TransientRetryOptions): CastHandler<Req> {
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const now = o.now ?? Date.now;
+  return async (req: Req, ctx: CastContext): Promise<void> => {
+    const until = now() + o.budgetMs;
+    let delay = o.initialDelayMs ?? 250;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await handler(req, ctx);
+        return;
+      } catch (err) {
+        if (!isTransient(err) || now() + delay > until) throw err;
+        ctx.logger.warn({ err: String(err), try: attempt, delay_ms: delay }, 'cast handler hit an unavailable dependency, retrying in-delivery');
+        await sleep(delay);
+        delay = Math.min(o.maxDelayMs ?? 5000, delay * 2);
+      }
+    }
+  };
+}
