@@ -82,17 +82,18 @@ export interface CheckOptions {
   logsFrom: Map<string, number>;
 }
 
-/** What the cell conductors' own allocation audits healed or found missing during the scenario: a leak that existed, even if healed before the check. */
+/** What the cell conductors' own allocation audits healed during the scenario: a leak that existed, even if healed before the check. */
 function auditFindings(stack: ChaosStack, logsFrom: Map<string, number>): string[] {
   const out: string[] = [];
   for (const s of stack.servicesOf('cell-conductor')) {
     for (const line of stack.logSince(s, logsFrom.get(s) ?? 0)) {
       if (!line.includes('"allocation audit"')) continue;
-      let rec: { msg?: string; healed?: unknown[]; missing?: unknown[] };
+      let rec: { msg?: string; healed?: unknown[] };
       try { rec = JSON.parse(line) as typeof rec; } catch { continue; }
       if (rec.msg !== 'allocation audit') continue;
       for (const h of rec.healed ?? []) out.push(`${s}'s allocation audit healed a leak during the run: ${JSON.stringify(h)}`);
-      for (const m of rec.missing ?? []) out.push(`${s}'s allocation audit found an instance with no allocation during the run: ${JSON.stringify(m)}`);
+      // NOTE: its `missing` list is not used: during a placement outage the audit reports every instance as missing
+      // (294 in one soak) while the allocations were intact; a missing allocation is caught per consumer at quiescence.
     }
   }
   return out;
