@@ -46,14 +46,15 @@ test('durations', () => {
   expect(() => parseDuration('0s')).toThrow(/positive/);
 });
 
-test('socket owners from ss output: client port to pid, other ports ignored', () => {
+test('socket owners from ss output: (server port, client port) to pid, other servers ignored', () => {
   const out = [
     '0      0      127.0.0.1:44174 127.0.0.1:5672 users:(("node",pid=21538,fd=18))',
     '0      0      127.0.0.1:51000 127.0.0.1:5432 users:(("node",pid=777,fd=21))',
     '0      0      127.0.0.1:52000 127.0.0.1:8080 users:(("node",pid=888,fd=3))',
     '0      0      127.0.0.1:53000 127.0.0.1:5432 ',
+    '0      0      127.0.0.1:44174 127.0.0.1:5432 users:(("node",pid=999,fd=7))',
   ].join('\n');
-  expect([...parseSocketOwners(out)]).toEqual([[44174, 21538], [51000, 777]]);
+  expect([...parseSocketOwners(out)]).toEqual([['5672:44174', 21538], ['5432:51000', 777], ['5432:44174', 999]]);
 });
 
 test('flavor resources as placement holds them', () => {

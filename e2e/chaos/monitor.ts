@@ -76,14 +76,14 @@ export class Monitor {
 
   private get apiRole(): string { return `${this.stack.prefix}_api`; }
 
-  private async samplePg(procs: Map<number, string>, ports: Map<number, number>): Promise<void> {
+  private async samplePg(procs: Map<number, string>, ports: Map<string, number>): Promise<void> {
     const rows = await this.stack.query<{ datname: string | null; usename: string | null; client_port: number | null }>(this.stack.adminUrl(),
       "SELECT datname, usename, client_port FROM pg_stat_activity WHERE backend_type = 'client backend' AND client_port IS NOT NULL AND client_port > 0");
     this.samples.pg++;
     const prefix = `${this.stack.prefix}_`;
     for (const r of rows) {
       if (r.datname === null || !r.datname.startsWith(prefix)) continue;
-      const pid = ports.get(Number(r.client_port));
+      const pid = ports.get(`5432:${Number(r.client_port)}`);
       const service = pid === undefined ? undefined : procs.get(pid);
       const who = service ?? (pid === undefined ? 'an unknown process' : `pid ${pid}`);
       const cell = service === undefined ? undefined : cellOf(service);
@@ -99,7 +99,7 @@ export class Monitor {
     }
   }
 
-  private async sampleAmqp(procs: Map<number, string>, ports: Map<number, number>): Promise<void> {
+  private async sampleAmqp(procs: Map<number, string>, ports: Map<string, number>): Promise<void> {
     let out: string;
     try {
       out = (await run('rabbitmqctl', ['-q', 'list_connections', 'vhost', 'user', 'peer_port'], { encoding: 'utf8', timeout: 20_000 })).stdout;
@@ -111,7 +111,7 @@ export class Monitor {
     for (const line of out.split('\n')) {
       const [vhost, user, port] = line.trim().split('\t');
       if (vhost === undefined || user === undefined || port === undefined || !vhost.startsWith(prefix)) continue;
-      const pid = ports.get(Number(port));
+      const pid = ports.get(`5672:${Number(port)}`);
       const service = pid === undefined ? undefined : procs.get(pid);
       const cell = service === undefined ? undefined : cellOf(service);
       if (vhost === this.apiRole && (cell !== undefined || /_cell\d+$/.test(user))) {
@@ -135,8 +135,8 @@ export class Monitor {
   }
 }
 
-/** Local TCP port → pid for every established connection to PostgreSQL (5432) or RabbitMQ (5672). */
-async function socketOwners(): Promise<Map<number, number>> {
+/** `<server port>:<client port>` → pid for every established connection to PostgreSQL (5432) or RabbitMQ (5672). */
+async function socketOwners(): Promise<Map<string, number>> {
   const { stdout } = await run('ss', ['-tnpH', 'state', 'established', '( dport = :5432 or dport = :5672 )'], { encoding: 'utf8', timeout: 10_000 });
   return parseSocketOwners(stdout);
 }

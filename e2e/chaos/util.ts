@@ -16,13 +16,16 @@ export function scenarioSeed(runSeed: number, name: string, iteration: number): 
   return createHash('sha256').update(`${runSeed}:${name}:${iteration}`).digest().readUInt32BE(0);
 }
 
-/** `ss -tnpH state established '( dport = :5432 or dport = :5672 )'` output → local port → pid. */
-export function parseSocketOwners(ssOutput: string): Map<number, number> {
-  const m = new Map<number, number>();
+/**
+ * `ss -tnpH state established '( dport = :5432 or dport = :5672 )'` output → `<server port>:<client port>` → pid.
+ * Keyed by both ports: one client port number can be in use towards PostgreSQL and RabbitMQ by two processes at once.
+ */
+export function parseSocketOwners(ssOutput: string): Map<string, number> {
+  const m = new Map<string, number>();
   for (const line of ssOutput.split('\n')) {
-    const local = /\s(\S+):(\d+)\s+\S+:(?:5432|5672)\s/.exec(line);
+    const conn = /\s(\S+):(\d+)\s+\S+:(5432|5672)\s/.exec(line);
     const pid = /pid=(\d+)/.exec(line);
-    if (local?.[2] && pid?.[1]) m.set(Number(local[2]), Number(pid[1]));
+    if (conn?.[2] && conn[3] && pid?.[1]) m.set(`${conn[3]}:${conn[2]}`, Number(pid[1]));
   }
   return m;
 }
