@@ -9,7 +9,7 @@ export { runMigrations, type DbKind, type MigrateOptions } from './migrations';
 export { readMigrationFiles, MigrationError, type MigrationFile } from './migration-files';
 export { withTransaction, TransactionAbortedError, type TxOptions, type TxContext } from './transaction';
 export { isRetryableTxError, isConnectionError, sqlState } from './pg-errors';
-export { withConnectionRetry, type ConnectionRetryOptions } from './connection-retry';
+export { atStartup, withConnectionRetry, type ConnectionRetryOptions } from './connection-retry';
 export {
   createTestDatabase, dropStaleTestDatabases, type TestDatabase, type TestDatabaseOptions,
 } from './test-database';

@@ -2,7 +2,8 @@
 // leaves the server running (finally). The outage lasts a couple of seconds.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createPool, createTestDatabase, isConnectionError, withConnectionRetry, withTransaction, type TestDatabase } from '@cellsched/db';
+import { atStartup, createPool, createTestDatabase, isConnectionError, runMigrations, withConnectionRetry, withTransaction, type TestDatabase } from '@cellsched/db';
+import { join } from 'node:path';
 import type { Pool } from 'pg';
 
 const run = promisify(execFile);
@@ -59,4 +60,36 @@ test('a pool survives a PostgreSQL restart; callers retry connection errors mean
   } finally {
     await pool.end();
   }
+});
+
+test('a service started while PostgreSQL is down runs its migrations once the server is back (atStartup)', async () => {
+  const pool = createPool({ url: db.url, max: 2, connectionTimeoutMs: 2000 });
+  const warnings: string[] = [];
+  try {
+    await run('pg_ctlcluster', [...CLUSTER, 'stop']);
+    let applied: Promise<string[]>;
+    try {
+      applied = atStartup('migrations', () => runMigrations(pool, { kind: 'cell', dir: join(__dirname, 'fixtures', 'basic') }),
+        { warn: (_o, msg) => { warnings.push(msg); } }, 60_000);
+      await new Promise((r) => setTimeout(r, 3000)); // the server stays down for 3 s
+    } finally {
+      await ensureRunning();
+    }
+    const names = await applied;
+    expect(names.length).toBeGreaterThan(0);
+    expect(warnings.length).toBeGreaterThanOrEqual(2); // waited, and said so
+    expect(warnings[0]).toBe('migrations: database unreachable, retrying');
+    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM schema_migrations');
+    expect(Number(rows[0]?.n)).toBe(names.length);
+  } finally {
+    await ensureRunning();
+    await pool.end();
+  }
+});
+
+test('atStartup gives up at once on an error that is not about the connection', async () => {
+  const warnings: string[] = [];
+  await expect(atStartup('load', () => Promise.reject(new Error('relation "x" does not exist')), { warn: (_o, m) => { warnings.push(m); } }))
+    .rejects.toThrow('relation "x" does not exist');
+  expect(warnings).toEqual([]);
 });

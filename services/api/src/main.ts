@@ -2,7 +2,7 @@ import { SuperConductorClient } from '@cellsched/api-clients';
 import { syncApiDb } from '@cellsched/api-db';
 import { Bus } from '@cellsched/bus';
 import { loadConfig } from '@cellsched/config';
-import { createPool } from '@cellsched/db';
+import { atStartup, createPool } from '@cellsched/db';
 import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { BuildRequestSweeper } from './adapters/build-request-sweeper';
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const log = createLogger({ service: 'api', host: hostname(), level: config.logLevel });
   const apiDb = createPool({ url: config.dbUrl, max: config.dbPoolSize, applicationName: 'api' });
   if (config.migrate) {
-    const applied = await syncApiDb(apiDb);
+    const applied = await atStartup('API database migrations', () => syncApiDb(apiDb), log);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
   const bus = await Bus.connect({ url: config.transportUrl, logger: log, name: `api@${hostname()}` });

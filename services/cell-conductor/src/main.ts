@@ -1,7 +1,7 @@
 import { Bus } from '@cellsched/bus';
 import { syncCellDb } from '@cellsched/cell-db';
 import { ConfigError, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
-import { createPool } from '@cellsched/db';
+import { atStartup, createPool } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const log = createLogger(loggerOptionsFrom(config, { service: 'cell-conductor', host: hostname(), cell: config.cellName }));
   const pool = createPool({ url: config.dbUrl as string, max: config.dbPoolSize, applicationName: 'cell-conductor' });
   if (config.migrate) {
-    const applied = await syncCellDb(pool);
+    const applied = await atStartup('cell database migrations', () => syncCellDb(pool), log);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
   const placement = new PlacementClient({ addresses: config.placementGrpc, deadlineMs: config.placementDeadlineMs, logger: log });

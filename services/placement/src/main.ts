@@ -1,5 +1,5 @@
 import { loadConfig } from '@cellsched/config';
-import { createPool, runMigrations } from '@cellsched/db';
+import { atStartup, createPool, runMigrations } from '@cellsched/db';
 import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const log = createLogger({ service: 'placement', host: hostname(), level: config.logLevel });
   const pool = createPool({ url: config.dbUrl, max: config.dbPoolSize, applicationName: 'placement' });
   if (config.migrate) {
-    const applied = await runMigrations(pool, { kind: 'placement', dir: join(__dirname, '..', 'migrations') });
+    const applied = await atStartup('placement database migrations', () => runMigrations(pool, { kind: 'placement', dir: join(__dirname, '..', 'migrations') }), log);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
   const app = buildApp({

@@ -3,7 +3,7 @@
  * only), the placement client, the host cache, the advisory group lock, the domain core and its
  * gRPC binding. main.ts feeds it from config; tests and the benchmark feed it directly.
  */
-import { createPool } from '@cellsched/db';
+import { atStartup, createPool } from '@cellsched/db';
 import { startGrpcServer, type RunningGrpcServer } from '@cellsched/grpc';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -91,7 +91,7 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
     const claimer = new PlacementClaimer(placement, (c) => candidates.consume(c));
     const core = new SchedulerCore({ snapshot, claimer, groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);
     const gate = new DecisionGate(o.maxConcurrentDecisions ?? 16);
-    await cache.refresh({ full: true });
+    await atStartup('host cache load', () => cache.refresh({ full: true }), o.logger);
     o.logger.info({ compute_nodes: cache.size, cells: o.cells.length }, 'host cache loaded');
     const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe, (work) => gate.run(work))], logger: o.logger });
     let closing: Promise<void> | undefined;
