@@ -171,10 +171,11 @@ async function startOne(s) {
   const child = spawn(cmd, args, { cwd: ROOT, detached: true, stdio: ['ignore', out, out], env: { ...process.env, ...s.env() } });
   writeFileSync(pidFile(s), String(child.pid));
   child.unref();
-  const deadline = Date.now() + 60_000;
+  const limitMs = s.readyTimeoutMs ?? 60_000;
+  const deadline = Date.now() + limitMs;
   while (!(await healthy(s, from))) {
     if (!runningPid(s)) throw new Error(`${s.name} exited during start; see ${logFile(s)}`);
-    if (Date.now() > deadline) throw new Error(`${s.name} not healthy after 60 s; see ${logFile(s)}`);
+    if (Date.now() > deadline) throw new Error(`${s.name} not healthy after ${Math.round(limitMs / 1000)} s; see ${logFile(s)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   console.log(`${s.name}: up (pid ${child.pid}) ${where(s)} log ${logFile(s)}`);

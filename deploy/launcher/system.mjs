@@ -100,6 +100,9 @@ export function systemServices(plan, files, common) {
       CELLSCHED_COMPUTE_HOSTS: String(o.hostsPerCell), CELLSCHED_COMPUTE_HOST_PREFIX: `${c.name}-compute-`, CELLSCHED_BUILD_FAILURE_RATE: String(o.buildFailureRate),
       CELLSCHED_COMPUTE_SEED: String(1000 + i), CELLSCHED_BUILD_LATENCY_MS: String(o.buildLatencyMs ?? 200) }),
     ready: { log: 'simulated compute ready' },
+    // each host registers with placement (provider, inventory, traits) before the ready line:
+    // ~15-30 ms per host on a loaded 2-core machine, so 1,000 hosts need more than a minute
+    readyTimeoutMs: 60_000 + 100 * o.hostsPerCell,
   }));
   schedulers.forEach((addr, i) => rows.push({
     name: `scheduler-${i}`, build: 'services/scheduler', main: 'services/scheduler/dist/main.js', system: true, cmd: node('scheduler'), afterDiscover: true,
