@@ -1,7 +1,8 @@
 /**
  * The gRPC PlacementService over the same core as the REST API: candidates from the
  * cached snapshot search, claims/moves/releases through the one allocation writer (one
- * PostgreSQL transaction each, capacity checked, generations bumped).
+ * PostgreSQL transaction each, capacity checked, generations bumped); claims that arrive
+ * together share one statement and one commit (group commit, each still all-or-nothing).
  */
 import { withTransaction } from '@cellsched/db';
 import { bindService, type ServiceBinding, type ServiceHandlers } from '@cellsched/grpc';
@@ -10,7 +11,8 @@ import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../domain/candidates/query-parser';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
 import { consumerAllocations, providerUsages, totalUsages } from '../sql/allocations';
-import { claimAllocations, writeAllocations, writeAllocationsIn } from '../sql/allocation-writer';
+import { writeAllocations, writeAllocationsIn } from '../sql/allocation-writer';
+import { ClaimBatcher } from '../sql/claim-batcher';
 import { queryAllocationCandidates } from '../sql/candidates-query';
 import { rows } from '../sql/db';
 import { findProvider } from '../sql/resource-providers';
@@ -55,7 +57,7 @@ function uuids(values: readonly string[]): string[] {
 }
 
 /** Handlers of every PlacementService method, over `pool`. */
-export function placementHandlers(pool: Pool): Handlers {
+export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBatcher(pool)): Handlers {
   return {
     getAllocationCandidates: (req) => withFailures(async () => {
       const { groups, params } = parseCandidateQuery(requestToQuery(req), GRPC_CANDIDATES_MINOR);
@@ -64,7 +66,8 @@ export function placementHandlers(pool: Pool): Handlers {
     }),
     claim: (req) => withFailures(async () => {
       const input = toConsumerInput(req.consumer);
-      const generation = await claimAllocations(pool, input, { checkConsumerGeneration: !req.replace });
+      // NOTE: group commit: claims arriving while a batch runs go together in the next one (claim-batcher.ts).
+      const generation = await claims.claim(input, { checkConsumerGeneration: !req.replace });
       return { consumerGeneration: generation };
     }),
     move: (req) => withFailures(async () => {

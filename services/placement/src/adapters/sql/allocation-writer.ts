@@ -86,7 +86,7 @@ interface ClaimRefusal {
  * errors; retries deadlocks and serialization failures like {@link writeAllocations}.
  */
 export async function claimAllocations(pool: Pool, input: ConsumerAllocationsInput, opts: WriteAllocationsOptions): Promise<number> {
-  const rows = input.allocations.flatMap((a) => Object.entries(a.resources).map(([rc, used]) => ({ providerUuid: a.providerUuid, rc, used })));
+  const rows = claimRows(input);
   const refs = refsOf(input);
   const maxAttempts = opts.maxAttempts ?? 5;
   for (let attempt = 1; ; attempt++) {
@@ -107,6 +107,22 @@ export async function claimAllocations(pool: Pool, input: ConsumerAllocationsInp
       await new Promise((resolve) => setTimeout(resolve, 5 * attempt));
     }
   }
+}
+
+/** One claim's allocations as `placement_claim`'s parallel arrays take them: one row per provider and class. */
+export function claimRows(input: ConsumerAllocationsInput): { providerUuid: string; rc: string; used: number }[] {
+  return input.allocations.flatMap((a) => Object.entries(a.resources).map(([rc, used]) => ({ providerUuid: a.providerUuid, rc, used })));
+}
+
+/** `placement_claim`'s other arguments for one claim: project, user and type as the writer resolves them. */
+export function claimRefs(input: ConsumerAllocationsInput): { project: string; user: string; type: string | null } {
+  const refs = refsOf(input);
+  return { project: refs.project, user: refs.user, type: refs.type ?? null };
+}
+
+/** The writer's error for a refusal JSON of `placement_claim` (the text after 'placement_claim:'). */
+export function claimRefusalError(refusalJson: string, input: ConsumerAllocationsInput): Error {
+  return refusalError(JSON.parse(refusalJson) as ClaimRefusal, input, claimRows(input));
 }
 
 /** The writer's error for a refusal of `placement_claim` (same classes and wording). */
