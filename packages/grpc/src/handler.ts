@@ -108,16 +108,23 @@ export function wrapUnary<Req, Res>(method: string, handler: UnaryHandler<Req, R
     call.on('cancelled', () => {
       if (!answered) abort.abort(new FailureError(makeFailure('grpc.cancelled', 'call cancelled by the client')));
     });
-    const log = logger.child({ request_id: requestId, rpc_method: method });
+    // NOTE: the call's logger is made when first used: most calls log nothing.
+    let log: Logger | undefined;
+    const callLogger = (): Logger => (log ??= logger.child({ request_id: requestId, rpc_method: method }));
     trace.getActiveSpan()?.setAttribute('cellsched.request_id', requestId);
-    const echo = new Metadata();
-    echo.set(REQUEST_ID_METADATA_KEY, requestId);
-    call.sendMetadata(echo);
-    const ctx: CallContext = { method, requestId, metadata: call.metadata, deadline, signal: abort.signal, logger: log };
+    // NOTE: the request id echo goes out with the answer's headers, not ahead of them: sent
+    // first, the headers were a socket write (and a read and wake-up at the caller) of their own.
+    const answer = (): void => {
+      answered = true;
+      const echo = new Metadata();
+      echo.set(REQUEST_ID_METADATA_KEY, requestId);
+      call.sendMetadata(echo);
+    };
+    const ctx: CallContext = { method, requestId, metadata: call.metadata, deadline, signal: abort.signal, get logger() { return callLogger(); } };
     const ctxStore = deadline ? { requestId, deadline } : { requestId };
     runWithRequestContext(ctxStore, () => handler(call.request, ctx)).then(
-      (response) => { answered = true; callback(null, response); },
-      (err: unknown) => { answered = true; callback(reply(err, log)); },
+      (response) => { answer(); callback(null, response); },
+      (err: unknown) => { answer(); callback(reply(err, callLogger())); },
     );
   };
 }
