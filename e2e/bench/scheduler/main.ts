@@ -48,6 +48,12 @@ function parseArgs(argv: readonly string[]): Args {
 
 interface Row extends RunStats { hosts: number; replicas: number }
 
+/** CPU time (ms) this process (the load generator) has used so far. */
+function ownCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 async function benchSize(hosts: number, a: Args, env: Record<string, string>): Promise<Row[]> {
   const cloud = await BenchCloud.create();
   const rows: Row[] = [];
@@ -58,9 +64,10 @@ async function benchSize(hosts: number, a: Args, env: Record<string, string>): P
     for (const n of a.replicas) {
       const clients = clientsFor(await cloud.startReplicas(n, env));
       await closedLoop(clients, Math.min(4, a.clients), 20 * n, 1_000_000 * n); // warm-up: connections, JIT, placement snapshot
-      const cpu0 = await systemCpu(cloud);
+      // NOTE: the load generator's own CPU (its gRPC client, mostly) is part of the path too: `client`.
+      const cpu0 = { ...(await systemCpu(cloud)), client: ownCpuMs() };
       const stats = await closedLoop(clients, a.clients, a.decisions, 2_000_000 * n);
-      const cpu1 = await systemCpu(cloud);
+      const cpu1 = { ...(await systemCpu(cloud)), client: ownCpuMs() };
       const cpuPerDecision = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, Number(((v - cpu0[k as keyof typeof cpu0]) / a.decisions).toFixed(2))]));
       rows.push({ hosts, replicas: n, ...stats, cpuPerDecision });
       process.stderr.write(`${hosts} hosts, ${n} replica(s): p50 ${stats.p50.toFixed(1)} ms, p99 ${stats.p99.toFixed(1)} ms, ${stats.perSecond.toFixed(1)}/s, errors ${stats.errors}, load ${loadavg()[0]?.toFixed(2)}, CPU ms/decision ${JSON.stringify(cpuPerDecision)}\n`);
@@ -114,11 +121,11 @@ async function race(a: Args, env: Record<string, string>): Promise<Record<string
 }
 
 function printTable(rows: readonly Row[]): void {
-  console.log('| hosts | replicas | p50 ms | p99 ms | decisions/s | NoValidHost | errors | claim retries | CPU ms/decision: scheduler, placement, PG placement, PG cells+API |');
+  console.log('| hosts | replicas | p50 ms | p99 ms | decisions/s | NoValidHost | errors | claim retries | CPU ms/decision: scheduler, placement, PG placement, PG cells+API, bench client |');
   console.log('|------:|---------:|-------:|-------:|------------:|------------:|-------:|--------------:|:---|');
   for (const r of rows) {
     const c = r.cpuPerDecision ?? {};
-    console.log(`| ${r.hosts} | ${r.replicas} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.noValidHost} | ${r.errors} | ${r.claimRetries} | ${[c.scheduler, c.placement, c.pgPlacement, c.pgCells].join(' / ')} |`);
+    console.log(`| ${r.hosts} | ${r.replicas} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.noValidHost} | ${r.errors} | ${r.claimRetries} | ${[c.scheduler, c.placement, c.pgPlacement, c.pgCells, c.client].join(' / ')} |`);
   }
 }
 
