@@ -191,6 +191,27 @@ test('one trace covers a create from the API to ACTIVE, reschedules included', a
   expect(block.split('\n')[0]).toContain(`${spans.length} span(s)  6 service(s)`);
   for (const svc of ['api', 'super-conductor', 'scheduler', 'placement', 'cell-conductor', 'simulated-compute']) expect(block).toContain(` ${svc}@`);
   expect(block).toContain('rpc.method=build_instances');
+  // why it landed where it did: the scheduler's span names the server, the chosen host (one the
+  // cell built on) and its alternates, with one event per stage (placement's candidates, filters)
+  // and the heaviest hosts' weights
+  const decision = by('scheduler', (x) => x.name === SELECT && x.kind === SPAN_KIND.server)[0];
+  expect(decision?.attributes['cellsched.instance_uuids']).toBe(id);
+  expect(decision?.attributes['cellsched.scheduler.outcome']).toBe('selected');
+  const chosen = String(decision?.attributes['cellsched.scheduler.chosen']);
+  expect(hosts).toContain(chosen);
+  expect(String(decision?.attributes['cellsched.scheduler.alternates']).split('+').filter((h) => h !== '').length).toBeGreaterThanOrEqual(1);
+  expect(roots[0]?.attributes['cellsched.instance_uuids']).toBe(id);
+  // and `trace-tail --match <server uuid>` prints that trace (and only traces that mention it) with the decision's steps
+  const matched = execFileSync('node', ['packages/telemetry/dist/bin/trace-tail.js', '--file', stack.spansFile(), '--once', '--match', id],
+    { cwd: join(__dirname, '../..'), encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+  const blocks = matched.split(/\n(?=trace )/).filter((b) => b.trim() !== '');
+  expect(blocks.every((b) => b.includes(id))).toBe(true);
+  expect(blocks.length).toBeLessThan(out.split(/\n(?=trace )/).length); // a filter, not everything
+  const create = blocks.find((b) => b.startsWith(`trace ${traceId} `)) ?? '';
+  expect(create).toContain(`chosen=${chosen}`);
+  expect(create).toMatch(/· scheduler\.stage allocation_candidates\s+hosts_before=\d+\s+hosts_after=\d+/);
+  expect(create).toMatch(/· scheduler\.stage ComputeFilter /);
+  expect(create).toMatch(/· scheduler\.weighed\s+top=\S+=-?\d+\.\d{3}/);
 });
 
 /** Everything a server could leave behind: none of it may remain once it is deleted (the cell row may stay soft-deleted, as Nova's). */

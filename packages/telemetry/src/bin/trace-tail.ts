@@ -2,19 +2,21 @@
 // Live trace tail for operators: an OTLP/HTTP JSON receiver and/or a JSON-lines file tail,
 // printing each trace as a tree of one line per span. No dependencies. See --help.
 import { parseArgs } from 'node:util';
-import { formatTrace } from '../trace-tail/format';
+import { formatTrace, traceMentions } from '../trace-tail/format';
 import type { TailSpan } from '../trace-tail/otlp-json';
 import { startReceiver, tailFile } from '../trace-tail/sources';
 import { TraceBuffer } from '../trace-tail/trace-buffer';
 
-const USAGE = `usage: trace-tail [--listen [HOST:]PORT] [--file SPANS.jsonl [--from-end | --once]] [--quiet-ms N]
+const USAGE = `usage: trace-tail [--listen [HOST:]PORT] [--file SPANS.jsonl [--from-end | --once]] [--quiet-ms N] [--match TEXT]
 
   --listen ADDR   receive OTLP/HTTP JSON on ADDR (default 127.0.0.1:4318 when no --file);
                   point services at it: exporter 'otlp', endpoint http://127.0.0.1:4318
   --file PATH     read an OTLP JSON-lines span file (exporter 'file') and follow it
   --from-end      skip what the file already holds
   --once          print what the file holds, then exit
-  --quiet-ms N    print a trace once no span of it arrived for N ms (default 500)`;
+  --quiet-ms N    print a trace once no span of it arrived for N ms (default 500)
+  --match TEXT    print only traces that mention TEXT in a span name or attribute: a server
+                  uuid (the create's trace, the scheduler's decision and why), a host, a request id`;
 
 interface CliOptions {
   listen: { host: string; port: number } | undefined;
@@ -22,6 +24,7 @@ interface CliOptions {
   fromEnd: boolean;
   once: boolean;
   quietMs: number;
+  match: string | undefined;
 }
 
 function parseListen(value: string): { host: string; port: number } {
@@ -36,7 +39,7 @@ function parseCli(argv: string[]): CliOptions | 'help' {
     args: argv, strict: true,
     options: {
       listen: { type: 'string' }, file: { type: 'string' }, 'from-end': { type: 'boolean' }, once: { type: 'boolean' },
-      'quiet-ms': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'quiet-ms': { type: 'string' }, match: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return 'help';
@@ -44,12 +47,15 @@ function parseCli(argv: string[]): CliOptions | 'help' {
   if (!Number.isInteger(quietMs) || quietMs < 0) throw new Error(`--quiet-ms: expected a whole number, got '${values['quiet-ms']}'`);
   if (values.once && !values.file) throw new Error('--once needs --file');
   const listen = values.listen ?? (values.file ? undefined : '127.0.0.1:4318');
-  return { listen: listen === undefined ? undefined : parseListen(listen), file: values.file, fromEnd: !!values['from-end'], once: !!values.once, quietMs };
+  if (values.match === '') throw new Error('--match: expected some text');
+  return { listen: listen === undefined ? undefined : parseListen(listen), file: values.file, fromEnd: !!values['from-end'], once: !!values.once, quietMs, match: values.match };
 }
 
-function printer(buffer: TraceBuffer) {
+function printer(buffer: TraceBuffer, match: string | undefined) {
   return (all: boolean) => {
-    for (const { traceId, spans } of buffer.release(Date.now(), all)) process.stdout.write(`${formatTrace(traceId, spans).join('\n')}\n`);
+    for (const { traceId, spans } of buffer.release(Date.now(), all)) {
+      if (match === undefined || traceMentions(spans, match)) process.stdout.write(`${formatTrace(traceId, spans).join('\n')}\n`);
+    }
   };
 }
 
@@ -57,7 +63,7 @@ async function main(argv: string[]): Promise<void> {
   const opts = parseCli(argv);
   if (opts === 'help') return void console.log(USAGE);
   const buffer = new TraceBuffer(opts.quietMs);
-  const print = printer(buffer);
+  const print = printer(buffer, opts.match);
   const add = (spans: TailSpan[]) => buffer.add(spans, Date.now());
   if (opts.file && opts.once) {
     tailFile(opts.file, { fromEnd: false, once: true, everyMs: 0 }, add);

@@ -13,6 +13,14 @@ export interface TailSpan {
   status: 'UNSET' | 'OK' | 'ERROR';
   statusMessage: string;
   attributes: Record<string, string | number | boolean>;
+  /** The span's events (a decision's steps, an exception), in time order. */
+  events?: TailEvent[];
+}
+
+/** One span event: its name and attributes. */
+export interface TailEvent {
+  name: string;
+  attributes: Record<string, string | number | boolean>;
 }
 
 type Json = Record<string, unknown>;
@@ -72,6 +80,10 @@ function spanOf(raw: unknown, service: string, host: string): TailSpan | undefin
     status: STATUSES[Number(status['code'] ?? 0)] ?? 'UNSET',
     statusMessage: typeof status['message'] === 'string' ? status['message'] : '',
     attributes: attributesOf(s['attributes']),
+    events: asArray(s['events']).map((e) => {
+      const ev = asObject(e);
+      return { name: typeof ev['name'] === 'string' ? ev['name'] : '?', attributes: attributesOf(ev['attributes']) };
+    }),
   };
 }
 

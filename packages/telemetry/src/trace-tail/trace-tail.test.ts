@@ -1,4 +1,4 @@
-import { formatDuration, formatTrace, treeOrder } from './format';
+import { formatDuration, formatTrace, traceMentions, treeOrder } from './format';
 import { type TailSpan, spansFromRequest } from './otlp-json';
 import { TraceBuffer } from './trace-buffer';
 
@@ -65,6 +65,33 @@ describe('formatTrace', () => {
   it('keeps orphans (parent not received) as roots', () => {
     const orphan = spansFromRequest(otlp('compute', [raw('d4', 'ff', 'process compute', 5, 1100, 2)]));
     expect(treeOrder([...spans, ...orphan]).filter((e) => e.depth === 0).map((e) => e.span.spanId)).toEqual(['a1', 'd4']);
+  });
+
+  it('prints a decision\'s attributes in full and its events under the span, in order', () => {
+    const decision = spansFromRequest(otlp('scheduler', [raw('e5', '', 'SelectDestinations', 2, 2000, 9, {
+      attributes: [{ key: 'cellsched.scheduler.chosen', value: { stringValue: 'cell1-compute-0042' } },
+        { key: 'cellsched.scheduler.alternates', value: { stringValue: 'cell1-compute-0007+cell1-compute-0913' } }],
+      events: [
+        { name: 'scheduler.stage allocation_candidates', attributes: [{ key: 'cellsched.scheduler.hosts_before', value: { intValue: '1000' } },
+          { key: 'cellsched.scheduler.hosts_after', value: { intValue: '1000' } }] },
+        { name: 'scheduler.stage ComputeFilter', attributes: [{ key: 'cellsched.scheduler.hosts_before', value: { intValue: '50' } },
+          { key: 'cellsched.scheduler.hosts_after', value: { intValue: '48' } }, { key: 'cellsched.scheduler.reason', value: { stringValue: 'service disabled (2 hosts)' } }] },
+        { name: 'scheduler.weighed', attributes: [{ key: 'cellsched.scheduler.top', value: { stringValue: 'cell1-compute-0042=1.900 cell1-compute-0007=1.850' } }] },
+      ],
+    })]));
+    const lines = formatTrace(T, decision);
+    expect(lines[1]).toContain('chosen=cell1-compute-0042  alternates=cell1-compute-0007+cell1-compute-0913');
+    expect(lines.slice(2).map((l) => l.trim())).toEqual([
+      '· scheduler.stage allocation_candidates  hosts_before=1000  hosts_after=1000',
+      '· scheduler.stage ComputeFilter  hosts_before=50  hosts_after=48  reason=service disabled (2 hosts)',
+      '· scheduler.weighed  top=cell1-compute-0042=1.900 cell1-compute-0007=1.850',
+    ]);
+  });
+
+  it('matches a trace by any span name or attribute value (trace-tail --match)', () => {
+    expect(traceMentions(spans, 'req-1')).toBe(true);
+    expect(traceMentions(spans, 'SchedulerService')).toBe(true);
+    expect(traceMentions(spans, 'req-2')).toBe(false);
   });
 
   it('formats durations in ms below a second and s above', () => {

@@ -116,6 +116,21 @@ describe('select_destinations', () => {
     }
   });
 
+  it('explains a selection: each stage\'s host count and the heaviest hosts with their weights, the chosen one first', async () => {
+    const cloud = fakeCloud(1, 8);
+    for (const uuid of ['cn-c1-002', 'cn-c1-004']) cloud.snapshot.records.set(uuid, { ...cloud.snapshot.records.get(uuid)!, serviceDisabled: true });
+    const r = await select(core(cloud.ports), ['i1'], 1, { seed: 7 });
+    if (r.kind !== 'selected') throw new Error('expected a selection');
+    const stages = r.explain.diagnosis.map((d) => [d.filter, d.hostsBefore, d.hostsAfter]);
+    expect(stages[0]).toEqual(['allocation_candidates', 8, 8]);
+    expect(stages).toContainEqual(['ComputeFilter', 8, 6]);
+    expect(r.explain.sampled).toBe(false);
+    expect(r.explain.top.length).toBe(5);
+    expect(r.explain.top[0]?.host).toBe(r.destinations[0]?.[0]?.serviceHost);
+    const weights = r.explain.top.map((t) => t.weight);
+    expect([...weights].sort((a, b) => b - a)).toEqual(weights);
+  });
+
   it('drops candidates the snapshot has no record for, and honours ignore_hosts', async () => {
     const cloud = fakeCloud(1, 3);
     cloud.snapshot.records.delete('cn-c1-001');

@@ -11,7 +11,7 @@ import type { RequestFilter } from './request-filters/types';
 import { alternatesFor } from './select/alternates';
 import { gatherHosts } from './select/gather-hosts';
 import { groupState } from './select/group-state';
-import { type ClaimStats, type Pipeline, type Placement, placeInstances, rankHosts, type Ranking } from './select/place-instances';
+import { type ClaimStats, type Pipeline, type Placement, placeInstances, rankHosts, type Ranking, type WeighedLine } from './select/place-instances';
 import { toSelection } from './select/selection';
 import { type SelectDestinationsRequest, validateRequest } from './select/validate-request';
 import type { HostWeigher } from './weighers/types';
@@ -25,8 +25,20 @@ export type { SelectDestinationsRequest } from './select/validate-request';
  * adapter maps it to FAILED_PRECONDITION + Failure{code: "scheduler.no_valid_host"}).
  */
 export type SelectDestinationsResult =
-  | { readonly kind: 'selected'; readonly destinations: Selection[][]; readonly claimRetries: number }
+  | { readonly kind: 'selected'; readonly destinations: Selection[][]; readonly claimRetries: number; readonly explain: DecisionExplanation }
   | { readonly kind: 'no_valid_host'; readonly reason: string; readonly diagnosis: FilterDiagnosis[]; readonly claimRetries: number };
+
+/**
+ * Why the chosen hosts won, for traces and logs: each stage's host count (placement's candidates,
+ * the snapshot, pre-filters and filters, last instance's ranking) and the heaviest hosts of the
+ * last ranking with their weights.
+ */
+export interface DecisionExplanation {
+  readonly diagnosis: readonly FilterDiagnosis[];
+  readonly top: readonly WeighedLine[];
+  /** True when only a sample of the candidates (`host_sample_size`) was weighed. */
+  readonly sampled: boolean;
+}
 
 /** Added to the request's seed for the sample's own generator. */
 const SAMPLE_SEED_OFFSET = 0x5a3e;
@@ -129,7 +141,7 @@ export class SchedulerCore {
         ...base, now: this.ports.clock.now(),
         group: group === undefined ? undefined : groupState(group, await this.ports.snapshot.getGroupMemberHosts(group)),
       };
-      return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats: { retries: 0 } });
+      return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats: { retries: 0 } }, gathered.sampled);
     }, releaseOnNoValidHost);
     return { result: await (group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide)), sampled: gathered.sampled };
   }
@@ -150,7 +162,7 @@ export class SchedulerCore {
   }
 
   private async decide(req: SelectDestinationsRequest, hosts: HostState[], prefix: FilterDiagnosis[],
-    run: DecisionRun): Promise<SelectDestinationsResult> {
+    run: DecisionRun, sampled: boolean): Promise<SelectDestinationsResult> {
     // NOTE: Nomad-style: the host order is shuffled from the request's seed before weighing, so
     // equal weights break the same way for the same seed and differently across seeds.
     const rng = seededPrng(req.spec.seed);
@@ -160,7 +172,8 @@ export class SchedulerCore {
     if (placed.kind === 'no_valid_host') {
       return { kind: 'no_valid_host', reason: placed.reason, diagnosis: [...prefix, ...placed.diagnosis], claimRetries: run.stats.retries };
     }
-    return { kind: 'selected', destinations: this.withAlternates(placed, ordered, req, run.ctx), claimRetries: run.stats.retries };
+    const explain = { diagnosis: [...prefix, ...placed.lastRanking.diagnosis], top: placed.lastRanking.top, sampled };
+    return { kind: 'selected', destinations: this.withAlternates(placed, ordered, req, run.ctx), claimRetries: run.stats.retries, explain };
   }
 
   /** Best effort: the original error is the one the caller needs; a release failure is attached to it. */

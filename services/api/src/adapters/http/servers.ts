@@ -1,3 +1,4 @@
+import { annotateSpan } from '@cellsched/telemetry';
 import { badRequest, forbidden } from '../../domain/errors';
 import { parseCreateServer } from '../../domain/server-create';
 import { vmStatesForStatus } from '../../domain/server-status';
@@ -13,6 +14,8 @@ export const MAX_LIMIT = 1000;
 async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const input = parseCreateServer(req.body, req.version);
   const created = await createServers(deps, input, req.caller, req.requestId);
+  // the create's trace is found by any of its servers' uuids (trace-tail --match UUID)
+  annotateSpan({ 'cellsched.instance_uuids': created.uuids.join(','), 'cellsched.reservation_id': created.reservationId });
   const log = { request_id: req.requestId, instance_uuid: created.uuids[0], count: created.uuids.length };
   try {
     await deps.conductor.scheduleAndBuildInstances(created.cast, { timeoutMs: deps.castTimeoutMs });

@@ -3,7 +3,9 @@ import { FailureError, GrpcStatus, bindService, type ServiceBinding } from '@cel
 import { SchedulerServiceService, type SelectDestinationsRequest as WireRequest, type SelectDestinationsResponse } from '@cellsched/wire';
 import { InvalidSchedulerRequest, SCHEDULER_ERROR_CODES } from '../../domain/errors';
 import { noValidHostFailure } from '../../domain/no-valid-host';
-import type { SchedulerCore, SelectDestinationsRequest } from '../../domain/select-destinations';
+import type { SchedulerCore, SelectDestinationsRequest, SelectDestinationsResult } from '../../domain/select-destinations';
+import { annotateSpan, spanEvent } from '@cellsched/telemetry';
+import type { FilterDiagnosis } from '@cellsched/wire';
 
 /** Placement microversion labelled on allocation requests when the caller names none. */
 export const DEFAULT_ALLOCATION_REQUEST_VERSION = '1.36';
@@ -21,6 +23,36 @@ export function toDomainRequest(req: WireRequest): { request: SelectDestinations
       allocationRequestVersion: req.allocationRequestVersion === '' ? DEFAULT_ALLOCATION_REQUEST_VERSION : req.allocationRequestVersion,
     },
   };
+}
+
+function diagnosisEvent(d: FilterDiagnosis): void {
+  spanEvent(`scheduler.stage ${d.filter}`, { 'cellsched.scheduler.hosts_before': d.hostsBefore, 'cellsched.scheduler.hosts_after': d.hostsAfter,
+    'cellsched.scheduler.reason': d.reason === '' ? undefined : d.reason });
+}
+
+/**
+ * Writes why this decision went the way it did onto the server span, for operators reading a
+ * trace: the instances and seed (to replay it), the chosen hosts, then one event per stage with
+ * its host count (placement's candidates, snapshot, pre-filters, filters, claims) and one with
+ * the heaviest hosts and their weights; for NoValidHost, the diagnosis that refused each host.
+ */
+export function explainOnSpan(request: SelectDestinationsRequest, result: SelectDestinationsResult): void {
+  annotateSpan({
+    'cellsched.instance_uuids': request.instanceUuids.join(','), 'cellsched.scheduler.seed': request.spec.seed,
+    'cellsched.scheduler.outcome': result.kind, 'cellsched.scheduler.claim_retries': result.claimRetries,
+  });
+  if (result.kind === 'no_valid_host') {
+    annotateSpan({ 'cellsched.scheduler.reason': result.reason });
+    result.diagnosis.forEach(diagnosisEvent);
+    return;
+  }
+  const chosen = result.destinations.map((list) => list[0]).filter((s) => s !== undefined);
+  annotateSpan({
+    'cellsched.scheduler.chosen': chosen.map((s) => s.serviceHost).join(','), 'cellsched.scheduler.sampled': result.explain.sampled,
+    'cellsched.scheduler.alternates': result.destinations.map((list) => list.slice(1).map((s) => s.serviceHost).join('+')).join(','),
+  });
+  result.explain.diagnosis.forEach(diagnosisEvent);
+  spanEvent('scheduler.weighed', { 'cellsched.scheduler.top': result.explain.top.map((t) => `${t.host}=${t.weight.toFixed(3)}`).join(' ') });
 }
 
 /** Observes each decision (latency, outcome) — metrics and logs hang off it. */
@@ -45,6 +77,7 @@ export function schedulerServiceBinding(core: SchedulerCore, observe: DecisionOb
         const { request, seed } = toDomainRequest(req);
         if (req.requestSpec?.seed === 0) ctx.logger.debug({ seed }, 'request without seed: picked one');
         result = await admit(() => core.selectDestinations(request));
+        explainOnSpan(request, result);
       } catch (err) {
         if (err instanceof InvalidSchedulerRequest) {
           done('invalid', 0);

@@ -40,7 +40,18 @@ export interface Ranking {
   readonly weighed: HostState[];
   readonly ordered: HostState[];
   readonly diagnosis: FilterDiagnosis[];
+  /** The heaviest few hosts with their weights (why the chosen host won: traces, logs). */
+  readonly top: readonly WeighedLine[];
 }
+
+/** One host of a ranking as an explanation shows it. */
+export interface WeighedLine {
+  readonly host: string;
+  readonly weight: number;
+}
+
+/** How many of a ranking's heaviest hosts an explanation lists. */
+const TOP_HOSTS = 5;
 
 /** Filter, weigh and order the hosts for one instance (Nova's `_get_sorted_hosts`). */
 export function rankHosts(hosts: readonly HostState[], pipeline: Pipeline, ctx: SchedulingContext, rng: Prng | undefined): Ranking {
@@ -48,7 +59,8 @@ export function rankHosts(hosts: readonly HostState[], pipeline: Pipeline, ctx: 
   const weighed = weighHosts(filtered.hosts, pipeline.weighers, ctx.policy.weightMultipliers, ctx);
   const ordered = rng === undefined ? weighed
     : orderForClaim(weighed, ctx.policy.hostSubsetSize, ctx.policy.shuffleBestSameWeighedHosts, rng);
-  return { weighed: weighed.map((w) => w.host), ordered: ordered.map((w) => w.host), diagnosis: filtered.diagnosis };
+  const top = weighed.slice(0, TOP_HOSTS).map((w) => ({ host: w.host.record.host, weight: w.weight }));
+  return { weighed: weighed.map((w) => w.host), ordered: ordered.map((w) => w.host), diagnosis: filtered.diagnosis, top };
 }
 
 function claimDiagnosis(tried: number, noCapacity: number, exhausted: number): FilterDiagnosis {
@@ -94,7 +106,7 @@ async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, 
 export async function placeInstances(hosts: readonly HostState[], instanceUuids: readonly string[], pipeline: Pipeline,
   ctx: SchedulingContext, rng: Prng, deps: ClaimDeps, stats: ClaimStats): Promise<PlaceResult> {
   const placements: Placement[] = [];
-  let ranked: Ranking = { weighed: [], ordered: [], diagnosis: [] };
+  let ranked: Ranking = { weighed: [], ordered: [], diagnosis: [], top: [] };
   for (const [index, instanceUuid] of instanceUuids.entries()) {
     ranked = rankHosts(hosts, pipeline, ctx, rng);
     const label = instanceUuids.length > 1 ? ` for instance ${index + 1} of ${instanceUuids.length}` : '';

@@ -1,0 +1,23 @@
+import { trace, type AttributeValue } from '@opentelemetry/api';
+
+/** Attribute values a span takes: undefined entries are skipped. */
+export type SpanFields = Record<string, AttributeValue | undefined>;
+
+function defined(fields: SpanFields): Record<string, AttributeValue> {
+  const out: Record<string, AttributeValue> = {};
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/** Sets attributes on the active span (a no-op when tracing is off or no span is active). */
+export function annotateSpan(fields: SpanFields): void {
+  trace.getActiveSpan()?.setAttributes(defined(fields));
+}
+
+/**
+ * Adds a named event to the active span: a step of a decision worth reading in a trace
+ * (trace-tail prints events under their span). A no-op without an active span.
+ */
+export function spanEvent(name: string, fields: SpanFields = {}): void {
+  trace.getActiveSpan()?.addEvent(name, defined(fields));
+}
