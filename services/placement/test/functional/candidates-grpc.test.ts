@@ -2,7 +2,7 @@
  * The gRPC PlacementService against a real PostgreSQL: candidates, Claim (new consumer,
  * generation conflict, replace, capacity), concurrent claims never exceeding capacity,
  * Move (instance -> migration swap), Release (idempotent), usages, consumer allocations,
- * and bad input as INVALID_ARGUMENT.
+ * bad input as INVALID_ARGUMENT, and ClaimMany (each claim answered as Claim would answer it).
  */
 import { randomUUID } from 'node:crypto';
 import type { TestDatabase } from '@cellsched/db';
@@ -115,4 +115,23 @@ test('bad input is INVALID_ARGUMENT and writes nothing', async () => {
   const unknownRc = await failure(client.claim({ consumer: { ...consumer(randomUUID(), cn1, 1), allocations: [{ resourceProviderUuid: cn1.uuid, resources: { NOPE: 1 } }] }, replace: false }));
   expect(unknownRc.status).toBe(GrpcStatus.INVALID_ARGUMENT);
   expect((await db.pool.query('SELECT count(*)::int AS n FROM allocations')).rows[0]).toEqual({ n: 0 });
+});
+
+test('ClaimMany: each claim answered as Claim would answer it, refusals and bad input alone', async () => {
+  const [a, c, d] = [randomUUID(), randomUUID(), randomUUID()];
+  const before = await client.claim({ consumer: consumer(d, cn2, 1), replace: false });
+  const res = await client.claimMany({ claims: [
+    { consumer: consumer(a, cn1, 6), replace: true }, // fits (6 of 10)
+    { consumer: consumer(randomUUID(), cn1, 5), replace: true }, // 6 + 5 > 10: refused
+    { consumer: { ...consumer(randomUUID(), cn1, 1), consumerUuid: 'not-a-uuid' }, replace: true }, // bad input: that claim alone
+    { consumer: consumer(c, cn1, 4), replace: true }, // fits (10 of 10): the refusal above left nothing behind
+    { consumer: consumer(d, cn2, 2, 0), replace: false }, // generation conflict (it is 1)
+  ] });
+  expect(res.results.map((r) => r.failure?.code ?? `ok:${r.consumerGeneration}`)).toEqual([
+    'ok:1', 'placement.allocation.capacity_exceeded', 'placement.request.invalid', 'ok:1', 'placement.concurrent_update']);
+  expect(res.results[1]?.failure).toMatchObject({ expected: true, metadata: { reason: 'capacity_exceeded', resource_class: 'VCPU', resource_provider_uuid: cn1.uuid } });
+  expect(before.consumerGeneration).toBe(1);
+  const usage = await client.getUsages({ resourceProviderUuid: cn1.uuid, projectId: '', userId: '', consumerType: '' });
+  expect(usage.usages.VCPU).toBe(10);
+  expect((await client.getUsages({ resourceProviderUuid: cn2.uuid, projectId: '', userId: '', consumerType: '' })).usages.VCPU).toBe(1);
 });

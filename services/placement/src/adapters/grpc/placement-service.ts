@@ -5,8 +5,12 @@
  * together share one statement and one commit (group commit, each still all-or-nothing).
  */
 import { withTransaction } from '@cellsched/db';
-import { bindService, type ServiceBinding, type ServiceHandlers } from '@cellsched/grpc';
-import { PlacementServiceService, type ConsumerAllocations, type GetUsagesRequest } from '@cellsched/wire';
+import {
+  bindService, INTERNAL_FAILURE_CODE, isDependencyUnavailable, isFailureError, makeFailure, type ServiceBinding, type ServiceHandlers,
+  UNAVAILABLE_FAILURE_CODE,
+} from '@cellsched/grpc';
+import { PlacementServiceService, type ClaimRequest, type ClaimResult, type ConsumerAllocations, type Failure, type GetUsagesRequest } from '@cellsched/wire';
+import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../domain/candidates/query-parser';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
@@ -56,6 +60,27 @@ function uuids(values: readonly string[]): string[] {
   });
 }
 
+/** The Failure a Claim answering with `err` would have carried (as the gRPC server helper maps a thrown error). */
+function failureOf(err: unknown, logger: Logger): Failure {
+  if (isFailureError(err)) return err.failure;
+  if (isDependencyUnavailable(err)) {
+    logger.warn({ err: String(err) }, 'claim failed: backing service unavailable');
+    return makeFailure(UNAVAILABLE_FAILURE_CODE, 'a backing service (database or network) is unavailable', { expected: false, retryable: true });
+  }
+  logger.error({ err }, 'claim raised an unexpected error');
+  return makeFailure(INTERNAL_FAILURE_CODE, 'internal error', { expected: false, retryable: false });
+}
+
+/** One claim, through the batcher: its consumer's generation, or the Failure Claim would answer. */
+async function claimOne(claims: ClaimBatcher, req: ClaimRequest, logger: Logger): Promise<ClaimResult> {
+  try {
+    const generation = await withFailures(() => claims.claim(toConsumerInput(req.consumer), { checkConsumerGeneration: !req.replace }));
+    return { consumerGeneration: generation, failure: undefined };
+  } catch (err) {
+    return { consumerGeneration: 0, failure: failureOf(err, logger) };
+  }
+}
+
 /** Handlers of every PlacementService method, over `pool`. */
 export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBatcher(pool)): Handlers {
   return {
@@ -70,6 +95,9 @@ export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBa
       const generation = await claims.claim(input, { checkConsumerGeneration: !req.replace });
       return { consumerGeneration: generation };
     }),
+    // NOTE: every claim is queued at once, so they share the batcher's next statement (group commit);
+    // each is answered on its own, as Claim would answer it.
+    claimMany: async (req, ctx) => ({ results: await Promise.all(req.claims.map((c) => claimOne(claims, c, ctx.logger))) }),
     move: (req) => withFailures(async () => {
       if (req.consumers.length === 0) throw invalid('consumers must not be empty');
       await writeAllocations(pool, req.consumers.map(toConsumerInput), { checkConsumerGeneration: true });

@@ -14,7 +14,8 @@
  * never deadlock each other; a deadlock with another writer (another placement process, a REST
  * write) or a serialization failure aborts the whole statement, nothing written, and the batch
  * runs again. No timer: an idle placement sends a lone claim at once (`placement_claim`, as
- * before); under load the batch is whatever arrived during the previous one.
+ * before); under load the batch is whatever arrived during the previous one (and the claims of
+ * one ClaimMany call always go together).
  */
 import { isRetryableTxError } from '@cellsched/db';
 import type { Pool } from 'pg';
@@ -73,12 +74,15 @@ export class ClaimBatcher {
     this.stats.claims += 1;
     return new Promise<number>((resolve, reject) => {
       this.queue.push({ input, opts, resolve, reject });
-      if (!this.running) void this.drain();
+      if (!this.running) {
+        // NOTE: started after the current task's synchronous work, so claims queued together (ClaimMany) go together.
+        this.running = true;
+        queueMicrotask(() => void this.drain());
+      }
     });
   }
 
   private async drain(): Promise<void> {
-    this.running = true;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Failure } from "./failure";
 
 /** Amounts of resource classes against one provider. */
 export interface ProviderAllocation {
@@ -134,6 +135,25 @@ export interface ClaimRequest {
 
 export interface ClaimResponse {
   consumerGeneration: number;
+}
+
+/** Several independent claims in one call (a scheduler replica's claims that arrive together). */
+export interface ClaimManyRequest {
+  claims: ClaimRequest[];
+}
+
+/** One result per claim, in the request's order. */
+export interface ClaimResult {
+  consumerGeneration: number;
+  /**
+   * Set when this claim was refused or failed (then nothing of it was written): the Failure
+   * that Claim would have answered with (same code, metadata, retryable, expected).
+   */
+  failure: Failure | undefined;
+}
+
+export interface ClaimManyResponse {
+  results: ClaimResult[];
 }
 
 /** POST /allocations: several consumers written atomically (moves). */
@@ -2123,6 +2143,235 @@ export const ClaimResponse: MessageFns<ClaimResponse> = {
   },
 };
 
+function createBaseClaimManyRequest(): ClaimManyRequest {
+  return { claims: [] };
+}
+
+export const ClaimManyRequest: MessageFns<ClaimManyRequest> = {
+  encode(message: ClaimManyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.claims) {
+      ClaimRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClaimManyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClaimManyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.claims.push(ClaimRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClaimManyRequest {
+    return {
+      claims: globalThis.Array.isArray(object?.claims) ? object.claims.map((e: any) => ClaimRequest.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ClaimManyRequest): unknown {
+    const obj: any = {};
+    if (message.claims?.length) {
+      obj.claims = message.claims.map((e) => ClaimRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClaimManyRequest>, I>>(base?: I): ClaimManyRequest {
+    return ClaimManyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClaimManyRequest>, I>>(object: I): ClaimManyRequest {
+    const message = createBaseClaimManyRequest();
+    message.claims = object.claims?.map((e) => ClaimRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseClaimResult(): ClaimResult {
+  return { consumerGeneration: 0, failure: undefined };
+}
+
+export const ClaimResult: MessageFns<ClaimResult> = {
+  encode(message: ClaimResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.consumerGeneration !== 0) {
+      writer.uint32(8).int64(message.consumerGeneration);
+    }
+    if (message.failure !== undefined) {
+      Failure.encode(message.failure, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClaimResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClaimResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.consumerGeneration = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.failure = Failure.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClaimResult {
+    return {
+      consumerGeneration: isSet(object.consumerGeneration)
+        ? globalThis.Number(object.consumerGeneration)
+        : isSet(object.consumer_generation)
+        ? globalThis.Number(object.consumer_generation)
+        : 0,
+      failure: isSet(object.failure) ? Failure.fromJSON(object.failure) : undefined,
+    };
+  },
+
+  toJSON(message: ClaimResult): unknown {
+    const obj: any = {};
+    if (message.consumerGeneration !== 0) {
+      obj.consumerGeneration = Math.round(message.consumerGeneration);
+    }
+    if (message.failure !== undefined) {
+      obj.failure = Failure.toJSON(message.failure);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClaimResult>, I>>(base?: I): ClaimResult {
+    return ClaimResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClaimResult>, I>>(object: I): ClaimResult {
+    const message = createBaseClaimResult();
+    message.consumerGeneration = object.consumerGeneration ?? 0;
+    message.failure = (object.failure !== undefined && object.failure !== null)
+      ? Failure.fromPartial(object.failure)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseClaimManyResponse(): ClaimManyResponse {
+  return { results: [] };
+}
+
+export const ClaimManyResponse: MessageFns<ClaimManyResponse> = {
+  encode(message: ClaimManyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      ClaimResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClaimManyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClaimManyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(ClaimResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClaimManyResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results) ? object.results.map((e: any) => ClaimResult.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ClaimManyResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => ClaimResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClaimManyResponse>, I>>(base?: I): ClaimManyResponse {
+    return ClaimManyResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClaimManyResponse>, I>>(object: I): ClaimManyResponse {
+    const message = createBaseClaimManyResponse();
+    message.results = object.results?.map((e) => ClaimResult.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseMoveRequest(): MoveRequest {
   return { consumers: [] };
 }
@@ -2901,6 +3150,19 @@ export const PlacementServiceService = {
     responseSerialize: (value: ClaimResponse): Buffer => Buffer.from(ClaimResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ClaimResponse => ClaimResponse.decode(value),
   },
+  /**
+   * Claim for each of several consumers, each claim on its own all-or-nothing and answered on
+   * its own, as if each were a Claim; the call fails as a whole only when none could be tried.
+   */
+  claimMany: {
+    path: "/cellsched.v1.PlacementService/ClaimMany" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ClaimManyRequest): Buffer => Buffer.from(ClaimManyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ClaimManyRequest => ClaimManyRequest.decode(value),
+    responseSerialize: (value: ClaimManyResponse): Buffer => Buffer.from(ClaimManyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ClaimManyResponse => ClaimManyResponse.decode(value),
+  },
   move: {
     path: "/cellsched.v1.PlacementService/Move" as const,
     requestStream: false as const,
@@ -2947,6 +3209,11 @@ export interface PlacementServiceServer extends UntypedServiceImplementation {
   getAllocationCandidates: handleUnaryCall<GetAllocationCandidatesRequest, GetAllocationCandidatesResponse>;
   /** Put one consumer's allocations in one transaction. Idempotent with replace=true. */
   claim: handleUnaryCall<ClaimRequest, ClaimResponse>;
+  /**
+   * Claim for each of several consumers, each claim on its own all-or-nothing and answered on
+   * its own, as if each were a Claim; the call fails as a whole only when none could be tried.
+   */
+  claimMany: handleUnaryCall<ClaimManyRequest, ClaimManyResponse>;
   move: handleUnaryCall<MoveRequest, MoveResponse>;
   /** Idempotent: releasing a consumer without allocations succeeds. */
   release: handleUnaryCall<ReleaseRequest, ReleaseResponse>;
@@ -2985,6 +3252,25 @@ export interface PlacementServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ClaimResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Claim for each of several consumers, each claim on its own all-or-nothing and answered on
+   * its own, as if each were a Claim; the call fails as a whole only when none could be tried.
+   */
+  claimMany(
+    request: ClaimManyRequest,
+    callback: (error: ServiceError | null, response: ClaimManyResponse) => void,
+  ): ClientUnaryCall;
+  claimMany(
+    request: ClaimManyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ClaimManyResponse) => void,
+  ): ClientUnaryCall;
+  claimMany(
+    request: ClaimManyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ClaimManyResponse) => void,
   ): ClientUnaryCall;
   move(request: MoveRequest, callback: (error: ServiceError | null, response: MoveResponse) => void): ClientUnaryCall;
   move(
