@@ -1,0 +1,62 @@
+import { FailureError, GrpcStatus, makeFailure } from '@cellsched/grpc';
+import type { AllocationCandidate, ClaimManyRequest, ClaimRequest, Failure } from '@cellsched/wire';
+import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_CONCURRENT_UPDATE, type PlacementClient, PlacementClaimer } from './placement';
+
+const candidate = (rp: string): AllocationCandidate => ({ allocations: [{ resourceProviderUuid: rp, resources: { VCPU: 1 } }], mappings: {} });
+const consumer = (uuid: string) => ({ consumerUuid: uuid, projectId: 'p', userId: 'u' });
+
+/** A fake placement: answers each claim from `answer(consumerUuid)` (undefined: claimed); records the calls. */
+function fakePlacement(answer: (consumer: string) => Failure | undefined, opts: { claimManyUnimplemented?: boolean } = {}) {
+  const calls: string[][] = [];
+  const claimOne = (r: ClaimRequest): Failure | undefined => answer(r.consumer?.consumerUuid ?? '');
+  const client = {
+    claim: jest.fn(async (r: ClaimRequest) => {
+      calls.push([r.consumer?.consumerUuid ?? '']);
+      const f = claimOne(r);
+      if (f !== undefined) throw new FailureError(f, { status: GrpcStatus.FAILED_PRECONDITION });
+      return { consumerGeneration: 1 };
+    }),
+    claimMany: jest.fn(async (r: ClaimManyRequest) => {
+      if (opts.claimManyUnimplemented === true) throw new FailureError(makeFailure('grpc.not_implemented', 'no such method'), { status: GrpcStatus.UNIMPLEMENTED });
+      calls.push(r.claims.map((c) => c.consumer?.consumerUuid ?? ''));
+      return { results: r.claims.map((c) => ({ consumerGeneration: 1, failure: claimOne(c) })) };
+    }),
+  };
+  return { client: client as unknown as PlacementClient, calls, raw: client };
+}
+
+test('claims that arrive while a call is in flight go together in one ClaimMany, each answered on its own', async () => {
+  const placement = fakePlacement((c) => ({
+    conflict: makeFailure(PLACEMENT_CONCURRENT_UPDATE, 'moved'),
+    full: makeFailure(PLACEMENT_CAPACITY_EXCEEDED, 'no room'),
+    broken: makeFailure('placement.resource_provider.not_found', 'gone'),
+  } as Record<string, Failure>)[c]);
+  const claimed: AllocationCandidate[] = [];
+  const claimer = new PlacementClaimer(placement.client, (c) => claimed.push(c));
+  const first = claimer.claim(consumer('first'), candidate('rp0'), { replace: true });
+  await Promise.resolve(); // the first claim leaves alone
+  const names = ['ok1', 'conflict', 'full', 'broken', 'ok2'];
+  const rest = names.map((n, i) => claimer.claim(consumer(n), candidate(`rp${i + 1}`), { replace: true }).then((o) => o.kind, (e: FailureError) => e.code));
+  expect(await first).toEqual({ kind: 'ok' });
+  expect(await Promise.all(rest)).toEqual(['ok', 'conflict', 'no_capacity', 'placement.resource_provider.not_found', 'ok']);
+  expect(placement.calls).toEqual([['first'], names]);
+  expect(claimer.stats).toMatchObject({ ok: 3, conflict: 1, noCapacity: 1, claimCalls: 1, claimManyCalls: 1 });
+  expect(claimed.map((c) => c.allocations[0]?.resourceProviderUuid)).toEqual(['rp0', 'rp1', 'rp5']);
+  expect(placement.raw.claimMany.mock.calls[0]?.[0].claims.every((c: ClaimRequest) => c.replace)).toBe(true);
+});
+
+test('a failed ClaimMany call fails each of its claims; an older placement without ClaimMany gets them one by one', async () => {
+  const down = fakePlacement(() => undefined);
+  down.raw.claimMany.mockRejectedValueOnce(new FailureError(makeFailure('grpc.unavailable', 'down', { retryable: true }), { status: GrpcStatus.UNAVAILABLE }));
+  const claimer = new PlacementClaimer(down.client);
+  const all = ['a', 'b', 'c'].map((n) => claimer.claim(consumer(n), candidate('rp'), { replace: true }).then((o) => o.kind, (e: FailureError) => e.code));
+  expect(await Promise.all(all)).toEqual(['grpc.unavailable', 'grpc.unavailable', 'grpc.unavailable']);
+
+  const old = fakePlacement(() => undefined, { claimManyUnimplemented: true });
+  const claimer2 = new PlacementClaimer(old.client);
+  const outcomes = await Promise.all(['a', 'b', 'c'].map((n) => claimer2.claim(consumer(n), candidate('rp'), { replace: true })));
+  expect(outcomes.map((o) => o.kind)).toEqual(['ok', 'ok', 'ok']);
+  expect(old.calls).toEqual([['a'], ['b'], ['c']]);
+  await claimer2.claim(consumer('d'), candidate('rp'), { replace: true });
+  expect(old.raw.claimMany).toHaveBeenCalledTimes(1);
+});
