@@ -1,4 +1,4 @@
-import { trace, type AttributeValue } from '@opentelemetry/api';
+import { context, trace, type AttributeValue, type Context } from '@opentelemetry/api';
 
 /** Attribute values a span takes: undefined entries are skipped. */
 export type SpanFields = Record<string, AttributeValue | undefined>;
@@ -20,4 +20,17 @@ export function annotateSpan(fields: SpanFields): void {
  */
 export function spanEvent(name: string, fields: SpanFields = {}): void {
   trace.getActiveSpan()?.addEvent(name, defined(fields));
+}
+
+/** The trace context work was asked for in, to run it later in that context (queues, batches). */
+export type SavedContext = Context;
+
+/** The active context now (the caller's trace and span). */
+export function savedContext(): SavedContext {
+  return context.active();
+}
+
+/** Runs `fn` in a saved context: its spans and events join that trace, not whichever is active. */
+export function inContext<T>(ctx: SavedContext, fn: () => T): T {
+  return context.with(ctx, fn);
 }

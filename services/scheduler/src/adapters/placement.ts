@@ -7,6 +7,7 @@ import {
   type AllocationCandidate, type ClaimRequest, type ConsumerAllocations, type Failure, type GetAllocationCandidatesRequest,
   type GetAllocationCandidatesResponse, PlacementServiceClient,
 } from '@cellsched/wire';
+import { inContext, type SavedContext, savedContext, spanEvent } from '@cellsched/telemetry';
 import type { Logger } from 'pino';
 import type { ClaimConsumer, ClaimOutcome, Claimer } from '../ports';
 
@@ -48,6 +49,8 @@ interface PendingClaim {
   readonly candidate: AllocationCandidate;
   readonly resolve: (outcome: ClaimOutcome) => void;
   readonly reject: (err: unknown) => void;
+  /** The deciding request's trace: its call (or its batch's) and its outcome are recorded there. */
+  readonly ctx: SavedContext;
 }
 
 /** Most claims in one ClaimMany call. */
@@ -79,7 +82,7 @@ export class PlacementClaimer implements Claimer {
 
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
     return new Promise<ClaimOutcome>((resolve, reject) => {
-      this.queue.push({ request: { consumer: consumerAllocations(consumer, candidate), replace: options.replace }, candidate, resolve, reject });
+      this.queue.push({ request: { consumer: consumerAllocations(consumer, candidate), replace: options.replace }, candidate, resolve, reject, ctx: savedContext() });
       if (!this.sending) {
         this.sending = true;
         queueMicrotask(() => void this.send());
@@ -102,10 +105,11 @@ export class PlacementClaimer implements Claimer {
   private async claimOne(p: PendingClaim): Promise<void> {
     this.stats.claimCalls += 1;
     try {
-      await this.client.claim(p.request, { idempotent: p.request.replace });
-      this.settle(p, undefined);
+      // NOTE: the send loop runs in the context of the claim that started it; each call goes in its own claim's trace
+      await inContext(p.ctx, () => this.client.claim(p.request, { idempotent: p.request.replace }));
+      this.settle(p, undefined, 1);
     } catch (err) {
-      if (isFailureError(err)) this.settle(p, err.failure, err);
+      if (isFailureError(err)) this.settle(p, err.failure, 1, err);
       else p.reject(err);
     }
   }
@@ -114,7 +118,9 @@ export class PlacementClaimer implements Claimer {
     this.stats.claimManyCalls += 1;
     let results;
     try {
-      results = (await this.client.claimMany({ claims: batch.map((p) => p.request) }, { idempotent: batch.every((p) => p.request.replace) })).results;
+      // the call's span goes in the first claim's trace; every claim's own trace gets an event with its outcome (settle)
+      const first = batch[0] as PendingClaim;
+      results = (await inContext(first.ctx, () => this.client.claimMany({ claims: batch.map((p) => p.request) }, { idempotent: batch.every((p) => p.request.replace) }))).results;
     } catch (err) {
       if (isFailureError(err) && err.status === GrpcStatus.UNIMPLEMENTED) {
         this.claimManyUnsupported = true;
@@ -127,12 +133,17 @@ export class PlacementClaimer implements Claimer {
     batch.forEach((p, i) => {
       const r = results[i];
       if (r === undefined) p.reject(new Error(`placement ClaimMany answered ${results.length} results for ${batch.length} claims`));
-      else this.settle(p, r.failure);
+      else this.settle(p, r.failure, batch.length);
     });
   }
 
   /** Answers one claim from its Failure (none: claimed). */
-  private settle(p: PendingClaim, failure: Failure | undefined, err?: unknown): void {
+  private settle(p: PendingClaim, failure: Failure | undefined, batchSize: number, err?: unknown): void {
+    inContext(p.ctx, () => spanEvent('scheduler.claim', {
+      'cellsched.scheduler.providers': p.request.consumer?.allocations.map((a) => a.resourceProviderUuid).join(','),
+      'cellsched.scheduler.outcome': failure === undefined ? 'claimed' : failure.code,
+      'cellsched.scheduler.call': batchSize > 1 ? `ClaimMany of ${batchSize}` : 'Claim',
+    }));
     if (failure === undefined) {
       this.stats.ok += 1;
       this.onClaimed(p.candidate);
