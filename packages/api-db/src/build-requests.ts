@@ -7,23 +7,31 @@ export interface BuildRequest {
   readonly projectId: string;
   readonly instance: Instance;
   readonly createdAt: Date;
+  /** The create's W3C traceparent (tracing on), so a re-cast stays in the create's trace. */
+  readonly traceParent: string | undefined;
 }
 
-interface Row { instance_uuid: string; project_id: string; instance: unknown; created_at: Date }
-const toBuildRequest = (r: Row): BuildRequest =>
-  ({ instanceUuid: r.instance_uuid, projectId: r.project_id, instance: Instance.fromJSON(r.instance), createdAt: r.created_at });
-const COLUMNS = 'instance_uuid, project_id, instance, created_at';
+interface Row { instance_uuid: string; project_id: string; instance: unknown; created_at: Date; trace_parent: string | null }
+const toBuildRequest = (r: Row): BuildRequest => ({
+  instanceUuid: r.instance_uuid, projectId: r.project_id, instance: Instance.fromJSON(r.instance), createdAt: r.created_at,
+  traceParent: r.trace_parent ?? undefined,
+});
+const COLUMNS = 'instance_uuid, project_id, instance, created_at, trace_parent';
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /**
- * Stores a build request for `instance.uuid`. Idempotent: returns false (and changes
- * nothing) if one already exists for that instance.
+ * Stores a build request for `instance.uuid`, with the create's W3C `traceParent` when tracing
+ * is on. Idempotent: returns false (and changes nothing) if one already exists for that instance.
  */
-export async function createBuildRequest(db: Queryable, instance: Instance): Promise<boolean> {
+export async function createBuildRequest(db: Queryable, instance: Instance, traceParent?: string): Promise<boolean> {
   const uuid = checkUuid(instance.uuid, 'instance uuid');
   if (instance.projectId === '') throw new ApiDbError('api_db.build_request.invalid', 'instance.projectId must not be empty');
+  if (traceParent !== undefined && !TRACEPARENT.test(traceParent)) {
+    throw new ApiDbError('api_db.build_request.invalid', `traceParent ${JSON.stringify(traceParent)} is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)`);
+  }
   const r = await db.query(
-    'INSERT INTO build_requests (instance_uuid, project_id, instance) VALUES ($1, $2, $3) ON CONFLICT (instance_uuid) DO NOTHING',
-    [uuid, instance.projectId, JSON.stringify(Instance.toJSON(instance))]);
+    'INSERT INTO build_requests (instance_uuid, project_id, instance, trace_parent) VALUES ($1, $2, $3, $4) ON CONFLICT (instance_uuid) DO NOTHING',
+    [uuid, instance.projectId, JSON.stringify(Instance.toJSON(instance)), traceParent ?? null]);
   return (r.rowCount ?? 0) > 0;
 }
 

@@ -34,6 +34,19 @@ describe('build requests', () => {
     expect(await getBuildRequest(db.pool, uuid)).toBeUndefined();
   });
 
+  it('keep the create\'s traceparent for a re-cast, and refuse one that is not a W3C traceparent (nothing written)', async () => {
+    const traced = Instance.fromPartial({ uuid: randomUUID(), projectId: 'p3', flavor: await tiny(), vmState: VmState.VM_STATE_BUILDING });
+    const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    expect(await createBuildRequest(db.pool, traced, tp)).toBe(true);
+    expect((await getBuildRequest(db.pool, traced.uuid))?.traceParent).toBe(tp);
+    const untraced = Instance.fromPartial({ uuid: randomUUID(), projectId: 'p3', flavor: await tiny(), vmState: VmState.VM_STATE_BUILDING });
+    expect(await createBuildRequest(db.pool, untraced)).toBe(true);
+    expect((await listBuildRequests(db.pool, { projectId: 'p3' })).map((b) => b.traceParent)).toEqual([tp, undefined]);
+    const bad = Instance.fromPartial({ uuid: randomUUID(), projectId: 'p3', flavor: await tiny(), vmState: VmState.VM_STATE_BUILDING });
+    await expect(createBuildRequest(db.pool, bad, 'not-a-traceparent')).rejects.toMatchObject({ code: 'api_db.build_request.invalid' });
+    expect(await getBuildRequest(db.pool, bad.uuid)).toBeUndefined();
+  });
+
   it('refuse an instance without uuid or project', async () => {
     await expect(createBuildRequest(db.pool, Instance.fromPartial({ uuid: 'x', projectId: 'p' }))).rejects.toMatchObject({ code: 'api_db.invalid_uuid' });
     await expect(createBuildRequest(db.pool, Instance.fromPartial({ uuid: randomUUID() }))).rejects.toMatchObject({ code: 'api_db.build_request.invalid' });

@@ -12,7 +12,7 @@ describe('API database migrations', () => {
   afterAll(async () => { await db.drop(); });
 
   it('apply from empty, create every table and are idempotent', async () => {
-    expect(await syncApiDb(db.pool)).toEqual(['001_initial']);
+    expect(await syncApiDb(db.pool)).toEqual(['001_initial', '002_build_request_trace']);
     expect(await syncApiDb(db.pool)).toEqual([]);
     const r = await db.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");

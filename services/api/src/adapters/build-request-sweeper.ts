@@ -1,4 +1,5 @@
 import { getRequestSpec, listBuildRequests, listInstanceMappings, type BuildRequest } from '@cellsched/api-db';
+import { withSavedTrace } from '@cellsched/bus';
 import type { ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
 import type { ApiDeps } from './http/kit';
 
@@ -44,7 +45,9 @@ export class BuildRequestSweeper {
     for (const group of groupByReservation(stale)) {
       const cast = await this.castFor(group);
       if (cast === undefined) continue;
-      await this.deps.conductor.scheduleAndBuildInstances(cast, { timeoutMs: this.deps.castTimeoutMs });
+      // the re-cast (and so the build) continues the create's trace, saved with its build request
+      await withSavedTrace('build request re-cast', group[0]?.traceParent,
+        () => this.deps.conductor.scheduleAndBuildInstances(cast, { timeoutMs: this.deps.castTimeoutMs }));
       for (const br of group) { this.lastCast.set(br.instanceUuid, now); recast.push(br.instanceUuid); }
     }
     recast.push(...await this.sweepDeletes(now, due));

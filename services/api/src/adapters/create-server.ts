@@ -3,6 +3,7 @@ import {
   addInstanceGroupMembers, createBuildRequest, createInstanceMapping, getFlavorByFlavorId, getImage, getInstanceGroup, listAggregates, AZ_METADATA_KEY,
   saveRequestSpec, toImageMeta, toWireFlavor, type Flavor, type Image, type InstanceGroup,
 } from '@cellsched/api-db';
+import { activeTraceParent } from '@cellsched/bus';
 import { withTransaction } from '@cellsched/db';
 import { Instance, RequestSpec, VmState, type ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
 import type { Caller } from '../domain/auth';
@@ -65,10 +66,11 @@ export async function createServers(deps: ApiDeps, input: CreateServerInput, cal
   const resId = reservationId();
   const names = displayNames(input.name, input.maxCount);
   const uuids = names.map(() => randomUUID());
+  const traceParent = activeTraceParent();
   await withTransaction(deps.apiDb, async (c) => {
     for (const [i, uuid] of uuids.entries()) {
       await saveRequestSpec(c, specFor(input, resolved, caller, uuid, requestId));
-      await createBuildRequest(c, instanceFor(input, resolved, caller, uuid, names[i] ?? input.name, i, resId));
+      await createBuildRequest(c, instanceFor(input, resolved, caller, uuid, names[i] ?? input.name, i, resId), traceParent);
       await createInstanceMapping(c, { instanceUuid: uuid, projectId: caller.projectId, userId: caller.userId });
     }
     if (resolved.group !== undefined) await addInstanceGroupMembers(c, resolved.group.uuid, uuids);
