@@ -46,7 +46,7 @@ function parseArgs(argv: readonly string[]): Args {
   return a;
 }
 
-interface Row extends RunStats { hosts: number; replicas: number }
+interface Row extends RunStats { hosts: number; replicas: number; /** 1-minute load average right after the measured loop. */ load1: number }
 
 /** CPU time (ms) this process (the load generator) has used so far. */
 function ownCpuMs(): number {
@@ -69,7 +69,7 @@ async function benchSize(hosts: number, a: Args, env: Record<string, string>): P
       const stats = await closedLoop(clients, a.clients, a.decisions, 2_000_000 * n);
       const cpu1 = { ...(await systemCpu(cloud)), client: ownCpuMs() };
       const cpuPerDecision = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, Number(((v - cpu0[k as keyof typeof cpu0]) / a.decisions).toFixed(2))]));
-      rows.push({ hosts, replicas: n, ...stats, cpuPerDecision });
+      rows.push({ hosts, replicas: n, ...stats, cpuPerDecision, load1: Number((loadavg()[0] ?? 0).toFixed(2)) });
       process.stderr.write(`${hosts} hosts, ${n} replica(s): p50 ${stats.p50.toFixed(1)} ms, p99 ${stats.p99.toFixed(1)} ms, ${stats.perSecond.toFixed(1)}/s, errors ${stats.errors}, load ${loadavg()[0]?.toFixed(2)}, CPU ms/decision ${JSON.stringify(cpuPerDecision)}\n`);
       clients.forEach((c) => c.close());
       await cloud.stopReplicas();
@@ -121,11 +121,11 @@ async function race(a: Args, env: Record<string, string>): Promise<Record<string
 }
 
 function printTable(rows: readonly Row[]): void {
-  console.log('| hosts | replicas | p50 ms | p99 ms | decisions/s | NoValidHost | errors | claim retries | CPU ms/decision: scheduler, placement, PG placement, PG cells+API, bench client |');
-  console.log('|------:|---------:|-------:|-------:|------------:|------------:|-------:|--------------:|:---|');
+  console.log('| hosts | replicas | p50 ms | p99 ms | decisions/s | NoValidHost | errors | claim retries | CPU ms/decision: scheduler, placement, PG placement, PG cells+API, bench client | load |');
+  console.log('|------:|---------:|-------:|-------:|------------:|------------:|-------:|--------------:|:---|---:|');
   for (const r of rows) {
     const c = r.cpuPerDecision ?? {};
-    console.log(`| ${r.hosts} | ${r.replicas} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.noValidHost} | ${r.errors} | ${r.claimRetries} | ${[c.scheduler, c.placement, c.pgPlacement, c.pgCells, c.client].join(' / ')} |`);
+    console.log(`| ${r.hosts} | ${r.replicas} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.noValidHost} | ${r.errors} | ${r.claimRetries} | ${[c.scheduler, c.placement, c.pgPlacement, c.pgCells, c.client].join(' / ')} | ${r.load1} |`);
   }
 }
 
