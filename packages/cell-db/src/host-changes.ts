@@ -2,6 +2,8 @@ import { COMPUTE_NODE_COLUMNS, toComputeNodeRecord, type ComputeNodeRecord, type
 import { CellDbError, type Queryable } from './db';
 import { SERVICE_COLUMNS, toServiceRecord, type ServiceRecord } from './services';
 
+type ServiceRow = Parameters<typeof toServiceRecord>[0];
+
 /** A compute node with the service it belongs to (what the scheduler's host cache keeps). */
 export interface HostRecord {
   readonly node: ComputeNodeRecord;
@@ -55,4 +57,42 @@ export async function listHostRecordsChangedSince(db: Queryable, since: Date | u
   const next = cursor.rows[0]?.next;
   if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
   return { hosts: r.rows.map((row) => ({ node: toComputeNodeRecord(row), service: serviceFromJson(row.service) })), nextSince: next };
+}
+
+/** One incremental read split by what changed: node rows (with their service) and service rows alone. */
+export interface HostChangesSplit {
+  /** Nodes whose compute_nodes row changed (deleted ones included), each with its live service as read with it. */
+  readonly hosts: readonly HostRecord[];
+  /** Services whose row changed (heartbeat, disable, force down, delete, register), every binary, deleted ones included: merge by `id` into the nodes that name them. */
+  readonly services: readonly ServiceRecord[];
+  /** Pass as `since` next time (same rule as {@link listHostRecordsChangedSince}). */
+  readonly nextSince: Date;
+}
+
+/**
+ * The incremental half of {@link listHostRecordsChangedSince}, split: nodes whose own row changed
+ * after `since` (full records, with their service), and services changed after `since` as
+ * service rows alone, without their nodes' columns. Why: a heartbeat round of every compute is the
+ * bulk of what the scheduler's host cache reads, and it changes service rows only; read through
+ * their nodes (every node column, the service as JSON), each heartbeat cost the reader about three
+ * times the CPU of the service row alone (5,000 hosts: 100-180 ms vs 36-60 ms). Same cursor and
+ * overlap rule; services are read after nodes, so a service row is never older than the one read
+ * with its node. Read-only.
+ */
+export async function listHostChangesSplitSince(db: Queryable, since: Date, opts: { overlapMs?: number } = {}): Promise<HostChangesSplit> {
+  const overlapMs = opts.overlapMs ?? 5000;
+  if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new CellDbError('cell_db.invalid', 'overlapMs must be a non-negative number');
+  const cursor = await db.query<{ next: Date }>(
+    'SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [since, overlapMs / 1000]);
+  const nodes = COMPUTE_NODE_COLUMNS.split(',').map((c) => `c.${c.trim()}`).join(', ');
+  const r = await db.query<ComputeNodeRow & { service: ServiceJson | null }>(
+    `SELECT ${nodes}, (SELECT to_jsonb(x) FROM (SELECT ${SERVICE_COLUMNS} FROM services s WHERE s.id = c.service_id AND s.deleted_at IS NULL) x) AS service
+     FROM compute_nodes c WHERE c.updated_at > $1 ORDER BY c.id`, [since]);
+  const services = await db.query<ServiceRow>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE updated_at > $1 ORDER BY id`, [since]);
+  const next = cursor.rows[0]?.next;
+  if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
+  return {
+    hosts: r.rows.map((row) => ({ node: toComputeNodeRecord(row), service: serviceFromJson(row.service) })),
+    services: services.rows.map(toServiceRecord), nextSince: next,
+  };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
   CELL_DB_MIGRATIONS_DIR, deleteComputeNode, deleteService, getComputeNode, getService, getServiceById, listComputeNodes,
-  listHostRecordsChangedSince, listServices, listUnmappedComputeHosts, markComputeNodesMapped, recordServiceHeartbeat,
+  listHostChangesSplitSince, listHostRecordsChangedSince, listServices, listUnmappedComputeHosts, markComputeNodesMapped, recordServiceHeartbeat,
   recordServiceHeartbeats, listServicesChangedSince, setServiceDisabled, setServiceForcedDown, updateComputeNodeStats, upsertComputeNode, upsertService,
   type ComputeNodeReport,
 } from '@cellsched/cell-db';
@@ -120,6 +120,38 @@ describe('incremental host cache reads', () => {
       expect(overlapped.hosts.map((h) => h.node.uuid).sort()).toEqual([n1.uuid, n2.uuid].sort());
       expect(overlapped.nextSince.getTime()).toBe(initial.nextSince.getTime());
       await expect(listHostRecordsChangedSince(pool, undefined, { overlapMs: -1 })).rejects.toMatchObject({ code: 'cell_db.invalid' });
+    } finally {
+      await cellDb.drop();
+    }
+  });
+});
+
+describe('incremental host reads split by what changed', () => {
+  it('node rows with their service, and service rows alone (heartbeats, disable, delete)', async () => {
+    const cellDb = await createTestDatabase({ prefix: 'celldb_split', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
+    try {
+      const pool = cellDb.pool;
+      const s1 = (await upsertService(pool, { host: 'h1', binary: 'nova-compute' })).service;
+      const s2 = (await upsertService(pool, { host: 'h2', binary: 'nova-compute' })).service;
+      const n1 = (await upsertComputeNode(pool, report('h1', s1.id))).node;
+      await upsertComputeNode(pool, report('h2', s2.id));
+      const initial = await listHostRecordsChangedSince(pool, undefined, { overlapMs: 0 });
+
+      const nothing = await listHostChangesSplitSince(pool, initial.nextSince, { overlapMs: 0 });
+      expect([nothing.hosts, nothing.services]).toEqual([[], []]);
+
+      await recordServiceHeartbeat(pool, 'h2', 'nova-compute');
+      await setServiceDisabled(pool, s1.id, true, 'maint');
+      const beat = await listHostChangesSplitSince(pool, nothing.nextSince, { overlapMs: 0 });
+      expect(beat.hosts).toEqual([]);
+      expect(beat.services.map((s) => [s.id, s.reportCount, s.disabled])).toEqual([[s1.id, 0, true], [s2.id, 1, false]]);
+
+      await updateComputeNodeStats(pool, n1.uuid, { io_workload: '3' });
+      await deleteService(pool, s2.id); // deletes its node too
+      const later = await listHostChangesSplitSince(pool, beat.nextSince, { overlapMs: 0 });
+      expect(later.hosts.map((h) => [h.node.host, h.node.deletedAt !== null, h.service?.disabled])).toEqual([['h1', false, true], ['h2', true, undefined]]);
+      expect(later.services.map((s) => [s.id, s.deletedAt !== null])).toEqual([[s2.id, true]]);
+      await expect(listHostChangesSplitSince(pool, later.nextSince, { overlapMs: -1 })).rejects.toMatchObject({ code: 'cell_db.invalid' });
     } finally {
       await cellDb.drop();
     }

@@ -3,7 +3,7 @@
  * aggregates (Omega's scheduler-side state): read-only, refreshed incrementally by updated_at
  * watermark, never scanned per request.
  */
-import { type HostRecord, listHostRecordsChangedSince, type Queryable as CellDb } from '@cellsched/cell-db';
+import { type HostRecord, listHostChangesSplitSince, listHostRecordsChangedSince, type Queryable as CellDb } from '@cellsched/cell-db';
 import { type Aggregate, listAggregates, type Queryable as ApiDb } from '@cellsched/api-db';
 import type { ComputeNodeRecord, HostAggregate } from '../ports';
 
@@ -43,6 +43,8 @@ interface CellState {
   readonly source: CellSource;
   since: Date | undefined;
   readonly raw: Map<string, HostRecord>;
+  /** Node uuids of `raw` by their service id (a service row read alone is merged into its nodes). */
+  readonly byService: Map<number, Set<string>>;
 }
 
 /** Cache statistics (observability and tests). */
@@ -93,7 +95,7 @@ export class HostCache {
   readonly stats: HostCacheStats = { refreshes: 0, fullLoads: 0, refreshErrors: 0, rowsRead: 0 };
 
   constructor(private readonly opts: HostCacheOptions) {
-    this.cells = opts.cells.map((source) => ({ source, since: undefined, raw: new Map() }));
+    this.cells = opts.cells.map((source) => ({ source, since: undefined, raw: new Map(), byService: new Map() }));
     this.now = opts.now ?? Date.now;
   }
 
@@ -169,16 +171,55 @@ export class HostCache {
     this.lastRefresh = started;
   }
 
+  /**
+   * A full read takes every live node with its service; an incremental one takes the nodes whose
+   * own row changed (with their service) and, apart, the service rows that changed, merged into
+   * the nodes that name them. NOTE: why apart: a heartbeat round changes every compute's service
+   * row and nothing else, and reading those through their nodes (every node column, the service
+   * as JSON) cost about three times as much, each round being read about three times (overlap).
+   */
   private async readCell(cell: CellState, full: boolean): Promise<void> {
-    const changes = await listHostRecordsChangedSince(cell.source.db, full ? undefined : cell.since, { overlapMs: this.opts.overlapMs ?? 2000 });
-    if (full) cell.raw.clear();
-    for (const h of changes.hosts) {
-      if (h.node.deletedAt === null) cell.raw.set(h.node.uuid, h);
-      else cell.raw.delete(h.node.uuid);
-      this.changed.add(h.node.uuid);
+    const overlapMs = this.opts.overlapMs ?? 2000;
+    if (full || cell.since === undefined) {
+      const changes = await listHostRecordsChangedSince(cell.source.db, undefined, { overlapMs });
+      cell.raw.clear();
+      cell.byService.clear();
+      for (const h of changes.hosts) this.putNode(cell, h);
+      this.stats.rowsRead += changes.hosts.length;
+      cell.since = changes.nextSince;
+      return;
     }
-    this.stats.rowsRead += changes.hosts.length;
+    const changes = await listHostChangesSplitSince(cell.source.db, cell.since, { overlapMs });
+    for (const h of changes.hosts) this.putNode(cell, h);
+    for (const service of changes.services) {
+      for (const uuid of cell.byService.get(service.id) ?? []) {
+        const r = cell.raw.get(uuid);
+        if (r === undefined) continue;
+        // NOTE: as when read with its node: a deleted service row is no live service.
+        cell.raw.set(uuid, { node: r.node, service: service.deletedAt === null ? service : undefined });
+        this.changed.add(uuid);
+      }
+    }
+    this.stats.rowsRead += changes.hosts.length + changes.services.length;
     cell.since = changes.nextSince;
+  }
+
+  /** Takes one node read with its service (a deleted node leaves), keeping the by-service index. */
+  private putNode(cell: CellState, h: HostRecord): void {
+    const uuid = h.node.uuid;
+    const before = cell.raw.get(uuid)?.node.serviceId ?? null;
+    if (before !== null) cell.byService.get(before)?.delete(uuid);
+    if (h.node.deletedAt === null) {
+      cell.raw.set(uuid, h);
+      if (h.node.serviceId !== null) {
+        let nodes = cell.byService.get(h.node.serviceId);
+        if (nodes === undefined) cell.byService.set(h.node.serviceId, nodes = new Set());
+        nodes.add(uuid);
+      }
+    } else {
+      cell.raw.delete(uuid);
+    }
+    this.changed.add(uuid);
   }
 
   /** Takes the aggregates just read; true when they differ from the cached ones (hosts or metadata). */
