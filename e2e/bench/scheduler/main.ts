@@ -63,7 +63,9 @@ async function benchSize(hosts: number, a: Args, env: Record<string, string>): P
     process.stderr.write(`seeded ${hosts} hosts in ${Date.now() - t} ms\n`);
     for (const n of a.replicas) {
       const clients = clientsFor(await cloud.startReplicas(n, env));
-      await closedLoop(clients, Math.min(4, a.clients), 20 * n, 1_000_000 * n); // warm-up: connections, JIT, placement snapshot
+      // NOTE: warm-up long enough for V8 to optimize the hot paths of fresh replica processes (20 decisions were not:
+      // the first rows measured mostly unoptimized code) and the connections, caches and placement snapshot to settle.
+      await closedLoop(clients, a.clients, 200 * n, 1_000_000 * n);
       // NOTE: the load generator's own CPU (its gRPC client, mostly) is part of the path too: `client`.
       const cpu0 = { ...(await systemCpu(cloud)), client: ownCpuMs() };
       const stats = await closedLoop(clients, a.clients, a.decisions, 2_000_000 * n);
