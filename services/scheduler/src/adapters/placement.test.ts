@@ -60,3 +60,37 @@ test('a failed ClaimMany call fails each of its claims; an older placement witho
   await claimer2.claim(consumer('d'), candidate('rp'), { replace: true });
   expect(old.raw.claimMany).toHaveBeenCalledTimes(1);
 });
+
+test('at most maxInFlight calls at once: claims arriving meanwhile wait and go together', async () => {
+  const placement = fakePlacement(() => undefined);
+  const gates: (() => void)[] = [];
+  let running = 0;
+  let most = 0;
+  const hold = async <T>(v: T): Promise<T> => {
+    running += 1;
+    most = Math.max(most, running);
+    await new Promise<void>((r) => gates.push(r));
+    running -= 1;
+    return v;
+  };
+  placement.raw.claim.mockImplementation(async (r: ClaimRequest) => { placement.calls.push([r.consumer?.consumerUuid ?? '']); return hold({ consumerGeneration: 1 }); });
+  placement.raw.claimMany.mockImplementation(async (r: ClaimManyRequest) => {
+    placement.calls.push(r.claims.map((c) => c.consumer?.consumerUuid ?? ''));
+    return hold({ results: r.claims.map(() => ({ consumerGeneration: 1, failure: undefined })) });
+  });
+  const claimer = new PlacementClaimer(placement.client, () => undefined, 16, 2);
+  const tick = () => new Promise((r) => setImmediate(r));
+  const all = [claimer.claim(consumer('a'), candidate('rp'), { replace: true })];
+  await tick();
+  all.push(claimer.claim(consumer('b'), candidate('rp'), { replace: true }));
+  await tick();
+  all.push(...['c', 'd', 'e'].map((n) => claimer.claim(consumer(n), candidate('rp'), { replace: true })));
+  await tick();
+  expect(placement.calls).toEqual([['a'], ['b']]); // two in flight; c, d, e wait
+  gates.shift()?.();
+  await tick();
+  expect(placement.calls).toEqual([['a'], ['b'], ['c', 'd', 'e']]);
+  while (gates.length > 0) { gates.shift()?.(); await tick(); }
+  expect((await Promise.all(all)).map((o) => o.kind)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+  expect(most).toBe(2);
+});

@@ -55,6 +55,13 @@ interface PendingClaim {
 
 /** Most claims in one ClaimMany call. */
 export const DEFAULT_CLAIMS_PER_CALL = 16;
+/**
+ * Calls to placement in flight at once per replica; claims arriving while they all run wait and
+ * go together in the next one. NOTE: 2, not 1: with one call in flight a claim waited a whole
+ * round trip before it could leave (10,000 hosts, 1 replica, 8 clients: 204-212 decisions/s with
+ * 1, 240-241/s with 2, 215-230/s with 4, at the same CPU per decision).
+ */
+export const DEFAULT_CLAIM_CALLS_IN_FLIGHT = 2;
 
 /**
  * Claimer over placement gRPC: Claim (replace as asked) and Release.
@@ -62,43 +69,49 @@ export const DEFAULT_CLAIMS_PER_CALL = 16;
  * `placement.allocation.capacity_exceeded` → `no_capacity`; anything else throws (the core then
  * releases the request's consumers). Release is idempotent and retried on another replica.
  *
- * Claims of concurrent decisions that arrive while a call to placement is in flight go together
- * in the next call, a ClaimMany (one call, one placement statement and commit for all of them;
- * each claim still answered on its own, exactly as Claim would answer it). A lone claim goes at
- * once as a Claim. Why: a decision's claim was its only per-decision call to placement, and each
- * gRPC call costs both processes a few hundred microseconds of CPU and a wake-up.
+ * Claims of concurrent decisions that arrive while `maxInFlight` calls to placement are in flight
+ * go together in the next call, a ClaimMany (one call, one placement statement and commit for all
+ * of them; each claim still answered on its own, exactly as Claim would answer it). A lone claim
+ * goes at once as a Claim. Why: a decision's claim was its only per-decision call to placement,
+ * and each gRPC call costs both processes a few hundred microseconds of CPU and a wake-up.
  */
 export class PlacementClaimer implements Claimer {
   /** Claim attempts by outcome (observability: wasted claims show a herd on stale views), and calls made. */
   readonly stats = { ok: 0, conflict: 0, noCapacity: 0, released: 0, claimCalls: 0, claimManyCalls: 0 };
   private readonly queue: PendingClaim[] = [];
-  private sending = false;
+  /** Calls to placement in flight, and whether a send is already scheduled for this task's claims. */
+  private inFlight = 0;
+  private scheduled = false;
   /** Placement answered UNIMPLEMENTED to ClaimMany (an older placement): claims go one by one. */
   private claimManyUnsupported = false;
 
   /** `onClaimed` sees every successful claim (the candidate cache charges it to its copy). */
   constructor(private readonly client: PlacementClient, private readonly onClaimed: (c: AllocationCandidate) => void = () => undefined,
-    private readonly maxPerCall = DEFAULT_CLAIMS_PER_CALL) {}
+    private readonly maxPerCall = DEFAULT_CLAIMS_PER_CALL, private readonly maxInFlight = DEFAULT_CLAIM_CALLS_IN_FLIGHT) {}
 
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
     return new Promise<ClaimOutcome>((resolve, reject) => {
       this.queue.push({ request: { consumer: consumerAllocations(consumer, candidate), replace: options.replace }, candidate, resolve, reject, ctx: savedContext() });
-      if (!this.sending) {
-        this.sending = true;
-        queueMicrotask(() => void this.send());
+      if (!this.scheduled) {
+        this.scheduled = true;
+        queueMicrotask(() => {
+          this.scheduled = false;
+          this.send();
+        });
       }
     });
   }
 
-  private async send(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.claimManyUnsupported ? 1 : this.maxPerCall);
-        if (batch.length === 1) await this.claimOne(batch[0] as PendingClaim);
-        else await this.claimMany(batch);
-      }
-    } finally {
-      this.sending = false;
+  /** Sends what is queued, as long as fewer than `maxInFlight` calls are in flight; each call's end sends what queued meanwhile. */
+  private send(): void {
+    while (this.queue.length > 0 && this.inFlight < this.maxInFlight) {
+      const batch = this.queue.splice(0, this.claimManyUnsupported ? 1 : this.maxPerCall);
+      this.inFlight += 1;
+      const call = batch.length === 1 ? this.claimOne(batch[0] as PendingClaim) : this.claimMany(batch);
+      void call.finally(() => {
+        this.inFlight -= 1;
+        this.send();
+      });
     }
   }
 
