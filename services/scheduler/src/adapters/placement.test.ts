@@ -1,4 +1,4 @@
-import { FailureError, GrpcStatus, makeFailure } from '@cellsched/grpc';
+import { FailureError, GrpcStatus, UNAVAILABLE_FAILURE_CODE, makeFailure } from '@cellsched/grpc';
 import type { AllocationCandidate, ClaimManyRequest, ClaimRequest, Failure } from '@cellsched/wire';
 import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_CONCURRENT_UPDATE, type PlacementClient, PlacementClaimer } from './placement';
 
@@ -93,4 +93,18 @@ test('at most maxInFlight calls at once: claims arriving meanwhile wait and go t
   while (gates.length > 0) { gates.shift()?.(); await tick(); }
   expect((await Promise.all(all)).map((o) => o.kind)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
   expect(most).toBe(2);
+});
+
+test('a claim of a ClaimMany that met placement without its database is sent again as a Claim (the client retries those)', async () => {
+  let down = true;
+  const placement = fakePlacement((c) => (c === 'b' && down ? makeFailure(UNAVAILABLE_FAILURE_CODE, 'db gone', { retryable: true }) : undefined));
+  const claimer = new PlacementClaimer(placement.client);
+  const first = claimer.claim(consumer('a'), candidate('rp'), { replace: true });
+  await Promise.resolve();
+  const rest = ['b', 'c'].map((n) => claimer.claim(consumer(n), candidate('rp'), { replace: true }));
+  placement.raw.claim.mockImplementationOnce(async (r: ClaimRequest) => { placement.calls.push([r.consumer?.consumerUuid ?? '']); return { consumerGeneration: 1 }; });
+  await first;
+  down = false;
+  expect((await Promise.all(rest)).map((o) => o.kind)).toEqual(['ok', 'ok']);
+  expect(placement.calls).toEqual([['a'], ['b', 'c'], ['b']]);
 });

@@ -2,7 +2,7 @@
  * The placement side of the ports, over the gRPC PlacementService: candidates (HostStateSnapshot)
  * and claims (Claimer). Placement's atomic claim is the single source of truth for capacity.
  */
-import { FailureError, type GrpcClient, GrpcStatus, createGrpcClient, isFailureError } from '@cellsched/grpc';
+import { FailureError, type GrpcClient, GrpcStatus, UNAVAILABLE_FAILURE_CODE, createGrpcClient, isFailureError } from '@cellsched/grpc';
 import {
   type AllocationCandidate, type ClaimRequest, type ConsumerAllocations, type Failure, type GetAllocationCandidatesRequest,
   type GetAllocationCandidatesResponse, PlacementServiceClient,
@@ -143,11 +143,16 @@ export class PlacementClaimer implements Claimer {
       for (const p of batch) p.reject(err);
       return;
     }
+    const again: PendingClaim[] = [];
     batch.forEach((p, i) => {
       const r = results[i];
       if (r === undefined) p.reject(new Error(`placement ClaimMany answered ${results.length} results for ${batch.length} claims`));
+      // NOTE: placement lost its database under this claim (nothing written): as a Claim it would
+      // have been UNAVAILABLE and retried by the client (on another replica, with backoff); so it is.
+      else if (r.failure?.code === UNAVAILABLE_FAILURE_CODE && r.failure.retryable && p.request.replace) again.push(p);
       else this.settle(p, r.failure, batch.length);
     });
+    for (const p of again) await this.claimOne(p);
   }
 
   /** Answers one claim from its Failure (none: claimed). */
