@@ -66,8 +66,14 @@ function requestIdOf(md: Metadata): string {
   return typeof given === 'string' && given.length > 0 && given.length <= 128 ? given : newRequestId();
 }
 
-/** Maps a thrown value to the status, Failure and trailers sent to the client; logs it. */
-function reply(err: unknown, logger: Logger): { code: status; details: string; metadata: Metadata } {
+/**
+ * The Failure and status a handler's thrown value answers with (logged at the level it
+ * deserves): a FailureError's own; a lost database connection or socket, a retryable
+ * `grpc.dependency_unavailable` (UNAVAILABLE); anything else a generic `grpc.internal`
+ * (INTERNAL). Also for handlers that answer several results in one response, each with its
+ * own Failure (placement's ClaimMany).
+ */
+export function failureForError(err: unknown, logger: Logger): { failure: Failure; code: status } {
   let failure: Failure;
   let code: status;
   if (isFailureError(err)) {
@@ -86,6 +92,12 @@ function reply(err: unknown, logger: Logger): { code: status; details: string; m
     code = status.INTERNAL;
     logger.error({ err }, 'rpc handler raised an unexpected error');
   }
+  return { failure, code };
+}
+
+/** Maps a thrown value to the status, Failure and trailers sent to the client; logs it. */
+function reply(err: unknown, logger: Logger): { code: status; details: string; metadata: Metadata } {
+  const { failure, code } = failureForError(err, logger);
   return { code, details: `${failure.code}: ${failure.message}`, metadata: failureTrailers(failure) };
 }
 

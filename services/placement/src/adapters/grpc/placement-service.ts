@@ -5,11 +5,8 @@
  * together share one statement and one commit (group commit, each still all-or-nothing).
  */
 import { withTransaction } from '@cellsched/db';
-import {
-  bindService, INTERNAL_FAILURE_CODE, isDependencyUnavailable, isFailureError, makeFailure, type ServiceBinding, type ServiceHandlers,
-  UNAVAILABLE_FAILURE_CODE,
-} from '@cellsched/grpc';
-import { PlacementServiceService, type ClaimRequest, type ClaimResult, type ConsumerAllocations, type Failure, type GetUsagesRequest } from '@cellsched/wire';
+import { bindService, failureForError, type ServiceBinding, type ServiceHandlers } from '@cellsched/grpc';
+import { PlacementServiceService, type ClaimRequest, type ClaimResult, type ConsumerAllocations, type GetUsagesRequest } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../domain/candidates/query-parser';
@@ -60,24 +57,13 @@ function uuids(values: readonly string[]): string[] {
   });
 }
 
-/** The Failure a Claim answering with `err` would have carried (as the gRPC server helper maps a thrown error). */
-function failureOf(err: unknown, logger: Logger): Failure {
-  if (isFailureError(err)) return err.failure;
-  if (isDependencyUnavailable(err)) {
-    logger.warn({ err: String(err) }, 'claim failed: backing service unavailable');
-    return makeFailure(UNAVAILABLE_FAILURE_CODE, 'a backing service (database or network) is unavailable', { expected: false, retryable: true });
-  }
-  logger.error({ err }, 'claim raised an unexpected error');
-  return makeFailure(INTERNAL_FAILURE_CODE, 'internal error', { expected: false, retryable: false });
-}
-
 /** One claim, through the batcher: its consumer's generation, or the Failure Claim would answer. */
 async function claimOne(claims: ClaimBatcher, req: ClaimRequest, logger: Logger): Promise<ClaimResult> {
   try {
     const generation = await withFailures(() => claims.claim(toConsumerInput(req.consumer), { checkConsumerGeneration: !req.replace }));
     return { consumerGeneration: generation, failure: undefined };
   } catch (err) {
-    return { consumerGeneration: 0, failure: failureOf(err, logger) };
+    return { consumerGeneration: 0, failure: failureForError(err, logger).failure };
   }
 }
 
