@@ -9,6 +9,11 @@ function defined(fields: SpanFields): Record<string, AttributeValue> {
   return out;
 }
 
+/** Whether a span is active and recording: explanations worth building only for a trace. */
+export function spanRecording(): boolean {
+  return trace.getActiveSpan()?.isRecording() ?? false;
+}
+
 /** Sets attributes on the active span (a no-op when tracing is off or no span is active). */
 export function annotateSpan(fields: SpanFields): void {
   trace.getActiveSpan()?.setAttributes(defined(fields));

@@ -5,7 +5,7 @@
  */
 export { type TelemetryExporter, type TelemetryOptions, shutdownTelemetry, startTelemetry, validateTelemetryOptions } from './start-telemetry';
 export { JsonlFileSpanExporter } from './jsonl-span-exporter';
-export { type SavedContext, type SpanFields, annotateSpan, inContext, savedContext, spanEvent } from './annotate';
+export { type SavedContext, type SpanFields, annotateSpan, inContext, savedContext, spanEvent, spanRecording } from './annotate';
 export { type SignalTarget, type StopOnSignalOptions, runMain, stopOnSignal } from './lifecycle';
 export { type Logger, type LoggerOptions, type RequestLogFields, createLogger, requestLogger, traceFields } from './logger';
 export { type ProcessIdentity, type TelemetryConfig, loggerOptionsFrom, telemetryConfigSchema, telemetryOptionsFrom } from './config-schema';

@@ -4,7 +4,7 @@ import { SchedulerServiceService, type SelectDestinationsRequest as WireRequest,
 import { InvalidSchedulerRequest, SCHEDULER_ERROR_CODES } from '../../domain/errors';
 import { noValidHostFailure } from '../../domain/no-valid-host';
 import type { SchedulerCore, SelectDestinationsRequest, SelectDestinationsResult } from '../../domain/select-destinations';
-import { annotateSpan, spanEvent } from '@cellsched/telemetry';
+import { annotateSpan, spanEvent, spanRecording } from '@cellsched/telemetry';
 import type { FilterDiagnosis } from '@cellsched/wire';
 
 /** Placement microversion labelled on allocation requests when the caller names none. */
@@ -37,6 +37,8 @@ function diagnosisEvent(d: FilterDiagnosis): void {
  * the heaviest hosts and their weights; for NoValidHost, the diagnosis that refused each host.
  */
 export function explainOnSpan(request: SelectDestinationsRequest, result: SelectDestinationsResult): void {
+  // NOTE: a few strings per decision; not built when tracing is off or the span is not sampled
+  if (!spanRecording()) return;
   annotateSpan({
     'cellsched.instance_uuids': request.instanceUuids.join(','), 'cellsched.scheduler.seed': request.spec.seed,
     'cellsched.scheduler.outcome': result.kind, 'cellsched.scheduler.claim_retries': result.claimRetries,
