@@ -7,6 +7,7 @@
 import { withTransaction } from '@cellsched/db';
 import { bindService, failureForError, type ServiceBinding, type ServiceHandlers } from '@cellsched/grpc';
 import { PlacementServiceService, type ClaimRequest, type ClaimResult, type ConsumerAllocations, type GetUsagesRequest } from '@cellsched/wire';
+import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../domain/candidates/query-parser';
@@ -73,6 +74,8 @@ export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBa
     getAllocationCandidates: (req) => withFailures(async () => {
       const { groups, params } = parseCandidateQuery(requestToQuery(req), GRPC_CANDIDATES_MINOR);
       const { snapshot, result } = await queryAllocationCandidates(pool, groups, params, req.seed === 0 ? {} : { seed: req.seed });
+      // NOTE: claims that arrived during the search go before the rendering and encoding of up to 1,000 candidates.
+      await yieldToIo();
       return resultToResponse(snapshot, result);
     }),
     claim: (req) => withFailures(async () => {

@@ -4,6 +4,7 @@
  * REPEATABLE READ, READ ONLY transaction, so the search sees one consistent state; and
  * keeps it fresh incrementally from the `candidate_changes` log (migration 003).
  */
+import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { Pool, PoolClient } from 'pg';
 import { ProviderMap } from '../../domain/candidates/provider-map';
 import { noteDerivedSnapshot } from '../../domain/candidates/snapshot-index';
@@ -397,6 +398,8 @@ export class CandidateSnapshotCache {
           this.maybePrune();
           return hit.snapshot;
         }
+        // NOTE: the changed providers' rows were parsed in one piece; what arrived meanwhile (claims) goes before applying them.
+        await yieldToIo();
         const results = (c.rows ?? [[], [], [], []]).map((r) => r ?? []);
         const names = c.name_rows ? assembleNames(c.name_rows.map((r) => r ?? [])) : null;
         const snapshot = applyChanges(hit.snapshot, c.ids, results, names);
