@@ -55,16 +55,38 @@ export interface HostCacheStats {
   rowsRead: number;
 }
 
-function toDomain(r: HostRecord, cellUuid: string, aggregates: readonly HostAggregate[]): ComputeNodeRecord {
-  const { node, service } = r;
-  const stat = (k: string): number => Number.parseInt(node.stats[k] ?? '0', 10) || 0;
+type ServiceFields = Pick<ComputeNodeRecord, 'serviceDisabled' | 'serviceDisabledReason' | 'forcedDown' | 'lastHeartbeatAt'>;
+
+/** What a compute node's record takes from its service row. */
+function serviceFields(service: HostRecord['service']): ServiceFields {
   return {
-    uuid: node.uuid, host: node.host, nodename: node.hypervisorHostname, cellUuid,
     // NOTE: a node without a live service row behaves as a disabled, never-reporting service.
     serviceDisabled: service === undefined || service.disabled, serviceDisabledReason: service?.disabledReason ?? '',
     forcedDown: service?.forcedDown ?? false,
     // Nova's DB servicegroup driver: last_seen_up, else created_at.
     lastHeartbeatAt: service === undefined ? undefined : (service.lastSeenUp ?? service.createdAt),
+  };
+}
+
+/**
+ * The record with its service fields replaced; the record itself when they are unchanged (a
+ * service row read again in the overlap). Why: a heartbeat round changes every compute's service
+ * row and nothing else, and rebuilding each record from scratch (supported instances, stats,
+ * aggregates) was most of the cost of taking one in.
+ */
+function withService(record: ComputeNodeRecord, service: HostRecord['service']): ComputeNodeRecord {
+  const f = serviceFields(service);
+  if (f.serviceDisabled === record.serviceDisabled && f.serviceDisabledReason === record.serviceDisabledReason
+    && f.forcedDown === record.forcedDown && f.lastHeartbeatAt?.getTime() === record.lastHeartbeatAt?.getTime()) return record;
+  return { ...record, ...f };
+}
+
+function toDomain(r: HostRecord, cellUuid: string, aggregates: readonly HostAggregate[]): ComputeNodeRecord {
+  const { node, service } = r;
+  const stat = (k: string): number => Number.parseInt(node.stats[k] ?? '0', 10) || 0;
+  return {
+    uuid: node.uuid, host: node.host, nodename: node.hypervisorHostname, cellUuid,
+    ...serviceFields(service),
     aggregates, hypervisorType: node.hypervisorType, hypervisorVersion: node.hypervisorVersion,
     supportedInstances: node.supportedInstances.map(([arch, hvType, vmMode]) => ({ arch, hvType, vmMode })),
     numIoOps: stat('io_workload'), failedBuilds: stat('failed_builds'),
@@ -91,6 +113,8 @@ export class HostCache {
   private aggregatesFingerprint = '';
   /** Node uuids read since the last rebuild. */
   private readonly changed = new Set<string>();
+  /** Node uuids whose service row alone was read since the last rebuild (their record is derived, not rebuilt). */
+  private readonly serviceChanged = new Set<string>();
   private readonly now: () => number;
   readonly stats: HostCacheStats = { refreshes: 0, fullLoads: 0, refreshErrors: 0, rowsRead: 0 };
 
@@ -197,7 +221,7 @@ export class HostCache {
         if (r === undefined) continue;
         // NOTE: as when read with its node: a deleted service row is no live service.
         cell.raw.set(uuid, { node: r.node, service: service.deletedAt === null ? service : undefined });
-        this.changed.add(uuid);
+        this.serviceChanged.add(uuid);
       }
     }
     this.stats.rowsRead += changes.hosts.length + changes.services.length;
@@ -239,12 +263,24 @@ export class HostCache {
   private rebuild(all: boolean): void {
     const next = all ? new Map<string, ComputeNodeRecord>() : this.records;
     for (const cell of this.cells) {
-      for (const [uuid, r] of cell.raw) {
-        if (all || this.changed.has(uuid)) next.set(uuid, toDomain(r, cell.source.uuid, this.aggregatesByHost.get(r.node.host) ?? []));
+      if (all) {
+        for (const [uuid, r] of cell.raw) next.set(uuid, toDomain(r, cell.source.uuid, this.aggregatesByHost.get(r.node.host) ?? []));
+        continue;
+      }
+      for (const uuid of this.changed) {
+        const r = cell.raw.get(uuid);
+        if (r !== undefined) next.set(uuid, toDomain(r, cell.source.uuid, this.aggregatesByHost.get(r.node.host) ?? []));
+      }
+      for (const uuid of this.serviceChanged) {
+        const r = cell.raw.get(uuid);
+        if (r === undefined || this.changed.has(uuid)) continue;
+        const before = next.get(uuid);
+        next.set(uuid, before === undefined ? toDomain(r, cell.source.uuid, this.aggregatesByHost.get(r.node.host) ?? []) : withService(before, r.service));
       }
     }
     if (!all) for (const uuid of this.changed) if (!this.cells.some((c) => c.raw.has(uuid))) next.delete(uuid);
     this.changed.clear();
+    this.serviceChanged.clear();
     this.records = next;
   }
 }

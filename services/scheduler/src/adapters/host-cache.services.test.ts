@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { API_DB_MIGRATIONS_DIR } from '@cellsched/api-db';
+import { CELL_DB_MIGRATIONS_DIR, recordServiceHeartbeat, setServiceDisabled, setServiceForcedDown, upsertComputeNode, upsertService } from '@cellsched/cell-db';
+import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import { HostCache } from './host-cache';
+
+let cell: TestDatabase;
+let api: TestDatabase;
+beforeAll(async () => {
+  cell = await createTestDatabase({ prefix: 'sched_hc_svc', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
+  api = await createTestDatabase({ prefix: 'sched_hc_api', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR });
+});
+afterAll(async () => { await cell.drop(); await api.drop(); });
+
+async function computeHost(host: string): Promise<{ serviceId: number; uuid: string }> {
+  const { service } = await upsertService(cell.pool, { host, binary: 'nova-compute' });
+  const uuid = randomUUID();
+  await upsertComputeNode(cell.pool, {
+    uuid, serviceId: service.id, host, hypervisorHostname: `${host}.node`, vcpus: 16, memoryMb: 32768, localGb: 500,
+    supportedInstances: [['x86_64', 'qemu', 'hvm']], stats: { failed_builds: '2', io_workload: '3' },
+  });
+  return { serviceId: service.id, uuid };
+}
+
+test('service rows read alone (heartbeat, disable, force down) update their nodes\' records and keep the rest; rows read again change nothing', async () => {
+  const a = await computeHost('hc-a');
+  const b = await computeHost('hc-b');
+  let now = 0;
+  // NOTE: overlap 10 s: every refresh reads every row changed in the test again.
+  const cache = new HostCache({ cells: [{ uuid: 'cell-1', db: cell.pool }], apiDb: api.pool, refreshMs: 1000, fullResyncMs: 3_600_000, maxStaleMs: 1, overlapMs: 10_000, now: () => now });
+  const before = await cache.getComputeNodes([a.uuid, b.uuid]);
+  expect(before.get(a.uuid)).toMatchObject({ serviceDisabled: false, forcedDown: false, lastHeartbeatAt: expect.any(Date) });
+
+  await new Promise((r) => setTimeout(r, 20));
+  await recordServiceHeartbeat(cell.pool, 'hc-a', 'nova-compute');
+  await setServiceDisabled(cell.pool, b.serviceId, true, 'maintenance');
+  now = 2000;
+  const after = await cache.getComputeNodes([a.uuid, b.uuid]);
+  const [a0, a1, b1] = [before.get(a.uuid), after.get(a.uuid), after.get(b.uuid)];
+  expect(a1?.lastHeartbeatAt?.getTime()).toBeGreaterThan(a0?.lastHeartbeatAt?.getTime() ?? Number.POSITIVE_INFINITY);
+  expect({ ...a1, lastHeartbeatAt: undefined }).toEqual({ ...a0, lastHeartbeatAt: undefined });
+  expect(a1).toMatchObject({ nodename: 'hc-a.node', numIoOps: 3, failedBuilds: 2, supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }] });
+  expect(b1).toMatchObject({ serviceDisabled: true, serviceDisabledReason: 'maintenance', forcedDown: false });
+
+  now = 4000;
+  const again = await cache.getComputeNodes([a.uuid, b.uuid]);
+  expect(again.get(a.uuid)).toEqual(a1); // read again in the overlap
+  expect(again.get(b.uuid)).toEqual(b1);
+
+  await setServiceForcedDown(cell.pool, a.serviceId, true);
+  now = 6000;
+  expect((await cache.getComputeNodes([a.uuid])).get(a.uuid)).toMatchObject({ forcedDown: true, serviceDisabled: false });
+});
