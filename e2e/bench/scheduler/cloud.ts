@@ -64,6 +64,8 @@ async function startProcess(name: string, script: string, env: Record<string, st
   // NOTE: CELLSCHED_BENCH_CPU_PROF=DIR writes a V8 CPU profile of every child (placement, replicas) into DIR.
   const prof = process.env.CELLSCHED_BENCH_CPU_PROF;
   const flags = prof === undefined || prof === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`];
+  // NOTE: CELLSCHED_BENCH_NODE_FLAGS adds node/V8 flags to every child (e.g. --trace-deopt, which NODE_OPTIONS refuses).
+  flags.push(...(process.env.CELLSCHED_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''));
   const child = spawn(process.execPath, [...flags, join(ROOT, script)], { env: { ...process.env, CELLSCHED_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   for (const stream of [child.stdout, child.stderr]) {
     if (stream !== null) createInterface({ input: stream }).on('line', (line) => {

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench scheduler [--sizes 1000,5000,10000] [--replicas 1,2,4] [--clients 8] [--decisions 1000]
+ * `pnpm bench scheduler [--sizes 1000,5000,10000] [--replicas 1,2,4] [--clients 8] [--decisions 3000] [--warmup 1500]
  *  [--max-results 1000] [--subset 1] [--sample N] [--race] [--race-only] [--race-requests 2000] [--race-capacity 1500] [--stages] [--out FILE.json]`
  *
  * Per size: a fresh cloud (placement + API + 2 cells on PostgreSQL, placement as its own process)
@@ -18,12 +18,12 @@ import { stages, systemCpu } from './stages';
 import { type RunStats, type SchedulerClient, clientsFor, closedLoop, decide } from './measure';
 
 interface Args {
-  sizes: number[]; replicas: number[]; clients: number; decisions: number; maxResults: number; subset: number; sample?: number;
+  sizes: number[]; replicas: number[]; clients: number; decisions: number; warmup: number; maxResults: number; subset: number; sample?: number;
   race: boolean; raceOnly: boolean; stages: boolean; raceRequests: number; raceCapacity: number; out?: string;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { sizes: [1000, 5000, 10000], replicas: [1, 2, 4], clients: 8, decisions: 1000, maxResults: 1000, subset: 1,
+  const a: Args = { sizes: [1000, 5000, 10000], replicas: [1, 2, 4], clients: 8, decisions: 3000, warmup: 1500, maxResults: 1000, subset: 1,
     race: false, raceOnly: false, stages: false, raceRequests: 2000, raceCapacity: 1500 };
   const list = (v: string): number[] => v.split(',').filter(Boolean).map(Number);
   for (let i = 0; i < argv.length; i++) {
@@ -32,6 +32,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (k === '--replicas') a.replicas = list(v);
     else if (k === '--clients') a.clients = Number(v);
     else if (k === '--decisions') a.decisions = Number(v);
+    else if (k === '--warmup') a.warmup = Number(v);
     else if (k === '--max-results') a.maxResults = Number(v);
     else if (k === '--subset') a.subset = Number(v);
     else if (k === '--sample') a.sample = Number(v);
@@ -63,9 +64,10 @@ async function benchSize(hosts: number, a: Args, env: Record<string, string>): P
     process.stderr.write(`seeded ${hosts} hosts in ${Date.now() - t} ms\n`);
     for (const n of a.replicas) {
       const clients = clientsFor(await cloud.startReplicas(n, env));
-      // NOTE: warm-up long enough for V8 to optimize the hot paths of fresh replica processes (20 decisions were not:
-      // the first rows measured mostly unoptimized code) and the connections, caches and placement snapshot to settle.
-      await closedLoop(clients, a.clients, 200 * n, 1_000_000 * n);
+      // NOTE: warm-up long enough for V8 to finish optimizing the hot paths of fresh replica processes and for the
+      // connections, caches and placement snapshot to settle: with 200 decisions per replica, TurboFan still took about a
+      // quarter of a replica's CPU during the measured loop (perf), so those rows measured JIT warm-up, not the scheduler.
+      await closedLoop(clients, a.clients, a.warmup * n, 1_000_000 * n);
       // NOTE: the load generator's own CPU (its gRPC client, mostly) is part of the path too: `client`.
       const cpu0 = { ...(await systemCpu(cloud)), client: ownCpuMs() };
       const stats = await closedLoop(clients, a.clients, a.decisions, 2_000_000 * n);
@@ -136,7 +138,7 @@ async function main(): Promise<void> {
   const env: Record<string, string> = { CELLSCHED_SCHEDULER_MAX_PLACEMENT_RESULTS: String(a.maxResults), CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: String(a.subset),
     ...(a.sample === undefined ? {} : { CELLSCHED_SCHEDULER_HOST_SAMPLE_SIZE: String(a.sample) }) };
   const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? '?', load_average_at_start: loadavg().map((x) => x.toFixed(2)).join(' ') };
-  console.log(`machine: ${JSON.stringify(machine)}; clients ${a.clients}, decisions ${a.decisions}, max_placement_results ${a.maxResults}, host_subset_size ${a.subset}, host_sample_size ${a.sample ?? 'default'}`);
+  console.log(`machine: ${JSON.stringify(machine)}; clients ${a.clients}, decisions ${a.decisions} after ${a.warmup} per replica to warm up, max_placement_results ${a.maxResults}, host_subset_size ${a.subset}, host_sample_size ${a.sample ?? 'default'}`);
   const rows: Row[] = [];
   if (a.stages) {
     const probes = [];
