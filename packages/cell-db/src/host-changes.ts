@@ -96,7 +96,7 @@ export interface HostChangesSplit {
  * overlap rule; services are read after nodes, so a service row is never older than the one read
  * with its node. Read-only.
  */
-export async function listHostChangesSplitSince(db: Queryable, since: Date, opts: { overlapMs?: number } = {}): Promise<HostChangesSplit> {
+export async function listHostChangesSplitSince(db: Queryable, since: Date, opts: { overlapMs?: number; pageSize?: number } = {}): Promise<HostChangesSplit> {
   const overlapMs = opts.overlapMs ?? 5000;
   if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new CellDbError('cell_db.invalid', 'overlapMs must be a non-negative number');
   const cursor = await db.query<{ next: Date }>(
@@ -107,13 +107,25 @@ export async function listHostChangesSplitSince(db: Queryable, since: Date, opts
      FROM compute_nodes c WHERE c.updated_at > $1 ORDER BY c.id`, [since]);
   // NOTE: the timestamps as epoch milliseconds (float8), not text: a heartbeat round is thousands of
   // rows with four timestamps each, and parsing timestamp text was the biggest single part of
-  // reading them (a Date keeps milliseconds only either way).
-  const services = await db.query<ServiceEpochRow>(
-    `SELECT ${SERVICE_EPOCH_COLUMNS} FROM services WHERE updated_at > $1 ORDER BY id`, [since]);
+  // reading them (a Date keeps milliseconds only either way). In pages by id: a heartbeat round
+  // read in one piece held the reader's event loop for tens of milliseconds per cell (every
+  // decision of a scheduler replica waited); page by page, what arrived meanwhile goes between
+  // them. A row changed during the read is seen in a later page or, with its newer updated_at,
+  // by the next read (the cursor was taken first): none is lost.
+  const pageSize = opts.pageSize ?? 1000;
+  if (!(Number.isInteger(pageSize) && pageSize >= 1)) throw new CellDbError('cell_db.invalid', 'pageSize must be an integer >= 1');
+  const services: ServiceRecord[] = [];
+  for (let after = 0; ;) {
+    const page = await db.query<ServiceEpochRow>(
+      `SELECT ${SERVICE_EPOCH_COLUMNS} FROM services WHERE updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`, [since, after, pageSize]);
+    for (const row of page.rows) services.push(serviceFromEpochRow(row));
+    if (page.rows.length < pageSize) break;
+    after = (page.rows[page.rows.length - 1] as ServiceEpochRow).id;
+  }
   const next = cursor.rows[0]?.next;
   if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
   return {
     hosts: r.rows.map((row) => ({ node: toComputeNodeRecord(row), service: serviceFromJson(row.service) })),
-    services: services.rows.map(serviceFromEpochRow), nextSince: next,
+    services, nextSince: next,
   };
 }

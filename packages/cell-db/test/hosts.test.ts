@@ -152,6 +152,16 @@ describe('incremental host reads split by what changed', () => {
       expect(later.hosts.map((h) => [h.node.host, h.node.deletedAt !== null, h.service?.disabled])).toEqual([['h1', false, true], ['h2', true, undefined]]);
       expect(later.services.map((s) => [s.id, s.deletedAt !== null])).toEqual([[s2.id, true]]);
       await expect(listHostChangesSplitSince(pool, later.nextSince, { overlapMs: -1 })).rejects.toMatchObject({ code: 'cell_db.invalid' });
+      await expect(listHostChangesSplitSince(pool, later.nextSince, { pageSize: 0 })).rejects.toMatchObject({ code: 'cell_db.invalid' });
+
+      // page by page: every changed service row once, in id order, whatever the page size
+      const more = await Promise.all(['h3', 'h4', 'h5'].map(async (host) => (await upsertService(pool, { host, binary: 'nova-compute' })).service.id));
+      await recordServiceHeartbeat(pool, 'h1', 'nova-compute');
+      for (const pageSize of [1, 2, 3, 100]) {
+        const paged = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, pageSize });
+        expect(paged.services.map((s) => s.id)).toEqual([s1.id, ...more].sort((x, y) => x - y));
+        expect(paged.services[0]).toMatchObject({ id: s1.id, reportCount: 1, disabled: true, lastSeenUp: expect.any(Date), deletedAt: null });
+      }
     } finally {
       await cellDb.drop();
     }
