@@ -82,6 +82,11 @@ export interface HostChangesSplit {
   readonly hosts: readonly HostRecord[];
   /** Services whose row changed (heartbeat, disable, force down, delete, register), every binary, deleted ones included: merge by `id` into the nodes that name them. */
   readonly services: readonly ServiceRecord[];
+  /**
+   * With `known`: (service id, updated_at in epoch µs) of every changed service row listed, held
+   * or read; once the reader has taken `services` in, these are what it holds (pass them as `known`).
+   */
+  readonly serviceVersions: readonly (readonly [number, number])[];
   /** Pass as `since` next time (same rule as {@link listHostRecordsChangedSince}). */
   readonly nextSince: Date;
 }
@@ -96,7 +101,17 @@ export interface HostChangesSplit {
  * overlap rule; services are read after nodes, so a service row is never older than the one read
  * with its node. Read-only.
  */
-export async function listHostChangesSplitSince(db: Queryable, since: Date, opts: { overlapMs?: number; pageSize?: number } = {}): Promise<HostChangesSplit> {
+export async function listHostChangesSplitSince(db: Queryable, since: Date, opts: {
+  overlapMs?: number; pageSize?: number;
+  /**
+   * Service id -> `updated_at` (epoch microseconds) of the rows the reader already holds, as
+   * `serviceVersions` of earlier reads gave them: those rows are left out of `services`. Why: the
+   * overlap reads every row changed in its window again (with a 1 s refresh and a 2 s overlap,
+   * each heartbeat about three times); the changed rows are first listed as (id, updated_at) only,
+   * and only rows the reader does not hold are read whole.
+   */
+  known?: ReadonlyMap<number, number>;
+} = {}): Promise<HostChangesSplit> {
   const overlapMs = opts.overlapMs ?? 5000;
   if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new CellDbError('cell_db.invalid', 'overlapMs must be a non-negative number');
   const cursor = await db.query<{ next: Date }>(
@@ -115,17 +130,35 @@ export async function listHostChangesSplitSince(db: Queryable, since: Date, opts
   const pageSize = opts.pageSize ?? 1000;
   if (!(Number.isInteger(pageSize) && pageSize >= 1)) throw new CellDbError('cell_db.invalid', 'pageSize must be an integer >= 1');
   const services: ServiceRecord[] = [];
+  const versions: [number, number][] = [];
+  const known = opts.known;
   for (let after = 0; ;) {
-    const page = await db.query<ServiceEpochRow>(
-      `SELECT ${SERVICE_EPOCH_COLUMNS} FROM services WHERE updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`, [since, after, pageSize]);
-    for (const row of page.rows) services.push(serviceFromEpochRow(row));
-    if (page.rows.length < pageSize) break;
-    after = (page.rows[page.rows.length - 1] as ServiceEpochRow).id;
+    if (known === undefined) {
+      const page = await db.query<ServiceEpochRow>(
+        `SELECT ${SERVICE_EPOCH_COLUMNS} FROM services WHERE updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`, [since, after, pageSize]);
+      for (const row of page.rows) services.push(serviceFromEpochRow(row));
+      if (page.rows.length < pageSize) break;
+      after = (page.rows[page.rows.length - 1] as ServiceEpochRow).id;
+      continue;
+    }
+    // NOTE: microseconds (exact in a float8 for centuries): two writes within one millisecond still differ.
+    const listed = await db.query<{ id: number; us: number }>(
+      `SELECT id, (extract(epoch FROM updated_at) * 1000000)::float8 AS us FROM services WHERE updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`,
+      [since, after, pageSize]);
+    for (const row of listed.rows) versions.push([row.id, row.us]);
+    const wanted = listed.rows.filter((row) => known.get(row.id) !== row.us).map((row) => row.id);
+    // NOTE: a row changed between the two reads comes newer here, and again next time (its updated_at is past the cursor).
+    if (wanted.length > 0) {
+      const page = await db.query<ServiceEpochRow>(`SELECT ${SERVICE_EPOCH_COLUMNS} FROM services WHERE id = ANY($1::int[]) ORDER BY id`, [wanted]);
+      for (const row of page.rows) services.push(serviceFromEpochRow(row));
+    }
+    if (listed.rows.length < pageSize) break;
+    after = (listed.rows[listed.rows.length - 1] as { id: number }).id;
   }
   const next = cursor.rows[0]?.next;
   if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
   return {
     hosts: r.rows.map((row) => ({ node: toComputeNodeRecord(row), service: serviceFromJson(row.service) })),
-    services, nextSince: next,
+    services, serviceVersions: versions, nextSince: next,
   };
 }

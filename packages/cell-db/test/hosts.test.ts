@@ -162,6 +162,18 @@ describe('incremental host reads split by what changed', () => {
         expect(paged.services.map((s) => s.id)).toEqual([s1.id, ...more].sort((x, y) => x - y));
         expect(paged.services[0]).toMatchObject({ id: s1.id, reportCount: 1, disabled: true, lastSeenUp: expect.any(Date), deletedAt: null });
       }
+
+      // rows the reader holds (as serviceVersions gave them) are listed, not read again; a row changed since is
+      const first = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, known: new Map(), pageSize: 2 });
+      expect(first.services.map((s) => s.id)).toEqual([s1.id, ...more].sort((x, y) => x - y));
+      expect(first.serviceVersions.map(([id]) => id)).toEqual(first.services.map((s) => s.id));
+      const held = new Map(first.serviceVersions);
+      const same = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, known: held, pageSize: 2 });
+      expect(same.services).toEqual([]);
+      expect(same.serviceVersions).toEqual(first.serviceVersions);
+      await recordServiceHeartbeat(pool, 'h1', 'nova-compute');
+      const beatAgain = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, known: held, pageSize: 2 });
+      expect(beatAgain.services.map((s) => [s.id, s.reportCount])).toEqual([[s1.id, 2]]);
     } finally {
       await cellDb.drop();
     }

@@ -45,6 +45,8 @@ interface CellState {
   readonly raw: Map<string, HostRecord>;
   /** Node uuids of `raw` by their service id (a service row read alone is merged into its nodes). */
   readonly byService: Map<number, Set<string>>;
+  /** Service id -> updated_at (epoch µs) of the service rows read alone and merged (the next read skips them unchanged). */
+  readonly serviceVersions: Map<number, number>;
 }
 
 /** Cache statistics (observability and tests). */
@@ -119,7 +121,7 @@ export class HostCache {
   readonly stats: HostCacheStats = { refreshes: 0, fullLoads: 0, refreshErrors: 0, rowsRead: 0 };
 
   constructor(private readonly opts: HostCacheOptions) {
-    this.cells = opts.cells.map((source) => ({ source, since: undefined, raw: new Map(), byService: new Map() }));
+    this.cells = opts.cells.map((source) => ({ source, since: undefined, raw: new Map(), byService: new Map(), serviceVersions: new Map() }));
     this.now = opts.now ?? Date.now;
   }
 
@@ -208,12 +210,13 @@ export class HostCache {
       const changes = await listHostRecordsChangedSince(cell.source.db, undefined, { overlapMs });
       cell.raw.clear();
       cell.byService.clear();
+      cell.serviceVersions.clear();
       for (const h of changes.hosts) this.putNode(cell, h);
       this.stats.rowsRead += changes.hosts.length;
       cell.since = changes.nextSince;
       return;
     }
-    const changes = await listHostChangesSplitSince(cell.source.db, cell.since, { overlapMs });
+    const changes = await listHostChangesSplitSince(cell.source.db, cell.since, { overlapMs, known: cell.serviceVersions });
     for (const h of changes.hosts) this.putNode(cell, h);
     for (const service of changes.services) {
       for (const uuid of cell.byService.get(service.id) ?? []) {
@@ -224,6 +227,8 @@ export class HostCache {
         this.serviceChanged.add(uuid);
       }
     }
+    // NOTE: only now that they are merged: a read that failed half-way must not mark rows as held.
+    for (const [id, us] of changes.serviceVersions) cell.serviceVersions.set(id, us);
     this.stats.rowsRead += changes.hosts.length + changes.services.length;
     cell.since = changes.nextSince;
   }
