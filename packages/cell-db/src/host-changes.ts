@@ -83,8 +83,8 @@ export interface HostChangesSplit {
   /** Services whose row changed (heartbeat, disable, force down, delete, register), every binary, deleted ones included: merge by `id` into the nodes that name them. */
   readonly services: readonly ServiceRecord[];
   /**
-   * With `known`: (service id, updated_at in epoch µs) of every changed service row listed, held
-   * or read; once the reader has taken `services` in, these are what it holds (pass them as `known`).
+   * (service id, updated_at in epoch µs) of every changed service row listed, held or read; once
+   * the reader has taken `services` in, these are what it holds (pass them as `known` next time).
    */
   readonly serviceVersions: readonly (readonly [number, number])[];
   /** Pass as `since` next time (same rule as {@link listHostRecordsChangedSince}). */
@@ -131,16 +131,8 @@ export async function listHostChangesSplitSince(db: Queryable, since: Date, opts
   if (!(Number.isInteger(pageSize) && pageSize >= 1)) throw new CellDbError('cell_db.invalid', 'pageSize must be an integer >= 1');
   const services: ServiceRecord[] = [];
   const versions: [number, number][] = [];
-  const known = opts.known;
+  const known = opts.known ?? new Map<number, number>();
   for (let after = 0; ;) {
-    if (known === undefined) {
-      const page = await db.query<ServiceEpochRow>(
-        `SELECT ${SERVICE_EPOCH_COLUMNS} FROM services WHERE updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`, [since, after, pageSize]);
-      for (const row of page.rows) services.push(serviceFromEpochRow(row));
-      if (page.rows.length < pageSize) break;
-      after = (page.rows[page.rows.length - 1] as ServiceEpochRow).id;
-      continue;
-    }
     // NOTE: microseconds (exact in a float8 for centuries): two writes within one millisecond still differ.
     const listed = await db.query<{ id: number; us: number }>(
       `SELECT id, (extract(epoch FROM updated_at) * 1000000)::float8 AS us FROM services WHERE updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`,
