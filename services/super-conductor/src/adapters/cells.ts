@@ -2,7 +2,7 @@ import { listCellMappings, type Queryable as ApiQueryable } from '@cellsched/api
 import type { Bus, CastClient } from '@cellsched/bus';
 import { listInstances } from '@cellsched/cell-db';
 import type { CellTopology } from '@cellsched/config';
-import { ComputeServiceService } from '@cellsched/wire';
+import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 
 /** One cell as the super-conductor reaches it: its database, and (real cells only) its bus. */
@@ -12,6 +12,8 @@ export interface CellHandle {
   readonly pool: Pool;
   /** Casts to `compute.<host>` on this cell's bus; undefined for cell0 (a database only). */
   readonly compute: CastClient<typeof ComputeServiceService> | undefined;
+  /** Casts to the cell conductor (topic `conductor` on this cell's bus); undefined for cell0. */
+  readonly conductor: CastClient<typeof CellConductorServiceService> | undefined;
 }
 
 /**
@@ -26,11 +28,11 @@ export class CellRegistry {
 
   /** Opens a pool per cell database and a compute cast client per cell bus (`buses` by cell uuid). */
   static open(topology: CellTopology, apiDb: ApiQueryable, pools: (url: string, name: string) => Pool, buses: ReadonlyMap<string, Bus>): CellRegistry {
-    const cell0: CellHandle = { uuid: topology.cell0.uuid, name: topology.cell0.name, pool: pools(topology.cell0.dbUrl, topology.cell0.name), compute: undefined };
+    const cell0: CellHandle = { uuid: topology.cell0.uuid, name: topology.cell0.name, pool: pools(topology.cell0.dbUrl, topology.cell0.name), compute: undefined, conductor: undefined };
     const cells = new Map<string, CellHandle>();
     for (const c of topology.cells) {
       const bus = buses.get(c.uuid);
-      cells.set(c.uuid, { uuid: c.uuid, name: c.name, pool: pools(c.dbUrl, c.name), compute: bus?.castClient(ComputeServiceService) });
+      cells.set(c.uuid, { uuid: c.uuid, name: c.name, pool: pools(c.dbUrl, c.name), compute: bus?.castClient(ComputeServiceService), conductor: bus?.castClient(CellConductorServiceService) });
     }
     return new CellRegistry(apiDb, cell0, cells);
   }
