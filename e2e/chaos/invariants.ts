@@ -5,11 +5,12 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { listServers, quiesce, type Ledger } from './context';
+import { deadLettersSince } from './dead-letters';
 import type { Monitor } from './monitor';
 import type { ChaosStack } from './stack';
 import { flavorResources } from './util';
 
-export const INVARIANTS = ['settled', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults'] as const;
+export const INVARIANTS = ['settled', 'dead-letters', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults'] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
 export interface InvariantResult {
@@ -25,7 +26,9 @@ export interface CheckOutcome {
   /** Totals of the scenario's servers (ledger) at quiescence. */
   stats: { accepted: number; deleted: number; active: number; error: number; errorInCell0: number; other: number;
     /** Compute build attempts of the scenario's servers, and how many of them failed (rescheduled or aborted). */
-    attempts: number; failedAttempts: number };
+    attempts: number; failedAttempts: number;
+    /** Casts dead-lettered during the scenario (each one's instances must have settled: invariant dead-letters). */
+    deadLettered: number };
 }
 
 interface InstanceRow { uuid: string; vm_state: string; host: string | null; node: string | null; flavor: FlavorJson; deleted: boolean; cell: string }
@@ -80,6 +83,8 @@ export interface CheckOptions {
   settleMs: number;
   /** Where each service's log stood when the scenario began (the cell conductors' allocation audits since then are read). */
   logsFrom: Map<string, number>;
+  /** When the scenario began (epoch ms): casts dead-lettered since then are its own. */
+  since: number;
 }
 
 /** What the cell conductors' own allocation audits healed during the scenario: a leak that existed, even if healed before the check. */
@@ -110,12 +115,26 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
   results.push(settled.result('settled'));
   const stuckSet = new Set(stuck);
 
+  const servers = await listServers(stack);
+  const apiById = new Map(servers.map((s) => [s.id, s as ApiServer]));
+
+  // dead-letters: a cast dead-lettered during the run must not have left its instance unresolved
+  const dead = await deadLettersSince(stack, o.since);
+  const deadLetters = new Problems();
+  for (const d of dead) {
+    for (const id of d.instances) {
+      const status = apiById.get(id)?.status ?? (await stack.api('GET', `/servers/${id}`)).status.toString();
+      if (status !== 'ACTIVE' && status !== 'ERROR' && status !== '404') {
+        deadLetters.add(`${id}: its ${d.method} was dead-lettered from ${d.queue} (${d.code}: ${d.reason.slice(0, 200)}) and it is ${status}`);
+      }
+    }
+  }
+  results.push(deadLetters.result('dead-letters'));
+
   const rows = await instanceRows(stack);
   const live = rows.filter((r) => !r.deleted);
   const byUuid = new Map<string, InstanceRow[]>();
   for (const r of live) byUuid.set(r.uuid, [...(byUuid.get(r.uuid) ?? []), r]);
-  const servers = await listServers(stack);
-  const apiById = new Map(servers.map((s) => [s.id, s as ApiServer]));
   const apiDb = stack.adminUrl(`${stack.prefix}_api`);
   const mappings = await stack.query<{ instance_uuid: string; cell: string | null }>(apiDb,
     'SELECT m.instance_uuid::text, c.name AS cell FROM instance_mappings m LEFT JOIN cell_mappings c ON c.id = m.cell_id');
@@ -123,7 +142,7 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
 
   // none-lost: every 202 exists (API + a cell or cell 0, mapped there); every delete left nothing
   const lost = new Problems();
-  const stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0 };
+  const stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0, deadLettered: dead.length };
   for (const c of stack.topology().cells) {
     const ev = await stack.query<{ ok: boolean; n: string }>(stack.adminUrl(`${stack.prefix}_${c.name}`), `
       SELECT e.result = 'Success' AS ok, count(*) AS n FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id

@@ -174,10 +174,11 @@ async function runScenario(sc: Scenario, iteration: number, args: Args, profile:
   }
   progress.status(() => `  ${sc.name}: checking invariants (quiescence bound ${secs(profile.settleMs)}) ${secs(Date.now() - start)}`);
   let results: InvariantResult[] = [];
-  let stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0 };
+  let stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0, deadLettered: 0 };
   try {
-    const c = await checkInvariants(stack, ledger, monitor, { settleMs: profile.settleMs, logsFrom });
+    const c = await checkInvariants(stack, ledger, monitor, { settleMs: profile.settleMs, logsFrom, since: start });
     results = c.results; stats = c.stats;
+    ctx.note('deadLettered', c.stats.deadLettered);
   } catch (e) {
     failure ??= `invariant check failed to run: ${(e as Error).message}`;
     results = INVARIANTS.map((name) => ({ name, ok: false, problems: [`not checked: ${(e as Error).message}`], count: 1 }));
@@ -247,7 +248,7 @@ function totals(rs: ScenarioReport[]) {
     singleHostViolations: sum((r) => r.invariants.find((i) => i.name === 'single-host')?.count ?? 0) };
 }
 
-const SHORT: Record<string, string> = { settled: 'settled', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault' };
+const SHORT: Record<string, string> = { settled: 'settled', 'dead-letters': 'dlq', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault' };
 
 function table(rs: ScenarioReport[]): string {
   const head = ['scenario', 'seed', 'builds', 'ACTIVE', 'ERROR', 'failed attempts', 'kills', ...INVARIANTS.map((i) => SHORT[i] ?? i), 'checks', 'duration'];
