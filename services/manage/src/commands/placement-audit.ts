@@ -6,6 +6,8 @@ import type { Command, CommandContext } from './types';
 
 /** Providers judged per round: their allocations, then one read of every cell for their consumers. */
 const PAGE = 100;
+/** Provider allocation reads in flight at once (a 10,000-host cloud has 10,000 providers to read). */
+const READS_AT_ONCE = 8;
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 
 interface Audit {
@@ -43,7 +45,10 @@ async function removeFromConsumer(placement: ReportClient, consumer: string, pro
 /** One round over some providers: returns [orphaned allocations found, the provider that had a fault]. */
 async function auditPage(a: Audit, page: readonly ResourceProviderRef[]): Promise<[number, string | undefined]> {
   const allocs = new Map<string, Record<string, Record<string, number>>>();
-  for (const rp of page) allocs.set(rp.uuid, await providerAllocations(a.placement, rp));
+  for (let i = 0; i < page.length; i += READS_AT_ONCE) {
+    const batch = page.slice(i, i + READS_AT_ONCE);
+    (await Promise.all(batch.map((rp) => providerAllocations(a.placement, rp)))).forEach((byConsumer, j) => allocs.set(batch[j]?.uuid ?? '', byConsumer));
+  }
   const consumers = [...new Set([...allocs.values()].flatMap((byConsumer) => Object.keys(byConsumer)))];
   const facts = await gatherConsumerFacts(a.ctx.apiDb(), a.cells, consumers);
   let found = 0;
