@@ -52,12 +52,15 @@ const isTransientForAudit = (err: unknown): boolean => isTransient(err) || (err 
 function periodic(ms: number, fn: () => Promise<unknown>, log: Logger, what: string): () => void {
   if (ms <= 0) return () => undefined;
   let running = false;
+  let stopped = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    fn().catch((err: unknown) => log.error({ err }, `${what} failed`)).finally(() => { running = false; });
+    // NOTE: a pass cut short by the process stopping (its pool closed under it) did not fail: no `failed` line for it
+    fn().catch((err: unknown) => (stopped ? log.info({ err: String(err) }, `${what} interrupted by the stop`) : log.error({ err }, `${what} failed`)))
+      .finally(() => { running = false; });
   }, ms);
-  return () => clearInterval(timer);
+  return () => { stopped = true; clearInterval(timer); };
 }
 
 /**
