@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeF
 import { connect } from 'node:net';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dropOwnedDatabase, dropRole, dropVhostWithUser, ensureOwnedDatabase, ensureReadOnlyRole, ensureVhostWithUser } from '../deploy/launcher/provision.mjs';
+import { ensureOwnedDatabase, ensureReadOnlyRole, ensureVhostWithUser } from '../deploy/launcher/provision.mjs';
+import { purgeSystem, recordProvisioned, systemNames } from '../deploy/launcher/purge.mjs';
 import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts, readOnlyGrants, systemPlan, systemServices, topology } from '../deploy/launcher/system.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -183,6 +184,7 @@ async function startOne(s) {
 
 /** Roles, databases, vhosts and users of the system, then cellsched-manage's bootstrap. Idempotent. */
 async function provisionSystem() {
+  recordProvisioned(STATE, systemNames(PLAN)); // what `down --purge` must drop, whatever the options of a later `up`
   for (const role of PLAN.roles) await ensureOwnedDatabase(withAdmin, role);
   for (const vhost of PLAN.vhosts) ensureVhostWithUser(vhost);
   writeFileSync(join(STATE, 'cells.json'), JSON.stringify(topology(PLAN), null, 2), { mode: 0o600 });
@@ -238,13 +240,9 @@ async function down(services) {
     rmSync(pidFile(s), { force: true });
   }
   if (opts.purge && opts.only === undefined) {
-    for (const role of PLAN.roles) await dropOwnedDatabase(withAdmin, role);
-    for (const role of PLAN.readOnlyRoles) await dropRole(withAdmin, role); // after the databases holding their grants
-    // the standard placement database (gabbi's) is never purged; a private stack's is
-    if (PLAN.options.prefix !== SYSTEM_DEFAULTS.prefix) await dropOwnedDatabase(withAdmin, `${PLAN.options.prefix}_placement`);
-    for (const vhost of PLAN.vhosts) dropVhostWithUser(vhost);
-    rmSync(SYSTEM_FILE, { force: true });
-    console.log(`purged databases ${PLAN.roles.join(', ')} and vhosts ${PLAN.vhosts.join(', ')}`);
+    // placement's database goes too, whatever the prefix: kept, its providers and allocations held capacity for servers that no longer exist
+    const p = await purgeSystem(PLAN, STATE, withAdmin);
+    console.log(`purged databases ${p.databases.join(', ')}; roles ${p.readOnlyRoles.join(', ')}; vhosts ${p.vhosts.join(', ')}; ${p.files.length} files of ${STATE}`);
   }
 }
 
@@ -296,7 +294,7 @@ const COMMANDS = { up, start, down, stop: down, status, reset, kill };
 const fn = COMMANDS[opts.command];
 if (!fn) {
   console.error(`usage: pnpm stack up [--cells N] [--hosts-per-cell M] [--schedulers K] [--build-failure-rate R] [--port-offset P] [--prefix NAME] [--state-dir DIR]
-       pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]   (down --purge also drops the system's databases and vhosts)
+       pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]   (down --purge also drops the system's databases (placement's too), roles and vhosts, and its files in the state dir)
        pnpm stack kill --only NAME[,NAME] [--signal SIGKILL]     pnpm stack start --only NAME[,NAME] [--no-build]   (a running system's services)`);
   process.exit(2);
 }

@@ -36,6 +36,11 @@ export class Stack {
     execFileSync('node', ['scripts/stack.mjs', 'down', '--purge', ...this.flags], { cwd: ROOT, stdio: 'ignore', timeout: 120_000 });
   }
 
+  /** Stops every process of the system and keeps its data (`pnpm stack down` without --purge). */
+  stop(): void {
+    execFileSync('node', ['scripts/stack.mjs', 'down', ...this.flags], { cwd: ROOT, stdio: 'ignore', timeout: 120_000 });
+  }
+
   topology(): Topology { return JSON.parse(readFileSync(join(this.stateDir, 'cells.json'), 'utf8')) as Topology; }
   /** A service's log file (`api`, `super-conductor`, `compute-cell1`, ...). */
   logFile(service: string): string { return join(this.stateDir, `${service}.log`); }

@@ -1,4 +1,5 @@
 // The chaos suite's own pure pieces (the suite itself runs against real processes: pnpm chaos).
+import { parseAuditLog } from './audit-check';
 import { Ledger } from './context';
 import { seededRng } from './rng';
 import { flavorResources, parseDuration, parseSocketOwners, scenarioSeed } from './util';
@@ -74,4 +75,19 @@ test('ledger: what must exist and what must be gone', () => {
   expect(l.liveIds().sort()).toEqual(['a', 'c']);
   expect(l.deletedIds().sort()).toEqual(['b', 'd']);
   expect(l.refused).toEqual({ 500: 2, 0: 1 });
+});
+
+test("a cell conductor's audit passes, failures and heals are read from its log lines", () => {
+  const lines = [
+    '{"level":30,"time":"2026-01-01T00:00:01.000Z","msg":"allocation audit","healed":[]}',
+    'not json: allocation audit',
+    '{"level":50,"time":"2026-01-01T00:00:02.000Z","msg":"allocation audit failed","err":{"code":"placement_client.placement.unreachable","message":"placement at http://127.0.0.1:8778 is unreachable"}}',
+    '{"level":40,"time":"2026-01-01T00:00:03.000Z","msg":"allocation audit","healed":[{"consumerUuid":"c1"}]}',
+    '{"level":40,"msg":"allocation audit hit an unavailable dependency, retrying"}',
+    '{"level":30,"msg":"build succeeded"}',
+  ];
+  expect(parseAuditLog('cell-conductor-cell1', lines)).toEqual({
+    service: 'cell-conductor-cell1', passes: 2, lastPassAt: Date.parse('2026-01-01T00:00:03.000Z'),
+    failures: ['placement_client.placement.unreachable placement at http://127.0.0.1:8778 is unreachable'], healed: [{ consumerUuid: 'c1' }],
+  });
 });

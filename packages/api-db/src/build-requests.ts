@@ -1,5 +1,5 @@
 import { Instance } from '@cellsched/wire';
-import { ApiDbError, checkUuid, type Queryable } from './db';
+import { ApiDbError, checkUuid, checkUuids, type Queryable } from './db';
 
 /** Nova's BuildRequest: the server as the API shows it until it has a cell. */
 export interface BuildRequest {
@@ -56,4 +56,11 @@ export async function listBuildRequests(db: Queryable, opts: { projectId?: strin
 export async function deleteBuildRequest(db: Queryable, instanceUuid: string): Promise<boolean> {
   const r = await db.query('DELETE FROM build_requests WHERE instance_uuid = $1', [checkUuid(instanceUuid, 'instance uuid')]);
   return (r.rowCount ?? 0) > 0;
+}
+
+/** Which of `instanceUuids` still have a build request (not scheduled to a cell yet). Read-only. */
+export async function instancesWithBuildRequest(db: Queryable, instanceUuids: readonly string[]): Promise<Set<string>> {
+  const r = await db.query<{ instance_uuid: string }>('SELECT instance_uuid::text FROM build_requests WHERE instance_uuid = ANY($1::uuid[])',
+    [checkUuids(instanceUuids, 'instance uuid')]);
+  return new Set(r.rows.map((x) => x.instance_uuid));
 }

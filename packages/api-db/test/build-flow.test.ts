@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
   API_DB_MIGRATIONS_DIR, createBuildRequest, deleteBuildRequest, deleteRequestSpec, getBuildRequest, getFlavorByFlavorId,
-  getImage, getRequestSpec, listBuildRequests, saveRequestSpec, toImageMeta, toWireFlavor,
+  getImage, getRequestSpec, instancesWithBuildRequest, listBuildRequests, saveRequestSpec, toImageMeta, toWireFlavor,
 } from '@cellsched/api-db';
 import { Instance, RequestSpec, VmState } from '@cellsched/wire';
 
@@ -32,6 +32,14 @@ describe('build requests', () => {
     const results = await Promise.all([deleteBuildRequest(db.pool, uuid), deleteBuildRequest(db.pool, uuid)]);
     expect(results.sort()).toEqual([false, true]);
     expect(await getBuildRequest(db.pool, uuid)).toBeUndefined();
+  });
+
+  it('tell which instances still have one (the placement audit: a claim whose instance is not in a cell yet)', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    await createBuildRequest(db.pool, Instance.fromPartial({ uuid: a, projectId: 'p4', flavor: await tiny(), vmState: VmState.VM_STATE_BUILDING }));
+    expect(await instancesWithBuildRequest(db.pool, [a, b])).toEqual(new Set([a]));
+    expect(await instancesWithBuildRequest(db.pool, [])).toEqual(new Set());
+    await expect(instancesWithBuildRequest(db.pool, ['x'])).rejects.toMatchObject({ code: 'api_db.invalid_uuid' });
   });
 
   it('keep the create\'s traceparent for a re-cast, and refuse one that is not a W3C traceparent (nothing written)', async () => {
