@@ -1,5 +1,4 @@
 import { deleteFlavorExtraSpec, getFlavorByFlavorId, listFlavors, setFlavorExtraSpecs, type Flavor } from '@cellsched/api-db';
-import { requireAdmin } from '../../domain/auth';
 import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { links } from '../../domain/server-view';
@@ -47,7 +46,6 @@ async function extraSpec(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 }
 
 async function setExtraSpecs(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-flavor-extra-specs:create');
   const specs = bodyObject(req, 'extra_specs');
   const bad = Object.entries(specs).filter(([k, v]) => typeof v !== 'string' || k === '' || k.length > 255 || v.length > 255);
   if (bad.length > 0) throw badRequest(`Invalid input for field/attribute extra_specs: keys and values must be strings of 1-255 characters (${bad.map(([k]) => k).join(', ')})`);
@@ -57,7 +55,6 @@ async function setExtraSpecs(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> 
 }
 
 async function removeExtraSpec(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-flavor-extra-specs:delete');
   const f = await flavorOf(req, deps);
   const key = req.params.key ?? '';
   if (!(await deleteFlavorExtraSpec(deps.apiDb, f.flavorid, key))) throw notFound(`Flavor ${f.flavorid} has no extra specs with key ${key}.`);
@@ -70,7 +67,7 @@ export const FLAVOR_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/flavors/detail', handler: list(true) },
   { method: 'GET', path: '/v2.1/flavors/:flavor_id', handler: async (req, deps) => ({ status: 200, body: { flavor: detail(await flavorOf(req, deps), req) } }) },
   { method: 'GET', path: '/v2.1/flavors/:flavor_id/os-extra-specs', handler: extraSpecs },
-  { method: 'POST', path: '/v2.1/flavors/:flavor_id/os-extra-specs', handler: setExtraSpecs },
+  { method: 'POST', path: '/v2.1/flavors/:flavor_id/os-extra-specs', handler: setExtraSpecs, adminPolicy: 'os_compute_api:os-flavor-extra-specs:create' },
   { method: 'GET', path: '/v2.1/flavors/:flavor_id/os-extra-specs/:key', handler: extraSpec },
-  { method: 'DELETE', path: '/v2.1/flavors/:flavor_id/os-extra-specs/:key', handler: removeExtraSpec },
+  { method: 'DELETE', path: '/v2.1/flavors/:flavor_id/os-extra-specs/:key', handler: removeExtraSpec, adminPolicy: 'os_compute_api:os-flavor-extra-specs:delete' },
 ];

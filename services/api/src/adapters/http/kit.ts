@@ -36,10 +36,15 @@ export interface ApiReply { readonly status: number; readonly body?: unknown; re
 
 export type Handler = (req: ApiRequest, deps: ApiDeps) => Promise<ApiReply>;
 
-/** One route: method, path (`:param` style), handler, and the microversions serving it (404 outside). */
+/**
+ * One route: method, path (`:param` style), handler, the microversions serving it (404
+ * outside) and, for admin-only routes, the policy rule named in the 403 — checked before the
+ * body is read, so a caller who may not use the route learns nothing about its body.
+ */
 export interface Route {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE'; readonly path: string; readonly handler: Handler;
   readonly minVersion?: number; readonly maxVersion?: number;
+  readonly adminPolicy?: string;
 }
 
 /** The JSON body as an object, or Nova's 400 naming the missing root key. */

@@ -1,6 +1,5 @@
 import type { ServiceRecord } from '@cellsched/cell-db';
 import type { CellMapping } from '@cellsched/api-db';
-import { requireAdmin } from '../../domain/auth';
 import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { downCellsHeader, gatherHosts, isUp, zoneResolver } from '../cell-hosts';
@@ -26,7 +25,6 @@ async function locate(deps: ApiDeps, match: (s: ServiceRecord) => boolean): Prom
 }
 
 async function list(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-services:list');
   const host = queryValue(req, 'host');
   const binary = queryValue(req, 'binary');
   const { cells, down } = await gatherHosts(deps);
@@ -64,7 +62,6 @@ async function legacyUpdate(req: ApiRequest, deps: ApiDeps, action: string): Pro
 }
 
 async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-services:update');
   const id = req.params.id ?? '';
   if (!atLeast(req.version, 53)) return legacyUpdate(req, deps, id);
   const b = (req.body ?? {}) as Record<string, unknown>;
@@ -81,6 +78,6 @@ async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 
 /** `/v2.1/os-services` across every cell (admin only); updates are cast to the super-conductor. */
 export const SERVICE_ROUTES: readonly Route[] = [
-  { method: 'GET', path: '/v2.1/os-services', handler: list },
-  { method: 'PUT', path: '/v2.1/os-services/:id', handler: update },
+  { method: 'GET', path: '/v2.1/os-services', handler: list, adminPolicy: 'os_compute_api:os-services:list' },
+  { method: 'PUT', path: '/v2.1/os-services/:id', handler: update, adminPolicy: 'os_compute_api:os-services:update' },
 ];
