@@ -145,7 +145,7 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
   const cellDbs = new PgCellDatabases({ timeoutMs: 800, poolSize: 2 });
   const retrier = new CastRetrier(silent, [50, 100, 200]);
   const deps: ApiDeps = {
-    apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, log: silent,
+    apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, nameFilterTimeoutMs: 800, log: silent,
   };
   const app = buildApp(deps);
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -18,6 +18,8 @@ export interface ApiDeps {
   readonly defaultAvailabilityZone: string;
   /** How long a request waits for a cast's confirm before answering anyway. */
   readonly castTimeoutMs: number;
+  /** Longest PostgreSQL may spend matching a `name` pattern in the API DB (the cells have their own timeout). */
+  readonly nameFilterTimeoutMs: number;
   readonly log: Logger;
 }
 
@@ -55,6 +57,12 @@ export function bodyObject(req: ApiRequest, root: string): Record<string, unknow
     throw badRequest(`Invalid input for field/attribute ${root}. Value: ${JSON.stringify(b ?? null)}. '${root}' is a required property`);
   }
   return inner as Record<string, unknown>;
+}
+
+/** Every value of a query parameter, in order. */
+export function queryValues(req: ApiRequest, key: string): string[] {
+  const v = req.query[key];
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
 }
 
 /** The last value of a query parameter (Nova reads the last one). */
