@@ -1,5 +1,5 @@
 import { ApiError } from './errors';
-import { checkContentType, parseBody } from './request-body';
+import { checkContentType, MAX_BODY_DEPTH, parseBody } from './request-body';
 
 const status = (f: () => unknown): number | undefined => {
   try { f(); return undefined; } catch (err) { return err instanceof ApiError ? err.status : -1; }
@@ -23,5 +23,26 @@ describe('parseBody', () => {
   });
   it.each(['{', 'nope', '{"a": 1,}', "{'a': 1}", '\u0000'])('%j is 400 Malformed request body', (raw) => {
     expect(() => parseBody('POST', raw)).toThrow(new ApiError(400, 'Malformed request body'));
+  });
+});
+
+describe('parseBody refuses what no handler could read or store', () => {
+  const depth = (n: number): string => '['.repeat(n) + ']'.repeat(n);
+  it('nesting up to the limit is read, one level more is Malformed request body', () => {
+    expect(parseBody('POST', depth(MAX_BODY_DEPTH))).toBeDefined();
+    expect(() => parseBody('POST', depth(MAX_BODY_DEPTH + 1))).toThrow(new ApiError(400, 'Malformed request body'));
+    expect(() => parseBody('POST', depth(500_000))).toThrow(new ApiError(400, 'Malformed request body'));
+  });
+  it.each([
+    ['a NUL in a value', '{"server": {"name": "a\\u0000b"}}'],
+    ['a NUL in a key', '{"a\\u0000": 1}'],
+    ['a lone high surrogate', '{"name": "x\\ud800"}'],
+    ['a lone low surrogate', '["\\udc00y"]'],
+    ['surrogates in the wrong order', '"\\udc00\\ud800"'],
+  ])('%s is a 400', (_what, raw) => {
+    expect(() => parseBody('PUT', raw)).toThrow(new ApiError(400, 'Invalid input: strings must not hold a NUL character or an unpaired UTF-16 surrogate.'));
+  });
+  it('a surrogate pair (an emoji) is fine', () => {
+    expect(parseBody('POST', '{"name": "vm \\ud83d\\ude00"}')).toEqual({ name: 'vm \u{1F600}' });
   });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { callerFromToken, requireAdmin } from '../../domain/auth';
 import { ApiError, errorBody } from '../../domain/errors';
@@ -74,6 +75,18 @@ const declaredContentType = new WeakMap<FastifyRequest, string | undefined>();
 /** Nova's body size limit message (oslo.middleware sizelimit, which runs before authentication). */
 const tooLarge = (limit: number): string => `Request is too large. Larger than max_request_body_size (${limit}).`;
 
+/**
+ * A request Node's HTTP parser refused (headers or URL too large, bad framing, a client too
+ * slow): answered in Nova's error shape too, then the connection is closed.
+ */
+function clientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) { socket.destroy(); return; }
+  const [status, reason, message] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'Request header fields (the URL included) are too large.']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'The request was not received in time.'] : [400, 'Bad Request', 'The request could not be parsed as HTTP.'];
+  const body = JSON.stringify(errorBody(status, message));
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
 /** An unknown path: under /v2.1 the token is checked first (401), as every other request's. */
 function notFound(req: FastifyRequest): ApiReply {
   if (req.url.startsWith('/v2.1/')) {
@@ -93,7 +106,7 @@ export const BODY_LIMIT = 1024 * 1024;
  * (`badRequest`, `itemNotFound`, ...). `/` and `/v2.1` (version discovery) need no token.
  */
 export function buildApp(deps: ApiDeps): FastifyInstance {
-  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: BODY_LIMIT, routerOptions: { ignoreTrailingSlash: true } });
+  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: BODY_LIMIT, routerOptions: { ignoreTrailingSlash: true }, clientErrorHandler: clientError });
   // NOTE: bodies are kept as text here and judged in handleIn, after the token and the policy;
   // the Content-Type is set aside first, or Fastify would refuse a malformed one before both.
   app.addHook('onRequest', async (req) => {

@@ -49,13 +49,28 @@ export interface Route {
   readonly adminPolicy?: string;
 }
 
-/** The JSON body as an object, or Nova's 400 naming the missing root key. */
+/** Nova's 400 for keys a schema does not allow at `path`. */
+export function additionalProperties(path: string, extra: readonly string[]): Error {
+  return badRequest(`Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+}
+
+/** The JSON body as an object with no key but `allowed` (Nova's additionalProperties: false), or Nova's 400. */
+export function plainBody(req: ApiRequest, allowed: readonly string[]): Record<string, unknown> {
+  const b = req.body ?? {};
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest(`Invalid input for field/attribute root. Value: ${JSON.stringify(b)}. ${JSON.stringify(b)} is not of type 'object'`);
+  const extra = Object.keys(b).filter((k) => !allowed.includes(k));
+  if (extra.length > 0) throw additionalProperties('root', extra);
+  return b as Record<string, unknown>;
+}
+
+/** The object under the body's only key `root`, or Nova's 400 naming the missing root key (or an extra one). */
 export function bodyObject(req: ApiRequest, root: string): Record<string, unknown> {
   const b = req.body;
   const inner = b !== null && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>)[root] : undefined;
   if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) {
     throw badRequest(`Invalid input for field/attribute ${root}. Value: ${JSON.stringify(b ?? null)}. '${root}' is a required property`);
   }
+  plainBody(req, [root]);
   return inner as Record<string, unknown>;
 }
 
