@@ -41,9 +41,15 @@ export async function getBuildRequest(db: Queryable, instanceUuid: string): Prom
   return r.rows[0] === undefined ? undefined : toBuildRequest(r.rows[0]);
 }
 
-/** Build requests of a project (or all), oldest first. Read-only. */
-export async function listBuildRequests(db: Queryable, opts: { projectId?: string } = {}): Promise<BuildRequest[]> {
-  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM build_requests WHERE ($1::text IS NULL OR project_id = $1) ORDER BY id`, [opts.projectId ?? null]);
+/**
+ * Build requests of a project (or all), oldest first. Read-only. `displayNameRegex`: only
+ * those whose would-be instance's name matches this PostgreSQL regular expression anywhere
+ * (`~`); an invalid pattern fails with SQLSTATE 2201B.
+ */
+export async function listBuildRequests(db: Queryable, opts: { projectId?: string; displayNameRegex?: string } = {}): Promise<BuildRequest[]> {
+  const r = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM build_requests WHERE ($1::text IS NULL OR project_id = $1)
+       AND ($2::text IS NULL OR coalesce(instance->>'displayName', '') ~ $2) ORDER BY id`, [opts.projectId ?? null, opts.displayNameRegex ?? null]);
   return r.rows.map(toBuildRequest);
 }
 

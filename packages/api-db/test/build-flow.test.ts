@@ -28,6 +28,9 @@ describe('build requests', () => {
     expect(got?.projectId).toBe('p1');
     expect((await listBuildRequests(db.pool, { projectId: 'p1' })).map((b) => b.instanceUuid)).toEqual([uuid]);
     expect(await listBuildRequests(db.pool, { projectId: 'p2' })).toEqual([]);
+    expect((await listBuildRequests(db.pool, { projectId: 'p1', displayNameRegex: instance.displayName.slice(1, 3) })).map((b) => b.instanceUuid)).toEqual([uuid]);
+    expect(await listBuildRequests(db.pool, { projectId: 'p1', displayNameRegex: `^${instance.displayName}x` })).toEqual([]);
+    await expect(listBuildRequests(db.pool, { displayNameRegex: '[' })).rejects.toMatchObject({ code: '2201B' });
     // The user's delete and the super-conductor race: exactly one sees true.
     const results = await Promise.all([deleteBuildRequest(db.pool, uuid), deleteBuildRequest(db.pool, uuid)]);
     expect(results.sort()).toEqual([false, true]);
