@@ -27,7 +27,7 @@ test('added, disabled, moved and deleted cells: opened, kept, reopened before th
   const rec = new Recorder();
   const set = new CellSet(rec);
   const r1 = await set.apply([cell(U1, 1), cell(U2, 2)]);
-  expect([r1.added.sort(), isQuietReport(r1)]).toEqual([[U1, U2].sort(), false]);
+  expect([[...r1.added].sort(), isQuietReport(r1)]).toEqual([[U1, U2].sort(), false]);
   expect(isQuietReport(await set.apply([cell(U1, 1), cell(U2, 2)]))).toBe(true);
 
   const r2 = await set.apply([cell(U1, 1, { disabled: true }), cell(U2, 2)]);
