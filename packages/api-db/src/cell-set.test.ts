@@ -1,5 +1,5 @@
 import type { CellMapping } from './cell-mappings';
-import { CellSet, isQuietReport, type CellOpener } from './cell-set';
+import { CellSet, isQuietReport, type CellOpener, type CellSetReport } from './cell-set';
 
 const U1 = '11111111-1111-4111-8111-111111111111';
 const U2 = '22222222-2222-4222-8222-222222222222';
@@ -20,6 +20,10 @@ class Recorder implements CellOpener<string> {
   async close(resource: string): Promise<void> { this.log.push(`close ${resource}`); }
 }
 
+/** A report's lists as uuids. */
+const u = (r: CellSetReport): Record<'added' | 'moved' | 'updated' | 'removed', string[]> =>
+  ({ added: r.added.map((m) => m.uuid), moved: r.moved.map((m) => m.uuid), updated: r.updated.map((m) => m.uuid), removed: r.removed.map((m) => m.uuid) });
+
 const state = (set: CellSet<string>): Record<string, [string, boolean, string]> =>
   Object.fromEntries(set.list().map((c) => [c.mapping.uuid, [c.mapping.name ?? '', c.mapping.disabled, c.resource]]));
 
@@ -27,21 +31,21 @@ test('added, disabled, moved and deleted cells: opened, kept, reopened before th
   const rec = new Recorder();
   const set = new CellSet(rec);
   const r1 = await set.apply([cell(U1, 1), cell(U2, 2)]);
-  expect([[...r1.added].sort(), isQuietReport(r1)]).toEqual([[U1, U2].sort(), false]);
+  expect([[...u(r1).added].sort(), isQuietReport(r1)]).toEqual([[U1, U2].sort(), false]);
   expect(isQuietReport(await set.apply([cell(U1, 1), cell(U2, 2)]))).toBe(true);
 
   const r2 = await set.apply([cell(U1, 1, { disabled: true }), cell(U2, 2)]);
-  expect(r2.updated).toEqual([U1]);
+  expect(u(r2).updated).toEqual([U1]);
   expect(state(set)[U1]).toEqual(['cell1', true, 'conn:postgres://c1@db/cell1']);
 
   rec.log.length = 0;
   const r3 = await set.apply([cell(U1, 1, { disabled: true }), cell(U2, 2, { databaseConnection: 'postgres://c2@db2/cell2' })]);
-  expect(r3.moved).toEqual([U2]);
+  expect(u(r3).moved).toEqual([U2]);
   expect(rec.log).toEqual(['open postgres://c2@db2/cell2', 'close conn:postgres://c2@db/cell2']);
 
   rec.log.length = 0;
   const r4 = await set.apply([cell(U2, 2, { databaseConnection: 'postgres://c2@db2/cell2' })]);
-  expect(r4.removed).toEqual([U1]);
+  expect(u(r4).removed).toEqual([U1]);
   expect(rec.log).toEqual(['close conn:postgres://c1@db/cell1']);
   expect(Object.keys(state(set))).toEqual([U2]);
 });
@@ -51,11 +55,11 @@ test('a cell that cannot be opened is reported and retried next time; the others
   rec.down.add('postgres://c1@db/cell1');
   const set = new CellSet(rec);
   const r1 = await set.apply([cell(U1, 1), cell(U2, 2)]);
-  expect(r1.added).toEqual([U2]);
+  expect(u(r1).added).toEqual([U2]);
   expect(r1.failed.map((f) => [f.mapping.uuid, String(f.error)])).toEqual([[U1, 'Error: cannot reach postgres://c1@db/cell1']]);
   expect(set.get(U1)).toBeUndefined();
   rec.down.clear();
-  expect((await set.apply([cell(U1, 1), cell(U2, 2)])).added).toEqual([U1]);
+  expect(u(await set.apply([cell(U1, 1), cell(U2, 2)])).added).toEqual([U1]);
   expect(set.get(U1)?.resource).toBe('conn:postgres://c1@db/cell1');
 });
 
@@ -65,7 +69,7 @@ test('a move whose new URL cannot be opened keeps the cell on its old connection
   await set.apply([cell(U1, 1)]);
   rec.down.add('postgres://c1@gone/cell1');
   const r = await set.apply([cell(U1, 1, { databaseConnection: 'postgres://c1@gone/cell1' })]);
-  expect([r.moved, r.failed.length]).toEqual([[], 1]);
+  expect([u(r).moved, r.failed.length]).toEqual([[], 1]);
   expect(set.get(U1)?.resource).toBe('conn:postgres://c1@db/cell1');
   expect(set.get(U1)?.mapping.databaseConnection).toBe('postgres://c1@db/cell1');
 });
@@ -75,7 +79,7 @@ test('a close that throws still drops the cell and is reported; concurrent appli
   rec.close = async () => { throw new Error('close failed'); };
   const set = new CellSet(rec);
   const [a, b] = await Promise.all([set.apply([cell(U1, 1)]), set.apply([])]);
-  expect([a.added, b.removed, b.failed.map((f) => String(f.error))]).toEqual([[U1], [U1], ['Error: close failed']]);
+  expect([u(a).added, u(b).removed, b.failed.map((f) => String(f.error))]).toEqual([[U1], [U1], ['Error: close failed']]);
   expect(set.list()).toEqual([]);
 });
 

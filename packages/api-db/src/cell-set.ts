@@ -18,14 +18,19 @@ export interface OpenCell<T> {
   readonly resource: T;
 }
 
-/** What one {@link CellSet.apply} did, by cell uuid; `failed`: an open or close that threw. */
+/** What one {@link CellSet.apply} did (the mappings concerned); `failed`: an open or close that threw. */
 export interface CellSetReport {
-  readonly added: readonly string[];
-  readonly moved: readonly string[];
-  readonly updated: readonly string[];
-  readonly removed: readonly string[];
+  readonly added: readonly CellMapping[];
+  readonly moved: readonly CellMapping[];
+  readonly updated: readonly CellMapping[];
+  readonly removed: readonly CellMapping[];
   readonly refused: readonly RefusedCell[];
   readonly failed: readonly { readonly mapping: CellMapping; readonly error: unknown }[];
+}
+
+/** Names (else uuids) of the mappings of a report's list, for logs. Pure. */
+export function cellNames(mappings: readonly CellMapping[]): string[] {
+  return mappings.map((m) => m.name ?? m.uuid);
 }
 
 /** True when a report changed nothing and found nothing wrong. Pure. */
@@ -81,17 +86,17 @@ export class CellSet<T> {
       this.open.delete(m.uuid);
     }
     const opened = await Promise.allSettled([...plan.added, ...plan.moved].map(async (m) => ({ m, resource: await this.opener.open(m) })));
-    const added: string[] = [];
-    const moved: string[] = [];
+    const added: CellMapping[] = [];
+    const moved: CellMapping[] = [];
     opened.forEach((r, i) => {
       const m = [...plan.added, ...plan.moved][i] as CellMapping;
       if (r.status === 'rejected') { failed.push({ mapping: m, error: r.reason }); return; }
       const before = this.open.get(m.uuid);
       if (before !== undefined) closing.push(before);
       this.open.set(m.uuid, { mapping: m, resource: r.value.resource });
-      (before === undefined ? added : moved).push(m.uuid);
+      (before === undefined ? added : moved).push(m);
     });
     await Promise.all(closing.map((c) => this.opener.close(c.resource, c.mapping).catch((error: unknown) => { failed.push({ mapping: c.mapping, error }); })));
-    return { added, moved, updated: plan.updated.map((m) => m.uuid), removed: plan.removed.map((m) => m.uuid), refused: plan.refused, failed };
+    return { added, moved, updated: plan.updated, removed: plan.removed, refused: plan.refused, failed };
   }
 }

@@ -3,7 +3,7 @@
  * `cell_mapping_endpoints` (cell_mappings without credentials), each opened read-only as the
  * scheduler's own role, kept in step with the mappings at every host-cache refresh.
  */
-import { CellSet, isQuietReport, listCellMappingEndpoints, type CellMapping, type CellSetReport, type Queryable as ApiDb } from '@cellsched/api-db';
+import { CellSet, cellNames, isQuietReport, listCellMappingEndpoints, type CellMapping, type CellSetReport, type Queryable as ApiDb } from '@cellsched/api-db';
 import { CELL0_UUID } from '@cellsched/config';
 import { createPool, readOnlyUrl } from '@cellsched/db';
 import type { Pool } from 'pg';
@@ -70,7 +70,8 @@ export class CellDirectory implements CellSources {
     if (isQuietReport(r)) return;
     const log = this.o.logger;
     if (r.added.length + r.moved.length + r.updated.length + r.removed.length > 0) {
-      log.info({ opened: r.added, reopened: r.moved, updated: r.updated, closed: r.removed, disabled: this.current().filter((c) => c.disabled).map((c) => c.name) }, 'cells changed');
+      log.info({ opened: cellNames(r.added), reopened: cellNames(r.moved), updated: cellNames(r.updated), closed: cellNames(r.removed),
+        disabled: this.current().filter((c) => c.disabled).map((c) => c.name) }, 'cells changed');
     }
     for (const x of r.refused) log.error({ cell_uuid: x.mapping.uuid, reason: x.reason }, 'cell mapping refused');
     for (const f of r.failed) log.warn({ cell_uuid: f.mapping.uuid, err: f.error }, 'cell could not be opened or closed');

@@ -1,4 +1,4 @@
-import { CellSet, isQuietReport, listCellMappings, type CellMapping, type CellOpener, type CellSetReport, type Queryable as ApiQueryable } from '@cellsched/api-db';
+import { CellSet, cellNames, isQuietReport, listCellMappings, type CellMapping, type CellOpener, type CellSetReport, type Queryable as ApiQueryable } from '@cellsched/api-db';
 import type { CastClient } from '@cellsched/bus';
 import { listInstances } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
@@ -104,10 +104,9 @@ export class CellRegistry {
 
   private report(r: CellSetReport): void {
     if (this.log === undefined || isQuietReport(r)) return;
-    const name = (uuid: string): string => this.set.get(uuid)?.resource.name ?? uuid;
     if (r.added.length + r.moved.length + r.updated.length + r.removed.length > 0) {
-      this.log.info({ opened: r.added.map(name), reopened: r.moved.map(name), updated: r.updated.map(name), closed: r.removed,
-        disabled: this.set.list().filter((c) => c.mapping.disabled).map((c) => c.resource.name) }, 'cells changed');
+      this.log.info({ opened: cellNames(r.added), reopened: cellNames(r.moved), updated: cellNames(r.updated), closed: cellNames(r.removed),
+        disabled: cellNames(this.set.list().map((c) => c.mapping).filter((m) => m.disabled)) }, 'cells changed');
     }
     for (const x of r.refused) this.log.error({ cell_uuid: x.mapping.uuid, reason: x.reason }, 'cell mapping refused');
     for (const f of r.failed) this.log.warn({ cell_uuid: f.mapping.uuid, cell_name: f.mapping.name, err: f.error }, 'cell could not be opened or closed');

@@ -83,10 +83,10 @@ test('a cell created at run time is opened by the miss that names it: its bus ca
 test('a disabled cell stays open (its servers are still deleted through it); enabling changes nothing either', async () => {
   const before = registry.cell(CELL1);
   await setCellMappingDisabled(apiDb.pool, CELL1, true);
-  expect((await registry.refresh()).updated).toEqual([CELL1]);
+  expect((await registry.refresh()).updated.map((m) => m.uuid)).toEqual([CELL1]);
   expect(registry.cell(CELL1)).toBe(before);
   await setCellMappingDisabled(apiDb.pool, CELL1, false);
-  expect((await registry.refresh()).updated).toEqual([CELL1]);
+  expect((await registry.refresh()).updated.map((m) => m.uuid)).toEqual([CELL1]);
   expect(registry.cell(CELL1)).toBe(before);
 });
 
@@ -113,7 +113,7 @@ test('a deleted cell is closed: its pool ends, casts through it are refused, loo
   await cell2.pool.query('SELECT 1');
   expect(await connectionsTo(dbs[2] as TestDatabase, 'cell2')).toBeGreaterThan(0);
   await deleteCellMapping(apiDb.pool, CELL2);
-  expect((await registry.refresh()).removed).toEqual([CELL2]);
+  expect((await registry.refresh()).removed.map((m) => m.uuid)).toEqual([CELL2]);
   expect(() => registry.cell(CELL2)).toThrow(CellNotOpenError);
   await waitFor('cell2\'s connections to close', async () => ((await connectionsTo(dbs[2] as TestDatabase, 'cell2')) === 0 ? true : undefined), 5000, 50);
   await expect(cell2.compute?.cast('terminateInstance', { instanceUuid: randomUUID(), attempt: 1, reason: 'test' }, { server: 'c2-host-1' })).rejects.toThrow();
