@@ -1,7 +1,7 @@
 import type { CellMapping, CellOpener } from '@cellsched/api-db';
 import type { Bus } from '@cellsched/bus';
 import { CELL0_UUID } from '@cellsched/config';
-import { ComputeServiceService } from '@cellsched/wire';
+import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import { cellName, type CellHandle } from './cells';
 
@@ -14,7 +14,7 @@ export interface CellConnectors {
 /**
  * Opens a cell from its mapping, with the mapping's own URLs (the cell owner's credentials, as
  * Nova's super-conductor uses them): a pool on its database and, but for cell0 (a database
- * only), a connection to its bus with a compute cast client. Closing ends both.
+ * only), a connection to its bus with compute and cell-conductor cast clients. Closing ends both.
  */
 export function cellOpener(connect: CellConnectors): CellOpener<CellHandle> {
   const buses = new WeakMap<CellHandle, Bus>();
@@ -22,7 +22,10 @@ export function cellOpener(connect: CellConnectors): CellOpener<CellHandle> {
     async open(m: CellMapping): Promise<CellHandle> {
       const name = cellName(m);
       const bus = m.uuid === CELL0_UUID ? undefined : await connect.bus(m.transportUrl, name);
-      const handle: CellHandle = { uuid: m.uuid, name, pool: connect.pool(m.databaseConnection, name), compute: bus?.castClient(ComputeServiceService) };
+      const handle: CellHandle = {
+        uuid: m.uuid, name, pool: connect.pool(m.databaseConnection, name),
+        compute: bus?.castClient(ComputeServiceService), conductor: bus?.castClient(CellConductorServiceService),
+      };
       if (bus !== undefined) buses.set(handle, bus);
       return handle;
     },

@@ -2,7 +2,7 @@ import { CellSet, cellNames, isQuietReport, listCellMappings, type CellMapping, 
 import type { CastClient } from '@cellsched/bus';
 import { listInstances } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
-import type { ComputeServiceService } from '@cellsched/wire';
+import type { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 
@@ -13,6 +13,8 @@ export interface CellHandle {
   readonly pool: Pool;
   /** Casts to `compute.<host>` on this cell's bus; undefined for cell0 (a database only). */
   readonly compute: CastClient<typeof ComputeServiceService> | undefined;
+  /** Casts to the cell conductor (topic `conductor` on this cell's bus); undefined for cell0. */
+  readonly conductor: CastClient<typeof CellConductorServiceService> | undefined;
 }
 
 /**

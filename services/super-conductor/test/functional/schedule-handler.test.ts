@@ -59,8 +59,8 @@ beforeAll(async () => {
   await createCellMapping(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0Db.url });
   await createCellMapping(apiDb.pool, { uuid: CELL1, name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/c1', databaseConnection: cell1Db.url });
   const compute = { cast: async (_m: string, req: BuildAndRunInstanceRequest, o: { server: string }) => { casts.push({ host: o.server, req }); } };
-  const c1: CellHandle = { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: compute as never };
-  cells = CellRegistry.fixed(apiDb.pool, [{ uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined }, c1]);
+  const c1: CellHandle = { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: compute as never, conductor: undefined };
+  cells = CellRegistry.fixed(apiDb.pool, [{ uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined, conductor: undefined }, c1]);
   await cells.refresh();
 }, 60_000);
 
