@@ -6,7 +6,7 @@
  * own read-only role (granted as `cellsched-manage ... --read-only-role scheduler=ROLE` grants).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createCellMapping, deleteCellMapping, grantApiDbReads, setCellMappingDisabled } from '@cellsched/api-db';
+import { createCellMapping, deleteCellMapping, grantApiDbReads, setCellMappingDisabled, updateCellMapping } from '@cellsched/api-db';
 import { CELL_DB_MIGRATIONS_DIR, getService, grantCellDbReads, setServiceDisabled } from '@cellsched/cell-db';
 import { testInfra } from '@cellsched/config';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
@@ -25,6 +25,7 @@ let cloud: RealCloud;
 let app: SchedulerApp;
 let client: SchedulerClient;
 let cell3: TestDatabase | undefined;
+let moved: TestDatabase | undefined;
 const CELL3 = randomUUID();
 const CELL4 = randomUUID();
 
@@ -68,6 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cloud?.close();
   await cell3?.drop();
+  await moved?.drop();
   await asAdmin((c) => c.query(`DROP ROLE IF EXISTS ${ROLE}`));
 });
 
@@ -121,12 +123,31 @@ test('a cell whose database is down does not stop the others: their changes are 
   await deleteCellMapping(cloud.apiDb.pool, CELL4);
 });
 
+test('a cell whose database moved (update_cell --database_connection) is read from the new one, and the old connections close', async () => {
+  moved = await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: 'sched_cells_mv', poolMax: 2 });
+  await grantCellDbReads(moved.pool, 'scheduler', ROLE);
+  await seedHosts([moved.pool], cloud.placementDb.pool, [{ host: 'cells-moved-0', cell: 0, ...size }]);
+  const before = app.cache.size;
+  await updateCellMapping(cloud.apiDb.pool, CELL3, { databaseConnection: moved.url });
+  await sleep(BOUND_MS);
+  const hosts = new Set<string>();
+  for (let seed = 1; seed <= 6; seed++) {
+    const r = await select(client, requestSpec({ seed }), [randomUUID()]);
+    if (!r.ok) throw r.err;
+    hosts.add(`${r.res.destinations[0]?.selections[0]?.cellUuid === CELL3} ${r.res.destinations[0]?.selections[0]?.serviceHost}`);
+  }
+  expect([...hosts]).toEqual(['true cells-moved-0']);
+  expect(app.cache.size).toBe(before - 1);
+  expect(await replicaSessions((cell3 as TestDatabase).name)).toEqual([]);
+  expect(await replicaSessions(moved.name)).toContain(ROLE);
+});
+
 test('a deleted cell is dropped: its hosts leave the cache, its connections close, the others go on', async () => {
   const before = app.cache.size;
   await setCellMappingDisabled(cloud.apiDb.pool, cellUuid(0), false);
   await deleteCellMapping(cloud.apiDb.pool, CELL3);
   await sleep(BOUND_MS);
   expect(await choices()).toEqual([cellUuid(0)]);
-  expect(app.cache.size).toBe(before - 2);
-  expect(await replicaSessions((cell3 as TestDatabase).name)).toEqual([]);
+  expect(app.cache.size).toBe(before - 1);
+  expect(await replicaSessions((moved as TestDatabase).name)).toEqual([]);
 });
