@@ -1,7 +1,7 @@
 import { ApiDbError } from '@cellsched/api-db';
 import { CellDbError } from '@cellsched/cell-db';
 import { ConfigError, loadConfig } from '@cellsched/config';
-import { createPool, MigrationError } from '@cellsched/db';
+import { createPool, DbInputError, MigrationError, sqlState } from '@cellsched/db';
 import { PlacementRestError, PlacementUnreachableError, ReportClient } from '@cellsched/placement-client';
 import { CellUnreadableError } from './adapters/consumer-facts';
 import type { Pool } from 'pg';
@@ -44,8 +44,9 @@ function context(io: Io, urls: { apiDbUrl?: string; placementUrl?: string }, poo
 function report(io: Io, err: unknown): number {
   if (err instanceof UsageError) { io.err(`cellsched-manage: error: ${err.message}`); return 2; }
   if (err instanceof ConfigError) { io.err(err.problems.join('\n')); return 2; }
-  if (err instanceof ApiDbError || err instanceof CellDbError || err instanceof MigrationError) { io.err(`ERROR: ${err.message}`); return 1; }
+  if (err instanceof ApiDbError || err instanceof CellDbError || err instanceof MigrationError || err instanceof DbInputError) { io.err(`ERROR: ${err.message}`); return 1; }
   if (err instanceof CellUnreadableError || err instanceof PlacementRestError || err instanceof PlacementUnreachableError) { io.err(`ERROR: ${err.message}`); return 1; }
+  if (sqlState(err) === '42704') { io.err(`ERROR: ${(err as Error).message}`); return 1; } // a --read-only-role that does not exist
   io.err(`An error has occurred:\n${err instanceof Error ? err.stack ?? err.message : String(err)}`);
   return 1;
 }

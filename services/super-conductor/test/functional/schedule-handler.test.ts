@@ -72,7 +72,8 @@ beforeAll(async () => {
     handedOver.push(req);
   } };
   const c1: CellHandle = { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: compute as never, conductor: conductor as never };
-  cells = new CellRegistry(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined, conductor: undefined }, new Map([[CELL1, c1]]));
+  cells = CellRegistry.fixed(apiDb.pool, [{ uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined, conductor: undefined }, c1]);
+  await cells.refresh();
 }, 60_000);
 
 afterAll(async () => {
