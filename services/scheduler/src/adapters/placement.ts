@@ -91,7 +91,7 @@ export class PlacementClaimer implements Claimer {
 
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
     return new Promise<ClaimOutcome>((resolve, reject) => {
-      this.queue.push({ request: { consumer: consumerAllocations(consumer, candidate), replace: options.replace }, candidate, resolve, reject, ctx: savedContext() });
+      this.queue.push({ request: { consumer: consumerAllocations(consumer, candidate), replace: options.replace, group: undefined }, candidate, resolve, reject, ctx: savedContext() });
       if (!this.scheduled) {
         this.scheduled = true;
         queueMicrotask(() => {
