@@ -40,30 +40,6 @@ CREATE TABLE consumer_groups (
 );
 CREATE INDEX consumer_groups_group_uuid_idx ON consumer_groups(group_uuid);
 
--- The first other member (in root provider order) whose allocations break the policy for a claim
--- on `p_rp_uuids`, or no row. Read-only; run under the group's lock.
-CREATE FUNCTION placement_group_breach(p_group uuid, p_policy text, p_max integer, p_consumer uuid, p_rp_uuids uuid[])
-RETURNS TABLE (root_uuid uuid, root_name text, members integer, member uuid) LANGUAGE sql STABLE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
-  WITH share AS (SELECT id FROM traits WHERE name = 'MISC_SHARES_VIA_AGGREGATE'),
-  targets AS (
-    SELECT DISTINCT rp.root_provider_id AS root FROM unnest(p_rp_uuids) AS w(u) JOIN resource_providers rp ON rp.uuid = w.u
-     WHERE NOT EXISTS (SELECT FROM resource_provider_traits t WHERE t.resource_provider_id = rp.id AND t.trait_id = (SELECT id FROM share))),
-  held AS (
-    SELECT rp.root_provider_id AS root, count(DISTINCT g.consumer_uuid)::integer AS n, min(g.consumer_uuid::text)::uuid AS member
-      FROM consumer_groups g
-      JOIN allocations a ON a.consumer_id = g.consumer_uuid
-      JOIN resource_providers rp ON rp.id = a.resource_provider_id
-     WHERE g.group_uuid = p_group AND g.consumer_uuid <> p_consumer
-       AND NOT EXISTS (SELECT FROM resource_provider_traits t WHERE t.resource_provider_id = rp.id AND t.trait_id = (SELECT id FROM share))
-     GROUP BY rp.root_provider_id)
-  SELECT r.uuid, r.name::text, h.n, h.member
-    FROM held h JOIN resource_providers r ON r.id = h.root
-   WHERE (p_policy = 'anti-affinity' AND h.n >= p_max AND EXISTS (SELECT FROM targets t WHERE t.root = h.root))
-      OR (p_policy = 'affinity' AND NOT EXISTS (SELECT FROM targets t WHERE t.root = h.root))
-   ORDER BY h.root LIMIT 1
-$$;
-
 CREATE FUNCTION placement_claim_in_group(
   p_group uuid, p_policy text, p_max integer,
   p_consumer uuid, p_project text, p_user text, p_type text,
@@ -87,8 +63,27 @@ BEGIN
   IF v_generation = 0 THEN
     RETURN 0; -- a claim of nothing: the consumer is gone, and its group row with it
   END IF;
-  -- 3. the policy, against the other members' allocations as committed before the lock was ours
-  SELECT * INTO b FROM placement_group_breach(p_group, p_policy, p_max, p_consumer, p_rp_uuids);
+  -- 3. the policy, against the other members' allocations as committed before the lock was ours: the
+  --    first other member (in root provider order) that breaks it, by compute node (root provider)
+  -- NOTE: in this function, not in a SQL function of its own: PL/pgSQL keeps the statement's plan for
+  --    the session; a SQL function's statements are planned again on every call (2x the group path's cost).
+  WITH share AS (SELECT id FROM traits WHERE name = 'MISC_SHARES_VIA_AGGREGATE'),
+  targets AS (
+    SELECT DISTINCT rp.root_provider_id AS root FROM unnest(p_rp_uuids) AS w(u) JOIN resource_providers rp ON rp.uuid = w.u
+     WHERE NOT EXISTS (SELECT FROM resource_provider_traits t WHERE t.resource_provider_id = rp.id AND t.trait_id = (SELECT id FROM share))),
+  held AS (
+    SELECT rp.root_provider_id AS root, count(DISTINCT g.consumer_uuid)::integer AS n, min(g.consumer_uuid::text)::uuid AS member
+      FROM consumer_groups g
+      JOIN allocations a ON a.consumer_id = g.consumer_uuid
+      JOIN resource_providers rp ON rp.id = a.resource_provider_id
+     WHERE g.group_uuid = p_group AND g.consumer_uuid <> p_consumer
+       AND NOT EXISTS (SELECT FROM resource_provider_traits t WHERE t.resource_provider_id = rp.id AND t.trait_id = (SELECT id FROM share))
+     GROUP BY rp.root_provider_id)
+  SELECT r.uuid AS root_uuid, r.name::text AS root_name, h.n AS members, h.member INTO b
+    FROM held h JOIN resource_providers r ON r.id = h.root
+   WHERE (p_policy = 'anti-affinity' AND h.n >= p_max AND EXISTS (SELECT FROM targets t WHERE t.root = h.root))
+      OR (p_policy = 'affinity' AND NOT EXISTS (SELECT FROM targets t WHERE t.root = h.root))
+   ORDER BY h.root LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION 'placement_claim:%', json_build_object('kind', 'group_policy', 'group', p_group, 'policy', p_policy,
       'max', p_max, 'root', b.root_uuid, 'root_name', b.root_name, 'members', b.members, 'member', b.member);
