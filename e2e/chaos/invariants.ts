@@ -5,11 +5,12 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { listServers, quiesce, type Ledger } from './context';
+import { serverGroupProblems, type HostedServer } from './group-invariant';
 import type { Monitor } from './monitor';
 import type { ChaosStack } from './stack';
 import { flavorResources } from './util';
 
-export const INVARIANTS = ['settled', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults'] as const;
+export const INVARIANTS = ['settled', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults', 'server-groups'] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
 export interface InvariantResult {
@@ -262,6 +263,11 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
     else if (s !== undefined && !(s.fault?.message ?? '').trim()) faults.add(`${r.uuid}: ERROR; the API shows no fault message`);
   }
   results.push(faults.result('error-faults'));
+
+  // server-groups: no anti-affinity group with more ACTIVE members on a host than it allows, no affinity group split (group-invariant.ts)
+  const groups = new Problems();
+  for (const p of await serverGroupProblems(stack, servers as HostedServer[])) groups.add(p);
+  results.push(groups.result('server-groups'));
 
   return { results, stats };
 }
