@@ -13,7 +13,7 @@ import { schedulersFillCloud } from './09-schedulers-fill-cloud';
 import { deletesRacingBuilds } from './10-deletes-racing-builds';
 import { postgresRestart } from './11-postgres-restart';
 import { cellCutOff } from './12-cell-cut-off';
-import { serverGroups } from './13-server-groups';
+import { serverGroups } from './14-server-groups';
 
 export const SCENARIOS: readonly Scenario[] = [
   reschedulableFailures,
