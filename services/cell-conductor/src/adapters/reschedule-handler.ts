@@ -71,7 +71,7 @@ export async function reschedule(c: PoolClient, deps: BuildDeps, req: BuildInsta
   }
   if (inst.host !== req.failedHost || inst.buildAttempt !== attempt) return undefined; // stale report of an older attempt
   await recordEvent(c, inst, req.requestId, EVENT_COMPUTE_BUILD, req.failedHost, { ok: false, details: req.failure?.message ?? 'build failed' });
-  const consumer = { uuid: inst.uuid, projectId: inst.projectId, userId: inst.userId };
+  const consumer = { uuid: inst.uuid, projectId: inst.projectId, userId: inst.userId, group: inst.buildRequestSpec?.instanceGroup };
   const alternates = opts.alternatesFromRow === true ? inst.buildHostList : req.hostList;
   const decision = await chooseAlternate(alternates, async (s) => {
     const o = await deps.claimer.claimSelection(consumer, s);
