@@ -101,6 +101,21 @@ export interface ComputeHostReport {
  */
 export interface ReportComputeHostsRequest {
   hosts: ComputeHostReport[];
+  /**
+   * The compute process serving these hosts (its pool queue's name, unique in the cell); empty
+   * from a sender that does not say (then no host is ever retired on its behalf).
+   */
+  computeProcess: string;
+  /**
+   * When this run of the process started (epoch ms): reports of an earlier run, delivered late,
+   * change nothing.
+   */
+  incarnation: number;
+  /**
+   * Every host the process serves now, on the last report of a start only (empty otherwise):
+   * the cell conductor retires this process's other hosts (Nova's orphan compute nodes).
+   */
+  hostSet: string[];
 }
 
 export interface ReportComputeHostsResponse {
@@ -1326,13 +1341,22 @@ export const ComputeHostReport: MessageFns<ComputeHostReport> = {
 };
 
 function createBaseReportComputeHostsRequest(): ReportComputeHostsRequest {
-  return { hosts: [] };
+  return { hosts: [], computeProcess: "", incarnation: 0, hostSet: [] };
 }
 
 export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = {
   encode(message: ReportComputeHostsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.hosts) {
       ComputeHostReport.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.computeProcess !== "") {
+      writer.uint32(18).string(message.computeProcess);
+    }
+    if (message.incarnation !== 0) {
+      writer.uint32(24).int64(message.incarnation);
+    }
+    for (const v of message.hostSet) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -1358,6 +1382,30 @@ export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = 
             message.hosts.push(ComputeHostReport.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.computeProcess = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.incarnation = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.hostSet.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1373,6 +1421,17 @@ export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = 
   fromJSON(object: any): ReportComputeHostsRequest {
     return {
       hosts: globalThis.Array.isArray(object?.hosts) ? object.hosts.map((e: any) => ComputeHostReport.fromJSON(e)) : [],
+      computeProcess: isSet(object.computeProcess)
+        ? globalThis.String(object.computeProcess)
+        : isSet(object.compute_process)
+        ? globalThis.String(object.compute_process)
+        : "",
+      incarnation: isSet(object.incarnation) ? globalThis.Number(object.incarnation) : 0,
+      hostSet: globalThis.Array.isArray(object?.hostSet)
+        ? object.hostSet.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.host_set)
+        ? object.host_set.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1380,6 +1439,15 @@ export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = 
     const obj: any = {};
     if (message.hosts?.length) {
       obj.hosts = message.hosts.map((e) => ComputeHostReport.toJSON(e));
+    }
+    if (message.computeProcess !== "") {
+      obj.computeProcess = message.computeProcess;
+    }
+    if (message.incarnation !== 0) {
+      obj.incarnation = Math.round(message.incarnation);
+    }
+    if (message.hostSet?.length) {
+      obj.hostSet = message.hostSet;
     }
     return obj;
   },
@@ -1390,6 +1458,9 @@ export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = 
   fromPartial<I extends Exact<DeepPartial<ReportComputeHostsRequest>, I>>(object: I): ReportComputeHostsRequest {
     const message = createBaseReportComputeHostsRequest();
     message.hosts = object.hosts?.map((e) => ComputeHostReport.fromPartial(e)) || [];
+    message.computeProcess = object.computeProcess ?? "";
+    message.incarnation = object.incarnation ?? 0;
+    message.hostSet = object.hostSet?.map((e) => e) || [];
     return message;
   },
 };
@@ -2912,6 +2983,17 @@ type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;
