@@ -57,3 +57,16 @@ export async function listPendingProviders(db: Queryable, name?: string): Promis
      WHERE cardinality(pending_providers) > 0 AND ($1::text IS NULL OR name = $1) ORDER BY name`, [name ?? null]);
   return new Map(r.rows.map((row) => [row.name, row.pending]));
 }
+
+/**
+ * Adds providers to the list of the compute process that reported service `serviceId` (deleted
+ * or not), so its cell conductor's sweep deletes them once placement lets it. False (nothing
+ * done) when no process is recorded for the service. Idempotent.
+ */
+export async function addPendingProvidersOfService(db: Queryable, serviceId: number, uuids: readonly string[]): Promise<boolean> {
+  const r = await db.query<{ name: string | null }>('SELECT compute_process AS name FROM services WHERE id = $1', [serviceId]);
+  const name = r.rows[0]?.name ?? null;
+  if (name === null) return false;
+  await addPendingProviders(db, name, uuids);
+  return true;
+}

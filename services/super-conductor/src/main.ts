@@ -5,6 +5,7 @@ import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { CellRegistry } from './adapters/cells';
+import { startHostDiscovery } from './adapters/host-discovery';
 import { GrpcDestinationSelector } from './adapters/scheduler-selector';
 import { startSuperConductor } from './app';
 import { superConductorConfigSchema } from './config';
@@ -27,8 +28,11 @@ async function main(): Promise<void> {
     apiDb, apiBus, cells, selector, reporter: new ReportClient({ baseUrl: config.placementUrl }), claims: { release: async (uuids) => { await placement.release(uuids); } },
     numAlternates: numAlternates(config.maxAttempts), buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
   });
-  log.info({ cells: topology.cells.map((c) => c.name), num_alternates: numAlternates(config.maxAttempts) }, 'super-conductor serving');
+  const stopDiscovery = startHostDiscovery(apiDb, cells, log, config.discoverHostsInCellsIntervalMs);
+  log.info({ cells: topology.cells.map((c) => c.name), num_alternates: numAlternates(config.maxAttempts), discover_hosts_interval_ms: config.discoverHostsInCellsIntervalMs },
+    'super-conductor serving');
   stopOnSignal(log, async () => {
+    stopDiscovery();
     await sub.close();
     await apiBus.close();
     for (const b of cellBuses.values()) await b.close();

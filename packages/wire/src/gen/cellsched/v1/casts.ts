@@ -209,6 +209,25 @@ export interface UpdateServiceRequest {
 export interface UpdateServiceResponse {
 }
 
+/**
+ * Cast from the api (1.2): os-services DELETE of a service in a cell (Nova's
+ * ServiceController.delete). The super-conductor refuses (logs, changes nothing) while the host
+ * still has instances or in-progress migrations; otherwise it soft-deletes the service and its
+ * compute nodes, removes the host from its aggregates and its host mapping, and deletes the
+ * nodes' resource providers. Idempotent.
+ */
+export interface DeleteServiceRequest {
+  cellUuid: string;
+  /** The service row's uuid (its id within the cell is not unique across cells). */
+  serviceUuid: string;
+  host: string;
+  binary: string;
+  requestId: string;
+}
+
+export interface DeleteServiceResponse {
+}
+
 function createBaseBuildRequestRef(): BuildRequestRef {
   return { instanceUuid: "", displayName: "", launchIndex: 0 };
 }
@@ -2617,6 +2636,203 @@ export const UpdateServiceResponse: MessageFns<UpdateServiceResponse> = {
   },
 };
 
+function createBaseDeleteServiceRequest(): DeleteServiceRequest {
+  return { cellUuid: "", serviceUuid: "", host: "", binary: "", requestId: "" };
+}
+
+export const DeleteServiceRequest: MessageFns<DeleteServiceRequest> = {
+  encode(message: DeleteServiceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cellUuid !== "") {
+      writer.uint32(10).string(message.cellUuid);
+    }
+    if (message.serviceUuid !== "") {
+      writer.uint32(18).string(message.serviceUuid);
+    }
+    if (message.host !== "") {
+      writer.uint32(26).string(message.host);
+    }
+    if (message.binary !== "") {
+      writer.uint32(34).string(message.binary);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteServiceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteServiceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cellUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.serviceUuid = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.binary = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteServiceRequest {
+    return {
+      cellUuid: isSet(object.cellUuid)
+        ? globalThis.String(object.cellUuid)
+        : isSet(object.cell_uuid)
+        ? globalThis.String(object.cell_uuid)
+        : "",
+      serviceUuid: isSet(object.serviceUuid)
+        ? globalThis.String(object.serviceUuid)
+        : isSet(object.service_uuid)
+        ? globalThis.String(object.service_uuid)
+        : "",
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      binary: isSet(object.binary) ? globalThis.String(object.binary) : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteServiceRequest): unknown {
+    const obj: any = {};
+    if (message.cellUuid !== "") {
+      obj.cellUuid = message.cellUuid;
+    }
+    if (message.serviceUuid !== "") {
+      obj.serviceUuid = message.serviceUuid;
+    }
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.binary !== "") {
+      obj.binary = message.binary;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteServiceRequest>, I>>(base?: I): DeleteServiceRequest {
+    return DeleteServiceRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteServiceRequest>, I>>(object: I): DeleteServiceRequest {
+    const message = createBaseDeleteServiceRequest();
+    message.cellUuid = object.cellUuid ?? "";
+    message.serviceUuid = object.serviceUuid ?? "";
+    message.host = object.host ?? "";
+    message.binary = object.binary ?? "";
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteServiceResponse(): DeleteServiceResponse {
+  return {};
+}
+
+export const DeleteServiceResponse: MessageFns<DeleteServiceResponse> = {
+  encode(_: DeleteServiceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteServiceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteServiceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteServiceResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteServiceResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteServiceResponse>, I>>(base?: I): DeleteServiceResponse {
+    return DeleteServiceResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteServiceResponse>, I>>(_: I): DeleteServiceResponse {
+    const message = createBaseDeleteServiceResponse();
+    return message;
+  },
+};
+
 /** API bus, topic "conductor". */
 export type SuperConductorServiceService = typeof SuperConductorServiceService;
 export const SuperConductorServiceService = {
@@ -2656,6 +2872,17 @@ export const SuperConductorServiceService = {
       Buffer.from(UpdateServiceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): UpdateServiceResponse => UpdateServiceResponse.decode(value),
   },
+  /** 1.2 */
+  deleteService: {
+    path: "/cellsched.v1.SuperConductorService/DeleteService" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteServiceRequest): Buffer => Buffer.from(DeleteServiceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteServiceRequest => DeleteServiceRequest.decode(value),
+    responseSerialize: (value: DeleteServiceResponse): Buffer =>
+      Buffer.from(DeleteServiceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteServiceResponse => DeleteServiceResponse.decode(value),
+  },
 } as const;
 
 export interface SuperConductorServiceServer extends UntypedServiceImplementation {
@@ -2664,6 +2891,8 @@ export interface SuperConductorServiceServer extends UntypedServiceImplementatio
   deleteInstance: handleUnaryCall<DeleteInstanceRequest, DeleteInstanceResponse>;
   /** 1.1 */
   updateService: handleUnaryCall<UpdateServiceRequest, UpdateServiceResponse>;
+  /** 1.2 */
+  deleteService: handleUnaryCall<DeleteServiceRequest, DeleteServiceResponse>;
 }
 
 export interface SuperConductorServiceClient extends Client {
@@ -2713,6 +2942,22 @@ export interface SuperConductorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: UpdateServiceResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.2 */
+  deleteService(
+    request: DeleteServiceRequest,
+    callback: (error: ServiceError | null, response: DeleteServiceResponse) => void,
+  ): ClientUnaryCall;
+  deleteService(
+    request: DeleteServiceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteServiceResponse) => void,
+  ): ClientUnaryCall;
+  deleteService(
+    request: DeleteServiceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteServiceResponse) => void,
   ): ClientUnaryCall;
 }
 
