@@ -53,11 +53,15 @@ export function systemPlan(o, env) {
  * cell DBs read-only; the scheduler reads the API DB for aggregates and server groups, as Nova's).
  * A grant, not a session setting: `default_transaction_read_only` can be switched off by the
  * session itself, a missing privilege cannot. A new read must be added here, or the e2e suite fails.
+ * `table(col, ...)` grants those columns only.
  */
 export const READ_ONLY_TABLES = Object.freeze({
-  schedulerApi: ['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member'],
+  // host_mappings + the cells' ids and uuids (not their URLs: they hold credentials): an undiscovered host is never chosen
+  schedulerApi: ['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member',
+    'host_mappings', 'cell_mappings(id, uuid)'],
   schedulerCell: ['services', 'compute_nodes'],
-  apiCell: ['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes'],
+  // migrations: os-services DELETE refuses a compute service with in-progress migrations (Nova's 409)
+  apiCell: ['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes', 'migrations'],
 });
 
 /** `[role, [{ database, tables }]]` for each read-only role of the system (provision.mjs ensureReadOnlyRole). */

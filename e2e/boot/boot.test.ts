@@ -423,7 +423,9 @@ test("the scheduler's and the api's cell reads run as read-only roles: SELECT on
     });
   }
   await expectOutcomes(sched.apiDbUrl, {
-    [readsAll(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member'])]: 'ok',
+    [readsAll(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member', 'host_mappings'])]: 'ok',
+    'SELECT id, uuid FROM cell_mappings': 'ok',
+    'SELECT database_connection FROM cell_mappings': denied,
     'INSERT INTO aggregates DEFAULT VALUES': denied,
     'SELECT 1 FROM build_requests LIMIT 1': denied,
   });
@@ -432,10 +434,10 @@ test("the scheduler's and the api's cell reads run as read-only roles: SELECT on
   const asApi = (dbUrl: string): string => { const u = new URL(dbUrl); u.username = `${stack.prefix}_api_cells`; u.password = `${stack.prefix}_api_cells-dev`; return u.toString(); };
   for (const c of [t.cell0, ...t.cells]) {
     await expectOutcomes(asApi(c.dbUrl), {
-      [readsAll(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes'])]: 'ok',
+      [readsAll(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes', 'migrations'])]: 'ok',
       'SET default_transaction_read_only = off; UPDATE instances SET vm_state = vm_state': denied,
       'INSERT INTO instance_faults DEFAULT VALUES': denied,
-      'SELECT 1 FROM migrations LIMIT 1': denied,
+      'SELECT 1 FROM compute_processes LIMIT 1': denied,
     });
   }
   await expect(stack.query(asApi(t.apiDbUrl), 'SELECT 1')).rejects.toThrow(/permission denied/);
