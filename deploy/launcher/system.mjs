@@ -94,7 +94,8 @@ export function systemServices(plan, files, common) {
   for (const c of plan.cells) {
     rows.push({
       name: `cell-conductor-${c.name}`, build: 'services/cell-conductor', main: 'services/cell-conductor/dist/main.js', system: true, cmd: node('cell-conductor'),
-      env: () => ({ ...common, CELLSCHED_CELL_UUID: c.uuid, CELLSCHED_CELL_NAME: c.name, CELLSCHED_CELL_DB_URL: c.dbUrl, CELLSCHED_CELL_TRANSPORT_URL: c.transportUrl, CELLSCHED_PLACEMENT_GRPC: placementGrpc }),
+      env: () => ({ ...common, CELLSCHED_CELL_UUID: c.uuid, CELLSCHED_CELL_NAME: c.name, CELLSCHED_CELL_DB_URL: c.dbUrl, CELLSCHED_CELL_TRANSPORT_URL: c.transportUrl, CELLSCHED_PLACEMENT_GRPC: placementGrpc,
+        CELLSCHED_PLACEMENT_URL: placementUrl }),
       ready: { log: 'cell conductor serving' },
     });
   }
