@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await cell.drop(); await api.drop(); });
 
-async function computeHost(host: string, uuid = randomUUID()): Promise<{ serviceId: number; uuid: string }> {
+async function computeHost(host: string, uuid: string = randomUUID()): Promise<{ serviceId: number; uuid: string }> {
   const { service } = await upsertService(cell.pool, { host, binary: 'nova-compute', computeProcess: 'p-1' });
   await upsertComputeNode(cell.pool, { uuid, serviceId: service.id, host, hypervisorHostname: host, vcpus: 16, memoryMb: 32768, localGb: 500 });
   return { serviceId: service.id, uuid };
