@@ -50,8 +50,10 @@ beforeAll(async () => {
   cell1Id = (await createCellMapping(apiDb.pool, { uuid: CELL1, name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/c1', databaseConnection: cell1Db.url })).cell.id;
   // a cell this super-conductor's topology does not know (created later): discovery skips it
   cell2Id = (await createCellMapping(apiDb.pool, { uuid: CELL2, name: 'cell2', transportUrl: 'amqp://x@127.0.0.1/c2', databaseConnection: 'postgres://u:p@127.0.0.1:1/none' })).cell.id;
-  cells = new CellRegistry(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined },
-    new Map([[CELL1, { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: undefined }]]));
+  // NOTE: no bus at all: these handlers only use the cells' databases (variables, so the handles type-check whatever casts CellHandle holds)
+  const cell0 = { uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined, conductor: undefined };
+  const cell1 = { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: undefined, conductor: undefined };
+  cells = new CellRegistry(apiDb.pool, cell0, new Map([[CELL1, cell1]]));
 }, 60_000);
 
 afterAll(async () => {
