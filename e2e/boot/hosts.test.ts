@@ -144,6 +144,13 @@ test('a compute process restarted with fewer hosts: the others are retired at on
   for (const h of new Set(onRemoved.map((s) => s['OS-EXT-SRV-ATTR:host'] ?? ''))) {
     await waitFor(`${h}'s provider unschedulable`, async () => ((await providerTraits(h))?.includes('COMPUTE_STATUS_DISABLED') === true ? true : undefined), 30_000);
   }
+  // started again with its 6 hosts, the retired ones are new services, schedulable again (their providers enabled again)
+  stack.launcher('kill', 'compute-cell1', ['--signal', 'SIGTERM']);
+  stack.launcher('start', 'compute-cell1', ['--hosts-per-cell', '6', '--no-build']);
+  const back = [...new Set(onRemoved.map((s) => s['OS-EXT-SRV-ATTR:host'] ?? ''))];
+  await waitFor('the retired hosts back in os-services', async () => ((await serviceHosts()).filter((h) => back.includes(h)).length === back.length ? true : undefined), 30_000);
+  for (const h of back) expect(await providerTraits(h)).toEqual(['COMPUTE_NODE']);
+
   // and they can be deleted
   const gone = onRemoved[0] as Server;
   expect((await api('DELETE', `/servers/${gone.id}`)).status).toBe(204);

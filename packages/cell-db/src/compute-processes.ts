@@ -70,3 +70,14 @@ export async function addPendingProvidersOfService(db: Queryable, serviceId: num
   await addPendingProviders(db, name, uuids);
   return true;
 }
+
+/**
+ * Forgets these providers wherever they are queued (their compute nodes are live again: the host
+ * came back, and its compute reports the provider itself). Idempotent.
+ */
+export async function forgetPendingProviders(db: Queryable, uuids: readonly string[]): Promise<void> {
+  if (uuids.length === 0) return;
+  await db.query(
+    `UPDATE compute_processes SET pending_providers = ARRAY(SELECT unnest(pending_providers) EXCEPT SELECT unnest($1::uuid[]) ORDER BY 1), updated_at = now()
+     WHERE pending_providers && $1::uuid[]`, [checkUuids(uuids, 'resource provider uuid')]);
+}

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  addPendingProviders, CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, deleteServices, getService, getServiceById, hostUsage,
+  addPendingProviders, CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, deleteServices, forgetPendingProviders, getService, getServiceById, hostUsage,
   listComputeNodes, listPendingProviders, listServicesNotServedBy, markComputeNodesMapped, recordComputeProcessRun, recordServiceHeartbeats,
   removePendingProviders, softDeleteInstance, upsertComputeNode, upsertService,
 } from '@cellsched/cell-db';
@@ -90,6 +90,11 @@ describe('pending providers of retired nodes', () => {
     expect(await listPendingProviders(db.pool)).toEqual(new Map([['proc-p', [u2]]]));
     await removePendingProviders(db.pool, 'proc-p', [u2 as string]);
     expect(await listPendingProviders(db.pool)).toEqual(new Map());
+    // a provider whose host came back is forgotten wherever it is queued
+    await addPendingProviders(db.pool, 'proc-p', [u1 as string, u2 as string]);
+    await addPendingProviders(db.pool, 'proc-q', [u1 as string]);
+    await forgetPendingProviders(db.pool, [u1 as string]);
+    expect(await listPendingProviders(db.pool)).toEqual(new Map([['proc-p', [u2]]]));
   });
 });
 

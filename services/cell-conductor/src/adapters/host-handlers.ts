@@ -1,5 +1,5 @@
 import type { CastContext } from '@cellsched/bus';
-import { recordComputeProcessRun, recordServiceHeartbeats, upsertComputeNode, upsertService, type DeletedServices } from '@cellsched/cell-db';
+import { forgetPendingProviders, recordComputeProcessRun, recordServiceHeartbeats, upsertComputeNode, upsertService, type DeletedServices } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import type { ComputeHostReport, ReportComputeHostsRequest, ServiceHeartbeatsRequest } from '@cellsched/wire';
 import type { Pool, PoolClient } from 'pg';
@@ -29,6 +29,8 @@ async function applyReport(c: PoolClient, req: ReportComputeHostsRequest): Promi
   // NOTE: first, so the process's row lock orders its reports; an earlier run's report delivered late must not revive retired hosts
   if (proc !== '' && await recordComputeProcessRun(c, proc, req.incarnation) === 'stale') return { stale: true };
   for (const h of req.hosts) await recordHost(c, h, proc);
+  // NOTE: a host that comes back is served again: its provider (kept while instances held it) is no longer one to delete or disable
+  await forgetPendingProviders(c, req.hosts.map((h) => h.computeNodeUuid));
   const retired = proc !== '' && req.hostSet.length > 0 ? await retireHostsNotServed(c, proc, req.hostSet) : { services: [], nodeUuids: [] };
   return { stale: false, retired };
 }

@@ -1,5 +1,5 @@
 import {
-  addPendingProviders, deleteServices, listPendingProviders, listServicesNotServedBy, removePendingProviders, type DeletedServices,
+  addPendingProviders, deleteServices, getComputeNode, listPendingProviders, listServicesNotServedBy, removePendingProviders, type DeletedServices,
 } from '@cellsched/cell-db';
 import type { PoolClient, Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -26,6 +26,8 @@ export async function retireHostsNotServed(c: PoolClient, name: string, hostSet:
 export interface RetiredProvidersPass {
   /** Deleted from placement (or already gone). */
   readonly deleted: string[];
+  /** Off the list untouched: their host came back (its compute reports the provider again). */
+  readonly returned: string[];
   /** Kept, with COMPUTE_STATUS_DISABLED: allocations (of instances still on the host) hold them; tried again next pass. */
   readonly kept: string[];
 }
@@ -40,21 +42,25 @@ export interface RetiredProvidersPass {
  * Idempotent; a placement failure throws after recording what was done.
  */
 export async function removeRetiredProviders(pool: Pool, providers: RetiredProviders, log: Logger, name?: string): Promise<RetiredProvidersPass> {
-  const pass: RetiredProvidersPass = { deleted: [], kept: [] };
+  const pass: RetiredProvidersPass = { deleted: [], kept: [], returned: [] };
   for (const [proc, uuids] of await listPendingProviders(pool, name)) {
-    const done: string[] = [];
+    const deleted: string[] = [];
+    const returned: string[] = [];
     try {
       for (const uuid of uuids) {
+        // NOTE: its host came back (a live node again) since it was queued: the compute reports this provider now, hands off
+        if (await getComputeNode(pool, uuid) !== undefined) { returned.push(uuid); continue; }
         const outcome = await providers.deleteResourceProvider(uuid);
-        if (outcome !== 'in_use') { done.push(uuid); continue; }
+        if (outcome !== 'in_use') { deleted.push(uuid); continue; }
         await providers.setComputeStatusDisabled(uuid, true);
         pass.kept.push(uuid);
       }
     } finally {
-      await removePendingProviders(pool, proc, done);
-      pass.deleted.push(...done);
+      await removePendingProviders(pool, proc, [...deleted, ...returned]);
+      pass.deleted.push(...deleted);
+      pass.returned.push(...returned);
     }
   }
-  if (pass.deleted.length > 0 || pass.kept.length > 0) log.info({ deleted: pass.deleted, kept: pass.kept }, 'retired hosts\' providers');
+  if (pass.deleted.length + pass.kept.length + pass.returned.length > 0) log.info({ ...pass }, 'retired hosts\' providers');
   return pass;
 }

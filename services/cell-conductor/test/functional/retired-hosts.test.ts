@@ -94,9 +94,9 @@ test('a process restarted with fewer hosts retires the others at once; an ACTIVE
   // once the instance is deleted (its allocation released), the next sweep deletes the provider
   await placement.release([uuid]);
   await softDeleteInstance(cellDb.pool, uuid);
-  expect(await conductor.removeRetiredProviders()).toEqual({ deleted: [h4.computeNodeUuid], kept: [] });
+  expect(await conductor.removeRetiredProviders()).toEqual({ deleted: [h4.computeNodeUuid], kept: [], returned: [] });
   expect((await provider(h4.computeNodeUuid)).status).toBe(404);
-  expect(await conductor.removeRetiredProviders()).toEqual({ deleted: [], kept: [] });
+  expect(await conductor.removeRetiredProviders()).toEqual({ deleted: [], kept: [], returned: [] });
 }, 120_000);
 
 test('a late report of an earlier run of the process brings no retired host back', async () => {
@@ -120,4 +120,27 @@ test('hosts that come back are new services, unmapped until discovered', async (
   const nodes = await listComputeNodes(cellDb.pool, { host: 'ret-3' });
   expect(nodes.map((n) => [n.uuid, n.mapped, n.serviceId])).toEqual([[back.hosts[2]?.computeNodeUuid, 0, services.find((s) => s.host === 'ret-3')?.id]]);
   expect((await provider(back.hosts[2]?.computeNodeUuid ?? '')).status).toBe(200);
+});
+
+test('a retired host still holding an ACTIVE instance that comes back is schedulable again: its provider is neither disabled nor deleted', async () => {
+  const three = compute?.hosts[2];
+  if (three === undefined) throw new Error('ret-3 missing');
+  const uuid = randomUUID();
+  const chosen = selectionFor(three.host, three.computeNodeUuid, CELL);
+  const inst = await superConductorStep(cellDb, placement, uuid, [chosen]);
+  await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
+    instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: three.host,
+      node: three.host, availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
+    requestSpec: undefined, hostList: [chosen], attempt: 1, requestId: `req-${uuid}`,
+  }, { server: three.host });
+  await waitFor('ACTIVE on ret-3', async () => ((await getInstance(cellDb.pool, uuid))?.vmState === 'active' ? true : undefined));
+  await restartWith(2);
+  await waitFor('ret-3 kept, disabled', async () => ((await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined));
+  await restartWith(3);
+  await waitFor('ret-3 back', async () => ((await liveHosts()).join() === 'ret-1,ret-2,ret-3' ? true : undefined));
+  // the compute's own report (traits replaced) re-enabled it, and nothing disables or deletes it afterwards
+  await waitFor('ret-3 enabled', async () => (!(await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined));
+  expect(await conductor.removeRetiredProviders()).toEqual({ deleted: [], kept: [], returned: [] });
+  expect((await provider(three.computeNodeUuid)).traits).toEqual(['COMPUTE_NODE']);
+  expect((await placement.consumerAllocations(uuid))?.allocations.map((a) => a.resourceProviderUuid)).toEqual([three.computeNodeUuid]);
 });
