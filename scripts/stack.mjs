@@ -11,8 +11,9 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeF
 import { connect } from 'node:net';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dropOwnedDatabase, dropRole, dropVhostWithUser, ensureOwnedDatabase, ensureReadOnlyRole, ensureVhostWithUser } from '../deploy/launcher/provision.mjs';
-import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts, readOnlyGrants, systemPlan, systemServices, topology } from '../deploy/launcher/system.mjs';
+import { ensureOwnedDatabase, ensureReadOnlyRole, ensureVhostWithUser } from '../deploy/launcher/provision.mjs';
+import { purgeSystem, recordProvisioned, systemNames } from '../deploy/launcher/purge.mjs';
+import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts, systemPlan, systemServices, topology } from '../deploy/launcher/system.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN_URL = process.env.CELLSCHED_PG_ADMIN_URL ?? 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres';
@@ -52,7 +53,7 @@ function servicesTable(plan, common) {
     placementProfile('placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
     placementProfile('placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
     // the computes' fault-control endpoint on a free loopback port (printed in their log), for the chaos suite
-    ...systemServices(plan, { topology: join(STATE, 'cells.json'), schedulerTopology: join(STATE, 'scheduler-cells.json') }, common)
+    ...systemServices(plan, common)
       .map((r) => (r.name.startsWith('compute-') ? { ...r, env: () => ({ CELLSCHED_COMPUTE_CONTROL_PORT: '0', ...r.env() }) } : r)),
   ];
 }
@@ -183,13 +184,14 @@ async function startOne(s) {
 
 /** Roles, databases, vhosts and users of the system, then cellsched-manage's bootstrap. Idempotent. */
 async function provisionSystem() {
+  recordProvisioned(STATE, systemNames(PLAN)); // what `down --purge` must drop, whatever the options of a later `up`
   for (const role of PLAN.roles) await ensureOwnedDatabase(withAdmin, role);
   for (const vhost of PLAN.vhosts) ensureVhostWithUser(vhost);
   writeFileSync(join(STATE, 'cells.json'), JSON.stringify(topology(PLAN), null, 2), { mode: 0o600 });
-  bootstrapCells(PLAN, ROOT);
+  // the read-only roles first (an administrator's job); the databases' owners grant them what they read (bootstrap's --read-only-role)
   const withAdminOn = (db, fn) => { const u = new URL(ADMIN_URL); u.pathname = `/${db}`; return withClient(u.toString(), fn); };
-  for (const [role, grants] of readOnlyGrants(PLAN)) await ensureReadOnlyRole(withAdminOn, role, grants);
-  writeFileSync(join(STATE, 'scheduler-cells.json'), JSON.stringify(PLAN.schedulerTopology, null, 2), { mode: 0o600 });
+  for (const role of PLAN.readOnlyRoles) await ensureReadOnlyRole(withAdminOn, role, []);
+  bootstrapCells(PLAN, ROOT);
   console.log(`system: ${PLAN.cells.length} cells (${PLAN.cells.map((c) => `${c.name} ${c.uuid}`).join(', ')}) + cell0, databases and vhosts ready`);
 }
 
@@ -219,7 +221,7 @@ cellsched is up: ${o.cells} cells x ${o.hostsPerCell} hosts, ${o.schedulers} sch
   schedulers    ${Array.from({ length: o.schedulers }, (_, i) => `127.0.0.1:${PLAN.ports.scheduler(i)}`).join(' ')}
   databases     ${PLAN.roles.join(' ')} (role = database, dev password '<name>-dev')
   vhosts        ${PLAN.vhosts.join(' ')} (user = vhost, dev password '<name>-dev')
-  cell topology ${join(STATE, 'cells.json')}
+  cells         node services/manage/dist/main.js cell_v2 list_cells (CELLSCHED_API_DB_URL=${PLAN.api.dbUrl}); provisioned: ${join(STATE, 'cells.json')}
   logs          ${STATE}/<service>.log     (pnpm stack status lists them)
   traces        pnpm trace-tail --file ${SPANS}
   stop          pnpm stack down${opts.stateDir ? ` --state-dir ${STATE}` : ''}`);
@@ -238,13 +240,9 @@ async function down(services) {
     rmSync(pidFile(s), { force: true });
   }
   if (opts.purge && opts.only === undefined) {
-    for (const role of PLAN.roles) await dropOwnedDatabase(withAdmin, role);
-    for (const role of PLAN.readOnlyRoles) await dropRole(withAdmin, role); // after the databases holding their grants
-    // the standard placement database (gabbi's) is never purged; a private stack's is
-    if (PLAN.options.prefix !== SYSTEM_DEFAULTS.prefix) await dropOwnedDatabase(withAdmin, `${PLAN.options.prefix}_placement`);
-    for (const vhost of PLAN.vhosts) dropVhostWithUser(vhost);
-    rmSync(SYSTEM_FILE, { force: true });
-    console.log(`purged databases ${PLAN.roles.join(', ')} and vhosts ${PLAN.vhosts.join(', ')}`);
+    // placement's database goes too, whatever the prefix: kept, its providers and allocations held capacity for servers that no longer exist
+    const p = await purgeSystem(PLAN, STATE, withAdmin);
+    console.log(`purged databases ${p.databases.join(', ')}; roles ${p.readOnlyRoles.join(', ')}; vhosts ${p.vhosts.join(', ')}; ${p.files.length} files of ${STATE}`);
   }
 }
 
@@ -296,7 +294,7 @@ const COMMANDS = { up, start, down, stop: down, status, reset, kill };
 const fn = COMMANDS[opts.command];
 if (!fn) {
   console.error(`usage: pnpm stack up [--cells N] [--hosts-per-cell M] [--schedulers K] [--build-failure-rate R] [--port-offset P] [--prefix NAME] [--state-dir DIR]
-       pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]   (down --purge also drops the system's databases and vhosts)
+       pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]   (down --purge also drops the system's databases (placement's too), roles and vhosts, and its files in the state dir)
        pnpm stack kill --only NAME[,NAME] [--signal SIGKILL]     pnpm stack start --only NAME[,NAME] [--no-build]   (a running system's services)`);
   process.exit(2);
 }

@@ -6,6 +6,10 @@ CREATE ROLE cellsched_cell0 LOGIN PASSWORD 'cellsched_cell0-dev';
 CREATE ROLE cellsched_cell1 LOGIN PASSWORD 'cellsched_cell1-dev';
 CREATE ROLE cellsched_cell2 LOGIN PASSWORD 'cellsched_cell2-dev';
 CREATE ROLE cellsched_placement LOGIN PASSWORD 'cellsched_placement-dev';
+-- read-only roles, owning nothing: the databases' owners grant them SELECT on what they read
+-- (bootstrap.sh: cellsched-manage api_db sync / db sync --read-only-role)
+CREATE ROLE cellsched_scheduler LOGIN NOINHERIT PASSWORD 'cellsched_scheduler-dev';
+CREATE ROLE cellsched_api_cells LOGIN NOINHERIT PASSWORD 'cellsched_api_cells-dev';
 CREATE DATABASE cellsched_api OWNER cellsched_api;
 CREATE DATABASE cellsched_cell0 OWNER cellsched_cell0;
 CREATE DATABASE cellsched_cell1 OWNER cellsched_cell1;

@@ -77,14 +77,7 @@ export async function ensureReadOnlyRole(withAdminOn, role, grants) {
       await c.query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${ident(role)}`);
       await c.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM ${ident(role)}`);
       await c.query(`GRANT USAGE ON SCHEMA public TO ${ident(role)}`);
-      const whole = tables.filter((t) => !t.includes('('));
-      if (whole.length > 0) await c.query(`GRANT SELECT ON ${whole.map(ident).join(', ')} TO ${ident(role)}`);
-      // `table(col, ...)`: those columns only (REVOKE ALL above also revoked earlier column grants)
-      for (const t of tables.filter((x) => x.includes('('))) {
-        const [, table, cols] = /^(\w+)\(([\w\s,]+)\)$/.exec(t) ?? [];
-        if (table === undefined) throw new Error(`bad read-only grant ${t}`);
-        await c.query(`GRANT SELECT (${cols.split(',').map((x) => ident(x.trim())).join(', ')}) ON ${ident(table)} TO ${ident(role)}`);
-      }
+      await c.query(`GRANT SELECT ON ${tables.map(ident).join(', ')} TO ${ident(role)}`);
     });
   }
 }

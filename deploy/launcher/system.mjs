@@ -27,19 +27,15 @@ export function systemPlan(o, env) {
   const cell0Role = `${p}_cell0`;
   const schedulerRole = `${p}_scheduler`;
   const apiCellsRole = `${p}_api_cells`;
-  const noCredentials = (url) => { const u = new URL(url); u.username = ''; u.password = ''; return u.toString(); };
   return {
     options: o, cells,
     api: { role: apiRole, dbUrl: pgUrl(env.adminUrl, apiRole, apiRole), transportUrl: amqpUrl(env.amqpBase, apiRole, apiRole) },
     cell0: { role: cell0Role, dbUrl: pgUrl(env.adminUrl, cell0Role, cell0Role) },
     ports: { api: 8774 + off, placement: 8778 + off, placementGrpc: 8779 + off, scheduler: (i) => 8780 + off + i },
-    // the scheduler's topology: its read-only role on the API DB and the cell DBs; bus URLs without credentials (it never uses a bus)
-    schedulerTopology: {
-      apiDbUrl: pgUrl(env.adminUrl, schedulerRole, apiRole), apiTransportUrl: noCredentials(amqpUrl(env.amqpBase, apiRole, apiRole)),
-      cell0: { uuid: '00000000-0000-0000-0000-000000000000', name: 'cell0', dbUrl: pgUrl(env.adminUrl, schedulerRole, cell0Role) },
-      cells: cells.map((c) => ({ uuid: c.uuid, name: c.name, dbUrl: pgUrl(env.adminUrl, schedulerRole, c.role), transportUrl: noCredentials(c.transportUrl) })),
-    },
-    // read-only roles (SELECT on exactly what each reads; see readOnlyGrants): the scheduler's, and the api's for its cell reads
+    // the scheduler reads the API DB and every cell DB as its own read-only role; the cells come from cell_mappings
+    scheduler: { role: schedulerRole, apiDbUrl: pgUrl(env.adminUrl, schedulerRole, apiRole) },
+    // read-only roles, created here; `cellsched-manage api_db sync / db sync --read-only-role` grants them
+    // SELECT on exactly what each reads (API_DB_READERS, CELL_DB_READERS), so a cell created later is covered too
     readOnly: { scheduler: schedulerRole, apiCells: apiCellsRole },
     // every role and vhost the system owns (provisioning and purge)
     roles: [apiRole, cell0Role, ...cells.map((c) => c.role)],
@@ -49,31 +45,22 @@ export function systemPlan(o, env) {
 }
 
 /**
- * What the read-only roles may read, table by table (DESIGN: the scheduler and the api reach the
- * cell DBs read-only; the scheduler reads the API DB for aggregates and server groups, as Nova's).
- * A grant, not a session setting: `default_transaction_read_only` can be switched off by the
- * session itself, a missing privilege cannot. A new read must be added here, or the e2e suite fails.
- * `table(col, ...)` grants those columns only.
+ * `--read-only-role` options of `cellsched-manage api_db sync` / `db sync`: the database owner
+ * grants each read-only role SELECT on exactly what it reads (the lists live next to the
+ * queries: API_DB_READERS in @cellsched/api-db, CELL_DB_READERS in @cellsched/cell-db). A grant,
+ * not a session setting: `default_transaction_read_only` can be switched off by the session
+ * itself, a missing privilege cannot.
  */
-export const READ_ONLY_TABLES = Object.freeze({
-  // host_mappings + the cells' ids and uuids (not their URLs: they hold credentials): an undiscovered host is never chosen
-  schedulerApi: ['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member',
-    'host_mappings', 'cell_mappings(id, uuid)'],
-  schedulerCell: ['services', 'compute_nodes'],
-  // migrations: os-services DELETE refuses a compute service with in-progress migrations (Nova's 409)
-  apiCell: ['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes', 'migrations'],
-});
-
-/** `[role, [{ database, tables }]]` for each read-only role of the system (provision.mjs ensureReadOnlyRole). */
-export function readOnlyGrants(plan) {
-  const cellDbs = plan.cells.map((c) => c.role);
-  return [
-    [plan.readOnly.scheduler, [{ database: plan.api.role, tables: READ_ONLY_TABLES.schedulerApi }, ...cellDbs.map((database) => ({ database, tables: READ_ONLY_TABLES.schedulerCell }))]],
-    [plan.readOnly.apiCells, [plan.cell0.role, ...cellDbs].map((database) => ({ database, tables: READ_ONLY_TABLES.apiCell }))],
-  ];
+export function readOnlyRoleOptions(plan, db) {
+  const roles = db === 'api' ? [['scheduler', plan.readOnly.scheduler]] : [['scheduler', plan.readOnly.scheduler], ['api', plan.readOnly.apiCells]];
+  return roles.flatMap(([reader, role]) => ['--read-only-role', `${reader}=${role}`]);
 }
 
-/** The cell topology file the scheduler and super-conductor read (CELLSCHED_CELLS_FILE). */
+/**
+ * What `up` provisioned, with each cell owner's URLs (`<state>/cells.json`, for tests and tools).
+ * No service reads it: the super-conductor and the schedulers take their cells from the API
+ * DB's cell_mappings, so a cell created or deleted later is not in this file.
+ */
 export function topology(plan) {
   return {
     apiDbUrl: plan.api.dbUrl, apiTransportUrl: plan.api.transportUrl,
@@ -85,7 +72,7 @@ export function topology(plan) {
 const node = (svc, extra = []) => ['node', ['--require', `./services/${svc}/dist/tracing.js`, `services/${svc}/dist/main.js`, ...extra]];
 
 /** The system's rows (start order), after placement. `common` is env every process gets (telemetry). */
-export function systemServices(plan, files, common) {
+export function systemServices(plan, common) {
   const o = plan.options;
   const placementGrpc = `127.0.0.1:${plan.ports.placementGrpc}`;
   const placementUrl = `http://127.0.0.1:${plan.ports.placement}`;
@@ -95,7 +82,7 @@ export function systemServices(plan, files, common) {
     rows.push({
       name: `cell-conductor-${c.name}`, build: 'services/cell-conductor', main: 'services/cell-conductor/dist/main.js', system: true, cmd: node('cell-conductor'),
       env: () => ({ ...common, CELLSCHED_CELL_UUID: c.uuid, CELLSCHED_CELL_NAME: c.name, CELLSCHED_CELL_DB_URL: c.dbUrl, CELLSCHED_CELL_TRANSPORT_URL: c.transportUrl, CELLSCHED_PLACEMENT_GRPC: placementGrpc,
-        CELLSCHED_PLACEMENT_URL: placementUrl }),
+        CELLSCHED_PLACEMENT_URL: placementUrl }), // the allocation audit's REST reads: this system's placement, at its port offset
       ready: { log: 'cell conductor serving' },
     });
   }
@@ -111,13 +98,15 @@ export function systemServices(plan, files, common) {
   }));
   schedulers.forEach((addr, i) => rows.push({
     name: `scheduler-${i}`, build: 'services/scheduler', main: 'services/scheduler/dist/main.js', system: true, cmd: node('scheduler'), afterDiscover: true,
-    env: () => ({ ...common, CELLSCHED_CELLS_FILE: files.schedulerTopology, CELLSCHED_SCHEDULER_BASE_PORT: String(plan.ports.scheduler(0)), CELLSCHED_SCHEDULER_REPLICA: String(i),
+    env: () => ({ ...common, CELLSCHED_API_DB_URL: plan.scheduler.apiDbUrl, CELLSCHED_SCHEDULER_CELL_DB_USER: plan.readOnly.scheduler,
+      CELLSCHED_SCHEDULER_CELL_DB_PASSWORD: devPassword(plan.readOnly.scheduler), CELLSCHED_SCHEDULER_BASE_PORT: String(plan.ports.scheduler(0)), CELLSCHED_SCHEDULER_REPLICA: String(i),
       CELLSCHED_PLACEMENT_GRPC_ADDRESSES: placementGrpc }),
     ready: { tcp: addr },
   }));
   rows.push({
     name: 'super-conductor', build: 'services/super-conductor', main: 'services/super-conductor/dist/main.js', system: true, cmd: node('super-conductor'), afterDiscover: true,
-    env: () => ({ ...common, CELLSCHED_CELLS_FILE: files.topology, CELLSCHED_SCHEDULER_GRPC: schedulers.join(','), CELLSCHED_PLACEMENT_GRPC: placementGrpc, CELLSCHED_PLACEMENT_URL: placementUrl }),
+    env: () => ({ ...common, CELLSCHED_API_DB_URL: plan.api.dbUrl, CELLSCHED_API_TRANSPORT_URL: plan.api.transportUrl,
+      CELLSCHED_SCHEDULER_GRPC: schedulers.join(','), CELLSCHED_PLACEMENT_GRPC: placementGrpc, CELLSCHED_PLACEMENT_URL: placementUrl }),
     ready: { log: 'super-conductor serving' },
   });
   rows.push({
@@ -143,15 +132,19 @@ function must(plan, args, root, okCodes = [0]) {
   return out;
 }
 
-/** nova-manage's bootstrap: API DB schema, cell0, the cells (with the topology's uuids), every cell's schema. Idempotent. */
+/**
+ * nova-manage's bootstrap: API DB schema, cell0, the cells (with the plan's uuids), every cell's
+ * schema, and the read-only roles' grants (the roles must exist). Idempotent; on a running
+ * system with more `--cells`, the new cells are created and synced the same way.
+ */
 export function bootstrapCells(plan, root) {
-  must(plan, ['api_db', 'sync'], root);
+  must(plan, ['api_db', 'sync', ...readOnlyRoleOptions(plan, 'api')], root);
   must(plan, ['cell_v2', 'map_cell0', '--database_connection', plan.cell0.dbUrl], root);
   for (const c of plan.cells) {
     // exit 2: that transport_url + database_connection is already a cell (a restart)
     must(plan, ['cell_v2', 'create_cell', '--name', c.name, '--transport-url', c.transportUrl, '--database_connection', c.dbUrl, '--uuid', c.uuid], root, [0, 2]);
   }
-  must(plan, ['db', 'sync'], root);
+  must(plan, ['db', 'sync', ...readOnlyRoleOptions(plan, 'cell')], root);
 }
 
 /** `cell_v2 discover_hosts` until every simulated host has a host mapping (or the deadline). Returns the mapped count. */

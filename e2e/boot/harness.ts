@@ -17,6 +17,8 @@ export interface Topology {
 /** A whole cellsched system started by `pnpm stack up` for one test file; `down()` stops and purges it. */
 export class Stack {
   readonly stateDir = mkdtempSync(join(tmpdir(), 'cellsched-e2e-'));
+  /** The service options `up` gave every process (a restarted service gets them again). */
+  private env: Record<string, string> = {};
   constructor(readonly prefix: string, readonly portOffset: number) {}
 
   get apiUrl(): string { return `http://127.0.0.1:${8774 + this.portOffset}/v2.1`; }
@@ -25,6 +27,7 @@ export class Stack {
 
   /** Starts the system (builds first); the launcher's output is printed on failure. `env`: service options every process gets. */
   up(extra: string[], env: Record<string, string> = {}): void {
+    this.env = env;
     execFileSync('node', ['scripts/stack.mjs', 'up', ...this.flags, ...extra],
       { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000, env: { ...process.env, ...env } });
   }
@@ -50,6 +53,11 @@ export class Stack {
     execFileSync('node', ['scripts/stack.mjs', 'down', '--purge', ...this.flags], { cwd: ROOT, stdio: 'ignore', timeout: 120_000 });
   }
 
+  /** Stops every process of the system and keeps its data (`pnpm stack down` without --purge). */
+  stop(): void {
+    execFileSync('node', ['scripts/stack.mjs', 'down', ...this.flags], { cwd: ROOT, stdio: 'ignore', timeout: 120_000 });
+  }
+
   topology(): Topology { return JSON.parse(readFileSync(join(this.stateDir, 'cells.json'), 'utf8')) as Topology; }
   /** A service's log file (`api`, `super-conductor`, `compute-cell1`, ...). */
   logFile(service: string): string { return join(this.stateDir, `${service}.log`); }
@@ -59,6 +67,17 @@ export class Stack {
     const f = join(this.stateDir, `${service}.pid`);
     if (!existsSync(f)) throw new Error(`no pid file for ${service}`);
     return Number(readFileSync(f, 'utf8'));
+  }
+
+  /** Stops one of this system's services (`pnpm stack kill`, SIGKILL by default) and waits until it is gone. */
+  kill(service: string, signal: NodeJS.Signals = 'SIGKILL'): void {
+    execFileSync('node', ['scripts/stack.mjs', 'kill', '--only', service, '--signal', signal, ...this.flags], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], timeout: 60_000 });
+  }
+
+  /** Starts a stopped service of this system again (`pnpm stack start --no-build`) and waits until it is ready. */
+  start(service: string): void {
+    execFileSync('node', ['scripts/stack.mjs', 'start', '--only', service, '--no-build', ...this.flags],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], timeout: 120_000, env: { ...process.env, ...this.env } });
   }
 
   /** Sends `signal` to some of this system's own processes (SIGSTOP/SIGCONT to freeze one at a checkpoint). */

@@ -174,10 +174,11 @@ async function runScenario(sc: Scenario, iteration: number, args: Args, profile:
   }
   progress.status(() => `  ${sc.name}: checking invariants (quiescence bound ${secs(profile.settleMs)}) ${secs(Date.now() - start)}`);
   let results: InvariantResult[] = [];
-  let stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0 };
+  let stats = { accepted: ledger.entries.size, deleted: ledger.deletedIds().length, active: 0, error: 0, errorInCell0: 0, other: 0, attempts: 0, failedAttempts: 0, deadLettered: 0 };
   try {
-    const c = await checkInvariants(stack, ledger, monitor, { settleMs: profile.settleMs, logsFrom });
+    const c = await checkInvariants(stack, ledger, monitor, { settleMs: profile.settleMs, logsFrom, since: start });
     results = c.results; stats = c.stats;
+    ctx.note('deadLettered', c.stats.deadLettered);
   } catch (e) {
     failure ??= `invariant check failed to run: ${(e as Error).message}`;
     results = INVARIANTS.map((name) => ({ name, ok: false, problems: [`not checked: ${(e as Error).message}`], count: 1 }));
@@ -244,10 +245,12 @@ function totals(rs: ScenarioReport[]) {
     kills: sum((r) => r.kills), lost: sum((r) => r.invariants.find((i) => i.name === 'none-lost')?.count ?? 0),
     allocationProblems: sum((r) => r.invariants.find((i) => i.name === 'allocations-exact')?.count ?? 0),
     overCapacity: sum((r) => r.invariants.find((i) => i.name === 'capacity')?.count ?? 0),
-    singleHostViolations: sum((r) => r.invariants.find((i) => i.name === 'single-host')?.count ?? 0) };
+    singleHostViolations: sum((r) => r.invariants.find((i) => i.name === 'single-host')?.count ?? 0),
+    auditProblems: sum((r) => r.invariants.find((i) => i.name === 'audit')?.count ?? 0),
+    groupViolations: sum((r) => r.invariants.find((i) => i.name === 'server-groups')?.count ?? 0) };
 }
 
-const SHORT: Record<string, string> = { settled: 'settled', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault' };
+const SHORT: Record<string, string> = { settled: 'settled', 'dead-letters': 'dlq', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault', audit: 'audit', 'server-groups': 'groups' };
 
 function table(rs: ScenarioReport[]): string {
   const head = ['scenario', 'seed', 'builds', 'ACTIVE', 'ERROR', 'failed attempts', 'kills', ...INVARIANTS.map((i) => SHORT[i] ?? i), 'checks', 'duration'];
@@ -266,7 +269,7 @@ function table(rs: ScenarioReport[]): string {
 function totalsLine(rs: ScenarioReport[]): string {
   const t = totals(rs);
   const pct = t.attempts ? Math.round((100 * t.failedAttempts) / t.attempts) : 0;
-  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.failedAttempts}/${t.attempts} build attempts failed (${pct}%), ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}`;
+  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.failedAttempts}/${t.attempts} build attempts failed (${pct}%), ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}, audit problems (failed or missing passes, orphans) ${t.auditProblems}, server-group violations ${t.groupViolations}`;
 }
 
 main().catch((e: unknown) => { console.error(`chaos: ${(e as Error).message}`); process.exitCode = 2; });

@@ -11,6 +11,8 @@ import type { HttpResult, ServiceKind, StackHandle, StackShape, Topology } from 
 
 const run = promisify(execFile);
 export const ROOT = join(__dirname, '../..');
+/** The cell conductors' audit period in the chaos stack (default 5 min): a pass in every scenario, one after quiescence. */
+export const AUDIT_INTERVAL_MS = 5000;
 const ADMIN_URL = process.env.CELLSCHED_PG_ADMIN_URL ?? 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres';
 
 /** Kills and starts, for the report. */
@@ -35,7 +37,9 @@ export class ChaosStack implements StackHandle {
 
   private async stackCmd(args: string[], timeoutMs: number): Promise<string> {
     try {
-      const r = await run('node', ['scripts/stack.mjs', ...args, ...this.flags], { cwd: ROOT, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 16 << 20 });
+      const r = await run('node', ['scripts/stack.mjs', ...args, ...this.flags], {
+        cwd: ROOT, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 16 << 20, env: { ...process.env, CELLSCHED_AUDIT_INTERVAL_MS: String(AUDIT_INTERVAL_MS) },
+      });
       return r.stdout;
     } catch (e) {
       const x = e as { stdout?: string; stderr?: string; message: string };

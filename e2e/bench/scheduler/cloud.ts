@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { API_DB_MIGRATIONS_DIR } from '../../../packages/api-db/src/index';
+import { API_DB_MIGRATIONS_DIR, createCellMapping } from '../../../packages/api-db/src/index';
 import { CELL_DB_MIGRATIONS_DIR } from '../../../packages/cell-db/src/index';
 import { createTestDatabase, type TestDatabase } from '../../../packages/db/src/index';
 import { type HostSpec, seedHosts } from './seed';
@@ -116,6 +116,10 @@ export class BenchCloud {
     })));
     const cloud = new BenchCloud(placementDb, apiDb, cell0, cells);
     try {
+      // the replicas read the cells from the API DB's cell mappings, as Nova's scheduler does
+      for (const [i, c] of cells.entries()) {
+        await createCellMapping(apiDb.pool, { uuid: c.uuid, name: `cell${i + 1}`, transportUrl: `amqp://127.0.0.1:5672/bench-cell${i + 1}`, databaseConnection: c.db.url });
+      }
       const port = await freePort(2);
       cloud.placementGrpc = `127.0.0.1:${port + 1}`;
       cloud.placementProcess = await startProcess('placement', 'services/placement/dist/main.js', {
@@ -149,14 +153,13 @@ export class BenchCloud {
     // NOTE: one free port per replica (consecutive ports may be taken); basePort + index lands on it.
     const ports: number[] = [];
     for (let i = 0; i < n; i++) ports.push(await freePort());
-    const topology = JSON.stringify({
-      apiDbUrl: this.apiDb.url, apiTransportUrl: 'amqp://127.0.0.1:5672/bench-api', cell0: { dbUrl: this.cell0.url },
-      cells: this.cells.map((c, i) => ({ uuid: c.uuid, name: `cell${i + 1}`, dbUrl: c.db.url, transportUrl: `amqp://127.0.0.1:5672/bench-cell${i + 1}` })),
-    });
+    // NOTE: the throwaway databases' admin role stands in for the scheduler's read-only role
+    const admin = new URL(this.apiDb.url);
     // NOTE: each child is recorded as soon as it is spawned-and-up, and a failed start stops the
     // ones already up, so no replica outlives the benchmark.
     const started = await Promise.allSettled(Array.from({ length: n }, (_, i) => startProcess(`scheduler-${i}`, 'services/scheduler/dist/main.js', {
-      CELLSCHED_CELLS: topology, CELLSCHED_CELLS_FILE: '', CELLSCHED_SCHEDULER_BASE_PORT: String((ports[i] as number) - i), CELLSCHED_SCHEDULER_REPLICA: String(i),
+      CELLSCHED_API_DB_URL: this.apiDb.url, CELLSCHED_SCHEDULER_CELL_DB_USER: decodeURIComponent(admin.username),
+      CELLSCHED_SCHEDULER_CELL_DB_PASSWORD: decodeURIComponent(admin.password), CELLSCHED_SCHEDULER_BASE_PORT: String((ports[i] as number) - i), CELLSCHED_SCHEDULER_REPLICA: String(i),
       CELLSCHED_PLACEMENT_GRPC_ADDRESSES: this.placementGrpc, CELLSCHED_SCHEDULER_DB_POOL: '4', ...extraEnv,
     }, ports[i] as number)));
     this.replicas = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));

@@ -13,6 +13,8 @@ import { schedulersFillCloud } from './09-schedulers-fill-cloud';
 import { deletesRacingBuilds } from './10-deletes-racing-builds';
 import { postgresRestart } from './11-postgres-restart';
 import { cellCutOff } from './12-cell-cut-off';
+import { brokerRefuses } from './13-broker-refuses';
+import { serverGroups } from './14-server-groups';
 
 export const SCENARIOS: readonly Scenario[] = [
   reschedulableFailures,
@@ -28,4 +30,6 @@ export const SCENARIOS: readonly Scenario[] = [
   deletesRacingBuilds,
   postgresRestart,
   cellCutOff,
+  brokerRefuses,
+  serverGroups,
 ];

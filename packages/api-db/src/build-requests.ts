@@ -1,5 +1,5 @@
 import { Instance } from '@cellsched/wire';
-import { ApiDbError, checkUuid, type Queryable } from './db';
+import { ApiDbError, checkUuid, checkUuids, type Queryable } from './db';
 
 /** Nova's BuildRequest: the server as the API shows it until it has a cell. */
 export interface BuildRequest {
@@ -41,9 +41,15 @@ export async function getBuildRequest(db: Queryable, instanceUuid: string): Prom
   return r.rows[0] === undefined ? undefined : toBuildRequest(r.rows[0]);
 }
 
-/** Build requests of a project (or all), oldest first. Read-only. */
-export async function listBuildRequests(db: Queryable, opts: { projectId?: string } = {}): Promise<BuildRequest[]> {
-  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM build_requests WHERE ($1::text IS NULL OR project_id = $1) ORDER BY id`, [opts.projectId ?? null]);
+/**
+ * Build requests of a project (or all), oldest first. Read-only. `displayNameRegex`: only
+ * those whose would-be instance's name matches this PostgreSQL regular expression anywhere
+ * (`~`); an invalid pattern fails with SQLSTATE 2201B.
+ */
+export async function listBuildRequests(db: Queryable, opts: { projectId?: string; displayNameRegex?: string } = {}): Promise<BuildRequest[]> {
+  const r = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM build_requests WHERE ($1::text IS NULL OR project_id = $1)
+       AND ($2::text IS NULL OR coalesce(instance->>'displayName', '') ~ $2) ORDER BY id`, [opts.projectId ?? null, opts.displayNameRegex ?? null]);
   return r.rows.map(toBuildRequest);
 }
 
@@ -56,4 +62,11 @@ export async function listBuildRequests(db: Queryable, opts: { projectId?: strin
 export async function deleteBuildRequest(db: Queryable, instanceUuid: string): Promise<boolean> {
   const r = await db.query('DELETE FROM build_requests WHERE instance_uuid = $1', [checkUuid(instanceUuid, 'instance uuid')]);
   return (r.rowCount ?? 0) > 0;
+}
+
+/** Which of `instanceUuids` still have a build request (not scheduled to a cell yet). Read-only. */
+export async function instancesWithBuildRequest(db: Queryable, instanceUuids: readonly string[]): Promise<Set<string>> {
+  const r = await db.query<{ instance_uuid: string }>('SELECT instance_uuid::text FROM build_requests WHERE instance_uuid = ANY($1::uuid[])',
+    [checkUuids(instanceUuids, 'instance uuid')]);
+  return new Set(r.rows.map((x) => x.instance_uuid));
 }

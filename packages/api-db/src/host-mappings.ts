@@ -74,10 +74,11 @@ export interface HostMappingRow {
 /**
  * Mappings with an id above `afterId` (0: all), by id. A reader that holds every mapping up to
  * `afterId` catches up with the inserts since; removals it sees as a count below its own (then it
- * reads all again). Reads `host_mappings` and only `cell_mappings(id, uuid)`. Read-only.
+ * reads all again). Reads `host_mappings` and the view `cell_mapping_endpoints` (never
+ * `cell_mappings`, whose URLs hold the cell owners' credentials). Read-only.
  */
 export async function listHostMappingsAfter(db: Queryable, afterId: number): Promise<HostMappingRow[]> {
   const r = await db.query<{ id: number; host: string; cell_uuid: string }>(
-    'SELECT h.id, h.host, c.uuid::text AS cell_uuid FROM host_mappings h JOIN cell_mappings c ON c.id = h.cell_id WHERE h.id > $1 ORDER BY h.id', [afterId]);
+    'SELECT h.id, h.host, c.uuid::text AS cell_uuid FROM host_mappings h JOIN cell_mapping_endpoints c ON c.id = h.cell_id WHERE h.id > $1 ORDER BY h.id', [afterId]);
   return r.rows.map((row) => ({ id: row.id, host: row.host, cellUuid: row.cell_uuid }));
 }

@@ -7,6 +7,10 @@
 export { API_DB_MIGRATIONS_DIR, ApiDbError, type Queryable } from './db';
 export { syncApiDb } from './sync';
 export * from './cell-mappings';
+export * from './cell-mapping-endpoints';
+export * from './cell-changes';
+export * from './cell-set';
+export * from './readers';
 export * from './host-mappings';
 export * from './instance-mappings';
 export * from './build-requests';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
   API_DB_MIGRATIONS_DIR, createBuildRequest, deleteBuildRequest, deleteRequestSpec, getBuildRequest, getFlavorByFlavorId,
-  getImage, getRequestSpec, listBuildRequests, saveRequestSpec, toImageMeta, toWireFlavor,
+  getImage, getRequestSpec, instancesWithBuildRequest, listBuildRequests, saveRequestSpec, toImageMeta, toWireFlavor,
 } from '@cellsched/api-db';
 import { Instance, RequestSpec, VmState } from '@cellsched/wire';
 
@@ -28,10 +28,21 @@ describe('build requests', () => {
     expect(got?.projectId).toBe('p1');
     expect((await listBuildRequests(db.pool, { projectId: 'p1' })).map((b) => b.instanceUuid)).toEqual([uuid]);
     expect(await listBuildRequests(db.pool, { projectId: 'p2' })).toEqual([]);
+    expect((await listBuildRequests(db.pool, { projectId: 'p1', displayNameRegex: instance.displayName.slice(1, 3) })).map((b) => b.instanceUuid)).toEqual([uuid]);
+    expect(await listBuildRequests(db.pool, { projectId: 'p1', displayNameRegex: `^${instance.displayName}x` })).toEqual([]);
+    await expect(listBuildRequests(db.pool, { displayNameRegex: '[' })).rejects.toMatchObject({ code: '2201B' });
     // The user's delete and the super-conductor race: exactly one sees true.
     const results = await Promise.all([deleteBuildRequest(db.pool, uuid), deleteBuildRequest(db.pool, uuid)]);
     expect(results.sort()).toEqual([false, true]);
     expect(await getBuildRequest(db.pool, uuid)).toBeUndefined();
+  });
+
+  it('tell which instances still have one (the placement audit: a claim whose instance is not in a cell yet)', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    await createBuildRequest(db.pool, Instance.fromPartial({ uuid: a, projectId: 'p4', flavor: await tiny(), vmState: VmState.VM_STATE_BUILDING }));
+    expect(await instancesWithBuildRequest(db.pool, [a, b])).toEqual(new Set([a]));
+    expect(await instancesWithBuildRequest(db.pool, [])).toEqual(new Set());
+    await expect(instancesWithBuildRequest(db.pool, ['x'])).rejects.toMatchObject({ code: 'api_db.invalid_uuid' });
   });
 
   it('keep the create\'s traceparent for a re-cast, and refuse one that is not a W3C traceparent (nothing written)', async () => {

@@ -4,7 +4,7 @@ import { createTestDatabase, withTransaction, type TestDatabase } from '@cellsch
 import {
   addHostMappings, API_DB_MIGRATIONS_DIR, countInstanceMappingsInCell, createCellMapping, deleteCellMapping, updateCellMapping, createInstanceMapping, deleteHostMapping, deleteInstanceMapping,
   findCellMappingByUrls, getCellMapping, getHostMapping, getInstanceMapping, getInstanceMappings, listCellMappings, listHostMappings,
-  listInstanceMappings, setCellMappingDisabled, setInstanceMappingCell, setInstanceMappingQueuedForDelete,
+  listCellMappingEndpoints, listInstanceMappings, setCellMappingDisabled, setInstanceMappingCell, setInstanceMappingQueuedForDelete,
 } from '@cellsched/api-db';
 
 let db: TestDatabase;
@@ -35,6 +35,19 @@ describe('cell mappings', () => {
     expect(await setCellMappingDisabled(db.pool, cell.uuid, true)).toBe(true);
     expect((await getCellMapping(db.pool, cell.uuid))?.disabled).toBe(true);
     expect(await setCellMappingDisabled(db.pool, randomUUID(), true)).toBe(false);
+  });
+
+  it('cell_mapping_endpoints shows every mapping with no user or password in either URL', async () => {
+    const { cell } = await createCellMapping(db.pool, {
+      name: 'creds', transportUrl: 'amqps://us%40er:p@ss:w0rd@mq.example:5671/vh?heartbeat=5', databaseConnection: 'postgresql://owner:s3cret@db.example:6432/creds?sslmode=require',
+    });
+    const all = await listCellMappingEndpoints(db.pool);
+    expect(all.map((c) => c.uuid)).toEqual((await listCellMappings(db.pool)).map((c) => c.uuid));
+    expect(all.find((c) => c.uuid === cell.uuid)).toEqual({
+      ...cell, transportUrl: 'amqps://mq.example:5671/vh?heartbeat=5', databaseConnection: 'postgresql://db.example:6432/creds?sslmode=require',
+    });
+    expect(all.find((c) => c.uuid === CELL0_UUID)?.transportUrl).toBe('none:///');
+    expect(all.some((c) => `${c.transportUrl} ${c.databaseConnection}`.includes('@'))).toBe(false);
   });
 
   it('refuses bad input and writes nothing', async () => {

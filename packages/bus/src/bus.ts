@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { backoffProblems, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff';
 import { CastClient } from './cast-client';
 import { BusConnection } from './connection';
-import { describeService, routingKey, type CastServiceDefinition, type RequestOf } from './definitions';
+import { describeService, routingKey, type CastServiceDefinition, type RequestOf, type ServiceEntry } from './definitions';
 import type { CastHandler, Route } from './delivery';
 import { BUS_ERROR, BusError, redactUrl } from './errors';
 import { Publisher } from './publisher';
@@ -30,7 +30,7 @@ export interface BusOptions {
 }
 
 /** Options of one served queue. */
-export interface ServeOptions {
+export interface ServeOptions<S extends CastServiceDefinition = CastServiceDefinition> {
   /** Consume `<topic>.<server>` (`compute.host-12`) instead of the shared `<topic>` queue. */
   readonly server?: string;
   /**
@@ -40,10 +40,17 @@ export interface ServeOptions {
    * The queue has one owner: a second connection serving the same `queue` is refused
    * `bus.queue.locked`. A cast that arrives under a key not listed (the queue was bound to
    * it by an earlier run with other servers) makes the pool unbind that key and forward
-   * the cast to whichever queue is bound to it now, or to the pool's DLQ if none is
-   * (`bus.server.not_served`).
+   * the cast to whichever queue is bound to it now; if none is, the cast goes to the
+   * `notServed` handler of its method, or to the pool's DLQ (`bus.server.not_served`).
    */
   readonly servers?: readonly string[];
+  /**
+   * Only with `servers`: handlers for casts addressed to a server that no queue serves any
+   * more (a host this process stopped simulating). Each should report the server's failure
+   * for that request, so that it moves on instead of waiting in a DLQ. Same contract as the
+   * handlers (idempotent; acked once resolved).
+   */
+  readonly notServed?: CastHandlers<S>;
   /** Name of the pool's durable queue (letters, digits, `.`, `_`, `:`, `-`); its DLQ is `<queue>.dlq`. Only with `servers`. */
   readonly queue?: string;
   /** Unacked deliveries handled at once. Default 16. */
@@ -58,6 +65,17 @@ export interface ServeOptions {
 
 /** Handlers for some or all methods of a generated service, typed by its request messages. */
 export type CastHandlers<S extends CastServiceDefinition> = { readonly [K in keyof S]?: CastHandler<RequestOf<S[K]>> };
+
+/** The routes (wire name → codec and handler) of the handlers given; throws `bus.invalid_argument` for a method the service lacks. */
+function routesOf<S extends CastServiceDefinition>(service: ServiceEntry, handlers: CastHandlers<S>): Map<string, Route> {
+  const routes = new Map<string, Route>();
+  for (const [key, handler] of Object.entries(handlers) as [string, CastHandler<unknown> | undefined][]) {
+    const entry = [...service.methods.values()].find((m) => m.key === key);
+    if (!entry) throw new BusError(BUS_ERROR.invalidArgument, `${service.fullName} has no method ${key}`, false);
+    if (handler) routes.set(entry.wireName, { entry, handler });
+  }
+  return routes;
+}
 
 const RETRY_BACKOFF: BackoffPolicy = Object.freeze({ initialDelayMs: 200, maxDelayMs: 5000, factor: 2, jitter: 0.5 });
 
@@ -132,15 +150,12 @@ export class Bus {
    * dispatches each cast to its handler by the method header. Resolves once consuming;
    * re-subscribes by itself after reconnections.
    */
-  async serve<S extends CastServiceDefinition>(definition: S, handlers: CastHandlers<S>, options: ServeOptions = {}): Promise<CastSubscription> {
+  async serve<S extends CastServiceDefinition>(definition: S, handlers: CastHandlers<S>, options: ServeOptions<S> = {}): Promise<CastSubscription> {
     const service = describeService(definition, options.info);
-    const routes = new Map<string, Route>();
-    for (const [key, handler] of Object.entries(handlers) as [string, CastHandler<unknown> | undefined][]) {
-      const entry = [...service.methods.values()].find((m) => m.key === key);
-      if (!entry) throw new BusError(BUS_ERROR.invalidArgument, `${service.fullName} has no method ${key}`, false);
-      if (handler) routes.set(entry.wireName, { entry, handler });
-    }
+    const routes = routesOf(service, handlers);
     if (routes.size === 0) throw new BusError(BUS_ERROR.invalidArgument, 'serve needs at least one handler', false);
+    if (options.notServed !== undefined && options.servers === undefined) throw new BusError(BUS_ERROR.invalidArgument, 'notServed is only for a server pool (servers)', false);
+    const notServedRoutes = options.notServed === undefined ? undefined : routesOf(service, options.notServed);
     const prefetch = options.prefetch ?? 16;
     const maxDeliveries = options.maxDeliveries ?? 5;
     intInRange('prefetch', prefetch, 1, 10_000);
@@ -149,7 +164,7 @@ export class Bus {
     if (backoffProblems(retryBackoff).length > 0) throw new BusError(BUS_ERROR.invalidArgument, `retryBackoff: ${backoffProblems(retryBackoff).join('; ')}`, false);
     const topology = this.topologyFor(service.topic, options, maxDeliveries);
     const subscription = new Subscription(this.connection, this.publisher, {
-      service, routes, topology, prefetch, retryBackoff, reattachBackoff: DEFAULT_BACKOFF, deadLetterTimeoutMs: this.options.castTimeoutMs,
+      service, routes, notServedRoutes, topology, prefetch, retryBackoff, reattachBackoff: DEFAULT_BACKOFF, deadLetterTimeoutMs: this.options.castTimeoutMs,
     }, this.options.logger);
     this.connection.addOpenHook(subscription.onOpen);
     this.subscriptions.add(subscription);
@@ -164,7 +179,7 @@ export class Bus {
     return subscription;
   }
 
-  private topologyFor(topic: string, options: ServeOptions, maxDeliveries: number): QueueTopology {
+  private topologyFor(topic: string, options: ServeOptions<CastServiceDefinition>, maxDeliveries: number): QueueTopology {
     if (options.servers === undefined) {
       if (options.queue !== undefined) throw new BusError(BUS_ERROR.invalidArgument, 'queue is only for a server pool (servers)', false);
       return queueTopology(this.options.exchange, routingKey(topic, options.server), maxDeliveries);

@@ -52,6 +52,8 @@ export interface DeliveryDeps {
   readonly topology: QueueTopology;
   /** A server pool's binding keys: a delivery under any other key is a stray (forwarded). Undefined for a plain queue. */
   readonly poolKeys: ReadonlySet<string> | undefined;
+  /** A server pool's handlers for casts to servers nobody serves any more (instead of the DLQ). */
+  readonly notServedRoutes?: ReadonlyMap<string, Route>;
   readonly publisher: Publisher;
   readonly logger: Logger;
   readonly retryBackoff: BackoffPolicy;
@@ -101,7 +103,12 @@ export async function handleDelivery(deps: DeliveryDeps, channel: Channel, msg: 
     await deadLetter(deps, channel, msg, checked.failure, attempt);
     return;
   }
-  const { route, request } = checked;
+  await runHandler(deps, channel, msg, checked, attempt);
+}
+
+/** Runs one route's handler in a `process <topic>` span; acks when it resolves, else retries or dead-letters. */
+async function runHandler(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, { route, request }: { route: Route; request: unknown }, attempt: number): Promise<void> {
+  const headers = msg.properties.headers ?? {};
   const attrs = {
     exchange: msg.fields.exchange, routingKey: msg.fields.routingKey, bodySize: msg.content.length,
     messageId: typeof msg.properties.messageId === 'string' ? msg.properties.messageId : '', method: route.entry.wireName, attempt,
@@ -132,8 +139,8 @@ function serverOf(topic: string, key: string): string | undefined {
  * A server pool got a cast under a key it does not serve (an earlier run of its owner served
  * more servers). Unbinds the key, so no further cast comes here for it, then republishes
  * the cast with its routing key (confirmed): it goes to the queue serving that server now,
- * or, if none is bound, to this pool's DLQ with `bus.server.not_served`. Acked only after
- * either is confirmed; requeued otherwise.
+ * or, if none is bound, to the pool's `notServed` handler (see {@link notServed}). Acked
+ * only after either is done; requeued otherwise.
  */
 async function forwardStray(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, attempt: number): Promise<void> {
   const { topology, logger } = deps;
@@ -152,10 +159,7 @@ async function forwardStray(deps: DeliveryDeps, channel: Channel, msg: ConsumeMe
     await deps.publisher.publish({ exchange: topology.exchange, routingKey: key, content: msg.content, properties: republished(msg, headers) }, Date.now() + deps.deadLetterTimeoutMs);
   } catch (err) {
     if (err instanceof BusError && err.code === BUS_ERROR.publishUnroutable) {
-      await deadLetter(deps, channel, msg, {
-        code: BUS_ERROR.serverNotServed, retryable: false,
-        message: `${key} is no longer served by queue ${topology.queue}, and no other queue is bound to it`,
-      }, attempt);
+      await notServed(deps, channel, msg, attempt);
       return;
     }
     logger.error({ ...fields, err: String(err) }, 'forwarding a stray cast failed, requeueing it');
@@ -165,6 +169,23 @@ async function forwardStray(deps: DeliveryDeps, channel: Channel, msg: ConsumeMe
   }
   logger.warn(fields, 'cast for a server this pool no longer serves: key unbound, cast forwarded');
   settle(deps, channel, msg, 'ack');
+}
+
+/**
+ * A stray cast no queue serves any more: handed to the service's `notServed` handler for its
+ * method (which reports the server's failure for that request, so the request moves on), or,
+ * without one, dead-lettered with `bus.server.not_served`.
+ */
+async function notServed(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, attempt: number): Promise<void> {
+  const key = msg.fields.routingKey;
+  const failure = { code: BUS_ERROR.serverNotServed, retryable: false, message: `${key} is no longer served by queue ${deps.topology.queue}, and no other queue is bound to it` };
+  const checked = deps.notServedRoutes === undefined ? undefined : check({ ...deps, routes: deps.notServedRoutes }, msg, attempt);
+  if (checked === undefined || 'failure' in checked) {
+    await deadLetter(deps, channel, msg, checked?.failure ?? failure, attempt);
+    return;
+  }
+  deps.logger.warn({ rpc_method: checked.route.entry.wireName, routing_key: key, queue: deps.topology.queue }, 'cast for a server nobody serves: reported as its failure');
+  await runHandler(deps, channel, msg, checked, attempt);
 }
 
 /** Properties of a copy of `msg` published by the consumer (dead letter, forward). */

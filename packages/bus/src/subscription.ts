@@ -12,6 +12,8 @@ import { declareQueueTopology, RESOURCE_LOCKED, type QueueTopology } from './top
 export interface SubscriptionSettings {
   readonly service: ServiceEntry;
   readonly routes: ReadonlyMap<string, Route>;
+  /** A server pool's handlers for casts to servers nobody serves any more. */
+  readonly notServedRoutes?: ReadonlyMap<string, Route>;
   readonly topology: QueueTopology;
   readonly prefetch: number;
   readonly retryBackoff: BackoffPolicy;

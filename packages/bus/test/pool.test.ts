@@ -113,6 +113,37 @@ it('restarted with fewer servers: a queued cast for a dropped server goes to its
   await moved.close();
 });
 
+it('restarted with fewer servers and a notServed handler: a queued cast for a dropped server goes to that handler, not the DLQ', async () => {
+  const client = bus.castClient(EchoServiceService);
+  const old = await bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { servers: ['n1', 'n2'], queue: 'echo-pool.notserved' });
+  await old.close();
+  await client.cast('echoCast', echo(7, 0, 'for a host that is gone'), { server: 'n2' });
+  const served: Seen[] = [];
+  const reported: Seen[] = [];
+  let failOnce = true;
+  const shrunk = await bus.serve(EchoServiceService, { echoCast: echoHandler(served) }, {
+    servers: ['n1'], queue: 'echo-pool.notserved', retryBackoff: FAST_RETRY,
+    notServed: {
+      echoCast: async (request, ctx) => {
+        // a failing report is retried like any handler (requeued, then back through the stray path)
+        if (failOnce) { failOnce = false; throw new Error('conductor unreachable'); }
+        reported.push({ request, ctx });
+        return Promise.resolve();
+      },
+    },
+  });
+  await waitFor('the report of the dropped server', () => reported[0]);
+  expect(reported[0]?.ctx.server).toBe('n2');
+  expect(reported[0]?.request.seq).toBe(7);
+  await waitFor('the pool queue to be empty', async () => ((await inspector.count('echo-pool.notserved')) === 0 ? true : undefined));
+  expect(await inspector.count('echo-pool.notserved.dlq')).toBe(0);
+  expect(served).toHaveLength(0);
+  await expect(client.cast('echoCast', echo(8), { server: 'n2' })).rejects.toMatchObject({ code: BUS_ERROR.publishUnroutable });
+  await shrunk.close();
+  await expect(bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { server: 'x', notServed: { echoCast: echoHandler([]) } }))
+    .rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
+});
+
 it('a pool dead-letters a failing cast into <queue>.dlq with the routing key it was sent with', async () => {
   const sub = await bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { servers: ['d1', 'd2'], queue: 'echo-pool.dlq-test', maxDeliveries: 2, retryBackoff: FAST_RETRY });
   await bus.castClient(EchoServiceService).cast('echoCast', echo(1, -1), { server: 'd2' });

@@ -7,6 +7,7 @@
  */
 export { CELL_DB_MIGRATIONS_DIR, CellDbError, checkUuid, type Queryable } from './db';
 export { syncCellDb } from './sync';
+export { CELL_DB_READERS, grantCellDbReads, isCellDbReader, type CellDbReader } from './readers';
 export * from './vm-states';
 export { toWireInstance, type InstanceRecord } from './instance-record';
 export * from './instances';

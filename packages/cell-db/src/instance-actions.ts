@@ -5,6 +5,8 @@ export const InstanceActionName = { CREATE: 'create', DELETE: 'delete' } as cons
 /** Nova's event results. */
 export const EVENT_SUCCESS = 'Success';
 export const EVENT_ERROR = 'Error';
+/** Nova's event of a compute's build on one host (recorded by whoever learns its outcome). */
+export const EVENT_COMPUTE_BUILD = 'compute__do_build_and_run_instance';
 
 /** One step of an action (os-instance-actions events). */
 export interface InstanceActionEvent {

@@ -78,6 +78,12 @@ export interface ListInstancesOptions {
    */
   after?: { readonly createdAt: Date; readonly uuid: string };
   limit?: number;
+  /**
+   * Only instances whose display name matches this PostgreSQL regular expression anywhere
+   * (`~`, as Nova's `_regex_instance_filter` on PostgreSQL). An invalid pattern fails with
+   * SQLSTATE 2201B; a costly one runs until the session's statement_timeout (57014).
+   */
+  displayNameRegex?: string;
 }
 
 /** Instances newest first (Nova's default sort: created_at desc, then uuid desc), filtered. Read-only. */
@@ -87,11 +93,11 @@ export async function listInstances(db: Queryable, opts: ListInstancesOptions = 
     `SELECT ${INSTANCE_COLUMNS} FROM instances
      WHERE ($1::text IS NULL OR project_id = $1) AND ($2::uuid[] IS NULL OR uuid = ANY($2)) AND ($3::text IS NULL OR host = $3)
        AND ($4::text[] IS NULL OR vm_state = ANY($4)) AND ($5 OR deleted_at IS NULL) AND ($6::timestamptz IS NULL OR updated_at >= $6)
-       AND ($8::timestamptz IS NULL OR (created_at, uuid) < ($8, $9::uuid))
+       AND ($8::timestamptz IS NULL OR (created_at, uuid) < ($8, $9::uuid)) AND ($10::text IS NULL OR coalesce(display_name, '') ~ $10)
      ORDER BY created_at DESC, uuid DESC LIMIT $7`,
     [opts.projectId ?? null, opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'), opts.host ?? null,
       opts.vmStates ?? null, opts.includeDeleted ?? false, opts.changesSince ?? null, opts.limit ?? null,
-      opts.after?.createdAt ?? null, opts.after === undefined ? null : checkUuid(opts.after.uuid, 'marker uuid')]);
+      opts.after?.createdAt ?? null, opts.after === undefined ? null : checkUuid(opts.after.uuid, 'marker uuid'), opts.displayNameRegex ?? null]);
   return r.rows.map(toInstanceRecord);
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CellDbError, checkUuid, type Queryable } from './db';
+import { CellDbError, checkUuid, checkUuids, type Queryable } from './db';
 
 /** Nova's migration types. */
 export type MigrationType = 'migration' | 'resize' | 'live-migration' | 'evacuation';
@@ -76,5 +76,16 @@ export async function updateMigrationStatus(db: Queryable, uuid: string, status:
 export async function listMigrations(db: Queryable, instanceUuid: string): Promise<MigrationRecord[]> {
   const r = await db.query<Row>(`SELECT ${COLUMNS} FROM migrations WHERE instance_uuid = $1 AND deleted_at IS NULL ORDER BY id`,
     [checkUuid(instanceUuid, 'instance uuid')]);
+  return r.rows.map(toMigration);
+}
+
+/**
+ * Live migrations whose own uuid (a move's placement consumer) is one of `uuids`, or whose
+ * instance is one of `instanceUuids`; oldest first. Read-only. Bad uuids throw `cell_db.invalid_uuid`.
+ */
+export async function findMigrations(db: Queryable, o: { uuids?: readonly string[]; instanceUuids?: readonly string[] }): Promise<MigrationRecord[]> {
+  const r = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM migrations WHERE deleted_at IS NULL AND (uuid = ANY($1::uuid[]) OR instance_uuid = ANY($2::uuid[])) ORDER BY id`,
+    [checkUuids(o.uuids ?? [], 'migration uuid'), checkUuids(o.instanceUuids ?? [], 'instance uuid')]);
   return r.rows.map(toMigration);
 }

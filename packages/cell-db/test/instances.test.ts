@@ -80,7 +80,7 @@ describe('instances', () => {
   it('lists newest first with filters; soft delete hides, destroy removes everything', async () => {
     const project = `p-${randomUUID()}`;
     const a = (await createInstance(db.pool, newInstance({ projectId: project, host: 'ha' }))).instance;
-    const b = (await createInstance(db.pool, newInstance({ projectId: project, host: 'hb', vmState: 'error' }))).instance;
+    const b = (await createInstance(db.pool, newInstance({ projectId: project, host: 'hb', vmState: 'error', displayName: 'web7-b' }))).instance;
     expect((await listInstances(db.pool, { projectId: project })).map((i) => i.uuid)).toEqual([b.uuid, a.uuid]);
     expect((await listInstances(db.pool, { projectId: project, vmStates: ['error'] })).map((i) => i.uuid)).toEqual([b.uuid]);
     expect((await listInstances(db.pool, { host: 'ha', projectId: project })).map((i) => i.uuid)).toEqual([a.uuid]);
@@ -91,6 +91,11 @@ describe('instances', () => {
     expect(await getInstance(db.pool, a.uuid, { includeDeleted: true })).toMatchObject({ vmState: 'deleted', taskState: null });
     expect(await updateInstance(db.pool, a.uuid, { taskState: null })).toEqual({ kind: 'not_found' });
     expect((await listInstances(db.pool, { projectId: project, includeDeleted: true })).length).toBe(2);
+    const named = (re: string): Promise<string[]> => listInstances(db.pool, { projectId: project, displayNameRegex: re, includeDeleted: true }).then((l) => l.map((i) => i.uuid));
+    expect(await named('web[[:digit:]]')).toEqual([b.uuid]); // PostgreSQL's regex (a POSIX class), anywhere in the name
+    expect(await named('^vm$')).toEqual([a.uuid]);
+    expect(await named('^b')).toEqual([]);
+    await expect(named('(')).rejects.toMatchObject({ code: '2201B' });
     await addInstanceFault(db.pool, { instanceUuid: b.uuid, code: 500, message: 'boom' });
     expect(await destroyInstance(db.pool, b.uuid)).toBe(true);
     expect(await destroyInstance(db.pool, b.uuid)).toBe(false);

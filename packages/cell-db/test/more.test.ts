@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, getMigration, listInstances, listMigrations, updateMigrationStatus,
+  CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, findMigrations, getMigration, listInstances, listMigrations, updateMigrationStatus,
   vmStateFromWire, vmStateToWire,
 } from '@cellsched/cell-db';
 import { VmState } from '@cellsched/wire';
@@ -55,6 +55,18 @@ describe('migration records', () => {
     expect((await getMigration(db.pool, uuid))?.status).toBe('migrating');
     expect((await listMigrations(db.pool, instanceUuid)).map((m) => m.uuid)).toEqual([uuid]);
     await expect(createMigration(db.pool, { instanceUuid, migrationType: 'teleport' as never, status: 'x' })).rejects.toMatchObject({ code: '23514' });
+  });
+
+  it('are found by their own uuid (a move consumer) or by their instance', async () => {
+    const [i1, i2] = [randomUUID(), randomUUID()];
+    const m1 = (await createMigration(db.pool, { instanceUuid: i1, migrationType: 'migration', status: 'migrating' })).migration;
+    const m2 = (await createMigration(db.pool, { instanceUuid: i2, migrationType: 'resize', status: 'confirmed' })).migration;
+    await createMigration(db.pool, { instanceUuid: randomUUID(), migrationType: 'evacuation', status: 'done' });
+    expect((await findMigrations(db.pool, { uuids: [m1.uuid] })).map((m) => m.uuid)).toEqual([m1.uuid]);
+    expect((await findMigrations(db.pool, { instanceUuids: [i2] })).map((m) => m.uuid)).toEqual([m2.uuid]);
+    expect((await findMigrations(db.pool, { uuids: [m2.uuid], instanceUuids: [i1] })).map((m) => m.uuid)).toEqual([m1.uuid, m2.uuid]);
+    expect(await findMigrations(db.pool, {})).toEqual([]);
+    await expect(findMigrations(db.pool, { uuids: ['nope'] })).rejects.toMatchObject({ code: 'cell_db.invalid_uuid' });
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * @cellsched/config: typed options declared as data, loaded from file, env and argv with
- * every problem reported at once; the cell topology; test infrastructure URLs.
+ * every problem reported at once; cell0's uuid; test infrastructure URLs.
  * The only package that reads `process.env`.
  */
 export {
@@ -14,8 +14,5 @@ export { renderHelp, redactUrl, redactConfig } from './render-help';
 export { wantsHelp } from './sources';
 export { parseDuration, formatDuration } from './duration';
 export { deepFreeze } from './deep-freeze';
-export {
-  parseCellTopology, loadCellTopology, CELL0_UUID, CELLS_ENV, CELLS_FILE_ENV,
-  type CellMapping, type Cell0Mapping, type CellTopology,
-} from './cells';
+export { CELL0_UUID } from './cells';
 export { testInfra, testInfraSchema, type TestInfra } from './test-infra';

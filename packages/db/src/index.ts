@@ -10,6 +10,7 @@ export { readMigrationFiles, MigrationError, type MigrationFile } from './migrat
 export { withTransaction, TransactionAbortedError, type TxOptions, type TxContext } from './transaction';
 export { isRetryableTxError, isConnectionError, sqlState } from './pg-errors';
 export { atStartup, withConnectionRetry, type ConnectionRetryOptions } from './connection-retry';
+export { grantReadOnly, readOnlyUrl } from './read-only';
 export {
   createTestDatabase, dropStaleTestDatabases, type TestDatabase, type TestDatabaseOptions,
 } from './test-database';

@@ -1,16 +1,19 @@
 import { createGrpcClient, isFailureError, type GrpcClient } from '@cellsched/grpc';
-import { PlacementServiceClient, type ConsumerAllocations, type ProviderAllocation } from '@cellsched/wire';
+import { PlacementServiceClient, type ConsumerAllocations, type ConsumerGroup, type ProviderAllocation } from '@cellsched/wire';
 import type { Logger } from 'pino';
 
 /** Placement's published failure codes this client turns into outcomes. */
 export const PLACEMENT_CONCURRENT_UPDATE = 'placement.concurrent_update';
 export const PLACEMENT_CAPACITY_EXCEEDED = 'placement.allocation.capacity_exceeded';
+export const PLACEMENT_GROUP_POLICY = 'placement.claim.group_policy';
 
 /** The outcome of a claim: expected results are values; transport errors and bugs throw FailureError. */
 export type ClaimOutcome =
   | { readonly kind: 'claimed'; readonly consumerGeneration: number }
   | { readonly kind: 'conflict'; readonly message: string }
-  | { readonly kind: 'no_capacity'; readonly message: string; readonly resourceClass: string | undefined; readonly providerUuid: string | undefined };
+  | { readonly kind: 'no_capacity'; readonly message: string; readonly resourceClass: string | undefined; readonly providerUuid: string | undefined }
+  /** The consumer's server group forbids this host (placement.claim.group_policy): `providerUuid` is the compute node concerned. */
+  | { readonly kind: 'group_policy'; readonly message: string; readonly groupUuid: string | undefined; readonly providerUuid: string | undefined };
 
 export interface PlacementClientOptions {
   /** `host:port` of each placement gRPC replica; calls start round-robin, retried ones move on. */
@@ -26,7 +29,7 @@ export interface PlacementClientOptions {
  * A typed client of placement's gRPC `PlacementService` over its replicas. Read-only calls,
  * Release and replace-Claims are idempotent and retried on another replica on UNAVAILABLE;
  * a non-replace claim is never retried (it may have been applied). Expected outcomes
- * (concurrent update, no capacity) are values, not exceptions.
+ * (concurrent update, no capacity, a server group's policy) are values, not exceptions.
  */
 export class PlacementClient {
   private readonly grpc: GrpcClient<typeof PlacementServiceClient.service>;
@@ -43,16 +46,20 @@ export class PlacementClient {
    * Writes the consumer's allocations in one transaction. With `replace` the consumer's
    * current allocations (on any provider) are swapped for these atomically, whatever its
    * generation: safe to repeat, and the way to move a claim from a failed host to an
-   * alternate without a window where the instance holds nothing.
+   * alternate without a window where the instance holds nothing. With `group`, placement keeps
+   * that server group's policy atomically with the claim (`group_policy` outcome: nothing written).
    */
-  async claim(consumer: ConsumerAllocations, opts: { replace: boolean }): Promise<ClaimOutcome> {
+  async claim(consumer: ConsumerAllocations, opts: { replace: boolean; group?: ConsumerGroup }): Promise<ClaimOutcome> {
     try {
-      const r = await this.grpc.claim({ consumer, replace: opts.replace }, { idempotent: opts.replace });
+      const r = await this.grpc.claim({ consumer, replace: opts.replace, group: opts.group }, { idempotent: opts.replace });
       return { kind: 'claimed', consumerGeneration: r.consumerGeneration };
     } catch (err) {
       if (isFailureError(err) && err.code === PLACEMENT_CONCURRENT_UPDATE) return { kind: 'conflict', message: err.message };
       if (isFailureError(err) && err.code === PLACEMENT_CAPACITY_EXCEEDED) {
         return { kind: 'no_capacity', message: err.message, resourceClass: err.failure.metadata.resource_class, providerUuid: err.failure.metadata.resource_provider_uuid };
+      }
+      if (isFailureError(err) && err.code === PLACEMENT_GROUP_POLICY) {
+        return { kind: 'group_policy', message: err.message, groupUuid: err.failure.metadata.group_uuid, providerUuid: err.failure.metadata.resource_provider_uuid };
       }
       throw err;
     }

@@ -5,6 +5,20 @@ export class PlacementRestError extends Error {
   constructor(readonly status: number, readonly code: string, message: string) { super(message); }
 }
 
+/**
+ * Placement did not answer at all (connection refused, reset, DNS, the per-request timeout):
+ * `placement_client.placement.unreachable`, retryable. A wrong URL looks the same, so the message names it.
+ */
+export class PlacementUnreachableError extends Error {
+  readonly code = 'placement_client.placement.unreachable';
+  readonly retryable = true;
+  constructor(readonly url: string, cause: unknown) {
+    const why = cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ''}` : String(cause);
+    super(`placement at ${url} is unreachable: ${why}`);
+    this.name = 'PlacementUnreachableError';
+  }
+}
+
 export interface ReportClientOptions {
   /** Placement's REST endpoint, e.g. `http://127.0.0.1:8778`. */
   readonly baseUrl: string;
@@ -17,6 +31,19 @@ export interface ReportClientOptions {
 }
 
 const MICROVERSION = 'placement 1.39';
+
+/** A resource provider as listed (the audit walks them). */
+export interface ResourceProviderRef { readonly uuid: string; readonly name: string; readonly generation: number; readonly rootProviderUuid: string }
+
+/** One consumer's allocations as placement shows them (1.38+): resources by provider uuid, and what a guarded rewrite needs. */
+export interface ConsumerAllocationsView {
+  readonly allocations: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  readonly projectId: string | undefined;
+  readonly userId: string | undefined;
+  /** Null or absent: the consumer does not exist (holds nothing). */
+  readonly consumerGeneration: number | null | undefined;
+  readonly consumerType: string | undefined;
+}
 type Json = Record<string, unknown>;
 
 /**
@@ -24,21 +51,29 @@ type Json = Record<string, unknown>;
  * node's resource provider (named after the hypervisor hostname, uuid = compute node uuid),
  * set its inventory and its traits. Every method is idempotent and converges: a
  * generation conflict (`placement.concurrent_update`, someone else wrote the provider)
- * refreshes the generation and retries, up to `maxConflictRetries`.
+ * refreshes the generation and retries, up to `maxConflictRetries`. Also the reads and the
+ * guarded rewrite an allocation audit needs (Nova's report client serves nova-manage too).
+ * Placement not answering at all is a {@link PlacementUnreachableError}.
  */
 export class ReportClient {
   private readonly generations = new Map<string, number>();
 
   constructor(private readonly opts: ReportClientOptions) {}
 
-  private async request(method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-    const res = await fetch(`${this.opts.baseUrl}${path}`, {
-      method, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
-      headers: { 'x-auth-token': this.opts.token ?? 'admin', 'openstack-api-version': MICROVERSION, accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
+  private async request(method: string, path: string, body?: unknown, microversion = MICROVERSION): Promise<{ status: number; json: Json }> {
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(`${this.opts.baseUrl}${path}`, {
+        method, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+        headers: { 'x-auth-token': this.opts.token ?? 'admin', 'openstack-api-version': microversion, accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      text = await res.text();
+    } catch (err) {
+      throw new PlacementUnreachableError(this.opts.baseUrl, err);
+    }
     const json = text === '' ? {} : JSON.parse(text) as Json;
     if (res.status >= 400) {
       const err = (json.errors as { code?: string; detail?: string }[] | undefined)?.[0];
@@ -109,6 +144,39 @@ export class ReportClient {
     const out: Record<string, Record<string, number>> = {};
     for (const [consumer, body] of Object.entries(json.allocations as Record<string, { resources: Record<string, number> }>)) out[consumer] = body.resources;
     return out;
+  }
+
+  /** Resource providers (GET /resource_providers, or `?uuid=` for one: an empty list when it does not exist). Read-only. */
+  async listResourceProviders(opts: { uuid?: string } = {}): Promise<ResourceProviderRef[]> {
+    const query = opts.uuid === undefined ? '' : `?uuid=${encodeURIComponent(opts.uuid)}`;
+    const { json } = await this.request('GET', `/resource_providers${query}`);
+    return (json.resource_providers as { uuid: string; name: string; generation: number; root_provider_uuid: string }[])
+      .map((p) => ({ uuid: p.uuid, name: p.name, generation: p.generation, rootProviderUuid: p.root_provider_uuid }));
+  }
+
+  /** A consumer's allocations (GET /allocations/{uuid}); `allocations` is empty when it holds nothing. Read-only. */
+  async getConsumerAllocations(consumerUuid: string): Promise<ConsumerAllocationsView> {
+    const { json } = await this.request('GET', `/allocations/${consumerUuid}`);
+    const allocations: Record<string, Record<string, number>> = {};
+    for (const [rp, a] of Object.entries(json.allocations as Record<string, { resources: Record<string, number> }>)) allocations[rp] = a.resources;
+    return {
+      allocations, projectId: json.project_id as string | undefined, userId: json.user_id as string | undefined,
+      consumerGeneration: json.consumer_generation as number | null | undefined, consumerType: json.consumer_type as string | undefined,
+    };
+  }
+
+  /**
+   * Rewrites a consumer's allocations as read in `seen` but without `providerUuid` (PUT
+   * /allocations/{uuid}); with nothing left the consumer's allocations are deleted. Guarded
+   * by the consumer generation read in `seen`: a consumer written since fails with
+   * `placement.concurrent_update` (409) and is left as it is. Not retried.
+   */
+  async removeProviderFromConsumer(consumerUuid: string, seen: ConsumerAllocationsView, providerUuid: string): Promise<void> {
+    const allocations: Record<string, { resources: Record<string, number> }> = {};
+    for (const [rp, resources] of Object.entries(seen.allocations)) if (rp !== providerUuid) allocations[rp] = { resources };
+    // NOTE: 1.28 (consumer generations, empty allocations allowed) and not 1.38+: the consumer keeps its type untouched
+    await this.request('PUT', `/allocations/${consumerUuid}`,
+      { allocations, project_id: seen.projectId, user_id: seen.userId, consumer_generation: seen.consumerGeneration ?? null }, 'placement 1.28');
   }
 
   /** Replaces the provider's traits, creating CUSTOM_* traits first (PUT /traits/{name}). Idempotent. */

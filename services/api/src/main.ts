@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const retrier = new CastRetrier(log);
   const deps = {
     apiDb, cells, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: config.defaultAvailabilityZone,
-    castTimeoutMs: config.castTimeout, log,
+    castTimeoutMs: config.castTimeout, nameFilterTimeoutMs: config.cellTimeout, log,
   };
   const app = buildApp(deps);
   await app.listen({ host: config.host, port: config.port });

@@ -1,5 +1,5 @@
 import type { Bus, CastSubscription } from '@cellsched/bus';
-import type { PlacementClient, ReportClient } from '@cellsched/placement-client';
+import { PlacementRestError, type PlacementClient, type ReportClient } from '@cellsched/placement-client';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -10,7 +10,7 @@ import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/
 import { removeRetiredProviders, type RetiredProvidersPass } from './adapters/host-retirement';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
 import { buildInstancesHandler, type BuildDeps } from './adapters/reschedule-handler';
-import { retryTransient } from './adapters/transient-retry';
+import { isTransient, retryTransient, retryWhileTransient } from './adapters/transient-retry';
 
 export interface CellConductorOptions {
   readonly pool: Pool;
@@ -27,6 +27,8 @@ export interface CellConductorOptions {
   readonly watchdogIntervalMs: number;
   /** Placement REST, for the allocation audit (provider allocations). */
   readonly report: ReportClient;
+  /** Its base URL, named when the audit finds placement knows none of the cell's nodes. */
+  readonly placementUrl?: string;
   /** Period of the allocation audit; 0 disables the timer (runAudit still works). */
   readonly auditIntervalMs: number;
   /** A suspicious allocation is healed only if still there this long after it was first seen. */
@@ -47,15 +49,21 @@ export interface RunningCellConductor {
   stop(): Promise<void>;
 }
 
+/** What a retried audit pass may wait out: a transient failure, or placement answering 5xx (starting, overloaded). */
+const isTransientForAudit = (err: unknown): boolean => isTransient(err) || (err instanceof PlacementRestError && err.status >= 500);
+
 function periodic(ms: number, fn: () => Promise<unknown>, log: Logger, what: string): () => void {
   if (ms <= 0) return () => undefined;
   let running = false;
+  let stopped = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    fn().catch((err: unknown) => log.error({ err }, `${what} failed`)).finally(() => { running = false; });
+    // NOTE: a pass cut short by the process stopping (its pool closed under it) did not fail: no `failed` line for it
+    fn().catch((err: unknown) => (stopped ? log.info({ err: String(err) }, `${what} interrupted by the stop`) : log.error({ err }, `${what} failed`)))
+      .finally(() => { running = false; });
   }, ms);
-  return () => clearInterval(timer);
+  return () => { stopped = true; clearInterval(timer); };
 }
 
 /**
@@ -78,11 +86,17 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
   const runWatchdog = (): Promise<number> => runBuildWatchdog(deps, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
   const stopWatchdog = periodic(o.watchdogIntervalMs, runWatchdog, o.logger, 'build watchdog');
-  const audit = new AllocationAudit(o.pool, o.report, o.placement, o.auditGraceMs);
+  const audit = new AllocationAudit(o.pool, o.report, o.placement, o.auditGraceMs, o.placementUrl);
+  // NOTE: a pass rides out a placement or PostgreSQL restart like a cast does; one that still cannot run is
+  // logged `allocation audit failed` (error), which the chaos checker counts as a failure of the scenario.
   const runAudit = async (now?: number): Promise<AuditReport> => {
-    const r = await audit.run(now);
+    const r = await retryWhileTransient(() => audit.run(now), {
+      budgetMs: o.dependencyRetryMs ?? 30_000, retryable: isTransientForAudit,
+      onRetry: (err, attempt, delay) => o.logger.warn({ err: String(err), try: attempt, delay_ms: delay }, 'allocation audit hit an unavailable dependency, retrying'),
+    });
     const level = r.healed.length > 0 || r.missing.length > 0 ? 'warn' : 'info';
-    o.logger[level]({ providers: r.providers, allocations: r.allocations, suspects: r.suspects, healed: r.healed, missing: r.missing }, 'allocation audit');
+    o.logger[level]({ providers: r.providers, allocations: r.allocations, suspects: r.suspects, healed: r.healed, missing: r.missing,
+      unknown_providers: r.unknownProviders }, 'allocation audit');
     return r;
   };
   const stopAudit = periodic(o.auditIntervalMs, runAudit, o.logger, 'allocation audit');

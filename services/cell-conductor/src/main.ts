@@ -28,9 +28,9 @@ async function main(): Promise<void> {
   const conductor = await startCellConductor({
     pool, bus, placement, logger: log, cellUuid: config.cellUuid as string, buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
     serviceDownTimeMs: config.serviceDownTimeMs, watchdogIntervalMs: config.watchdogIntervalMs, dependencyRetryMs: config.dependencyRetryMs,
-    report: new ReportClient({ baseUrl: config.placementUrl }), auditIntervalMs: config.auditIntervalMs, auditGraceMs: config.auditGraceMs,
+    report: new ReportClient({ baseUrl: config.placementUrl }), placementUrl: config.placementUrl, auditIntervalMs: config.auditIntervalMs, auditGraceMs: config.auditGraceMs,
   });
-  log.info({ cell_uuid: config.cellUuid }, 'cell conductor serving');
+  log.info({ cell_uuid: config.cellUuid, placement_url: config.placementUrl }, 'cell conductor serving');
   stopOnSignal(log, async () => {
     await conductor.stop();
     await bus.close();

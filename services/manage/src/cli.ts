@@ -1,7 +1,9 @@
 import { ApiDbError } from '@cellsched/api-db';
 import { CellDbError } from '@cellsched/cell-db';
 import { ConfigError, loadConfig } from '@cellsched/config';
-import { createPool, MigrationError } from '@cellsched/db';
+import { createPool, DbInputError, MigrationError, sqlState } from '@cellsched/db';
+import { PlacementRestError, PlacementUnreachableError, ReportClient } from '@cellsched/placement-client';
+import { CellUnreadableError } from './adapters/consumer-facts';
 import type { Pool } from 'pg';
 import { parseArgs, UsageError } from './args';
 import { findCommand, usage } from './commands';
@@ -15,7 +17,7 @@ function splitGlobals(argv: readonly string[]): { globals: string[]; rest: strin
   return { globals: argv.slice(0, i), rest: argv.slice(i) };
 }
 
-function context(io: Io, apiDbUrl: string | undefined, pools: Map<string, Pool>): CommandContext {
+function context(io: Io, urls: { apiDbUrl?: string; placementUrl?: string }, pools: Map<string, Pool>): CommandContext {
   const open = (url: string, name: string): Pool => {
     let pool = pools.get(url);
     if (pool === undefined) {
@@ -27,10 +29,14 @@ function context(io: Io, apiDbUrl: string | undefined, pools: Map<string, Pool>)
   return {
     io,
     apiDb: () => {
-      if (apiDbUrl === undefined) throw new UsageError('the API database URL is not set: pass --api-db-url or set CELLSCHED_API_DB_URL');
-      return open(apiDbUrl, 'cellsched-manage');
+      if (urls.apiDbUrl === undefined) throw new UsageError('the API database URL is not set: pass --api-db-url or set CELLSCHED_API_DB_URL');
+      return open(urls.apiDbUrl, 'cellsched-manage');
     },
     openDb: (url) => open(url, 'cellsched-manage'),
+    placement: () => {
+      if (urls.placementUrl === undefined) throw new UsageError("placement's URL is not set: pass --placement-url or set CELLSCHED_PLACEMENT_URL");
+      return new ReportClient({ baseUrl: urls.placementUrl.replace(/\/+$/, '') });
+    },
   };
 }
 
@@ -38,7 +44,9 @@ function context(io: Io, apiDbUrl: string | undefined, pools: Map<string, Pool>)
 function report(io: Io, err: unknown): number {
   if (err instanceof UsageError) { io.err(`cellsched-manage: error: ${err.message}`); return 2; }
   if (err instanceof ConfigError) { io.err(err.problems.join('\n')); return 2; }
-  if (err instanceof ApiDbError || err instanceof CellDbError || err instanceof MigrationError) { io.err(`ERROR: ${err.message}`); return 1; }
+  if (err instanceof ApiDbError || err instanceof CellDbError || err instanceof MigrationError || err instanceof DbInputError) { io.err(`ERROR: ${err.message}`); return 1; }
+  if (err instanceof CellUnreadableError || err instanceof PlacementRestError || err instanceof PlacementUnreachableError) { io.err(`ERROR: ${err.message}`); return 1; }
+  if (sqlState(err) === '42704') { io.err(`ERROR: ${(err as Error).message}`); return 1; } // a --read-only-role that does not exist
   io.err(`An error has occurred:\n${err instanceof Error ? err.stack ?? err.message : String(err)}`);
   return 1;
 }
@@ -57,7 +65,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     const config = loadConfig(schema, { argv: globals });
     const args = parseArgs(found.rest, found.command.flags ?? [], found.command.options ?? []);
     if (found.name.includes(' ') && args.positionals.length > 0) throw new UsageError(`unrecognized arguments: ${args.positionals.join(' ')}`);
-    return await found.command.run(context(io, config.apiDbUrl, pools), args);
+    return await found.command.run(context(io, config, pools), args);
   } catch (err) {
     return report(io, err);
   } finally {

@@ -1,6 +1,6 @@
 /**
- * Composition of the scheduler from plain inputs: pools on the API DB and every cell DB (read
- * only), the placement client, the host cache, the advisory group lock, the domain core and its
+ * Composition of the scheduler from plain inputs: a pool on the API DB and, from its cell
+ * mappings, one per cell DB (read only, followed as cells come and go), the placement client, the host cache, the advisory group lock, the domain core and its
  * gRPC binding. main.ts feeds it from config; tests and the benchmark feed it directly.
  */
 import { atStartup, createPool } from '@cellsched/db';
@@ -8,6 +8,7 @@ import { startGrpcServer, type RunningGrpcServer } from '@cellsched/grpc';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { AdvisoryGroupLock } from './adapters/advisory-group-lock';
+import { CellDirectory } from './adapters/cell-sources';
 import { systemClock } from './adapters/clock';
 import { schedulerServiceBinding, type DecisionObserver } from './adapters/grpc/scheduler-service';
 import { groupMemberHosts } from './adapters/group-members';
@@ -22,8 +23,10 @@ import type { HostStateSnapshot } from './ports';
 
 /** What one scheduler replica needs. */
 export interface SchedulerAppOptions {
+  /** The API database, as the scheduler's read-only role; the cells are read from its cell_mapping_endpoints. */
   readonly apiDbUrl: string;
-  readonly cells: readonly { readonly uuid: string; readonly dbUrl: string }[];
+  /** The scheduler's read-only role on the cell DBs (the mappings' URLs carry no credentials). */
+  readonly cellDbCredentials: { readonly user: string; readonly password: string };
   readonly placementAddresses: readonly string[];
   readonly placementDeadlineMs: number;
   readonly policy: SchedulerPolicy;
@@ -52,6 +55,8 @@ export interface SchedulerApp {
   readonly mappings: HostMappingCache;
   readonly claimer: PlacementClaimer;
   readonly candidates: CandidateCache;
+  /** The cells the host cache reads (from cell_mappings). */
+  readonly cells: CellDirectory;
   close(): Promise<void>;
 }
 
@@ -82,18 +87,20 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
   const placement = createPlacementClient({ addresses: o.placementAddresses, deadlineMs: o.placementDeadlineMs, logger: o.logger });
   let stopSweeper = (): void => undefined;
   let stopMappings = (): void => undefined;
+  let cellDirectory: CellDirectory | undefined;
   const closeAll = async (): Promise<void> => {
     stopSweeper();
     stopMappings();
     placement.close();
-    await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
+    await Promise.all([...pools.map((p) => p.end().catch(() => undefined)), cellDirectory?.close()]);
   };
   try {
     const apiDb = pool(o.apiDbUrl, 'api');
+    const directory = cellDirectory = new CellDirectory({ apiDb, credentials: o.cellDbCredentials, poolSize: o.dbPoolSize, logger: o.logger });
     const cache = new HostCache({
       apiDb, refreshMs: o.hostCacheRefreshMs, fullResyncMs: o.hostCacheFullResyncMs, ...(o.hostCacheOverlapMs === undefined ? {} : { overlapMs: o.hostCacheOverlapMs }),
       onRefreshError: (err) => o.logger.warn({ err }, 'host cache refresh failed: answering from the cache'),
-      cells: o.cells.map((c) => ({ uuid: c.uuid, db: pool(c.dbUrl, `cell-${c.uuid.slice(0, 8)}`) })),
+      cells: directory,
     });
     const candidates = new CandidateCache(placementCandidates(placement), o.candidateCacheTtlMs, Date.now, o.candidateCacheRefreshMs ?? o.candidateCacheTtlMs);
     const sweeper = setInterval(() => candidates.sweep(), 10_000).unref();
@@ -112,11 +119,11 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
     await atStartup('host cache load', () => cache.refresh({ full: true }), o.logger);
     await atStartup('host mappings load', () => mappings.refresh({ full: true }), o.logger);
     stopMappings = refreshEvery(o.hostCacheRefreshMs, () => mappings.refresh(), (err) => o.logger.warn({ err }, 'host mappings refresh failed: answering from the copy'));
-    o.logger.info({ compute_nodes: cache.size, host_mappings: mappings.size, cells: o.cells.length }, 'host cache loaded');
+    o.logger.info({ compute_nodes: cache.size, host_mappings: mappings.size, cells: directory.current().map((c) => c.name) }, 'host cache loaded');
     const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe, (work) => gate.run(work))], logger: o.logger });
     let closing: Promise<void> | undefined;
     return {
-      server, core, cache, mappings, claimer, candidates,
+      server, core, cache, mappings, claimer, candidates, cells: directory,
       close: () => (closing ??= server.shutdown().then(closeAll)),
     };
   } catch (err) {

@@ -3,7 +3,9 @@ import { policyFromConfig, schedulerConfigSchema } from './config';
 import { DEFAULT_POLICY } from './domain/policy';
 import { policyProblems } from './domain/select-destinations';
 
-const load = (env: Record<string, string>, argv: string[] = []) => loadConfig(schedulerConfigSchema, { env, argv, file: false });
+/** The two options every scheduler must be given (where the API DB is, its role on the cells). */
+const REQUIRED = { CELLSCHED_API_DB_URL: 'postgres://sched:pw@127.0.0.1/api', CELLSCHED_SCHEDULER_CELL_DB_USER: 'sched' };
+const load = (env: Record<string, string>, argv: string[] = []) => loadConfig(schedulerConfigSchema, { env: { ...REQUIRED, ...env }, argv, file: false });
 
 test('defaults give Nova\'s policy (no multiplier set: each weigher keeps its own default), plus a host sample of 50', () => {
   expect(policyFromConfig(load({}))).toEqual({ ...DEFAULT_POLICY, enabledFilters: [...DEFAULT_POLICY.enabledFilters], enabledWeighers: [...DEFAULT_POLICY.enabledWeighers],
@@ -27,4 +29,9 @@ test('an unknown filter name is caught by the domain, listing it', () => {
 
 test('bad numbers are refused at load, with the option named', () => {
   expect(() => load({ CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: '0' })).toThrow(/hostSubsetSize|host-subset-size|HOST_SUBSET_SIZE/);
+});
+
+test('the API DB URL and the read-only cell role are required; the cells themselves are not options', () => {
+  expect(() => loadConfig(schedulerConfigSchema, { env: {}, file: false })).toThrow(/apiDbUrl[\s\S]*cellDbUser|CELLSCHED_API_DB_URL[\s\S]*CELLSCHED_SCHEDULER_CELL_DB_USER/);
+  expect(load({})).toMatchObject({ apiDbUrl: REQUIRED.CELLSCHED_API_DB_URL, cellDbUser: 'sched', cellDbPassword: '' });
 });

@@ -6,10 +6,20 @@ const MULTIPLIERS = ['ram_weight_multiplier', 'cpu_weight_multiplier', 'disk_wei
 
 /**
  * The scheduler's options, as data (help text and defaults); loaded by main.ts and tracing.ts.
- * The cell databases and the API database come from the cell topology (CELLSCHED_CELLS or
- * CELLSCHED_CELLS_FILE, see @cellsched/config). Policy options carry Nova's names.
+ * Only the API database and the scheduler's own read-only credentials are configured here;
+ * the cells come from the API database (cell_mapping_endpoints), followed at every host-cache
+ * refresh. Policy options carry Nova's names.
  */
 export const schedulerConfigSchema = defineConfig({
+  apiDbUrl: {
+    type: 'url', env: 'CELLSCHED_API_DB_URL', protocols: ['postgres:', 'postgresql:'], required: true, secret: true,
+    help: "PostgreSQL URL of the API database, as the scheduler's read-only role (aggregates, server groups, cell_mapping_endpoints).",
+  },
+  cellDbUser: {
+    type: 'string', env: 'CELLSCHED_SCHEDULER_CELL_DB_USER', required: true,
+    help: "The scheduler's read-only PostgreSQL role on the cell DBs (SELECT on services and compute_nodes), put into each cell mapping's URL.",
+  },
+  cellDbPassword: { type: 'string', env: 'CELLSCHED_SCHEDULER_CELL_DB_PASSWORD', default: '', secret: true, help: 'Password of cellDbUser.' },
   host: { type: 'string', env: 'CELLSCHED_SCHEDULER_HOST', default: '127.0.0.1', help: 'Address the gRPC SchedulerService listens on.' },
   basePort: { type: 'int', env: 'CELLSCHED_SCHEDULER_BASE_PORT', default: 8780, min: 0, max: 65535, help: 'gRPC port of replica 0; replica i listens on basePort + i (0: any free port).' },
   replicaIndex: { type: 'int', env: 'CELLSCHED_SCHEDULER_REPLICA', default: 0, min: 0, max: 1000, help: 'Index of this replica (several processes: 0, 1, 2, ...).' },

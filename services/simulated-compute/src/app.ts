@@ -2,7 +2,7 @@ import { Bus, BUS_ERROR, BusError, type CastSubscription } from '@cellsched/bus'
 import type { ComputeResources, ReportClient } from '@cellsched/placement-client';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Logger } from 'pino';
-import { buildHandler, terminateHandler, type ComputeDeps } from './adapters/build-handler';
+import { buildHandler, notServedBuildHandler, notServedTerminateHandler, terminateHandler, type ComputeDeps } from './adapters/build-handler';
 import { FaultControl, startControlServer } from './adapters/control-server';
 import { registerHosts, reportToPlacement } from './adapters/registration';
 import { seededRandom, type FaultPlan } from './domain/fault-plan';
@@ -58,8 +58,10 @@ async function serveHosts(o: SimulatedComputeOptions, deps: ComputeDeps, bus: Bu
   const deadline = Date.now() + OWNER_WAIT_MS;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
     try {
-      return await bus.serve(ComputeServiceService, { buildAndRunInstance: buildHandler(deps), terminateInstance: terminateHandler(deps) },
-        { servers: o.hosts.map((h) => h.host), queue, prefetch: o.prefetch, maxDeliveries: 10 });
+      return await bus.serve(ComputeServiceService, { buildAndRunInstance: buildHandler(deps), terminateInstance: terminateHandler(deps) }, {
+        servers: o.hosts.map((h) => h.host), queue, prefetch: o.prefetch, maxDeliveries: 10,
+        notServed: { buildAndRunInstance: notServedBuildHandler(deps), terminateInstance: notServedTerminateHandler() },
+      });
     } catch (err) {
       // NOTE: a crashed predecessor's connection may look alive to the broker for up to two heartbeats.
       if (!(err instanceof BusError && err.code === BUS_ERROR.queueLocked) || Date.now() + delay > deadline) throw err;

@@ -2,12 +2,28 @@ import { defineConfig, type Config } from '@cellsched/config';
 import { telemetryConfigSchema } from '@cellsched/telemetry';
 
 /**
- * The super-conductor's options, as data; loaded by main.ts and tracing.ts. The API
- * database, the API bus, cell0 and every cell's database and bus come from the cell
- * topology (CELLSCHED_CELLS or CELLSCHED_CELLS_FILE, see @cellsched/config).
+ * The super-conductor's options, as data; loaded by main.ts and tracing.ts. Only the API
+ * database and the API bus are configured here; cell0 and every cell (database, bus,
+ * disabled) come from the API database's cell_mappings, re-read every cellMappingsRefresh.
  */
 export const superConductorConfigSchema = defineConfig({
   ...telemetryConfigSchema,
+  apiDbUrl: {
+    type: 'url', env: 'CELLSCHED_API_DB_URL', protocols: ['postgres:', 'postgresql:'], required: true, secret: true,
+    help: 'PostgreSQL URL of the API database (read and written: build requests, mappings; cell_mappings say where the cells are).',
+  },
+  apiTransportUrl: {
+    type: 'url', env: 'CELLSCHED_API_TRANSPORT_URL', protocols: ['amqp:', 'amqps:'], required: true, secret: true,
+    help: 'RabbitMQ URL of the API bus (this service consumes its topic `conductor`).',
+  },
+  cellMappingsRefresh: {
+    type: 'duration', env: 'CELLSCHED_CELL_MAPPINGS_REFRESH', default: '2s',
+    help: 'How often cell_mappings is re-read: a created cell is opened, a deleted one closed, a changed URL reconnected (a cell the scheduler names that is not open yet is looked up at once).',
+  },
+  cellBusConnectTimeout: {
+    type: 'duration', env: 'CELLSCHED_CELL_BUS_CONNECT_TIMEOUT', default: '5s',
+    help: "How long opening a cell's bus may take before that cell is left for the next refresh (the other cells are not held up).",
+  },
   maxAttempts: {
     type: 'int', env: 'CELLSCHED_SCHEDULER_MAX_ATTEMPTS', default: 3, min: 1, max: 20,
     help: "Nova's [scheduler] max_attempts: hosts tried per build. The super-conductor asks the scheduler for max_attempts - 1 alternates; this is the only place it is read.",

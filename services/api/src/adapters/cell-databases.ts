@@ -1,5 +1,5 @@
 import type { CellMapping, Queryable } from '@cellsched/api-db';
-import { createPool } from '@cellsched/db';
+import { createPool, readOnlyUrl } from '@cellsched/db';
 import type { Pool } from 'pg';
 import type { CellDatabases, CellResult } from '../ports';
 
@@ -15,19 +15,6 @@ export interface CellDatabasesOptions {
    * the credentials in the cell mapping (those are the cell's owner role, for the conductors).
    */
   readonly credentials?: { readonly user: string; readonly password: string };
-}
-
-/**
- * The URL of a cell DB opened read-only: every transaction of these sessions is READ ONLY
- * (`default_transaction_read_only`, PostgreSQL refuses a write with 25006), and with
- * `credentials` the session is the api's read-only role, so even a session that switched
- * the setting off cannot write (42501): the grant is the guarantee, the setting a second net.
- */
-export function readOnlyUrl(url: string, credentials?: { readonly user: string; readonly password: string }): string {
-  const u = new URL(url);
-  if (credentials !== undefined) { u.username = encodeURIComponent(credentials.user); u.password = encodeURIComponent(credentials.password); }
-  u.searchParams.set('options', '-c default_transaction_read_only=on');
-  return u.toString();
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<CellResult<T>> {

@@ -4,9 +4,11 @@ import {
 import { getInstance, getLatestInstanceFaults, listInstances, type VmStateName } from '@cellsched/cell-db';
 import type { Caller } from '../domain/auth';
 import { badRequest, notFound } from '../domain/errors';
+import type { NameFilter } from '../domain/name-filter';
 import { compareServers, type ServerRecord } from '../domain/server-record';
 import type { Queryable } from '@cellsched/api-db';
 import type { ApiDeps } from './http/kit';
+import { buildRequestsNamed } from './name-match';
 import { fromBuildRequest, fromInstance, fromMapping } from './server-records';
 
 const instanceNotFound = (uuid: string): Error => notFound(`Instance ${uuid} could not be found.`);
@@ -46,7 +48,8 @@ export async function readServer(deps: ApiDeps, uuid: string, caller: Caller): P
 export interface ListFilter {
   readonly projectId: string | undefined;
   readonly vmStates: readonly VmStateName[] | undefined;
-  readonly name: RegExp | undefined;
+  /** Nova's `name`: a PostgreSQL regular expression matched anywhere in the name (judged by PostgreSQL here). */
+  readonly name: NameFilter | undefined;
   readonly limit: number;
   readonly marker: string | undefined;
 }
@@ -62,16 +65,16 @@ async function markerPosition(deps: ApiDeps, marker: string, caller: Caller): Pr
   }
 }
 
+// NOTE: the name is matched by PostgreSQL (build requests and cells), never here.
 function matches(r: ServerRecord, f: ListFilter): boolean {
   if (f.vmStates !== undefined && (r.vmState === 'unknown' || !f.vmStates.includes(r.vmState))) return false;
-  return f.name === undefined || (r.vmState !== 'unknown' && f.name.test(r.name));
+  return f.name === undefined || r.vmState !== 'unknown';
 }
 
 async function scatterCells(deps: ApiDeps, cells: readonly CellMapping[], f: ListFilter, after: ServerRecord | undefined): Promise<{ records: ServerRecord[]; down: string[] }> {
-  const perCellLimit = f.name === undefined ? f.limit + 1 : undefined;
   const results = await deps.cells.scatter(cells, async (db) => {
     const rows = await listInstances(db, {
-      projectId: f.projectId, vmStates: f.vmStates, limit: perCellLimit,
+      projectId: f.projectId, vmStates: f.vmStates, limit: f.limit + 1, displayNameRegex: f.name?.pattern,
       after: after === undefined ? undefined : { createdAt: after.createdAt, uuid: after.uuid },
     });
     const errored = rows.filter((r) => r.vmState === 'error').map((r) => r.uuid);
@@ -97,11 +100,13 @@ export async function listServers(deps: ApiDeps, f: ListFilter, caller: Caller):
   const after = f.marker === undefined ? undefined : await markerPosition(deps, f.marker, caller);
   const isAfter = (r: ServerRecord): boolean => after === undefined || compareServers(after, r) < 0;
   const cells = await listCellMappings(deps.apiDb);
-  const [buildRequests, scattered] = await Promise.all([
-    listBuildRequests(deps.apiDb, { projectId: f.projectId }), scatterCells(deps, cells, f, after),
+  // NOTE: with a name, the API DB judges the pattern first: an invalid one never reaches the cells.
+  const buildRequests = f.name === undefined ? undefined : await buildRequestsNamed(deps.apiDb, f.projectId, f.name, deps.nameFilterTimeoutMs);
+  const [listed, scattered] = await Promise.all([
+    buildRequests ?? listBuildRequests(deps.apiDb, { projectId: f.projectId }), scatterCells(deps, cells, f, after),
   ]);
   const byUuid = new Map<string, ServerRecord>();
-  for (const r of buildRequests.map(fromBuildRequest)) byUuid.set(r.uuid, r);
+  for (const r of listed.map(fromBuildRequest)) byUuid.set(r.uuid, r);
   for (const r of scattered.records) byUuid.set(r.uuid, r); // NOTE: the cell wins over a stale build request
   if (scattered.down.length > 0 && f.vmStates === undefined && f.name === undefined) {
     const down = new Set(scattered.down);

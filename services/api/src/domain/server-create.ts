@@ -1,5 +1,9 @@
 import { badRequest } from './errors';
 import { atLeast, type Microversion } from './microversion';
+import { invalidName, isNovaBoolean, isNovaName, novaBoolean, UUID } from './nova-formats';
+import { invalidInput, notOfType } from './server-create-errors';
+import { checkServerOptions, serverKeys } from './server-create-options';
+import { hintsOf } from './server-hints';
 
 /** A validated `POST /servers` body (before any database lookup). */
 export interface CreateServerInput {
@@ -17,15 +21,18 @@ export interface CreateServerInput {
   readonly group: string | undefined;
 }
 
+/**
+ * Most servers one request may create. Nova's bound is the instances quota (10 by default);
+ * there are no quotas here, so this keeps one request from asking for millions of rows.
+ */
+export const MAX_SERVERS_PER_REQUEST = 1000;
+
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const SERVER_KEYS = new Set(['name', 'imageRef', 'flavorRef', 'availability_zone', 'min_count', 'max_count', 'return_reservation_id',
-  'networks', 'metadata', 'security_groups', 'key_name', 'user_data', 'config_drive', 'description', 'adminPass', 'OS-DCF:diskConfig', 'trusted_image_certificates']);
+const ROOT_KEYS = ['server', 'os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints'];
 
-/** Nova's jsonschema message shape. */
-export const invalidInput = (path: string, value: unknown, why: string): Error =>
-  badRequest(`Invalid input for field/attribute ${path}. Value: ${typeof value === 'string' ? value : JSON.stringify(value)}. ${why}`);
+const additional = (path: string, extra: readonly string[]): Error =>
+  badRequest(`Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
 
 function countOf(server: Obj, key: 'min_count' | 'max_count'): number | undefined {
   const v = server[key];
@@ -33,6 +40,7 @@ function countOf(server: Obj, key: 'min_count' | 'max_count'): number | undefine
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isInteger(n)) throw invalidInput(key, v, `${JSON.stringify(v)} is not of type 'integer', 'string'`);
   if (n < 1) throw invalidInput(key, v, `${n} is less than the minimum of 1`);
+  if (n > MAX_SERVERS_PER_REQUEST) throw invalidInput(key, v, `${n} is greater than the maximum of ${MAX_SERVERS_PER_REQUEST}`);
   return n;
 }
 
@@ -58,30 +66,27 @@ function networksOf(server: Obj, version: Microversion): 'none' | 'auto' | undef
     return v;
   }
   if (Array.isArray(v) && v.length === 0) return undefined;
+  if (!Array.isArray(v)) throw invalidInput('networks', v, `${JSON.stringify(v)} is not valid under any of the given schemas`);
   throw badRequest('Networking is not available in this deployment (no Neutron): use "networks": "none" or "auto" (microversion 2.37 or later).');
 }
 
-function hintsOf(body: Obj): { hints: Record<string, string>; group: string | undefined } {
-  const raw = body['os:scheduler_hints'] ?? body['OS-SCH-HNT:scheduler_hints'];
-  if (raw === undefined) return { hints: {}, group: undefined };
-  if (!isObj(raw)) throw invalidInput('os:scheduler_hints', raw, `${JSON.stringify(raw)} is not of type 'object'`);
-  const hints: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw)) {
-    if (typeof v === 'string') hints[k] = v;
-    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) hints[k] = v.join(',');
-    else throw invalidInput(`os:scheduler_hints.${k}`, v, `${JSON.stringify(v)} is not of type 'string', 'array'`);
-  }
-  const group = hints.group;
-  if (group !== undefined && !UUID.test(group)) throw invalidInput('os:scheduler_hints.group', group, `'${group}' is not a 'uuid'`);
-  return { hints, group: group?.toLowerCase() };
+function nameOf(server: Obj, key: 'name' | 'availability_zone'): string {
+  const name = server[key];
+  if (typeof name !== 'string') throw notOfType(key, name, 'string');
+  if (name.length < 1 || name.length > 255) throw invalidInput(key, name, 'must be 1-255 characters');
+  if (!isNovaName(name) || (key === 'availability_zone' && name.includes(':'))) throw invalidName();
+  return name;
 }
 
-function nameOf(server: Obj): string {
-  const name = server.name;
-  if (name === undefined) throw invalidInput('server', server, "'name' is a required property");
-  if (typeof name !== 'string') throw invalidInput('name', name, `${JSON.stringify(name)} is not of type 'string'`);
-  if (name.length < 1 || name.length > 255 || name.trim() !== name) throw invalidInput('name', name, 'Invalid input: must be 1-255 characters without leading or trailing whitespace');
-  return name;
+function checkKeys(body: Obj, version: Microversion): Obj {
+  if (!isObj(body.server)) throw invalidInput('root', body, "'server' is a required property");
+  const rootExtra = Object.keys(body).filter((k) => !ROOT_KEYS.includes(k));
+  if (rootExtra.length > 0) throw additional('root', rootExtra);
+  const known = serverKeys(version);
+  const extra = Object.keys(body.server).filter((k) => !known.includes(k));
+  if (extra.length > 0) throw additional('server', extra);
+  if (body.server.name === undefined) throw invalidInput('server', body.server, "'name' is a required property");
+  return body.server;
 }
 
 /**
@@ -89,25 +94,20 @@ function nameOf(server: Obj): string {
  * messages; every check before any write). Pure.
  */
 export function parseCreateServer(body: unknown, version: Microversion): CreateServerInput {
-  if (!isObj(body) || !isObj(body.server)) throw invalidInput('root', body, "'server' is a required property");
-  const server = body.server;
-  const extra = Object.keys(server).filter((k) => !SERVER_KEYS.has(k));
-  if (extra.length > 0) throw badRequest(`Invalid input for field/attribute server. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
-  if (server.trusted_image_certificates !== undefined && server.trusted_image_certificates !== null) {
-    throw badRequest('Image certificate validation is not supported by this deployment: trusted_image_certificates must be null or absent.');
-  }
-  const name = nameOf(server);
-  const az = server.availability_zone;
-  if (az !== undefined && (typeof az !== 'string' || az === '')) throw invalidInput('availability_zone', az, 'must be a non-empty string');
+  if (!isObj(body)) throw invalidInput('root', body, "'server' is a required property");
+  const server = checkKeys(body, version);
+  const name = nameOf(server, 'name');
+  const az = server.availability_zone === undefined ? undefined : nameOf(server, 'availability_zone');
   const minCount = countOf(server, 'min_count') ?? 1;
   const maxCount = countOf(server, 'max_count') ?? minCount;
   if (minCount > maxCount) throw badRequest('min_count must be <= max_count');
-  const rri = server.return_reservation_id ?? false;
-  if (typeof rri !== 'boolean') throw invalidInput('return_reservation_id', rri, `${JSON.stringify(rri)} is not of type 'boolean'`);
+  const rri = server.return_reservation_id === undefined ? false : server.return_reservation_id;
+  if (!isNovaBoolean(rri)) throw invalidInput('return_reservation_id', rri, `${JSON.stringify(rri)} is not of type 'boolean'`);
+  checkServerOptions(server);
   const { hints, group } = hintsOf(body);
   return {
     name, flavorRef: refOf(server, 'flavorRef'), imageRef: refOf(server, 'imageRef'), availabilityZone: az, minCount, maxCount,
-    returnReservationId: rri, networks: networksOf(server, version), schedulerHints: hints, group,
+    returnReservationId: novaBoolean(rri as boolean | string), networks: networksOf(server, version), schedulerHints: hints, group,
   };
 }
 

@@ -2,6 +2,7 @@
 // answers) and a private RabbitMQ vhost on which a fake super-conductor records every cast.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { SuperConductorClient } from '@cellsched/api-clients';
@@ -42,6 +43,8 @@ export interface Harness {
   base: string;
   /** One HTTP request over loopback (fastify.inject's cookie dependency is ESM-only, which jest's CommonJS runtime cannot load). */
   inject(r: { method?: string; url: string; headers?: Record<string, string>; payload?: unknown }): Promise<Res>;
+  /** One HTTP request with exactly these headers and body bytes (no content type added); `chunked` sends no Content-Length. */
+  raw(r: RawRequest): Promise<Res>;
   deps: ApiDeps;
   apiDb: TestDatabase;
   cell0: TestDatabase;
@@ -51,6 +54,33 @@ export interface Harness {
   /** Starts the fake super-conductor (already running unless `lateConductor`). */
   startConductor(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A request sent byte for byte by {@link Harness.raw}. */
+export interface RawRequest { method: string; url: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean }
+
+function rawRequest(base: string, r: RawRequest): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const body = r.body === undefined ? undefined : Buffer.from(r.body);
+    const headers: Record<string, string> = { ...r.headers };
+    if (body !== undefined && r.chunked !== true) headers['content-length'] = String(body.length);
+    const req = httpRequest(base + r.url, { method: r.method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const h = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v ?? '']));
+        resolve({ statusCode: res.statusCode ?? 0, headers: h, body: text, json: () => JSON.parse(text) as unknown });
+      });
+      res.on('error', reject);
+    });
+    // NOTE: the server may answer (413) and close before the whole body is written: the answer counts, not the write.
+    req.on('error', reject);
+    if (body !== undefined && r.chunked === true) {
+      for (let i = 0; i < body.length; i += 64 * 1024) req.write(body.subarray(i, i + 64 * 1024));
+    } else if (body !== undefined) req.write(body);
+    req.end();
+  });
 }
 
 async function rabbitmqctl(...args: string[]): Promise<void> {
@@ -117,7 +147,7 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
   const cellDbs = new PgCellDatabases({ timeoutMs: 800, poolSize: 2 });
   const retrier = new CastRetrier(silent, [50, 100, 200]);
   const deps: ApiDeps = {
-    apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, log: silent,
+    apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, nameFilterTimeoutMs: 800, log: silent,
   };
   const app = buildApp(deps);
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -140,7 +170,7 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
     await Promise.all([apiDb.drop(), cell0.drop(), cell1.drop()]);
     await rabbitmqctl('delete_vhost', vhost);
   };
-  return { app, base, inject, deps, apiDb, cell0, cell1, cells, seen, startConductor: startLate, close };
+  return { app, base, inject, raw: (r) => rawRequest(base, r), deps, apiDb, cell0, cell1, cells, seen, startConductor: startLate, close };
 }
 
 /** Polls until `probe` returns a value other than undefined. */

@@ -1,7 +1,6 @@
 import { EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, startInstanceAction, type InstanceRecord, type Queryable } from '@cellsched/cell-db';
 
-/** Nova's event of a compute's build on one host. */
-export const EVENT_COMPUTE_BUILD = 'compute__do_build_and_run_instance';
+export { EVENT_COMPUTE_BUILD } from '@cellsched/cell-db';
 /** Our event for the cell conductor's in-cell retry (details: from which host to which). */
 export const EVENT_RESCHEDULE = 'conductor_reschedule_build';
 

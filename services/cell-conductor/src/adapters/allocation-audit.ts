@@ -15,9 +15,24 @@ export interface AuditReport {
   readonly healed: readonly HealedAllocation[];
   /** Instances holding resources (building/active) with no allocation in placement: reported, not healed. */
   readonly missing: readonly string[];
+  /** This cell's compute nodes placement has no provider for (registering, or deleted). */
+  readonly unknownProviders: number;
 }
 
 type Seen = { consumer: string; provider: string };
+
+/**
+ * Placement knows none of this cell's compute nodes, so nothing can be judged
+ * (`cell_conductor.audit.providers_unknown`): CELLSCHED_PLACEMENT_URL names another system's
+ * placement (a port offset not passed on), or placement's data was reset under the cell.
+ */
+export class AuditProvidersUnknownError extends Error {
+  readonly code = 'cell_conductor.audit.providers_unknown';
+  constructor(nodes: number, baseUrl: string) {
+    super(`placement at ${baseUrl} has no resource provider for any of this cell's ${nodes} compute nodes: is it this system's placement?`);
+    this.name = 'AuditProvidersUnknownError';
+  }
+}
 
 function nodeUuidOf(nodes: readonly ComputeNodeRecord[], i: InstanceRecord): string | undefined {
   return nodes.find((n) => n.host === i.host && n.hypervisorHostname === (i.node ?? i.host))?.uuid;
@@ -34,20 +49,24 @@ function nodeUuidOf(nodes: readonly ComputeNodeRecord[], i: InstanceRecord): str
 export class AllocationAudit {
   private readonly tracker: LeakTracker;
 
-  constructor(private readonly pool: Pool, private readonly report: ReportClient, private readonly placement: PlacementClient, graceMs: number) {
+  constructor(private readonly pool: Pool, private readonly report: ReportClient, private readonly placement: PlacementClient, graceMs: number,
+    private readonly placementUrl = '(placement)') {
     this.tracker = new LeakTracker(graceMs);
   }
 
-  private async gather(nodes: readonly ComputeNodeRecord[]): Promise<Seen[]> {
+  /** Every consumer on the cell's providers; throws {@link AuditProvidersUnknownError} when placement knows none of them. */
+  private async gather(nodes: readonly ComputeNodeRecord[]): Promise<{ seen: Seen[]; unknown: number }> {
     const seen: Seen[] = [];
+    let unknown = 0;
     for (const n of nodes) {
       const allocations = await this.report.providerAllocations(n.uuid).catch((err: unknown) => {
-        if (err instanceof PlacementRestError && err.status === 404) return {};
+        if (err instanceof PlacementRestError && err.status === 404) { unknown++; return {}; }
         throw err;
       });
       for (const consumer of Object.keys(allocations)) seen.push({ consumer, provider: n.uuid });
     }
-    return seen;
+    if (nodes.length > 0 && unknown === nodes.length) throw new AuditProvidersUnknownError(nodes.length, this.placementUrl);
+    return { seen, unknown };
   }
 
   private async verdicts(nodes: readonly ComputeNodeRecord[], seen: readonly Seen[]): Promise<Map<string, AuditVerdict>> {
@@ -76,12 +95,12 @@ export class AllocationAudit {
   /** One pass. Safe to run concurrently with builds; not with another audit of the same cell. */
   async run(now = Date.now()): Promise<AuditReport> {
     const nodes = await listComputeNodes(this.pool);
-    const seen = await this.gather(nodes);
+    const { seen, unknown } = await this.gather(nodes);
     const first = await this.verdicts(nodes, seen);
     const suspects = [...first].filter(([, v]) => v !== 'ok').map(([k]) => k);
     const due = this.tracker.pass(suspects, now);
     // NOTE: re-read before healing: the instance may have settled since the first read.
-    const again = due.length === 0 ? new Map<string, AuditVerdict>() : await this.verdicts(nodes, await this.gather(nodes));
+    const again = due.length === 0 ? new Map<string, AuditVerdict>() : await this.verdicts(nodes, (await this.gather(nodes)).seen);
     const healed: HealedAllocation[] = [];
     const byConsumer = new Map<string, Set<string>>();
     for (const key of due) {
@@ -96,6 +115,6 @@ export class AllocationAudit {
     const holding = await listInstances(this.pool, { vmStates: ['active', 'building'] });
     const consumers = new Set(seen.map((s) => s.consumer));
     const missing = holding.filter((i) => i.host !== null && !consumers.has(i.uuid)).map((i) => i.uuid);
-    return { providers: nodes.length, allocations: seen.length, suspects: suspects.length - healed.length, healed, missing };
+    return { providers: nodes.length, allocations: seen.length, suspects: suspects.length - healed.length, healed, missing, unknownProviders: unknown };
   }
 }

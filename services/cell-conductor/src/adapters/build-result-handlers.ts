@@ -4,7 +4,7 @@ import { withTransaction } from '@cellsched/db';
 import type { BuildAbortedRequest, BuildSucceededRequest } from '@cellsched/wire';
 import { EVENT_COMPUTE_BUILD, recordEvent } from './action-events';
 import { lockInstance, normalizeAttempt } from './instance-lock';
-import type { BuildDeps } from './reschedule-handler';
+import { castTerminate, type BuildDeps } from './reschedule-handler';
 
 type Verdict = 'applied' | 'repeat' | 'stale';
 
@@ -32,7 +32,7 @@ export function buildSucceededHandler(deps: BuildDeps) {
     });
     ctx.logger.info({ instance_uuid: req.instanceUuid, host: req.host, attempt, verdict }, 'build succeeded');
     if (verdict === 'stale') {
-      await deps.compute.cast('terminateInstance', { instanceUuid: req.instanceUuid, attempt, reason: 'instance not building on this host' }, { server: req.host });
+      await castTerminate(deps, req.host, { instanceUuid: req.instanceUuid, attempt, reason: 'instance not building on this host' }, ctx.logger);
     }
   };
 }

@@ -1,8 +1,10 @@
-import type { CastClient, CastContext } from '@cellsched/bus';
+import { BUS_ERROR, BusError, type CastClient, type CastContext } from '@cellsched/bus';
 import { addInstanceFault, toWireInstance, updateInstance, type InstanceRecord } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
-import { ComputeServiceService, type BuildAndRunInstanceRequest, type BuildInstancesRequest, type Selection } from '@cellsched/wire';
+import { makeFailure } from '@cellsched/grpc';
+import { ComputeServiceService, type BuildAndRunInstanceRequest, type BuildInstancesRequest, type Selection, type TerminateInstanceRequest } from '@cellsched/wire';
 import type { Pool, PoolClient } from 'pg';
+import type { Logger } from 'pino';
 import { chooseAlternate, maxRetriesMessage, rescheduleDetail, type RescheduleDecision } from '../domain/reschedule';
 import type { InstanceClaimer } from '../ports';
 import { EVENT_COMPUTE_BUILD, EVENT_RESCHEDULE, recordEvent } from './action-events';
@@ -69,13 +71,62 @@ export async function reschedule(c: PoolClient, deps: BuildDeps, req: BuildInsta
   }
   if (inst.host !== req.failedHost || inst.buildAttempt !== attempt) return undefined; // stale report of an older attempt
   await recordEvent(c, inst, req.requestId, EVENT_COMPUTE_BUILD, req.failedHost, { ok: false, details: req.failure?.message ?? 'build failed' });
-  const consumer = { uuid: inst.uuid, projectId: inst.projectId, userId: inst.userId };
+  const consumer = { uuid: inst.uuid, projectId: inst.projectId, userId: inst.userId, group: inst.buildRequestSpec?.instanceGroup };
   const alternates = opts.alternatesFromRow === true ? inst.buildHostList : req.hostList;
   const decision = await chooseAlternate(alternates, async (s) => {
     const o = await deps.claimer.claimSelection(consumer, s);
     return o.kind === 'claimed' ? { kind: 'claimed' } : { kind: 'skipped', reason: o.message };
   });
   return applyDecision(c, deps, inst, req, decision);
+}
+
+/** The failure code recorded when the broker refused a build cast: no compute serves its host. */
+export const BUILD_CAST_UNROUTABLE = 'cell_conductor.build.unroutable';
+
+/** The in-cell retry request that a refused cast of `next` amounts to: that host failed this attempt. Pure. */
+function refusedCastReport(next: NonNullable<NextBuild>): BuildInstancesRequest {
+  const { request, host } = next;
+  return {
+    instance: request.instance, requestSpec: request.requestSpec, hostList: request.hostList.slice(1), failedHost: host, attempt: request.attempt, requestId: request.requestId,
+    failure: makeFailure(BUILD_CAST_UNROUTABLE, `the broker refused the build cast to compute.${host}: no compute serves host ${host}`, { retryable: true, expected: true }),
+  };
+}
+
+const isUnroutable = (err: unknown): boolean => err instanceof BusError && err.code === BUS_ERROR.publishUnroutable;
+
+/**
+ * Casts a decided build to its host (after the decision committed). A cast the broker refuses
+ * (no queue bound to `compute.<host>`: that host is not served by any compute process) is a
+ * failure of that host for this request, handled like a compute's reschedulable failure: the
+ * next alternate is claimed and cast to, until one is accepted or none is left (ERROR with
+ * MaxRetriesExceeded and a fault naming the refused host). Never a silent end.
+ */
+export async function castNextBuild(deps: BuildDeps, next: NonNullable<NextBuild>, log: Logger): Promise<void> {
+  let current: NextBuild = next;
+  while (current !== undefined) {
+    try {
+      await deps.compute.cast('buildAndRunInstance', current.request, { server: current.host });
+      return;
+    } catch (err) {
+      if (!isUnroutable(err)) throw err;
+      const report = refusedCastReport(current);
+      log.warn({ instance_uuid: next.request.instance?.uuid, host: current.host, attempt: current.request.attempt }, 'build cast refused by the broker: trying the next alternate');
+      current = await withTransaction(deps.pool, (c) => reschedule(c, deps, report, report.instance?.uuid ?? ''));
+    }
+  }
+}
+
+/**
+ * Casts `terminate_instance` to a host. One the broker refuses is done: no compute serves that
+ * host, so no guest of this instance runs there.
+ */
+export async function castTerminate(deps: BuildDeps, host: string, req: TerminateInstanceRequest, log: Logger): Promise<void> {
+  try {
+    await deps.compute.cast('terminateInstance', req, { server: host });
+  } catch (err) {
+    if (!isUnroutable(err)) throw err;
+    log.info({ instance_uuid: req.instanceUuid, host }, 'terminate not needed: no compute serves the host');
+  }
 }
 
 /**
@@ -94,12 +145,7 @@ export function buildInstancesHandler(deps: BuildDeps) {
       ctx.logger.info({ instance_uuid: uuid, failed_host: req.failedHost }, 'reschedule settled');
       return;
     }
-    await castNextBuild(deps, next);
     ctx.logger.info({ instance_uuid: uuid, failed_host: req.failedHost, host: next.host, attempt: next.request.attempt }, 'build rescheduled');
+    await castNextBuild(deps, next, ctx.logger);
   };
-}
-
-/** Casts a decided build to its host (after the decision committed). */
-export async function castNextBuild(deps: BuildDeps, next: NonNullable<NextBuild>): Promise<void> {
-  await deps.compute.cast('buildAndRunInstance', next.request, { server: next.host });
 }

@@ -1,7 +1,8 @@
 import type { CastContext } from '@cellsched/bus';
 import { FailureError, makeFailure } from '@cellsched/grpc';
 import pino from 'pino';
-import { isTransient, retryTransient } from './transient-retry';
+import { PlacementUnreachableError } from '@cellsched/placement-client';
+import { isTransient, retryTransient, retryWhileTransient } from './transient-retry';
 
 const ctx = { logger: pino({ level: 'silent' }) } as unknown as CastContext;
 const unavailable = (): FailureError => new FailureError(makeFailure('grpc.unavailable', 'connect ECONNREFUSED', { retryable: true }));
@@ -17,6 +18,7 @@ test('classifies: retryable Failures, retryable bus errors and lost PostgreSQL c
   expect(isTransient(unavailable())).toBe(true);
   expect(isTransient(pgDown())).toBe(true);
   expect(isTransient(Object.assign(new Error('no broker'), { code: 'bus.unavailable', retryable: true }))).toBe(true);
+  expect(isTransient(new PlacementUnreachableError('http://127.0.0.1:1', new TypeError('fetch failed')))).toBe(true);
   expect(isTransient(new FailureError(makeFailure('placement.allocation.capacity_exceeded', 'full', { retryable: false })))).toBe(false);
   expect(isTransient(new TypeError('bug'))).toBe(false);
   expect(isTransient(Object.assign(new Error('unique violation'), { code: '23505' }))).toBe(false);
@@ -50,4 +52,17 @@ test('past the budget the last transient failure goes to the bus (redelivered la
   expect(c.slept).toEqual([250, 500, 1000, 2000, 4000, 4000, 4000, 4000]); // 19,750 ms: one more would pass 20 s
   expect(c.now()).toBeLessThanOrEqual(20_000);
   expect(calls).toBe(9);
+});
+
+test('retryWhileTransient: any rerunnable job (an audit pass) with its own notion of transient; the value comes back', async () => {
+  const c = clock();
+  const seen: number[] = [];
+  let calls = 0;
+  const busy = new Error('503');
+  const v = await retryWhileTransient(async () => { calls++; if (calls < 3) throw busy; return Promise.resolve(42); },
+    { budgetMs: 10_000, sleep: c.sleep, now: c.now, retryable: (e) => e === busy, onRetry: (_e, attempt) => seen.push(attempt) });
+  expect(v).toBe(42);
+  expect(seen).toEqual([1, 2]);
+  await expect(retryWhileTransient(() => Promise.reject(new TypeError('bug')), { budgetMs: 10_000, sleep: c.sleep, now: c.now, retryable: () => false }))
+    .rejects.toThrow('bug');
 });

@@ -25,6 +25,31 @@ export function isTransient(err: unknown): boolean {
 }
 
 /**
+ * Runs `fn` again with backoff (250 ms doubling to `maxDelayMs`) while it fails with an error
+ * `retryable` accepts (default {@link isTransient}), for up to `budgetMs`; then the last error
+ * is thrown. Anything else is thrown at once. `fn` must be safe to rerun.
+ */
+export async function retryWhileTransient<T>(fn: () => Promise<T>, o: TransientRetryOptions & {
+  readonly retryable?: (err: unknown) => boolean;
+  readonly onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+}): Promise<T> {
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const now = o.now ?? Date.now;
+  const until = now() + o.budgetMs;
+  let delay = o.initialDelayMs ?? 250;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(o.retryable ?? isTransient)(err) || now() + delay > until) throw err;
+      o.onRetry?.(err, attempt, delay);
+      await sleep(delay);
+      delay = Math.min(o.maxDelayMs ?? 5000, delay * 2);
+    }
+  }
+}
+
+/**
  * Wraps an idempotent cast handler so that one delivery rides out a dependency outage
  * (placement restarting, PostgreSQL restarting, the cell bus reconnecting) by rerunning the
  * whole handler with backoff for up to `budgetMs`, instead of burning the bus's bounded
@@ -34,21 +59,8 @@ export function isTransient(err: unknown): boolean {
  * transaction that is rolled back before the pause (no row lock is held while waiting).
  */
 export function retryTransient<Req>(handler: CastHandler<Req>, o: TransientRetryOptions): CastHandler<Req> {
-  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const now = o.now ?? Date.now;
-  return async (req: Req, ctx: CastContext): Promise<void> => {
-    const until = now() + o.budgetMs;
-    let delay = o.initialDelayMs ?? 250;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await handler(req, ctx);
-        return;
-      } catch (err) {
-        if (!isTransient(err) || now() + delay > until) throw err;
-        ctx.logger.warn({ err: String(err), try: attempt, delay_ms: delay }, 'cast handler hit an unavailable dependency, retrying in-delivery');
-        await sleep(delay);
-        delay = Math.min(o.maxDelayMs ?? 5000, delay * 2);
-      }
-    }
-  };
+  return (req: Req, ctx: CastContext): Promise<void> => retryWhileTransient(() => handler(req, ctx), {
+    ...o,
+    onRetry: (err, attempt, delay) => ctx.logger.warn({ err: String(err), try: attempt, delay_ms: delay }, 'cast handler hit an unavailable dependency, retrying in-delivery'),
+  });
 }

@@ -9,6 +9,7 @@ import { destroyInstance, getInstance, listComputeNodes, listInstanceActions, li
 import type { TestDatabase } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { ComputeServiceService, type Selection } from '@cellsched/wire';
+import { AllocationAudit } from '../../src/adapters/allocation-audit';
 import { startCellConductor, type RunningCellConductor } from '../../src/app';
 import { startSimulatedComputeForTest, type TestCompute } from './compute-support';
 import {
@@ -249,6 +250,19 @@ test('allocation audit: heals a leaked claim (unknown consumer, ERROR instance) 
   expect(await allocatedProviders(active.uuid)).toEqual([g1]);
   expect(second.missing).toEqual([]);
   expect((await conductor.runAudit(t0 + 3000)).suspects).toBe(0);
+});
+
+test("allocation audit: a placement that knows none of the cell's nodes (another system's) or none at all is a failed pass, not an empty one", async () => {
+  const other = await startPlacement();
+  try {
+    const wrong = new AllocationAudit(cellDb.pool, new ReportClient({ baseUrl: other.restUrl }), placement, 1000, other.restUrl);
+    await expect(wrong.run()).rejects.toMatchObject({ code: 'cell_conductor.audit.providers_unknown', message: expect.stringContaining(other.restUrl) as string });
+  } finally {
+    await other.stop();
+  }
+  const nowhere = new AllocationAudit(cellDb.pool, new ReportClient({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 2000 }), placement, 1000);
+  await expect(nowhere.run()).rejects.toMatchObject({ code: 'placement_client.placement.unreachable', retryable: true });
+  expect((await conductor.runAudit()).unknownProviders).toBe(0);
 });
 
 test('report client: a stale generation is refreshed and retried; COMPUTE_STATUS_DISABLED toggles; CUSTOM_ traits are created', async () => {

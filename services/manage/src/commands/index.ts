@@ -1,6 +1,7 @@
 import { createCell, discoverHostsCommand, listCells, listHosts, mapCell0 } from './cell-v2';
 import { deleteCell, deleteHost, updateCell } from './cell-v2-admin';
 import { flavorCreate, flavorList, imageCreate, imageList } from './catalogue';
+import { placementAudit } from './placement-audit';
 import { apiDbSync, apiDbVersion, dbSync, dbVersion } from './sync';
 import type { Command } from './types';
 
@@ -21,6 +22,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map<string, Command>([
   ['cell_v2 update_cell', updateCell],
   ['cell_v2 delete_cell', deleteCell],
   ['cell_v2 delete_host', deleteHost],
+  ['placement audit', placementAudit],
   ['image-create', imageCreate],
   ['image-list', imageList],
   ['flavor-create', flavorCreate],
@@ -40,6 +42,6 @@ export function findCommand(argv: readonly string[]): { name: string; command: C
 /** The usage text listing every command. */
 export function usage(): string {
   const lines = [...COMMANDS.values()].map((c) => `  cellsched-manage ${c.usage}\n      ${c.help}`);
-  return ['usage: cellsched-manage [--api-db-url URL] <command> [options]', '', 'commands:', ...lines, '',
-    'The API database URL comes from --api-db-url or env CELLSCHED_API_DB_URL.'].join('\n');
+  return ['usage: cellsched-manage [--api-db-url URL] [--placement-url URL] <command> [options]', '', 'commands:', ...lines, '',
+    "The API database URL comes from --api-db-url or env CELLSCHED_API_DB_URL; placement's from --placement-url or env CELLSCHED_PLACEMENT_URL."].join('\n');
 }

@@ -1,3 +1,4 @@
+import type { ReportClient } from '@cellsched/placement-client';
 import type { Pool } from 'pg';
 import type { ParsedArgs } from '../args';
 
@@ -14,6 +15,8 @@ export interface CommandContext {
   apiDb(): Pool;
   /** A pool on another database (a cell's), closed by main at the end. */
   openDb(url: string): Pool;
+  /** Placement's REST API (admin token); throws `UsageError` when no placement URL is configured. */
+  placement(): ReportClient;
 }
 
 /** One `cellsched-manage <category> <action>`: its options and what it does. Returns the exit code. */

@@ -33,9 +33,9 @@ async function addCompute(db: TestDatabase, host: string, nodes = 1): Promise<vo
 
 describe('cellsched-manage cell_v2 (child processes against real databases)', () => {
   it('api_db sync applies then has nothing to do', async () => {
-    expect(await run('api_db', 'sync')).toEqual({ code: 0, stdout: 'Applied 001_initial\nApplied 002_build_request_trace\n', stderr: '' });
+    expect(await run('api_db', 'sync')).toEqual({ code: 0, stdout: 'Applied 001_initial\nApplied 002_build_request_trace\nApplied 003_cell_mapping_endpoints\n', stderr: '' });
     expect(await run('api_db', 'sync')).toEqual({ code: 0, stdout: '', stderr: '' });
-    expect((await run('api_db', 'version')).stdout).toBe('2\n');
+    expect((await run('api_db', 'version')).stdout).toBe('3\n');
   });
 
   it('map_cell0 is idempotent', async () => {

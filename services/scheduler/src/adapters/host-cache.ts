@@ -6,16 +6,29 @@
 import { type HostRecord, listHostChangesSplitSince, listHostRecordsChangedSince, type Queryable as CellDb } from '@cellsched/cell-db';
 import { type Aggregate, listAggregates, type Queryable as ApiDb } from '@cellsched/api-db';
 import type { ComputeNodeRecord, HostAggregate } from '../ports';
+import { toDomain, withService } from './host-records';
 
-/** One cell the cache reads: its uuid and a pool on its database. */
+/** One cell the cache reads: its uuid, a pool on its database, and whether it is disabled (no new builds). */
 export interface CellSource {
   readonly uuid: string;
   readonly db: CellDb;
+  readonly disabled?: boolean;
+  readonly name?: string;
+}
+
+/**
+ * The cells to read, as they are now (cell_mappings changes on a running system). Called at
+ * the start of every refresh. Never throws once it has answered once (a failed re-read
+ * answers the cells known before); the first call may throw.
+ */
+export interface CellSources {
+  refresh(): Promise<readonly CellSource[]>;
 }
 
 /** Options of {@link HostCache}. */
 export interface HostCacheOptions {
-  readonly cells: readonly CellSource[];
+  /** A fixed list, or the cells of cell_mappings (added, moved, disabled and deleted cells are followed). */
+  readonly cells: readonly CellSource[] | CellSources;
   readonly apiDb: ApiDb;
   /** A lookup older than this triggers an incremental refresh first (ms). */
   readonly refreshMs: number;
@@ -40,7 +53,7 @@ export interface HostCacheOptions {
 }
 
 interface CellState {
-  readonly source: CellSource;
+  source: CellSource;
   since: Date | undefined;
   readonly raw: Map<string, HostRecord>;
   /** Node uuids of `raw` by their service id (a service row read alone is merged into its nodes). */
@@ -57,42 +70,8 @@ export interface HostCacheStats {
   rowsRead: number;
 }
 
-type ServiceFields = Pick<ComputeNodeRecord, 'serviceDisabled' | 'serviceDisabledReason' | 'forcedDown' | 'lastHeartbeatAt'>;
-
-/** What a compute node's record takes from its service row. */
-function serviceFields(service: HostRecord['service']): ServiceFields {
-  return {
-    // NOTE: a node without a live service row behaves as a disabled, never-reporting service.
-    serviceDisabled: service === undefined || service.disabled, serviceDisabledReason: service?.disabledReason ?? '',
-    forcedDown: service?.forcedDown ?? false,
-    // Nova's DB servicegroup driver: last_seen_up, else created_at.
-    lastHeartbeatAt: service === undefined ? undefined : (service.lastSeenUp ?? service.createdAt),
-  };
-}
-
-/**
- * The record with its service fields replaced; the record itself when they are unchanged (a
- * service row read again in the overlap). Why: a heartbeat round changes every compute's service
- * row and nothing else, and rebuilding each record from scratch (supported instances, stats,
- * aggregates) was most of the cost of taking one in.
- */
-function withService(record: ComputeNodeRecord, service: HostRecord['service']): ComputeNodeRecord {
-  const f = serviceFields(service);
-  if (f.serviceDisabled === record.serviceDisabled && f.serviceDisabledReason === record.serviceDisabledReason
-    && f.forcedDown === record.forcedDown && f.lastHeartbeatAt?.getTime() === record.lastHeartbeatAt?.getTime()) return record;
-  return { ...record, ...f };
-}
-
-function toDomain(r: HostRecord, cellUuid: string, aggregates: readonly HostAggregate[]): ComputeNodeRecord {
-  const { node, service } = r;
-  const stat = (k: string): number => Number.parseInt(node.stats[k] ?? '0', 10) || 0;
-  return {
-    uuid: node.uuid, host: node.host, nodename: node.hypervisorHostname, cellUuid,
-    ...serviceFields(service),
-    aggregates, hypervisorType: node.hypervisorType, hypervisorVersion: node.hypervisorVersion,
-    supportedInstances: node.supportedInstances.map(([arch, hvType, vmMode]) => ({ arch, hvType, vmMode })),
-    numIoOps: stat('io_workload'), failedBuilds: stat('failed_builds'),
-  };
+function newCellState(source: CellSource): CellState {
+  return { source, since: undefined, raw: new Map(), byService: new Map(), serviceVersions: new Map() };
 }
 
 /**
@@ -105,7 +84,7 @@ function toDomain(r: HostRecord, cellUuid: string, aggregates: readonly HostAggr
  * reloaded in full, which also drops nodes deleted in a way the cursor could miss. Reads only.
  */
 export class HostCache {
-  private readonly cells: CellState[];
+  private cells: CellState[];
   private records = new Map<string, ComputeNodeRecord>();
   private aggregates: HostAggregate[] = [];
   private aggregatesByHost = new Map<string, HostAggregate[]>();
@@ -121,7 +100,7 @@ export class HostCache {
   readonly stats: HostCacheStats = { refreshes: 0, fullLoads: 0, refreshErrors: 0, rowsRead: 0 };
 
   constructor(private readonly opts: HostCacheOptions) {
-    this.cells = opts.cells.map((source) => ({ source, since: undefined, raw: new Map(), byService: new Map(), serviceVersions: new Map() }));
+    this.cells = Array.isArray(opts.cells) ? opts.cells.map(newCellState) : [];
     this.now = opts.now ?? Date.now;
   }
 
@@ -183,10 +162,11 @@ export class HostCache {
   private async doRefresh(forceFull: boolean): Promise<void> {
     const started = this.now();
     const full = forceFull || started - this.lastFull >= this.opts.fullResyncMs;
+    const cellsChanged = await this.followCells();
     // NOTE: cells are read independently: one cell down must not freeze what the others report.
     const [aggregates, ...cells] = await Promise.allSettled([listAggregates(this.opts.apiDb), ...this.cells.map((c) => this.readCell(c, full))]);
     const aggregatesChanged = aggregates?.status === 'fulfilled' && this.setAggregates(aggregates.value);
-    this.rebuild(aggregatesChanged || full);
+    this.rebuild(aggregatesChanged || full || cellsChanged);
     const failed = [aggregates, ...cells].find((r): r is PromiseRejectedResult => r?.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     this.stats.refreshes += 1;
@@ -195,6 +175,29 @@ export class HostCache {
       this.lastFull = started;
     }
     this.lastRefresh = started;
+  }
+
+  /**
+   * Takes the cells as they are now: a new cell (or one whose pool was replaced: its URL
+   * changed) starts with a full read, a deleted one leaves with its nodes, a disabled or enabled
+   * one keeps its rows. True when the domain records must all be rebuilt.
+   */
+  private async followCells(): Promise<boolean> {
+    if (Array.isArray(this.opts.cells)) return false;
+    const sources = await (this.opts.cells as CellSources).refresh();
+    const before = new Map(this.cells.map((c) => [c.source.uuid, c]));
+    let changed = sources.length !== this.cells.length;
+    this.cells = sources.map((source) => {
+      const kept = before.get(source.uuid);
+      if (kept !== undefined && kept.source.db === source.db) {
+        changed ||= (kept.source.disabled ?? false) !== (source.disabled ?? false);
+        kept.source = source;
+        return kept;
+      }
+      changed = true;
+      return newCellState(source);
+    });
+    return changed;
   }
 
   /**
@@ -269,18 +272,18 @@ export class HostCache {
     const next = all ? new Map<string, ComputeNodeRecord>() : this.records;
     for (const cell of this.cells) {
       if (all) {
-        for (const [uuid, r] of cell.raw) next.set(uuid, toDomain(r, cell.source.uuid, this.aggregatesByHost.get(r.node.host) ?? []));
+        for (const [uuid, r] of cell.raw) next.set(uuid, toDomain(r, cell.source, this.aggregatesByHost.get(r.node.host) ?? []));
         continue;
       }
       for (const uuid of this.changed) {
         const r = cell.raw.get(uuid);
-        if (r !== undefined) next.set(uuid, toDomain(r, cell.source.uuid, this.aggregatesByHost.get(r.node.host) ?? []));
+        if (r !== undefined) next.set(uuid, toDomain(r, cell.source, this.aggregatesByHost.get(r.node.host) ?? []));
       }
       for (const uuid of this.serviceChanged) {
         const r = cell.raw.get(uuid);
         if (r === undefined || this.changed.has(uuid)) continue;
         const before = next.get(uuid);
-        next.set(uuid, before === undefined ? toDomain(r, cell.source.uuid, this.aggregatesByHost.get(r.node.host) ?? []) : withService(before, r.service));
+        next.set(uuid, before === undefined ? toDomain(r, cell.source, this.aggregatesByHost.get(r.node.host) ?? []) : withService(before, r.service));
       }
     }
     if (!all) for (const uuid of this.changed) if (!this.cells.some((c) => c.raw.has(uuid))) next.delete(uuid);

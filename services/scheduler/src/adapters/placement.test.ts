@@ -1,6 +1,6 @@
 import { FailureError, GrpcStatus, UNAVAILABLE_FAILURE_CODE, makeFailure } from '@cellsched/grpc';
 import type { AllocationCandidate, ClaimManyRequest, ClaimRequest, Failure } from '@cellsched/wire';
-import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_CONCURRENT_UPDATE, type PlacementClient, PlacementClaimer } from './placement';
+import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_CONCURRENT_UPDATE, PLACEMENT_GROUP_POLICY, type PlacementClient, PlacementClaimer } from './placement';
 
 const candidate = (rp: string): AllocationCandidate => ({ allocations: [{ resourceProviderUuid: rp, resources: { VCPU: 1 } }], mappings: {} });
 const consumer = (uuid: string) => ({ consumerUuid: uuid, projectId: 'p', userId: 'u' });
@@ -107,4 +107,19 @@ test('a claim of a ClaimMany that met placement without its database is sent aga
   down = false;
   expect((await Promise.all(rest)).map((o) => o.kind)).toEqual(['ok', 'ok']);
   expect(placement.calls).toEqual([['a'], ['b', 'c'], ['b']]);
+});
+
+test('each claim carries its consumer\'s server group (Claim and ClaimMany); placement.claim.group_policy is the group_policy outcome', async () => {
+  const placement = fakePlacement((c) => (c === 'refused' ? makeFailure(PLACEMENT_GROUP_POLICY, 'another member is there') : undefined));
+  const claimed: AllocationCandidate[] = [];
+  const claimer = new PlacementClaimer(placement.client, (c) => claimed.push(c));
+  const group = { uuid: 'g1', policy: 'anti-affinity', maxServerPerHost: 2 };
+  const lone = claimer.claim({ ...consumer('lone'), group }, candidate('rp0'), { replace: true });
+  await Promise.resolve();
+  const batch = [claimer.claim({ ...consumer('refused'), group }, candidate('rp1'), { replace: true }), claimer.claim(consumer('plain'), candidate('rp2'), { replace: true })];
+  expect([await lone, ...(await Promise.all(batch))].map((o) => o.kind)).toEqual(['ok', 'group_policy', 'ok']);
+  const sent = [placement.raw.claim.mock.calls[0]?.[0], ...(placement.raw.claimMany.mock.calls[0]?.[0].claims ?? [])] as ClaimRequest[];
+  expect(sent.map((r) => r.group)).toEqual([group, group, undefined]);
+  expect(claimer.stats).toMatchObject({ ok: 2, groupPolicy: 1 });
+  expect(claimed.map((c) => c.allocations[0]?.resourceProviderUuid)).toEqual(['rp0', 'rp2']);
 });

@@ -4,7 +4,7 @@
  */
 import { FailureError, type GrpcClient, GrpcStatus, UNAVAILABLE_FAILURE_CODE, createGrpcClient, isFailureError } from '@cellsched/grpc';
 import {
-  type AllocationCandidate, type ClaimRequest, type ConsumerAllocations, type Failure, type GetAllocationCandidatesRequest,
+  type AllocationCandidate, type ClaimRequest, type ConsumerAllocations, type ConsumerGroup, type Failure, type GetAllocationCandidatesRequest,
   type GetAllocationCandidatesResponse, PlacementServiceClient,
 } from '@cellsched/wire';
 import { inContext, type SavedContext, savedContext, spanEvent } from '@cellsched/telemetry';
@@ -17,6 +17,7 @@ export type PlacementClient = GrpcClient<typeof PlacementServiceClient.service>;
 /** Placement's failure codes the claimer branches on (published by placement, never changed). */
 export const PLACEMENT_CONCURRENT_UPDATE = 'placement.concurrent_update';
 export const PLACEMENT_CAPACITY_EXCEEDED = 'placement.allocation.capacity_exceeded';
+export const PLACEMENT_GROUP_POLICY = 'placement.claim.group_policy';
 
 /**
  * A placement client with the read-only and idempotent methods marked for retry on another
@@ -43,6 +44,11 @@ function consumerAllocations(consumer: ClaimConsumer, candidate: AllocationCandi
   };
 }
 
+function consumerGroup(consumer: ClaimConsumer): ConsumerGroup | undefined {
+  const g = consumer.group;
+  return g === undefined ? undefined : { uuid: g.uuid, policy: g.policy, maxServerPerHost: g.maxServerPerHost };
+}
+
 /** One claim waiting for its turn to go to placement. */
 interface PendingClaim {
   readonly request: ClaimRequest;
@@ -66,7 +72,9 @@ export const DEFAULT_CLAIM_CALLS_IN_FLIGHT = 2;
 /**
  * Claimer over placement gRPC: Claim (replace as asked) and Release.
  * ABORTED `placement.concurrent_update` → `conflict`; FAILED_PRECONDITION
- * `placement.allocation.capacity_exceeded` → `no_capacity`; anything else throws (the core then
+ * `placement.allocation.capacity_exceeded` → `no_capacity`; FAILED_PRECONDITION
+ * `placement.claim.group_policy` → `group_policy` (each claim carries the consumer's server group,
+ * and placement keeps its policy atomically); anything else throws (the core then
  * releases the request's consumers). Release is idempotent and retried on another replica.
  *
  * Claims of concurrent decisions that arrive while `maxInFlight` calls to placement are in flight
@@ -77,7 +85,7 @@ export const DEFAULT_CLAIM_CALLS_IN_FLIGHT = 2;
  */
 export class PlacementClaimer implements Claimer {
   /** Claim attempts by outcome (observability: wasted claims show a herd on stale views), and calls made. */
-  readonly stats = { ok: 0, conflict: 0, noCapacity: 0, released: 0, claimCalls: 0, claimManyCalls: 0 };
+  readonly stats = { ok: 0, conflict: 0, noCapacity: 0, groupPolicy: 0, released: 0, claimCalls: 0, claimManyCalls: 0 };
   private readonly queue: PendingClaim[] = [];
   /** Calls to placement in flight, and whether a send is already scheduled for this task's claims. */
   private inFlight = 0;
@@ -91,7 +99,8 @@ export class PlacementClaimer implements Claimer {
 
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
     return new Promise<ClaimOutcome>((resolve, reject) => {
-      this.queue.push({ request: { consumer: consumerAllocations(consumer, candidate), replace: options.replace }, candidate, resolve, reject, ctx: savedContext() });
+      const request = { consumer: consumerAllocations(consumer, candidate), replace: options.replace, group: consumerGroup(consumer) };
+      this.queue.push({ request, candidate, resolve, reject, ctx: savedContext() });
       if (!this.scheduled) {
         this.scheduled = true;
         queueMicrotask(() => {
@@ -172,6 +181,9 @@ export class PlacementClaimer implements Claimer {
     } else if (failure.code === PLACEMENT_CAPACITY_EXCEEDED) {
       this.stats.noCapacity += 1;
       p.resolve({ kind: 'no_capacity' });
+    } else if (failure.code === PLACEMENT_GROUP_POLICY) {
+      this.stats.groupPolicy += 1;
+      p.resolve({ kind: 'group_policy' });
     } else {
       p.reject(err ?? new FailureError(failure));
     }

@@ -24,6 +24,8 @@ export interface ComputeNodeRecord {
   readonly host: string;
   readonly nodename: string;
   readonly cellUuid: string;
+  /** The cell is disabled (`cell_v2 update_cell --disable`): no new builds go there unless the request names that cell. */
+  readonly cellDisabled: boolean;
   readonly serviceDisabled: boolean;
   readonly serviceDisabledReason: string;
   readonly forcedDown: boolean;

@@ -159,6 +159,46 @@ describe('select_destinations requested destination', () => {
   });
 });
 
+describe('select_destinations disabled cells (cell_v2 update_cell --disable)', () => {
+  const disable = (cloud: ReturnType<typeof fakeCloud>, cell: string): void => {
+    for (const [uuid, r] of cloud.snapshot.records) if (r.cellUuid === cell) cloud.snapshot.records.set(uuid, { ...r, cellDisabled: true });
+  };
+
+  it('never chooses a host of a disabled cell, nor offers one as an alternate', async () => {
+    for (let seed = 1; seed <= 10; seed += 1) {
+      const cloud = fakeCloud(3, 4);
+      disable(cloud, 'cell-1');
+      disable(cloud, 'cell-3');
+      const dest = selected(await select(core(cloud.ports), ['i1', 'i2'], 2, { seed }));
+      expect(dest.flat().map((s) => s.cellUuid)).toEqual(Array(6).fill('cell-2'));
+    }
+  });
+
+  it('says why when every cell is disabled: NoValidHost with a disabled_cells line and nothing claimed', async () => {
+    const cloud = fakeCloud(2, 2);
+    disable(cloud, 'cell-1');
+    disable(cloud, 'cell-2');
+    const r = await select(core(cloud.ports), ['i1']);
+    expect(r.kind).toBe('no_valid_host');
+    expect(r.kind === 'no_valid_host' && r.diagnosis.find((d) => d.filter === 'disabled_cells'))
+      .toEqual({ filter: 'disabled_cells', hostsBefore: 4, hostsAfter: 0, reason: 'host is in a disabled cell (4 hosts)' });
+    expect(cloud.placement.allocations.size).toBe(0);
+  });
+
+  it('a request that names a disabled cell gets that cell (as Nova: requested_destination.cell wins)', async () => {
+    const cloud = fakeCloud(2, 3);
+    disable(cloud, 'cell-1');
+    const r = await select(core(cloud.ports), ['i1'], 2, { requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [] } });
+    expect(selected(r)[0]?.map((s) => s.cellUuid)).toEqual(['cell-1', 'cell-1', 'cell-1']);
+  });
+
+  it('adds no diagnosis line while no cell is disabled', async () => {
+    const cloud = fakeCloud(1, 1, { VCPU: 0, MEMORY_MB: 8192, DISK_GB: 100 });
+    const r = await select(core(cloud.ports), ['i1']);
+    expect(r.kind === 'no_valid_host' && r.diagnosis.map((d) => d.filter)).not.toContain('disabled_cells');
+  });
+});
+
 describe('select_destinations claims', () => {
   it('retries a conflicting host in a bounded tight loop and counts the retries', async () => {
     const cloud = fakeCloud(1, 1);

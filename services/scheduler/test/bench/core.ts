@@ -30,7 +30,7 @@ for (let i = 0; i < hosts; i++) {
   const uuid = randomUUID();
   uuids.push(uuid);
   records.set(uuid, {
-    uuid, host: `host-${i}`, nodename: `node-${i}`, cellUuid: i % 2 === 0 ? 'cell-1' : 'cell-2', serviceDisabled: false,
+    uuid, host: `host-${i}`, nodename: `node-${i}`, cellUuid: i % 2 === 0 ? 'cell-1' : 'cell-2', cellDisabled: false, serviceDisabled: false,
     serviceDisabledReason: '', forcedDown: false, lastHeartbeatAt: now, aggregates: [], hypervisorType: 'qemu',
     hypervisorVersion: 6002000, supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }], numIoOps: i % 5, failedBuilds: 0,
   });

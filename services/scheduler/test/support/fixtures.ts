@@ -25,7 +25,7 @@ export function spec(overrides: Partial<RequestSpec> = {}): RequestSpec {
 export function record(overrides: Partial<ComputeNodeRecord> = {}): ComputeNodeRecord {
   const uuid = overrides.uuid ?? 'cn-1';
   return {
-    uuid, host: `host-${uuid}`, nodename: `node-${uuid}`, cellUuid: 'cell-1', serviceDisabled: false, serviceDisabledReason: '',
+    uuid, host: `host-${uuid}`, nodename: `node-${uuid}`, cellUuid: 'cell-1', cellDisabled: false, serviceDisabled: false, serviceDisabledReason: '',
     forcedDown: false, lastHeartbeatAt: NOW, aggregates: [], hypervisorType: 'qemu', hypervisorVersion: 6002000,
     supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }], numIoOps: 0, failedBuilds: 0, ...overrides,
   };

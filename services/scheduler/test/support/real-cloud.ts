@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { API_DB_MIGRATIONS_DIR } from '@cellsched/api-db';
+import { API_DB_MIGRATIONS_DIR, createCellMapping } from '@cellsched/api-db';
 import { CELL_DB_MIGRATIONS_DIR } from '@cellsched/cell-db';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import { createGrpcClient, startGrpcServer, type GrpcClient, type RunningGrpcServer } from '@cellsched/grpc';
@@ -18,6 +18,14 @@ import { type HostSpec, type SeededHost, seedHosts } from '../../../../e2e/bench
 
 export type SchedulerClient = GrpcClient<typeof SchedulerServiceClient.service>;
 
+/** How a test replica differs from the default one. */
+export interface ReplicaOptions {
+  readonly candidateCacheTtlMs?: number;
+  readonly hostCacheRefreshMs?: number;
+  /** The role the replica reads the API DB and the cells as (default: the test databases' admin role). */
+  readonly as?: { readonly user: string; readonly password: string };
+}
+
 /** The whole test cloud; `close()` stops everything and drops the databases. */
 export interface RealCloud {
   readonly placementDb: TestDatabase;
@@ -26,11 +34,24 @@ export interface RealCloud {
   readonly placement: RunningGrpcServer;
   addHosts(specs: readonly HostSpec[]): Promise<SeededHost[]>;
   /** A scheduler replica on a free port, with a client of it. */
-  startReplica(policy?: Partial<SchedulerPolicy>, opts?: { candidateCacheTtlMs?: number }): Promise<{ app: SchedulerApp; client: SchedulerClient }>;
+  startReplica(policy?: Partial<SchedulerPolicy>, opts?: ReplicaOptions): Promise<{ app: SchedulerApp; client: SchedulerClient }>;
   close(): Promise<void>;
 }
 
 const silent = pino({ level: 'silent' });
+
+/** `url` with another user and password. */
+export function withCredentials(url: string, c: { readonly user: string; readonly password: string }): string {
+  const u = new URL(url);
+  u.username = encodeURIComponent(c.user); u.password = encodeURIComponent(c.password);
+  return u.toString();
+}
+
+/** The user and password of a URL (the test databases' admin role stands in for the scheduler's read-only role). */
+export function credentialsOf(url: string): { user: string; password: string } {
+  const u = new URL(url);
+  return { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+}
 
 /** Creates the databases (migrated) and starts placement. `prefix` keeps database names per test file unique and readable. */
 export async function startRealCloud(prefix: string, opts: { placementPoolMax?: number } = {}): Promise<RealCloud> {
@@ -39,6 +60,10 @@ export async function startRealCloud(prefix: string, opts: { placementPoolMax?: 
   const cells = await Promise.all([1, 2].map(async (i) => ({
     uuid: randomUUID(), db: await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `${prefix}_c${i}` }),
   })));
+  // the replicas find the cells where Nova's do: the API DB's cell mappings
+  for (const [i, c] of cells.entries()) {
+    await createCellMapping(apiDb.pool, { uuid: c.uuid, name: `cell${i + 1}`, transportUrl: `amqp://127.0.0.1:5672/${prefix}_c${i + 1}`, databaseConnection: c.db.url });
+  }
   const placement = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [placementServiceBinding(placementDb.pool)], logger: silent });
   const replicas: { app: SchedulerApp; client: SchedulerClient }[] = [];
   return {
@@ -46,8 +71,9 @@ export async function startRealCloud(prefix: string, opts: { placementPoolMax?: 
     addHosts: (specs) => seedHosts(cells.map((c) => c.db.pool), placementDb.pool, specs, { db: apiDb.pool, cellUuids: cells.map((c) => c.uuid) }),
     startReplica: async (policy = {}, opts = {}) => {
       const app = await startSchedulerApp({
-        apiDbUrl: apiDb.url, cells: cells.map((c) => ({ uuid: c.uuid, dbUrl: c.db.url })), placementAddresses: [placement.address],
-        placementDeadlineMs: 30_000, policy: { ...DEFAULT_POLICY, ...policy }, dbPoolSize: 6, hostCacheRefreshMs: 200,
+        apiDbUrl: opts.as === undefined ? apiDb.url : withCredentials(apiDb.url, opts.as), cellDbCredentials: opts.as ?? credentialsOf(apiDb.url),
+        placementAddresses: [placement.address],
+        placementDeadlineMs: 30_000, policy: { ...DEFAULT_POLICY, ...policy }, dbPoolSize: 6, hostCacheRefreshMs: opts.hostCacheRefreshMs ?? 200,
         hostCacheFullResyncMs: 60_000, groupLockTimeoutMs: 30_000, candidateCacheTtlMs: opts.candidateCacheTtlMs ?? 250, logger: silent,
       }, { host: '127.0.0.1', port: 0 });
       const client = createGrpcClient(SchedulerServiceClient, { addresses: [app.server.address], deadlineMs: 60_000, maxAttempts: 1 });

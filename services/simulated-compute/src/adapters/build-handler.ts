@@ -1,6 +1,6 @@
-import type { CastClient, CastContext } from '@cellsched/bus';
+import { BUS_ERROR, BusError, type CastClient, type CastContext } from '@cellsched/bus';
 import { makeFailure } from '@cellsched/grpc';
-import { CellConductorServiceService, type BuildAndRunInstanceRequest, type TerminateInstanceRequest } from '@cellsched/wire';
+import { CellConductorServiceService, type BuildAndRunInstanceRequest, type Failure, type TerminateInstanceRequest } from '@cellsched/wire';
 import { decideOutcome, type FaultPlan } from '../domain/fault-plan';
 import type { Guests } from '../domain/hosts';
 
@@ -20,13 +20,31 @@ export interface ComputeDeps {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A report the broker could not route: the cell's `conductor` queue does not exist (no cell
+ * conductor has started on this bus yet). Retryable, unlike other unroutable casts: the
+ * conductor declares its queue when it starts, and the redelivered build reports again (the
+ * guest is kept, so it is not built twice).
+ */
+function conductorUnreachable(err: unknown): never {
+  if (err instanceof BusError && err.code === BUS_ERROR.publishUnroutable) {
+    throw Object.assign(new Error(`no cell conductor queue on this bus yet: ${err.message}`), { code: 'compute.conductor.unroutable', retryable: true });
+  }
+  throw err;
+}
+
+/** Asks the cell conductor to retry the build on the next alternate (Nova's reschedule): this host failed it. */
+async function reportReschedule(deps: ComputeDeps, host: string, req: BuildAndRunInstanceRequest, attempt: number, failure: Failure): Promise<void> {
+  await deps.conductor.cast('buildInstances', {
+    instance: req.instance, requestSpec: req.requestSpec, hostList: req.hostList.slice(1), failedHost: host, failure, attempt, requestId: req.requestId,
+  });
+}
+
 async function reportFailure(deps: ComputeDeps, host: string, req: BuildAndRunInstanceRequest, attempt: number, reschedule: boolean): Promise<void> {
   const uuid = req.instance?.uuid ?? '';
   if (reschedule) {
     const failure = makeFailure('compute.build.rescheduled', `Build of instance ${uuid} was re-scheduled: simulated build failure`, { retryable: true, expected: true });
-    await deps.conductor.cast('buildInstances', {
-      instance: req.instance, requestSpec: req.requestSpec, hostList: req.hostList.slice(1), failedHost: host, failure, attempt, requestId: req.requestId,
-    });
+    await reportReschedule(deps, host, req, attempt, failure);
     return;
   }
   const failure = makeFailure('compute.build.aborted', `Build of instance ${uuid} aborted: simulated non-reschedulable failure`, { expected: true });
@@ -58,10 +76,10 @@ export function buildHandler(deps: ComputeDeps) {
       await sleep(outcome === 'crash' ? deps.buildLatencyMs / 2 : deps.buildLatencyMs);
       if (outcome === 'crash') deps.crash();
       ctx.logger.info({ instance_uuid: uuid, host, attempt, outcome }, 'build finished');
-      if (outcome === 'reschedule' || outcome === 'abort') return reportFailure(deps, host, req, attempt, outcome === 'reschedule');
+      if (outcome === 'reschedule' || outcome === 'abort') return reportFailure(deps, host, req, attempt, outcome === 'reschedule').catch(conductorUnreachable);
       deps.guests.add(host, uuid, attempt);
     }
-    await deps.conductor.cast('buildSucceeded', { instanceUuid: uuid, host, node, attempt, requestId: req.requestId });
+    await deps.conductor.cast('buildSucceeded', { instanceUuid: uuid, host, node, attempt, requestId: req.requestId }).catch(conductorUnreachable);
   };
 }
 
@@ -71,5 +89,32 @@ export function terminateHandler(deps: ComputeDeps) {
     const host = hostOf(ctx);
     const removed = deps.guests.remove(host, req.instanceUuid, req.attempt);
     ctx.logger.info({ instance_uuid: req.instanceUuid, host, attempt: req.attempt, removed, reason: req.reason }, 'terminate instance');
+  };
+}
+
+/** The code of a build cast to a host no compute process serves any more. */
+export const HOST_NOT_SERVED = 'compute.host.not_served';
+
+/**
+ * `build_and_run_instance` for a host this process no longer simulates (nor any other: the
+ * bus found no queue bound to it; see the bus's `notServed`): that host failed the build, so
+ * the cell conductor moves it to the next alternate, or ERROR when none is left. Idempotent
+ * (the conductor recognises a repeat by host and attempt).
+ */
+export function notServedBuildHandler(deps: ComputeDeps) {
+  return async (req: BuildAndRunInstanceRequest, ctx: CastContext): Promise<void> => {
+    const host = hostOf(ctx);
+    const attempt = req.attempt >= 1 ? req.attempt : 1;
+    const failure = makeFailure(HOST_NOT_SERVED, `host ${host} is not served by any compute process (it was removed)`, { retryable: true, expected: true });
+    ctx.logger.warn({ instance_uuid: req.instance?.uuid, host, attempt }, 'build for a host nobody serves: reported as its failure');
+    await reportReschedule(deps, host, req, attempt, failure).catch(conductorUnreachable);
+  };
+}
+
+/** `terminate_instance` for a host nobody serves: no guest can run there, nothing to do. */
+export function notServedTerminateHandler() {
+  return async (req: TerminateInstanceRequest, ctx: CastContext): Promise<void> => {
+    ctx.logger.info({ instance_uuid: req.instanceUuid, host: ctx.server }, 'terminate for a host nobody serves: nothing runs there');
+    return Promise.resolve();
   };
 }

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { Bus } from '@cellsched/bus';
 import { testInfra } from '@cellsched/config';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
-import { BuildAndRunInstanceRequest, CellConductorServiceService, ComputeServiceService, type BuildSucceededRequest } from '@cellsched/wire';
+import { BuildAndRunInstanceRequest, CellConductorServiceService, ComputeServiceService, type BuildInstancesRequest, type BuildSucceededRequest } from '@cellsched/wire';
 import pino from 'pino';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
@@ -28,6 +28,7 @@ let placement: ChildProcess;
 let placementUrl: string;
 let bus: Bus;
 const succeeded: BuildSucceededRequest[] = [];
+const rescheduled: BuildInstancesRequest[] = [];
 const registered = new Set<string>();
 
 async function rabbitmqctl(...args: string[]): Promise<string> {
@@ -101,6 +102,7 @@ beforeAll(async () => {
     reportComputeHosts: async (req) => { for (const h of req.hosts) registered.add(h.host); },
     serviceHeartbeats: async () => undefined,
     buildSucceeded: async (req) => { succeeded.push(req); },
+    buildInstances: async (req) => { rescheduled.push(req); },
   }, { prefetch: 64 });
 }, 120_000);
 
@@ -176,15 +178,18 @@ test('builds cast while the process is dead wait in its queue and run on their h
   }
 }, 180_000);
 
-test('restarted with fewer hosts: a build queued for a dropped host is dead-lettered with its reason, not lost or built', async () => {
+test('restarted with fewer hosts: a build queued for a dropped host is reported to the conductor as that host\'s failure, not built or dead-lettered', async () => {
   const first = await startCompute();
   await stop(first.child, 'SIGKILL');
   const uuid = await build(`pool-${HOSTS}`) as string;
   const second = await startCompute({ CELLSCHED_COMPUTE_HOSTS: '10' });
   try {
-    await waitFor('the dead letter', async () => ((await queues())['compute-pool.c1.pool-1.dlq'] === 1 ? true : undefined));
+    const report = await waitFor('the reschedule request', () => rescheduled.find((r) => r.instance?.uuid === uuid));
+    expect(report).toMatchObject({ failedHost: `pool-${HOSTS}`, attempt: 1, failure: { code: 'compute.host.not_served', retryable: true } });
+    expect(report.failure?.message).toContain(`host pool-${HOSTS} is not served by any compute process`);
     expect(succeeded.some((s) => s.instanceUuid === uuid)).toBe(false);
     expect(await guests(second.controlPort)).toEqual({});
+    expect((await queues())['compute-pool.c1.pool-1.dlq']).toBe(0);
     // The dropped host's key is unbound: a new cast to it is refused, as for a host nobody serves.
     await expect(build(`pool-${HOSTS}`)).rejects.toMatchObject({ code: 'bus.publish.unroutable' });
     await expect(build('pool-10')).resolves.toBeDefined();

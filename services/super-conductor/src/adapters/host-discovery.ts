@@ -10,7 +10,8 @@ import type { CellRegistry } from './cells';
  * cell this process reaches, the compute hosts without a host mapping are mapped to it
  * (`discoverHosts`, as `cellsched-manage cell_v2 discover_hosts`), so a compute started later,
  * or started again with more hosts, becomes schedulable without a manual step. A cell that fails
- * is logged and the others still run. Idempotent and safe alongside a manual discover_hosts (a
+ * (or is not open in this process yet: `cells.cell` throws and re-reads the mappings) is logged
+ * and skipped; the others still run. Idempotent and safe alongside a manual discover_hosts (a
  * host already mapped is never moved). Returns the hosts newly mapped.
  */
 export async function discoverHostsOnce(apiDb: Pool, cells: CellRegistry, log: Logger): Promise<string[]> {

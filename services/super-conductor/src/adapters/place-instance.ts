@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { EVENT_SCHEDULE } from '../domain/build-plan';
 import { forgetServer, instanceFrom, type BuildDeps } from './build-deps';
 import type { CellHandle } from './cells';
+import { handOverRefusedBuild, isUnroutable } from './refused-build';
 
 /** One scheduled instance: where it goes (chosen host first, then the alternates). */
 export interface Placement {
@@ -24,13 +25,21 @@ async function cleanUpDeleted(deps: BuildDeps, cell: CellHandle, instanceUuid: s
   return 'deleted';
 }
 
-/** Casts the first build (attempt 1) to `compute.<host>` on the cell's bus. The compute dedups per (host, instance, attempt). */
-async function castBuild(cell: CellHandle, inst: InstanceRecord, hostList: readonly Selection[], spec: RequestSpec, requestId: string): Promise<void> {
+/**
+ * Casts the first build (attempt 1) to `compute.<host>` on the cell's bus. The compute dedups
+ * per (host, instance, attempt). A cast the broker refuses (no compute serves that host) is that
+ * host's failure: the cell conductor retries the alternates ({@link handOverRefusedBuild}).
+ */
+async function castBuild(deps: BuildDeps, cell: CellHandle, inst: InstanceRecord, hostList: readonly Selection[], spec: RequestSpec, requestId: string, log: Logger): Promise<void> {
   const host = hostList[0]?.serviceHost;
   if (cell.compute === undefined || host === undefined) throw new Error(`cannot cast the build of ${inst.uuid}: cell ${cell.uuid} has no bus or no host`);
-  await cell.compute.cast('buildAndRunInstance', {
-    instance: toWireInstance(inst, cell.uuid), requestSpec: spec, hostList: [...hostList], attempt: inst.buildAttempt, requestId,
-  }, { server: host });
+  const build = { instance: toWireInstance(inst, cell.uuid), requestSpec: spec, hostList: [...hostList], attempt: inst.buildAttempt, requestId };
+  try {
+    await cell.compute.cast('buildAndRunInstance', build, { server: host });
+  } catch (err) {
+    if (!isUnroutable(err)) throw err;
+    await handOverRefusedBuild(deps, cell, build, host, log);
+  }
 }
 
 async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br: NonNullable<Awaited<ReturnType<typeof getBuildRequest>>>): Promise<InstanceRecord> {
@@ -63,7 +72,7 @@ export async function placeInstance(deps: BuildDeps, p: Placement, log: Logger):
   const inst = await createInCell(deps, cell, p, br);
   await setInstanceMappingCell(deps.apiDb, p.instanceUuid, await deps.cells.mappingId(cell.uuid));
   if (!(await deleteBuildRequest(deps.apiDb, p.instanceUuid))) return cleanUpDeleted(deps, cell, p.instanceUuid);
-  await castBuild(cell, inst, p.hostList, p.spec, p.requestId);
+  await castBuild(deps, cell, inst, p.hostList, p.spec, p.requestId, log);
   log.info({ instance_uuid: p.instanceUuid, selected_host: chosen.serviceHost, target_cell: cell.name, alternates: p.hostList.length - 1 }, 'build cast');
   return 'cast';
 }
@@ -88,7 +97,7 @@ export async function resumeInstance(deps: BuildDeps, r: { instanceUuid: string;
   const removedNow = await deleteBuildRequest(deps.apiDb, r.instanceUuid);
   if (!removedNow && (!r.mappedBefore || r.queuedForDelete) && cell.compute !== undefined) return cleanUpDeleted(deps, cell, r.instanceUuid);
   if (cell.compute === undefined || inst.vmState !== 'building' || inst.buildAttempt !== 1 || inst.host === null) return 'settled';
-  await castBuild(cell, inst, [currentSelection(inst, cell.uuid), ...inst.buildHostList], spec, requestId);
+  await castBuild(deps, cell, inst, [currentSelection(inst, cell.uuid), ...inst.buildHostList], spec, requestId, log);
   log.info({ instance_uuid: r.instanceUuid, selected_host: inst.host, target_cell: cell.name }, 'build cast again (redelivery)');
   return 'cast';
 }

@@ -48,12 +48,14 @@ beforeAll(async () => {
   cell1Db = await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: 'sc_hosts_c1' });
   await createCellMapping(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0Db.url });
   cell1Id = (await createCellMapping(apiDb.pool, { uuid: CELL1, name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/c1', databaseConnection: cell1Db.url })).cell.id;
-  // a cell this super-conductor's topology does not know (created later): discovery skips it
+  // a cell this super-conductor cannot open (its database is unreachable): discovery skips it
   cell2Id = (await createCellMapping(apiDb.pool, { uuid: CELL2, name: 'cell2', transportUrl: 'amqp://x@127.0.0.1/c2', databaseConnection: 'postgres://u:p@127.0.0.1:1/none' })).cell.id;
   // NOTE: no bus at all: these handlers only use the cells' databases (variables, so the handles type-check whatever casts CellHandle holds)
   const cell0 = { uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined, conductor: undefined };
   const cell1 = { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: undefined, conductor: undefined };
-  cells = new CellRegistry(apiDb.pool, cell0, new Map([[CELL1, cell1]]));
+  // cell2 has a mapping but no handle: the registry fails to open it, so it is never open here
+  cells = CellRegistry.fixed(apiDb.pool, [cell0, cell1]);
+  await cells.refresh();
 }, 60_000);
 
 afterAll(async () => {

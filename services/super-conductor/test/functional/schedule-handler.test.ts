@@ -6,11 +6,11 @@ import {
   API_DB_MIGRATIONS_DIR, createBuildRequest, createCellMapping, createInstanceMapping, deleteBuildRequest, getBuildRequest, getInstanceMapping, getRequestSpec,
   saveRequestSpec, setInstanceMappingQueuedForDelete,
 } from '@cellsched/api-db';
-import type { CastContext } from '@cellsched/bus';
+import { BUS_ERROR, BusError, type CastContext } from '@cellsched/bus';
 import { CELL_DB_MIGRATIONS_DIR, createInstance, getInstance, getService, listInstanceFaults, upsertComputeNode, upsertService } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
-import type { BuildAndRunInstanceRequest, Failure, Flavor, RequestSpec, Selection } from '@cellsched/wire';
+import type { BuildAndRunInstanceRequest, BuildInstancesRequest, Failure, Flavor, RequestSpec, Selection } from '@cellsched/wire';
 import pino from 'pino';
 import { CellRegistry, type CellHandle } from '../../src/adapters/cells';
 import { deleteInstanceHandler } from '../../src/adapters/delete-handler';
@@ -26,6 +26,11 @@ let cell0Db: TestDatabase;
 let cell1Db: TestDatabase;
 let cells: CellRegistry;
 const casts: { host: string; req: BuildAndRunInstanceRequest }[] = [];
+/** Hosts no compute serves: the broker refuses casts to them. */
+const unserved = new Set<string>();
+const handedOver: BuildInstancesRequest[] = [];
+let noConductorQueue = false;
+const refused = (what: string): BusError => new BusError(BUS_ERROR.publishUnroutable, `no queue is bound to ${what}; nothing was queued`, false);
 const released: string[] = [];
 
 const sel = (host: string): Selection => ({ computeNodeUuid: randomUUID(), serviceHost: host, nodename: host, cellUuid: CELL1, availabilityZone: 'nova', allocationRequest: { json: '{}', version: '1.36' } });
@@ -58,16 +63,24 @@ beforeAll(async () => {
   cell1Db = await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: 'sc_cell1' });
   await createCellMapping(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0Db.url });
   await createCellMapping(apiDb.pool, { uuid: CELL1, name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/c1', databaseConnection: cell1Db.url });
-  const compute = { cast: async (_m: string, req: BuildAndRunInstanceRequest, o: { server: string }) => { casts.push({ host: o.server, req }); } };
-  const c1: CellHandle = { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: compute as never };
-  cells = new CellRegistry(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined }, new Map([[CELL1, c1]]));
+  const compute = { cast: async (_m: string, req: BuildAndRunInstanceRequest, o: { server: string }) => {
+    if (unserved.has(o.server)) throw refused(`compute.${o.server}`);
+    casts.push({ host: o.server, req });
+  } };
+  const conductor = { cast: async (_m: string, req: BuildInstancesRequest) => {
+    if (noConductorQueue) throw refused('conductor');
+    handedOver.push(req);
+  } };
+  const c1: CellHandle = { uuid: CELL1, name: 'cell1', pool: cell1Db.pool, compute: compute as never, conductor: conductor as never };
+  cells = CellRegistry.fixed(apiDb.pool, [{ uuid: CELL0_UUID, name: 'cell0', pool: cell0Db.pool, compute: undefined, conductor: undefined }, c1]);
+  await cells.refresh();
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all([apiDb?.drop(), cell0Db?.drop(), cell1Db?.drop()]);
 });
 
-beforeEach(() => { casts.length = 0; released.length = 0; });
+beforeEach(() => { casts.length = 0; released.length = 0; handedOver.length = 0; unserved.clear(); noConductorQueue = false; });
 
 test('one instance: created in the chosen cell, mapped, build request gone, build cast to the chosen host with the alternates', async () => {
   const { uuid, spec } = await apiCreate();
@@ -80,6 +93,37 @@ test('one instance: created in the chosen cell, mapped, build request gone, buil
   expect((await getInstanceMapping(apiDb.pool, uuid))?.cell?.uuid).toBe(CELL1);
   expect(await getBuildRequest(apiDb.pool, uuid)).toBeUndefined();
   expect(casts.map((c) => [c.host, c.req.hostList.map((h) => h.serviceHost), c.req.attempt])).toEqual([['h1', ['h1', 'h2', 'h3'], 1]]);
+});
+
+test('a build cast the broker refuses (no compute serves the chosen host) goes to the cell conductor as that host\'s failure, with the alternates', async () => {
+  const { uuid, spec } = await apiCreate();
+  unserved.add('h1');
+  await scheduleAndBuildInstancesHandler(deps(new FakeScheduler()))(cast(uuid, spec), ctx);
+  expect(casts).toEqual([]);
+  expect(handedOver).toHaveLength(1);
+  expect(handedOver[0]).toMatchObject({ failedHost: 'h1', attempt: 1, requestId: `req-${uuid}`, instance: { uuid }, failure: { code: 'super_conductor.build.unroutable', retryable: true } });
+  expect(handedOver[0]?.hostList.map((h) => h.serviceHost)).toEqual(['h2', 'h3']);
+  expect(handedOver[0]?.failure?.message).toContain('no compute serves host h1');
+  expect(await getInstance(cell1Db.pool, uuid)).toMatchObject({ vmState: 'building', host: 'h1' });
+  expect(await getBuildRequest(apiDb.pool, uuid)).toBeUndefined();
+  expect(released).toEqual([]);
+});
+
+test('a refused build in a cell with no conductor queue ends in ERROR with a fault saying why, its claim released; the next instance is still placed', async () => {
+  const a = await apiCreate();
+  const b = await apiCreate();
+  unserved.add('h1');
+  noConductorQueue = true;
+  const s = new FakeScheduler();
+  s.next = async (uuids) => ({ kind: 'selected', destinations: uuids.map((_u, i) => (i === 0 ? [sel('h1'), sel('h2')] : [sel('h2')])) });
+  const multi = { requestSpec: a.spec, buildRequests: [{ instanceUuid: a.uuid, displayName: 'vm', launchIndex: 0 }, { instanceUuid: b.uuid, displayName: 'vm', launchIndex: 1 }], requestId: `req-${a.uuid}` };
+  await scheduleAndBuildInstancesHandler(deps(s))(multi, ctx);
+  expect(await getInstance(cell1Db.pool, a.uuid)).toMatchObject({ vmState: 'error' });
+  expect(released).toEqual([a.uuid]);
+  const [fault] = await listInstanceFaults(cell1Db.pool, a.uuid);
+  expect(fault?.message).toContain('no compute serves host h1 and cell cell1 has no conductor to retry it');
+  expect(await getInstance(cell1Db.pool, b.uuid)).toMatchObject({ vmState: 'building', host: 'h2' });
+  expect(casts.map((c) => c.host)).toEqual(['h2']);
 });
 
 test('a redelivered cast never schedules again: the build is re-cast to the same host', async () => {

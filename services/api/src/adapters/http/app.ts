@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { callerFromToken } from '../../domain/auth';
+import { callerFromToken, requireAdmin } from '../../domain/auth';
 import { ApiError, errorBody } from '../../domain/errors';
 import { atLeast, negotiate, requestedVersion, versionString, type Microversion } from '../../domain/microversion';
+import { checkContentType, parseBody } from '../../domain/request-body';
 import type { ApiDeps, ApiReply, Route } from './kit';
 import { ROUTES } from './routes';
 import { versionBody, versionsBody } from './versions';
@@ -32,17 +34,32 @@ async function handle(deps: ApiDeps, route: Route, req: FastifyRequest, reply: F
   }
 }
 
+function serves(route: Route, v: Microversion): boolean {
+  return (route.minVersion === undefined || atLeast(v, route.minVersion)) && (route.maxVersion === undefined || !atLeast(v, route.maxVersion + 1));
+}
+
+function tokenOf(req: FastifyRequest): string | undefined {
+  const token = req.headers['x-auth-token'];
+  return Array.isArray(token) ? token[0] : token;
+}
+
+/**
+ * Judges a request in Nova's order — token (401), microversion (400/406), route version (404),
+ * policy of an admin-only route (403), Content-Type (415), body (400) — then runs the handler.
+ * So a caller who may not make a request never learns how its body would have been judged.
+ */
 async function handleIn(deps: ApiDeps, route: Route, req: FastifyRequest, reply: FastifyReply, requestId: string): Promise<FastifyReply> {
-  let version: Microversion | undefined;
   try {
-    const token = req.headers['x-auth-token'];
-    const caller = callerFromToken(Array.isArray(token) ? token[0] : token);
-    version = negotiate(requestedVersion(req.headers));
+    const caller = callerFromToken(tokenOf(req));
+    const version = negotiate(requestedVersion(req.headers));
     void reply.headers(versionHeaders(version));
-    if ((route.minVersion !== undefined && !atLeast(version, route.minVersion)) || (route.maxVersion !== undefined && atLeast(version, route.maxVersion + 1))) throw new ApiError(404, 'The resource could not be found.');
+    if (!serves(route, version)) throw new ApiError(404, 'The resource could not be found.');
+    if (route.adminPolicy !== undefined) requireAdmin(caller, route.adminPolicy);
+    checkContentType(declaredContentType.get(req));
+    const body = parseBody(req.method, typeof req.body === 'string' ? req.body : undefined);
     const r = await route.handler({
       caller, version, requestId, baseUrl: baseUrlOf(req), params: req.params as Record<string, string>,
-      query: req.query as Record<string, string | string[]>, body: req.body,
+      query: req.query as Record<string, string | string[]>, body,
     }, deps);
     return await send(reply, r, requestId);
   } catch (err) {
@@ -52,31 +69,60 @@ async function handleIn(deps: ApiDeps, route: Route, req: FastifyRequest, reply:
   }
 }
 
-function parseJson(_req: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void): void {
-  if (body === '') { done(null, undefined); return; }
-  try {
-    done(null, JSON.parse(body));
-  } catch {
-    done(new ApiError(400, 'Malformed request body'));
-  }
-}
+/** Each request's Content-Type header, judged after the token and the policy (see buildApp). */
+const declaredContentType = new WeakMap<FastifyRequest, string | undefined>();
+
+/** Nova's body size limit message (oslo.middleware sizelimit, which runs before authentication). */
+const tooLarge = (limit: number): string => `Request is too large. Larger than max_request_body_size (${limit}).`;
 
 /**
- * Builds the compute API app (not listening): noauth2 → microversion → route → handler;
- * every error is Nova's JSON body (`badRequest`, `itemNotFound`, ...). `/` and `/v2.1`
- * (version discovery) need no token.
+ * A request Node's HTTP parser refused (headers or URL too large, bad framing, a client too
+ * slow): answered in Nova's error shape too, then the connection is closed.
+ */
+function clientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) { socket.destroy(); return; }
+  const [status, reason, message] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'Request header fields (the URL included) are too large.']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'The request was not received in time.'] : [400, 'Bad Request', 'The request could not be parsed as HTTP.'];
+  const body = JSON.stringify(errorBody(status, message));
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** An unknown path: under /v2.1 the token is checked first (401), as every other request's. */
+function notFound(req: FastifyRequest): ApiReply {
+  if (req.url.startsWith('/v2.1/')) {
+    try { callerFromToken(tokenOf(req)); } catch (err) {
+      if (err instanceof ApiError) return { status: err.status, body: errorBody(err.status, err.message) };
+    }
+  }
+  return { status: 404, body: errorBody(404, 'The resource could not be found.') };
+}
+
+/** Largest request body read (Nova's is oslo.middleware's `max_request_body_size`, 112 KiB by default). */
+export const BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Builds the compute API app (not listening): body size (413) → noauth2 (401) → microversion
+ * → policy (403) → Content-Type (415) → body (400) → handler; every error is Nova's JSON body
+ * (`badRequest`, `itemNotFound`, ...). `/` and `/v2.1` (version discovery) need no token.
  */
 export function buildApp(deps: ApiDeps): FastifyInstance {
-  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: 1024 * 1024, routerOptions: { ignoreTrailingSlash: true } });
+  const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: BODY_LIMIT, routerOptions: { ignoreTrailingSlash: true }, clientErrorHandler: clientError });
+  // NOTE: bodies are kept as text here and judged in handleIn, after the token and the policy;
+  // the Content-Type is set aside first, or Fastify would refuse a malformed one before both.
+  app.addHook('onRequest', async (req) => {
+    const type = req.headers['content-type'];
+    declaredContentType.set(req, type);
+    delete req.headers['content-type'];
+  });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => { done(null, body); });
   app.get('/', async (req, reply) => send(reply, { status: 200, body: versionsBody(baseUrlOf(req)) }, `req-${randomUUID()}`));
   app.get('/v2.1', async (req, reply) => send(reply, { status: 200, body: versionBody(baseUrlOf(req)) }, `req-${randomUUID()}`));
   for (const route of ROUTES) app.route({ method: route.method, url: route.path, handler: (req, reply) => handle(deps, route, req, reply) });
-  app.setNotFoundHandler((_req, reply) => send(reply, { status: 404, body: errorBody(404, 'The resource could not be found.') }, `req-${randomUUID()}`));
+  app.setNotFoundHandler((req, reply) => send(reply, notFound(req), `req-${randomUUID()}`));
   app.setErrorHandler((err, _req, reply) => {
     const status = err instanceof ApiError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);
-    const message = err instanceof ApiError ? err.message : status < 500 ? (err as Error).message : 'Unexpected API Error.';
+    const message = status === 413 ? tooLarge(BODY_LIMIT) : err instanceof ApiError ? err.message : status < 500 ? (err as Error).message : 'Unexpected API Error.';
     return send(reply, { status, body: errorBody(status, message) }, `req-${randomUUID()}`);
   });
   return app;

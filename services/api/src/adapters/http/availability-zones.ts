@@ -1,4 +1,3 @@
-import { requireAdmin } from '../../domain/auth';
 import { downCellsHeader, gatherHosts, isUp, zoneResolver } from '../cell-hosts';
 import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
 
@@ -26,8 +25,5 @@ async function zones(req: ApiRequest, deps: ApiDeps, detailed: boolean): Promise
 /** `/v2.1/os-availability-zone` (+ `/detail`, admin): zones of the compute hosts of every cell. */
 export const AZ_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/os-availability-zone', handler: (req, deps) => zones(req, deps, false) },
-  {
-    method: 'GET', path: '/v2.1/os-availability-zone/detail',
-    handler: async (req, deps) => { requireAdmin(req.caller, 'os_compute_api:os-availability-zone:detail'); return zones(req, deps, true); },
-  },
+  { method: 'GET', path: '/v2.1/os-availability-zone/detail', handler: (req, deps) => zones(req, deps, true), adminPolicy: 'os_compute_api:os-availability-zone:detail' },
 ];

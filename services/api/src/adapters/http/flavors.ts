@@ -1,9 +1,9 @@
 import { deleteFlavorExtraSpec, getFlavorByFlavorId, listFlavors, setFlavorExtraSpecs, type Flavor } from '@cellsched/api-db';
-import { requireAdmin } from '../../domain/auth';
 import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
+import { METADATA_KEY } from '../../domain/nova-formats';
 import { links } from '../../domain/server-view';
-import { bodyObject, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { additionalProperties, bodyObject, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 function summary(f: Flavor, req: ApiRequest): Record<string, unknown> {
   const view: Record<string, unknown> = { id: f.flavorid, name: f.name, links: links(req, 'flavors', f.flavorid) };
@@ -47,17 +47,19 @@ async function extraSpec(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 }
 
 async function setExtraSpecs(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-flavor-extra-specs:create');
   const specs = bodyObject(req, 'extra_specs');
-  const bad = Object.entries(specs).filter(([k, v]) => typeof v !== 'string' || k === '' || k.length > 255 || v.length > 255);
-  if (bad.length > 0) throw badRequest(`Invalid input for field/attribute extra_specs: keys and values must be strings of 1-255 characters (${bad.map(([k]) => k).join(', ')})`);
+  const badKeys = Object.keys(specs).filter((k) => !METADATA_KEY.test(k));
+  if (badKeys.length > 0) throw additionalProperties('extra_specs', badKeys);
+  const bad = Object.entries(specs).filter(([, v]) => !(typeof v === 'string' && v.length <= 255) && !(typeof v === 'number' && Number.isFinite(v)));
+  if (bad.length > 0) throw badRequest(`Invalid input for field/attribute extra_specs: values must be numbers or strings of at most 255 characters (${bad.map(([k]) => k).join(', ')})`);
+  // NOTE: Nova stores a number as its text.
+  const values = Object.fromEntries(Object.entries(specs).map(([k, v]) => [k, String(v)]));
   const f = await flavorOf(req, deps);
-  await setFlavorExtraSpecs(deps.apiDb, f.flavorid, specs as Record<string, string>);
-  return { status: 200, body: { extra_specs: specs } };
+  await setFlavorExtraSpecs(deps.apiDb, f.flavorid, values);
+  return { status: 200, body: { extra_specs: values } };
 }
 
 async function removeExtraSpec(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-flavor-extra-specs:delete');
   const f = await flavorOf(req, deps);
   const key = req.params.key ?? '';
   if (!(await deleteFlavorExtraSpec(deps.apiDb, f.flavorid, key))) throw notFound(`Flavor ${f.flavorid} has no extra specs with key ${key}.`);
@@ -70,7 +72,7 @@ export const FLAVOR_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/flavors/detail', handler: list(true) },
   { method: 'GET', path: '/v2.1/flavors/:flavor_id', handler: async (req, deps) => ({ status: 200, body: { flavor: detail(await flavorOf(req, deps), req) } }) },
   { method: 'GET', path: '/v2.1/flavors/:flavor_id/os-extra-specs', handler: extraSpecs },
-  { method: 'POST', path: '/v2.1/flavors/:flavor_id/os-extra-specs', handler: setExtraSpecs },
+  { method: 'POST', path: '/v2.1/flavors/:flavor_id/os-extra-specs', handler: setExtraSpecs, adminPolicy: 'os_compute_api:os-flavor-extra-specs:create' },
   { method: 'GET', path: '/v2.1/flavors/:flavor_id/os-extra-specs/:key', handler: extraSpec },
-  { method: 'DELETE', path: '/v2.1/flavors/:flavor_id/os-extra-specs/:key', handler: removeExtraSpec },
+  { method: 'DELETE', path: '/v2.1/flavors/:flavor_id/os-extra-specs/:key', handler: removeExtraSpec, adminPolicy: 'os_compute_api:os-flavor-extra-specs:delete' },
 ];

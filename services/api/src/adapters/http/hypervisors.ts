@@ -1,5 +1,4 @@
 import type { ComputeNodeRecord, ServiceRecord } from '@cellsched/cell-db';
-import { requireAdmin } from '../../domain/auth';
 import { notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { downCellsHeader, gatherHosts, isUp } from '../cell-hosts';
@@ -34,14 +33,12 @@ async function nodes(deps: ApiDeps): Promise<{ nodes: Node[]; down: string[] }> 
 
 function list(detailed: boolean) {
   return async (req: ApiRequest, deps: ApiDeps): Promise<ApiReply> => {
-    requireAdmin(req.caller, 'os_compute_api:os-hypervisors:list');
     const r = await nodes(deps);
     return { status: 200, body: { hypervisors: r.nodes.map((n) => (detailed ? detail(n, req) : summary(n, req))) }, headers: downCellsHeader(r.down) };
   };
 }
 
 async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-hypervisors:show');
   const id = req.params.id ?? '';
   const found = (await nodes(deps)).nodes.find((n) => n.node.uuid === id || (!atLeast(req.version, 53) && String(n.node.id) === id));
   if (found === undefined) throw notFound(`Hypervisor ${id} could not be found.`);
@@ -50,7 +47,7 @@ async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 
 /** `/v2.1/os-hypervisors` across every cell (admin only). */
 export const HYPERVISOR_ROUTES: readonly Route[] = [
-  { method: 'GET', path: '/v2.1/os-hypervisors', handler: list(false) },
-  { method: 'GET', path: '/v2.1/os-hypervisors/detail', handler: list(true) },
-  { method: 'GET', path: '/v2.1/os-hypervisors/:id', handler: show },
+  { method: 'GET', path: '/v2.1/os-hypervisors', handler: list(false), adminPolicy: 'os_compute_api:os-hypervisors:list' },
+  { method: 'GET', path: '/v2.1/os-hypervisors/detail', handler: list(true), adminPolicy: 'os_compute_api:os-hypervisors:list' },
+  { method: 'GET', path: '/v2.1/os-hypervisors/:id', handler: show, adminPolicy: 'os_compute_api:os-hypervisors:show' },
 ];

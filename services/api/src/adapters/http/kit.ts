@@ -18,6 +18,8 @@ export interface ApiDeps {
   readonly defaultAvailabilityZone: string;
   /** How long a request waits for a cast's confirm before answering anyway. */
   readonly castTimeoutMs: number;
+  /** Longest PostgreSQL may spend matching a `name` pattern in the API DB (the cells have their own timeout). */
+  readonly nameFilterTimeoutMs: number;
   readonly log: Logger;
 }
 
@@ -36,20 +38,46 @@ export interface ApiReply { readonly status: number; readonly body?: unknown; re
 
 export type Handler = (req: ApiRequest, deps: ApiDeps) => Promise<ApiReply>;
 
-/** One route: method, path (`:param` style), handler, and the microversions serving it (404 outside). */
+/**
+ * One route: method, path (`:param` style), handler, the microversions serving it (404
+ * outside) and, for admin-only routes, the policy rule named in the 403 — checked before the
+ * body is read, so a caller who may not use the route learns nothing about its body.
+ */
 export interface Route {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE'; readonly path: string; readonly handler: Handler;
   readonly minVersion?: number; readonly maxVersion?: number;
+  readonly adminPolicy?: string;
 }
 
-/** The JSON body as an object, or Nova's 400 naming the missing root key. */
+/** Nova's 400 for keys a schema does not allow at `path`. */
+export function additionalProperties(path: string, extra: readonly string[]): Error {
+  return badRequest(`Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+}
+
+/** The JSON body as an object with no key but `allowed` (Nova's additionalProperties: false), or Nova's 400. */
+export function plainBody(req: ApiRequest, allowed: readonly string[]): Record<string, unknown> {
+  const b = req.body ?? {};
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest(`Invalid input for field/attribute root. Value: ${JSON.stringify(b)}. ${JSON.stringify(b)} is not of type 'object'`);
+  const extra = Object.keys(b).filter((k) => !allowed.includes(k));
+  if (extra.length > 0) throw additionalProperties('root', extra);
+  return b as Record<string, unknown>;
+}
+
+/** The object under the body's only key `root`, or Nova's 400 naming the missing root key (or an extra one). */
 export function bodyObject(req: ApiRequest, root: string): Record<string, unknown> {
   const b = req.body;
   const inner = b !== null && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>)[root] : undefined;
   if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) {
     throw badRequest(`Invalid input for field/attribute ${root}. Value: ${JSON.stringify(b ?? null)}. '${root}' is a required property`);
   }
+  plainBody(req, [root]);
   return inner as Record<string, unknown>;
+}
+
+/** Every value of a query parameter, in order. */
+export function queryValues(req: ApiRequest, key: string): string[] {
+  const v = req.query[key];
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
 }
 
 /** The last value of a query parameter (Nova reads the last one). */

@@ -4,11 +4,12 @@ import { HYPERVISOR_ROUTES } from './hypervisors';
 import { IMAGE_ROUTES } from './images';
 import { INSTANCE_ACTION_ROUTES } from './instance-actions';
 import type { Route } from './kit';
+import { SERVER_ACTION_ROUTES } from './server-actions';
 import { SERVER_GROUP_ROUTES } from './server-groups';
 import { SERVER_ROUTES } from './servers';
 import { SERVICE_ROUTES } from './services';
 
 /** Every authenticated route of the compute API. */
 export const ROUTES: readonly Route[] = [
-  ...SERVER_ROUTES, ...INSTANCE_ACTION_ROUTES, ...FLAVOR_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
+  ...SERVER_ROUTES, ...SERVER_ACTION_ROUTES, ...INSTANCE_ACTION_ROUTES, ...FLAVOR_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
 ];

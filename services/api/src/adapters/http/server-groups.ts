@@ -3,7 +3,8 @@ import {
 } from '@cellsched/api-db';
 import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
-import { bodyObject, queryFlag, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { invalidName, isNovaName } from '../../domain/nova-formats';
+import { additionalProperties, bodyObject, queryFlag, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 // NOTE: soft-* policies exist from 2.15 (Nova); before that only affinity/anti-affinity.
 function allowedPolicies(req: ApiRequest): readonly ServerGroupPolicy[] {
@@ -46,9 +47,10 @@ function parseCreate(req: ApiRequest): NewGroup {
   const sg = bodyObject(req, 'server_group');
   const allowed = atLeast(req.version, 64) ? ['name', 'policy', 'rules'] : ['name', 'policies'];
   const extra = Object.keys(sg).filter((k) => !allowed.includes(k));
-  if (extra.length > 0) throw badRequest(`Invalid input for field/attribute server_group. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} was unexpected)`);
+  if (extra.length > 0) throw additionalProperties('server_group', extra);
   const name = sg.name;
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw badRequest(`Invalid input for field/attribute name. Value: ${JSON.stringify(name ?? null)}. must be a string of 1-255 characters`);
+  if (typeof name !== 'string' || name.length < 1 || name.length > 255) throw badRequest(`Invalid input for field/attribute name. Value: ${JSON.stringify(name ?? null)}. must be a string of 1-255 characters`);
+  if (!isNovaName(name)) throw invalidName();
   if (atLeast(req.version, 64)) {
     if (sg.policy === undefined) throw badRequest("Invalid input for field/attribute server_group. 'policy' is a required property");
     const policy = checkPolicy(req, sg.policy, 'policy');

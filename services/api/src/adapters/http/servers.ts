@@ -1,12 +1,13 @@
 import { annotateSpan } from '@cellsched/telemetry';
 import { badRequest, forbidden } from '../../domain/errors';
 import { parseCreateServer } from '../../domain/server-create';
+import { namePattern } from '../../domain/name-filter';
 import { vmStatesForStatus } from '../../domain/server-status';
 import { links, serverDetail, serverSummary } from '../../domain/server-view';
 import { createServers } from '../create-server';
 import { deleteServer } from '../delete-server';
 import { listServers, readServer, type ListFilter } from '../server-reader';
-import { queryFlag, queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { queryFlag, queryValue, queryValues, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 /** Nova's `[api] max_limit`. */
 export const MAX_LIMIT = 1000;
@@ -44,24 +45,13 @@ function limitOf(req: ApiRequest): number {
   return Math.min(Number(raw), MAX_LIMIT);
 }
 
-function nameFilter(req: ApiRequest): RegExp | undefined {
-  const name = queryValue(req, 'name');
-  if (name === undefined) return undefined;
-  if (name.length > 255) throw badRequest('Invalid filter: name must be at most 255 characters');
-  try {
-    return new RegExp(name);
-  } catch {
-    throw badRequest(`Invalid regular expression in name filter: ${name}`);
-  }
-}
-
 function filterOf(req: ApiRequest): ListFilter {
   const allTenants = queryFlag(req, 'all_tenants');
   if (allTenants && !req.caller.isAdmin) throw forbidden("Policy doesn't allow os_compute_api:servers:index:get_all_tenants to be performed.");
   const tenant = queryValue(req, 'project_id') ?? queryValue(req, 'tenant_id');
   const projectId = allTenants ? tenant : req.caller.projectId;
   const status = queryValue(req, 'status');
-  return { projectId, vmStates: status === undefined ? undefined : vmStatesForStatus(status), name: nameFilter(req), limit: limitOf(req), marker: queryValue(req, 'marker') };
+  return { projectId, vmStates: status === undefined ? undefined : vmStatesForStatus(status), name: namePattern(queryValues(req, 'name')), limit: limitOf(req), marker: queryValue(req, 'marker') };
 }
 
 function pageLinks(req: ApiRequest, path: string, page: { servers: readonly { uuid: string }[]; more: boolean }): Record<string, unknown> {

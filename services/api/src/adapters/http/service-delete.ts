@@ -1,7 +1,6 @@
 import { listCellMappings, type CellMapping } from '@cellsched/api-db';
 import { getServiceById, hostUsage, listComputeNodes, type Queryable, type ServiceRecord } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
-import { requireAdmin } from '../../domain/auth';
 import { badRequest, conflict, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import type { ApiDeps, ApiReply, ApiRequest } from './kit';
@@ -59,14 +58,13 @@ async function awaitDeleted(deps: ApiDeps, at: Located): Promise<void> {
 }
 
 /**
- * `DELETE /os-services/{id}` (admin): Nova's checks and errors (400 for a malformed id or an
+ * `DELETE /os-services/{id}` (admin: the route's `adminPolicy`): Nova's checks and errors (400 for a malformed id or an
  * integer id found in several cells, 404, 409 while the host has instances or in-progress
  * migrations), then a `delete_service` cast to the super-conductor, which does the deleting (the
  * api never writes a cell DB): the service and its compute nodes, the host's aggregates
  * membership and host mapping, its resource providers. Answers 204 once the service is gone.
  */
 export async function deleteService(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-services:delete');
   const id = parseId(req);
   const found = await locate(deps, id);
   if (found.length > 1) throw badRequest(`Service id ${String(id)} refers to multiple services.`);

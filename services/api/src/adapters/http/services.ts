@@ -1,10 +1,9 @@
 import type { ServiceRecord } from '@cellsched/cell-db';
 import type { CellMapping } from '@cellsched/api-db';
-import { requireAdmin } from '../../domain/auth';
 import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { downCellsHeader, gatherHosts, isUp, zoneResolver } from '../cell-hosts';
-import { queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { plainBody, queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 import { deleteService } from './service-delete';
 
 interface Located { service: ServiceRecord; cell: CellMapping }
@@ -27,7 +26,6 @@ async function locate(deps: ApiDeps, match: (s: ServiceRecord) => boolean): Prom
 }
 
 async function list(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-services:list');
   const host = queryValue(req, 'host');
   const binary = queryValue(req, 'binary');
   const { cells, down } = await gatherHosts(deps);
@@ -43,12 +41,24 @@ async function castUpdate(req: ApiRequest, deps: ApiDeps, at: Located, disabled:
   }, { timeoutMs: deps.castTimeoutMs });
 }
 
-function legacyBody(req: ApiRequest): { host: string; binary: string; reason: string | undefined } {
-  const b = (req.body ?? {}) as Record<string, unknown>;
-  if (typeof b.host !== 'string' || typeof b.binary !== 'string') throw badRequest("Invalid input for field/attribute body. 'host' and 'binary' are required strings");
+const FORCED_DOWN = 'forced_down is not supported by this deployment (the servicegroup heartbeat decides)';
+
+/** Nova's `disabled_reason`: a string of 1-255 characters. */
+function reasonOf(b: Record<string, unknown>): string | undefined {
   const reason = b.disabled_reason;
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length > 255)) throw badRequest('Invalid input for field/attribute disabled_reason. must be a string of at most 255 characters');
-  return { host: b.host, binary: b.binary, reason };
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length < 1 || reason.length > 255)) {
+    throw badRequest(`Invalid input for field/attribute disabled_reason. Value: ${JSON.stringify(reason)}. must be a string of 1-255 characters`);
+  }
+  return reason;
+}
+
+function legacyBody(req: ApiRequest): { host: string; binary: string; reason: string | undefined } {
+  const b = plainBody(req, ['host', 'binary', 'disabled_reason', ...(atLeast(req.version, 11) ? ['forced_down'] : [])]);
+  if (typeof b.host !== 'string' || typeof b.binary !== 'string') throw badRequest("Invalid input for field/attribute body. 'host' and 'binary' are required strings");
+  if (!/^[a-zA-Z0-9._-]{1,255}$/.test(b.host)) throw badRequest(`Invalid input for field/attribute host. Value: ${b.host}. must be 1-255 letters, digits, '-', '.' or '_'`);
+  if (b.binary.length < 1 || b.binary.length > 255) throw badRequest(`Invalid input for field/attribute binary. Value: ${b.binary}. must be a string of 1-255 characters`);
+  if (b.forced_down !== undefined) throw badRequest(FORCED_DOWN);
+  return { host: b.host, binary: b.binary, reason: reasonOf(b) };
 }
 
 async function legacyUpdate(req: ApiRequest, deps: ApiDeps, action: string): Promise<ApiReply> {
@@ -65,24 +75,23 @@ async function legacyUpdate(req: ApiRequest, deps: ApiDeps, action: string): Pro
 }
 
 async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  requireAdmin(req.caller, 'os_compute_api:os-services:update');
   const id = req.params.id ?? '';
   if (!atLeast(req.version, 53)) return legacyUpdate(req, deps, id);
-  const b = (req.body ?? {}) as Record<string, unknown>;
-  if (b.forced_down !== undefined) throw badRequest('forced_down is not supported by this deployment (the servicegroup heartbeat decides)');
+  const b = plainBody(req, ['status', 'disabled_reason', 'forced_down']);
+  if (b.forced_down !== undefined) throw badRequest(FORCED_DOWN);
   if (b.status !== 'enabled' && b.status !== 'disabled') throw badRequest("Invalid input for field/attribute status. must be 'enabled' or 'disabled'");
-  if (b.disabled_reason !== undefined && (b.status !== 'disabled' || typeof b.disabled_reason !== 'string')) throw badRequest('Specifying a disabled reason is only allowed when disabling a service.');
+  const reason = reasonOf(b);
+  if (reason !== undefined && b.status !== 'disabled') throw badRequest('Specifying a disabled reason is only allowed when disabling a service.');
   const [at] = await locate(deps, (s) => s.uuid === id);
   if (at === undefined) throw notFound(`Service ${id} could not be found.`);
   const disabled = b.status === 'disabled';
-  const reason = disabled ? (b.disabled_reason as string | undefined) ?? null : null;
-  await castUpdate(req, deps, at, disabled, reason);
-  return { status: 200, body: { service: view(at.service, req, await zoneResolver(deps), { disabled, reason }) } };
+  await castUpdate(req, deps, at, disabled, reason ?? null);
+  return { status: 200, body: { service: view(at.service, req, await zoneResolver(deps), { disabled, reason: reason ?? null }) } };
 }
 
 /** `/v2.1/os-services` across every cell (admin only); updates and deletes are cast to the super-conductor. */
 export const SERVICE_ROUTES: readonly Route[] = [
-  { method: 'GET', path: '/v2.1/os-services', handler: list },
-  { method: 'PUT', path: '/v2.1/os-services/:id', handler: update },
-  { method: 'DELETE', path: '/v2.1/os-services/:id', handler: deleteService },
+  { method: 'GET', path: '/v2.1/os-services', handler: list, adminPolicy: 'os_compute_api:os-services:list' },
+  { method: 'PUT', path: '/v2.1/os-services/:id', handler: update, adminPolicy: 'os_compute_api:os-services:update' },
+  { method: 'DELETE', path: '/v2.1/os-services/:id', handler: deleteService, adminPolicy: 'os_compute_api:os-services:delete' },
 ];

@@ -4,14 +4,23 @@ import type { HostState } from '../host-state';
 
 interface Step {
   readonly name: string;
-  readonly applies: (spec: RequestSpec) => boolean;
+  readonly applies: (spec: RequestSpec, hosts: readonly HostState[]) => boolean;
   readonly keep: (host: HostState, spec: RequestSpec) => boolean;
   readonly reason: string;
 }
 
-// NOTE: Nova strips ignore_hosts and honours requested_destination in the host manager, before
-// any filter; they are request data, not configurable filters, so they are not in the registry.
+/** The cell a request names (requested_destination.cell), or '' for any. */
+const requestedCell = (spec: RequestSpec): string => spec.requestedDestination?.cellUuid ?? '';
+
+// NOTE: Nova's host manager reads hosts of enabled cells only (a request naming a cell gets that
+// cell, disabled or not), strips ignore_hosts and honours requested_destination, before any
+// filter; they are not configurable filters, so they are not in the registry.
 const STEPS: readonly Step[] = [
+  {
+    name: 'disabled_cells', reason: 'host is in a disabled cell',
+    applies: (_spec, hosts) => hosts.some((h) => h.record.cellDisabled),
+    keep: (host, spec) => !host.record.cellDisabled || requestedCell(spec) === host.record.cellUuid,
+  },
   {
     name: 'ignore_hosts', reason: 'host is in the request\'s ignore_hosts',
     applies: (spec) => spec.ignoreHosts.length > 0,
@@ -28,12 +37,12 @@ const STEPS: readonly Step[] = [
   },
 ];
 
-/** Applies ignore_hosts and requested_destination (host, node, cell), with one diagnosis line each. */
+/** Drops hosts of disabled cells, applies ignore_hosts and requested_destination (host, node, cell), with one diagnosis line each. */
 export function restrictToRequestedHosts(hosts: readonly HostState[], spec: RequestSpec): { hosts: HostState[]; diagnosis: FilterDiagnosis[] } {
   let current = hosts.slice();
   const diagnosis: FilterDiagnosis[] = [];
   for (const step of STEPS) {
-    if (!step.applies(spec)) continue;
+    if (!step.applies(spec, current)) continue;
     const kept = current.filter((h) => step.keep(h, spec));
     const removed = current.length - kept.length;
     diagnosis.push({ filter: step.name, hostsBefore: current.length, hostsAfter: kept.length, reason: removed > 0 ? `${step.reason} (${hostsCount(removed)})` : '' });
