@@ -2,7 +2,7 @@
  * Seeds a cloud straight into its databases with a few set-based statements (fast enough for
  * 10,000 hosts): per cell, `services` + `compute_nodes` rows as a compute would have written
  * them; in placement, one root provider per compute node (uuid = compute node uuid) with VCPU,
- * MEMORY_MB and DISK_GB inventories; in the API DB (when given), the cells' mappings and one host
+ * MEMORY_MB and DISK_GB inventories; in the API DB (when given, its cell mappings already made), one host
  * mapping per host, as discover_hosts leaves them (the scheduler never chooses an unmapped host). Used by `pnpm bench scheduler` and by the scheduler's functional tests.
  */
 import { randomUUID } from 'node:crypto';
@@ -65,11 +65,12 @@ export interface SeedApi {
   readonly cellUuids: readonly string[];
 }
 
-/** Cell mappings (created if missing) and host mappings (a host seeded again moves to its new cell). */
+/**
+ * Host mappings (a host seeded again moves to its new cell). The cells' mappings must exist (the
+ * scheduler opens every cell it finds in cell_mappings, so a placeholder mapping would be a cell
+ * it cannot reach); a host of a cell without one is not mapped.
+ */
 async function seedHostMappings(api: SeedApi, hosts: readonly SeededHost[]): Promise<void> {
-  await api.db.query(
-    `INSERT INTO cell_mappings (uuid, name, transport_url, database_connection)
-     SELECT u, 'seeded-' || u, 'none:///', 'none:///' FROM unnest($1::uuid[]) AS u ON CONFLICT (uuid) DO NOTHING`, [[...api.cellUuids]]);
   await api.db.query(
     `INSERT INTO host_mappings (cell_id, host) SELECT c.id, t.host FROM unnest($1::text[], $2::uuid[]) AS t(host, cell) JOIN cell_mappings c ON c.uuid = t.cell
      ON CONFLICT (host) DO UPDATE SET cell_id = EXCLUDED.cell_id`, [hosts.map((h) => h.host), hosts.map((h) => api.cellUuids[h.cell])]);
