@@ -65,6 +65,13 @@ const provider = async (uuid: string): Promise<{ status: number; traits: string[
   return { status: r.status, traits: r.status === 200 ? ((await r.json()) as { traits: string[] }).traits : [] };
 };
 
+/** The one live instance on `host`. */
+async function instanceOn(host: string): Promise<string> {
+  const r = await cellDb.pool.query<{ uuid: string }>('SELECT uuid::text FROM instances WHERE host = $1 AND deleted_at IS NULL', [host]);
+  if (r.rows.length !== 1 || r.rows[0] === undefined) throw new Error(`expected one instance on ${host}, found ${r.rows.length}`);
+  return r.rows[0].uuid;
+}
+
 test('a process restarted with fewer hosts retires the others at once; an ACTIVE instance there keeps its host, state and allocation', async () => {
   const first = await restartWith(4);
   await waitFor('4 hosts registered', async () => ((await liveHosts()).length === 4 ? true : undefined));
@@ -143,4 +150,30 @@ test('a retired host still holding an ACTIVE instance that comes back is schedul
   expect(await conductor.removeRetiredProviders()).toEqual({ deleted: [], kept: [], returned: [] });
   expect((await provider(three.computeNodeUuid)).traits).toEqual(['COMPUTE_NODE']);
   expect((await placement.consumerAllocations(uuid))?.allocations.map((a) => a.resourceProviderUuid)).toEqual([three.computeNodeUuid]);
+});
+
+test("the allocation audit reads a retired host's kept provider: an ACTIVE instance there is rightly held (not missing), a deleted one's allocation there is healed, then the provider goes", async () => {
+  const three = compute?.hosts[2];
+  if (three === undefined) throw new Error('ret-3 missing');
+  // the ACTIVE instance of the previous test is on ret-3; the process restarts without it
+  const uuid = await instanceOn('ret-3');
+  expect((await placement.consumerAllocations(uuid))?.allocations.map((a) => a.resourceProviderUuid)).toEqual([three.computeNodeUuid]);
+  await restartWith(2);
+  await waitFor('ret-3 retired, provider kept disabled', async () => ((await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined));
+  expect(await liveHosts()).toEqual(['ret-1', 'ret-2']);
+
+  const t0 = Date.now();
+  const first = await conductor.runAudit(t0);
+  expect(first).toMatchObject({ providers: 3, missing: [], suspects: 0, healed: [], unknownProviders: 0 });
+  expect(await getInstance(cellDb.pool, uuid)).toMatchObject({ vmState: 'active', host: 'ret-3' });
+
+  // the instance goes without its allocation being released (a leak on the retired provider): healed after the grace period
+  await softDeleteInstance(cellDb.pool, uuid);
+  expect((await conductor.runAudit(t0 + 100)).suspects).toBe(1);
+  const second = await conductor.runAudit(t0 + 1500);
+  expect(second.healed.map((h) => [h.consumerUuid, h.providerUuid, h.reason])).toEqual([[uuid, three.computeNodeUuid, 'leak']]);
+  expect(await placement.consumerAllocations(uuid)).toBeUndefined();
+  // nothing holds the provider any more: the sweep deletes it, and the audit stops reading it
+  expect(await conductor.removeRetiredProviders()).toEqual({ deleted: [three.computeNodeUuid], kept: [], returned: [] });
+  expect((await conductor.runAudit(t0 + 3000)).providers).toBe(2);
 });
