@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { IMAGE, Stack, waitFor } from './harness';
 
@@ -144,6 +144,10 @@ test('a compute process restarted with fewer hosts: the others are retired at on
   for (const h of new Set(onRemoved.map((s) => s['OS-EXT-SRV-ATTR:host'] ?? ''))) {
     await waitFor(`${h}'s provider unschedulable`, async () => ((await providerTraits(h))?.includes('COMPUTE_STATUS_DISABLED') === true ? true : undefined), 30_000);
   }
+  // nothing is orphaned: cellsched-manage placement audit judges those servers' allocations on the kept providers rightly held
+  const audit = spawnSync('node', ['services/manage/dist/main.js', '--api-db-url', stack.topology().apiDbUrl, '--placement-url', stack.placementUrl,
+    'placement', 'audit', '--verbose'], { cwd: ROOT, encoding: 'utf8' });
+  expect([audit.status, audit.stdout, audit.stderr]).toEqual([0, '', '']);
   // started again with its 6 hosts, the retired ones are new services, schedulable again (their providers enabled again)
   stack.launcher('kill', 'compute-cell1', ['--signal', 'SIGTERM']);
   stack.launcher('start', 'compute-cell1', ['--hosts-per-cell', '6', '--no-build']);
