@@ -7,6 +7,7 @@ import { AllocationAudit, type AuditReport } from './adapters/allocation-audit';
 import { buildAbortedHandler, buildSucceededHandler } from './adapters/build-result-handlers';
 import { runBuildWatchdog } from './adapters/build-watchdog';
 import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/host-handlers';
+import { removeRetiredProviders, type RetiredProvidersPass } from './adapters/host-retirement';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
 import { buildInstancesHandler, type BuildDeps } from './adapters/reschedule-handler';
 import { isTransient, retryTransient, retryWhileTransient } from './adapters/transient-retry';
@@ -42,6 +43,8 @@ export interface RunningCellConductor {
   runWatchdog(): Promise<number>;
   /** One allocation-audit pass now (`now` for tests of the grace period). */
   runAudit(now?: number): Promise<AuditReport>;
+  /** One pass over retired hosts' providers still in placement (also run every audit interval). */
+  removeRetiredProviders(): Promise<RetiredProvidersPass>;
   /** Stops the timers and the consumer (in-flight casts finish and are acked). */
   stop(): Promise<void>;
 }
@@ -78,7 +81,7 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
     buildInstances: retryTransient(buildInstancesHandler(deps), retry),
     buildSucceeded: retryTransient(buildSucceededHandler(deps), retry),
     buildAborted: retryTransient(buildAbortedHandler(deps), retry),
-    reportComputeHosts: reportComputeHostsHandler(o.pool),
+    reportComputeHosts: reportComputeHostsHandler(o.pool, o.report),
     serviceHeartbeats: serviceHeartbeatsHandler(o.pool),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
   const runWatchdog = (): Promise<number> => runBuildWatchdog(deps, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
@@ -97,8 +100,11 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
     return r;
   };
   const stopAudit = periodic(o.auditIntervalMs, runAudit, o.logger, 'allocation audit');
+  const sweep = (): Promise<RetiredProvidersPass> => removeRetiredProviders(o.pool, o.report, o.logger);
+  // NOTE: a retired host's provider that instances still held is deleted once they are gone (checked as often as the audit runs)
+  const stopSweep = periodic(o.auditIntervalMs, sweep, o.logger, 'retired providers sweep');
   return {
-    subscription, runWatchdog, runAudit,
-    stop: async () => { stopWatchdog(); stopAudit(); await subscription.close(); },
+    subscription, runWatchdog, runAudit, removeRetiredProviders: sweep,
+    stop: async () => { stopWatchdog(); stopAudit(); stopSweep(); await subscription.close(); },
   };
 }
