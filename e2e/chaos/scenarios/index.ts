@@ -15,6 +15,7 @@ import { postgresRestart } from './11-postgres-restart';
 import { cellCutOff } from './12-cell-cut-off';
 import { brokerRefuses } from './13-broker-refuses';
 import { serverGroups } from './14-server-groups';
+import { hostRemoved } from './15-host-removed';
 
 export const SCENARIOS: readonly Scenario[] = [
   reschedulableFailures,
@@ -32,4 +33,5 @@ export const SCENARIOS: readonly Scenario[] = [
   cellCutOff,
   brokerRefuses,
   serverGroups,
+  hostRemoved,
 ];
