@@ -1,10 +1,10 @@
 import { createGrpcClient, isFailureError, type GrpcClient } from '@cellsched/grpc';
-import { PlacementServiceClient, type ConsumerAllocations, type ProviderAllocation } from '@cellsched/wire';
+import { FAILURE_CODES, PlacementServiceClient, type ConsumerAllocations, type ProviderAllocation } from '@cellsched/wire';
 import type { Logger } from 'pino';
 
 /** Placement's published failure codes this client turns into outcomes. */
-export const PLACEMENT_CONCURRENT_UPDATE = 'placement.concurrent_update';
-export const PLACEMENT_CAPACITY_EXCEEDED = 'placement.allocation.capacity_exceeded';
+export const PLACEMENT_CONCURRENT_UPDATE = FAILURE_CODES.placement.concurrentUpdate;
+export const PLACEMENT_CAPACITY_EXCEEDED = FAILURE_CODES.placement.capacityExceeded;
 
 /** The outcome of a claim: expected results are values; transport errors and bugs throw FailureError. */
 export type ClaimOutcome =

@@ -2,7 +2,7 @@ import { withSavedTrace } from '@cellsched/bus';
 import { listInstanceActions } from '@cellsched/cell-db';
 import { makeFailure } from '@cellsched/grpc';
 import { withTransaction } from '@cellsched/db';
-import type { BuildInstancesRequest, Failure } from '@cellsched/wire';
+import { FAILURE_CODES, type BuildInstancesRequest, type Failure } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { castNextBuild, castTerminate, reschedule, type BuildDeps } from './reschedule-handler';
 
@@ -62,9 +62,9 @@ async function retryStuck(deps: BuildDeps, s: StuckBuild, log: Logger): Promise<
 /** Why the watchdog moved a build on, as the failure of its host. Pure. */
 function stuckFailure(s: StuckBuild): Failure {
   const o = { retryable: true, expected: true };
-  if (s.host_gone) return makeFailure('cell_conductor.build.host_gone', `host ${s.host} is gone (its compute service was deleted or forced down)`, o);
-  if (s.host_down) return makeFailure('cell_conductor.build.host_down', `build deadline passed and host ${s.host} is down`, o);
-  return makeFailure('cell_conductor.build.timed_out', `no build result from host ${s.host} a build timeout after the deadline`, o);
+  if (s.host_gone) return makeFailure(FAILURE_CODES.cellConductor.buildHostGone, `host ${s.host} is gone (its compute service was deleted or forced down)`, o);
+  if (s.host_down) return makeFailure(FAILURE_CODES.cellConductor.buildHostDown, `build deadline passed and host ${s.host} is down`, o);
+  return makeFailure(FAILURE_CODES.cellConductor.buildTimedOut, `no build result from host ${s.host} a build timeout after the deadline`, o);
 }
 
 /**

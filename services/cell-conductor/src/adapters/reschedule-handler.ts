@@ -2,7 +2,7 @@ import { BUS_ERROR, BusError, type CastClient, type CastContext } from '@cellsch
 import { addInstanceFault, toWireInstance, updateInstance, type InstanceRecord } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import { makeFailure } from '@cellsched/grpc';
-import { ComputeServiceService, type BuildAndRunInstanceRequest, type BuildInstancesRequest, type Selection, type TerminateInstanceRequest } from '@cellsched/wire';
+import { ComputeServiceService, FAILURE_CODES, type BuildAndRunInstanceRequest, type BuildInstancesRequest, type Selection, type TerminateInstanceRequest } from '@cellsched/wire';
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import { chooseAlternate, maxRetriesMessage, rescheduleDetail, type RescheduleDecision } from '../domain/reschedule';
@@ -81,7 +81,7 @@ export async function reschedule(c: PoolClient, deps: BuildDeps, req: BuildInsta
 }
 
 /** The failure code recorded when the broker refused a build cast: no compute serves its host. */
-export const BUILD_CAST_UNROUTABLE = 'cell_conductor.build.unroutable';
+export const BUILD_CAST_UNROUTABLE = FAILURE_CODES.cellConductor.buildUnroutable;
 
 /** The in-cell retry request that a refused cast of `next` amounts to: that host failed this attempt. Pure. */
 function refusedCastReport(next: NonNullable<NextBuild>): BuildInstancesRequest {

@@ -5,7 +5,7 @@
 import { FailureError, type GrpcClient, GrpcStatus, UNAVAILABLE_FAILURE_CODE, createGrpcClient, isFailureError } from '@cellsched/grpc';
 import {
   type AllocationCandidate, type ClaimRequest, type ConsumerAllocations, type Failure, type GetAllocationCandidatesRequest,
-  type GetAllocationCandidatesResponse, PlacementServiceClient,
+  type GetAllocationCandidatesResponse, FAILURE_CODES, PlacementServiceClient,
 } from '@cellsched/wire';
 import { inContext, type SavedContext, savedContext, spanEvent } from '@cellsched/telemetry';
 import type { Logger } from 'pino';
@@ -15,8 +15,8 @@ import type { ClaimConsumer, ClaimOutcome, Claimer } from '../ports';
 export type PlacementClient = GrpcClient<typeof PlacementServiceClient.service>;
 
 /** Placement's failure codes the claimer branches on (published by placement, never changed). */
-export const PLACEMENT_CONCURRENT_UPDATE = 'placement.concurrent_update';
-export const PLACEMENT_CAPACITY_EXCEEDED = 'placement.allocation.capacity_exceeded';
+export const PLACEMENT_CONCURRENT_UPDATE = FAILURE_CODES.placement.concurrentUpdate;
+export const PLACEMENT_CAPACITY_EXCEEDED = FAILURE_CODES.placement.capacityExceeded;
 
 /**
  * A placement client with the read-only and idempotent methods marked for retry on another

@@ -2,13 +2,13 @@ import { BUS_ERROR, BusError } from '@cellsched/bus';
 import { addInstanceFault, EVENT_COMPUTE_BUILD, EVENT_ERROR, finishActionEvent, updateInstance } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import { makeFailure } from '@cellsched/grpc';
-import type { BuildAndRunInstanceRequest } from '@cellsched/wire';
+import { FAILURE_CODES, type BuildAndRunInstanceRequest } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import type { BuildDeps } from './build-deps';
 import type { CellHandle } from './cells';
 
 /** The failure recorded when the broker refused the first build cast: no compute serves the chosen host. */
-export const BUILD_CAST_UNROUTABLE = 'super_conductor.build.unroutable';
+export const BUILD_CAST_UNROUTABLE = FAILURE_CODES.superConductor.buildUnroutable;
 
 /** A cast the broker refused because no queue is bound to its routing key. */
 export const isUnroutable = (err: unknown): boolean => err instanceof BusError && err.code === BUS_ERROR.publishUnroutable;
