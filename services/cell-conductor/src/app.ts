@@ -1,5 +1,6 @@
 import type { Bus, CastSubscription } from '@cellsched/bus';
 import { PlacementRestError, type PlacementClient, type ReportClient } from '@cellsched/placement-client';
+import { isTransient, retryTransient, retryWhileTransient } from '@cellsched/transient-retry';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -9,7 +10,6 @@ import { runBuildWatchdog } from './adapters/build-watchdog';
 import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/host-handlers';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
 import { buildInstancesHandler, type BuildDeps } from './adapters/reschedule-handler';
-import { isTransient, retryTransient, retryWhileTransient } from './adapters/transient-retry';
 
 export interface CellConductorOptions {
   readonly pool: Pool;

@@ -1,11 +1,11 @@
 import type { Bus, CastSubscription } from '@cellsched/bus';
+import { retryTransient } from '@cellsched/transient-retry';
 import { SuperConductorServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { CellRegistry } from './adapters/cells';
 import { deleteInstanceHandler } from './adapters/delete-handler';
 import { scheduleAndBuildInstancesHandler } from './adapters/schedule-handler';
 import { updateServiceHandler, type ComputeStatusReporter } from './adapters/service-handler';
-import { retryTransient } from './adapters/transient-retry';
 import type { ClaimReleaser, DestinationSelector } from './ports';
 
 export interface SuperConductorOptions {
