@@ -22,6 +22,16 @@ export class BusError extends Error {
   }
 }
 
+/**
+ * True when a cast was refused because no queue is bound to its routing key
+ * (`bus.publish.unroutable`): nobody serves that server (a compute host no process simulates, a
+ * cell without its conductor's queue). Nothing was queued. The conductors treat such a build cast
+ * as that host's failure and such a terminate as done.
+ */
+export function isPublishUnroutable(err: unknown): err is BusError {
+  return err instanceof BusError && err.code === BUS_ERROR.publishUnroutable;
+}
+
 /** The code, message and retryable flag of any thrown value, as recorded in dead-letter headers. */
 export interface FailureSummary {
   readonly code: string;

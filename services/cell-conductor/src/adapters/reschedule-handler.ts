@@ -1,4 +1,4 @@
-import { BUS_ERROR, BusError, type CastClient, type CastContext } from '@cellsched/bus';
+import { isPublishUnroutable, type CastClient, type CastContext } from '@cellsched/bus';
 import { addInstanceFault, toWireInstance, updateInstance, type InstanceRecord } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import { makeFailure } from '@cellsched/grpc';
@@ -92,8 +92,6 @@ function refusedCastReport(next: NonNullable<NextBuild>): BuildInstancesRequest 
   };
 }
 
-const isUnroutable = (err: unknown): boolean => err instanceof BusError && err.code === BUS_ERROR.publishUnroutable;
-
 /**
  * Casts a decided build to its host (after the decision committed). A cast the broker refuses
  * (no queue bound to `compute.<host>`: that host is not served by any compute process) is a
@@ -108,7 +106,7 @@ export async function castNextBuild(deps: BuildDeps, next: NonNullable<NextBuild
       await deps.compute.cast('buildAndRunInstance', current.request, { server: current.host });
       return;
     } catch (err) {
-      if (!isUnroutable(err)) throw err;
+      if (!isPublishUnroutable(err)) throw err;
       const report = refusedCastReport(current);
       log.warn({ instance_uuid: next.request.instance?.uuid, host: current.host, attempt: current.request.attempt }, 'build cast refused by the broker: trying the next alternate');
       current = await withTransaction(deps.pool, (c) => reschedule(c, deps, report, report.instance?.uuid ?? ''));
@@ -124,7 +122,7 @@ export async function castTerminate(deps: BuildDeps, host: string, req: Terminat
   try {
     await deps.compute.cast('terminateInstance', req, { server: host });
   } catch (err) {
-    if (!isUnroutable(err)) throw err;
+    if (!isPublishUnroutable(err)) throw err;
     log.info({ instance_uuid: req.instanceUuid, host }, 'terminate not needed: no compute serves the host');
   }
 }

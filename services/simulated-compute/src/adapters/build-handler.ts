@@ -1,4 +1,4 @@
-import { BUS_ERROR, BusError, type CastClient, type CastContext } from '@cellsched/bus';
+import { isPublishUnroutable, type CastClient, type CastContext } from '@cellsched/bus';
 import { makeFailure } from '@cellsched/grpc';
 import { CellConductorServiceService, FAILURE_CODES, type BuildAndRunInstanceRequest, type Failure, type TerminateInstanceRequest } from '@cellsched/wire';
 import { decideOutcome, type FaultPlan } from '../domain/fault-plan';
@@ -27,7 +27,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * guest is kept, so it is not built twice).
  */
 function conductorUnreachable(err: unknown): never {
-  if (err instanceof BusError && err.code === BUS_ERROR.publishUnroutable) {
+  if (isPublishUnroutable(err)) {
     throw Object.assign(new Error(`no cell conductor queue on this bus yet: ${err.message}`), { code: FAILURE_CODES.compute.conductorUnroutable, retryable: true });
   }
   throw err;

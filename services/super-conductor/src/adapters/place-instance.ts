@@ -1,13 +1,13 @@
 import { deleteBuildRequest, getBuildRequest, setInstanceMappingCell } from '@cellsched/api-db';
 import { createInstance, destroyInstance, EVENT_SUCCESS, finishActionEvent, getInstance, startInstanceAction, toWireInstance, type InstanceRecord } from '@cellsched/cell-db';
-import { activeTraceParent } from '@cellsched/bus';
+import { activeTraceParent, isPublishUnroutable } from '@cellsched/bus';
 import { withTransaction } from '@cellsched/db';
 import type { RequestSpec, Selection } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { EVENT_SCHEDULE } from '../domain/build-plan';
 import { forgetServer, instanceFrom, type BuildDeps } from './build-deps';
 import type { CellHandle } from './cells';
-import { handOverRefusedBuild, isUnroutable } from './refused-build';
+import { handOverRefusedBuild } from './refused-build';
 
 /** One scheduled instance: where it goes (chosen host first, then the alternates). */
 export interface Placement {
@@ -37,7 +37,7 @@ async function castBuild(deps: BuildDeps, cell: CellHandle, inst: InstanceRecord
   try {
     await cell.compute.cast('buildAndRunInstance', build, { server: host });
   } catch (err) {
-    if (!isUnroutable(err)) throw err;
+    if (!isPublishUnroutable(err)) throw err;
     await handOverRefusedBuild(deps, cell, build, host, log);
   }
 }

@@ -1,4 +1,4 @@
-import { BUS_ERROR, BusError } from '@cellsched/bus';
+import { BUS_ERROR, BusError, isPublishUnroutable } from '@cellsched/bus';
 import { addInstanceFault, EVENT_COMPUTE_BUILD, EVENT_ERROR, finishActionEvent, updateInstance } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import { makeFailure } from '@cellsched/grpc';
@@ -9,9 +9,6 @@ import type { CellHandle } from './cells';
 
 /** The failure recorded when the broker refused the first build cast: no compute serves the chosen host. */
 export const BUILD_CAST_UNROUTABLE = FAILURE_CODES.superConductor.buildUnroutable;
-
-/** A cast the broker refused because no queue is bound to its routing key. */
-export const isUnroutable = (err: unknown): boolean => err instanceof BusError && err.code === BUS_ERROR.publishUnroutable;
 
 /**
  * The first build cast of an instance was refused by the broker: no compute process serves
@@ -33,7 +30,7 @@ export async function handOverRefusedBuild(deps: BuildDeps, cell: CellHandle, bu
     });
     return 'rescheduled';
   } catch (err) {
-    if (!isUnroutable(err)) throw err;
+    if (!isPublishUnroutable(err)) throw err;
   }
   await failBuild(deps, cell, uuid, host, build.requestId, `Build of instance ${uuid} could not start: no compute serves host ${host} and cell ${cell.name} has no conductor to retry it`);
   log.error({ instance_uuid: uuid, host, target_cell: cell.name }, 'build refused and the cell has no conductor queue: instance in ERROR');
