@@ -121,14 +121,14 @@ export class FakePlacement implements Claimer {
     const old = this.byConsumer.get(consumer.consumerUuid);
     if (forced !== undefined || raced || (old !== undefined && !options.replace)) {
       this.stats.conflicts += 1;
-      return { kind: 'conflict' };
+      return { kind: 'conflict', message: 'fake: a concurrent write moved a generation' };
     }
     if (!this.fits(consumer.consumerUuid, candidate)) {
       this.stats.noCapacity += 1;
-      return { kind: 'no_capacity' };
+      return { kind: 'no_capacity', message: 'fake: does not fit', resourceClass: undefined, providerUuid: undefined };
     }
     this.commit(consumer.consumerUuid, candidate, old);
-    return { kind: 'ok' };
+    return { kind: 'claimed', consumerGeneration: 1 };
   }
 
   private commit(consumer: string, candidate: AllocationCandidate, old: Map<string, Resources> | undefined): void {
