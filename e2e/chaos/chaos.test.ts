@@ -1,6 +1,7 @@
 // The chaos suite's own pure pieces (the suite itself runs against real processes: pnpm chaos).
 import { parseAuditLog } from './audit-check';
 import { Ledger } from './context';
+import { groupViolations, type ApiGroup, type HostedServer } from './group-invariant';
 import { seededRng } from './rng';
 import { flavorResources, parseDuration, parseSocketOwners, scenarioSeed } from './util';
 
@@ -90,4 +91,22 @@ test("a cell conductor's audit passes, failures and heals are read from its log 
     service: 'cell-conductor-cell1', passes: 2, lastPassAt: Date.parse('2026-01-01T00:00:03.000Z'),
     failures: ['placement_client.placement.unreachable placement at http://127.0.0.1:8778 is unreachable'], healed: [{ consumerUuid: 'c1' }],
   });
+});
+
+test('server groups: anti-affinity counts ACTIVE members per host against max_server_per_host, affinity wants one host, soft-* and non-ACTIVE are ignored', () => {
+  const s = (id: string, host: string | null, status = 'ACTIVE'): HostedServer => ({ id, status, 'OS-EXT-SRV-ATTR:host': host });
+  const servers = [s('a', 'h1'), s('b', 'h1'), s('c', 'h2'), s('d', 'h1', 'ERROR'), s('e', null, 'ERROR')];
+  const g = (id: string, policy: string, members: string[], max?: number): ApiGroup =>
+    ({ id, name: id, policy, rules: max === undefined ? {} : { max_server_per_host: max }, members });
+  expect(groupViolations([
+    g('anti1', 'anti-affinity', ['a', 'b', 'c']),
+    g('anti2', 'anti-affinity', ['a', 'b', 'c'], 2),
+    g('anti-err', 'anti-affinity', ['a', 'd', 'e', 'gone']),
+    g('aff', 'affinity', ['a', 'c']),
+    g('aff-ok', 'affinity', ['a', 'b', 'd']),
+    g('soft', 'soft-anti-affinity', ['a', 'b']),
+  ], servers)).toEqual([
+    'anti-affinity group anti1 (anti1): 2 ACTIVE members on h1 (at most 1): a, b',
+    'affinity group aff (aff): ACTIVE members on 2 hosts: h1: a; h2: c',
+  ]);
 });

@@ -83,7 +83,8 @@ export class ComputeFaults implements FaultControl {
 async function createOne(stack: ChaosStack, ledger: Ledger, name: string, o: BootOptions): Promise<string | undefined> {
   try {
     const r = await stack.api<{ server?: { id: string } }>('POST', '/servers',
-      { server: { name, flavorRef: o.flavor ?? '1', imageRef: IMAGE, networks: 'none', ...(o.extra ?? {}) } }, o.token ?? 'admin');
+      { server: { name, flavorRef: o.flavor ?? '1', imageRef: IMAGE, networks: 'none', ...(o.extra ?? {}) },
+        ...(o.hints === undefined ? {} : { 'os:scheduler_hints': o.hints }) }, o.token ?? 'admin');
     const id = r.body?.server?.id;
     if (r.status === 202 && id !== undefined) { ledger.accept(id); return id; }
     ledger.refuse(r.status);

@@ -7,11 +7,12 @@ import { readFileSync } from 'node:fs';
 import { auditFindings, auditProblems } from './audit-check';
 import { listServers, quiesce, type Ledger } from './context';
 import { deadLettersSince } from './dead-letters';
+import { serverGroupProblems, type HostedServer } from './group-invariant';
 import type { Monitor } from './monitor';
 import type { ChaosStack } from './stack';
 import { flavorResources } from './util';
 
-export const INVARIANTS = ['settled', 'dead-letters', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults', 'audit'] as const;
+export const INVARIANTS = ['settled', 'dead-letters', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults', 'audit', 'server-groups'] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
 export interface InvariantResult {
@@ -273,6 +274,11 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
   const audit = new Problems();
   for (const p of audits.problems) audit.add(p);
   results.push(audit.result('audit'));
+
+  // server-groups: no anti-affinity group with more ACTIVE members on a host than it allows, no affinity group split (group-invariant.ts)
+  const groups = new Problems();
+  for (const p of await serverGroupProblems(stack, servers as HostedServer[])) groups.add(p);
+  results.push(groups.result('server-groups'));
 
   return { results, stats };
 }

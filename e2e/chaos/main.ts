@@ -246,10 +246,11 @@ function totals(rs: ScenarioReport[]) {
     allocationProblems: sum((r) => r.invariants.find((i) => i.name === 'allocations-exact')?.count ?? 0),
     overCapacity: sum((r) => r.invariants.find((i) => i.name === 'capacity')?.count ?? 0),
     singleHostViolations: sum((r) => r.invariants.find((i) => i.name === 'single-host')?.count ?? 0),
-    auditProblems: sum((r) => r.invariants.find((i) => i.name === 'audit')?.count ?? 0) };
+    auditProblems: sum((r) => r.invariants.find((i) => i.name === 'audit')?.count ?? 0),
+    groupViolations: sum((r) => r.invariants.find((i) => i.name === 'server-groups')?.count ?? 0) };
 }
 
-const SHORT: Record<string, string> = { settled: 'settled', 'dead-letters': 'dlq', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault', audit: 'audit' };
+const SHORT: Record<string, string> = { settled: 'settled', 'dead-letters': 'dlq', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault', audit: 'audit', 'server-groups': 'groups' };
 
 function table(rs: ScenarioReport[]): string {
   const head = ['scenario', 'seed', 'builds', 'ACTIVE', 'ERROR', 'failed attempts', 'kills', ...INVARIANTS.map((i) => SHORT[i] ?? i), 'checks', 'duration'];
@@ -268,7 +269,7 @@ function table(rs: ScenarioReport[]): string {
 function totalsLine(rs: ScenarioReport[]): string {
   const t = totals(rs);
   const pct = t.attempts ? Math.round((100 * t.failedAttempts) / t.attempts) : 0;
-  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.failedAttempts}/${t.attempts} build attempts failed (${pct}%), ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}, audit problems (failed or missing passes, orphans) ${t.auditProblems}`;
+  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.failedAttempts}/${t.attempts} build attempts failed (${pct}%), ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}, audit problems (failed or missing passes, orphans) ${t.auditProblems}, server-group violations ${t.groupViolations}`;
 }
 
 main().catch((e: unknown) => { console.error(`chaos: ${(e as Error).message}`); process.exitCode = 2; });

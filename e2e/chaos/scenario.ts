@@ -116,6 +116,8 @@ export interface BootOptions {
   name?: string;
   /** Extra fields of the `server` body (availability_zone, ...). */
   extra?: Record<string, unknown>;
+  /** Scheduler hints (`os:scheduler_hints`, e.g. `{ group: uuid }`). */
+  hints?: Record<string, string>;
 }
 
 /** What the load generator got from the API: every 202 is in the ledger and must never be lost. */

@@ -79,7 +79,7 @@ export async function stages(cloud: BenchCloud, limit: number, clients: number, 
       const consumer = randomUUID();
       const c = candidates[i++ % candidates.length];
       await placement.claim({ consumer: { consumerUuid: consumer, projectId: 'bench', userId: 'bench', consumerType: 'INSTANCE', consumerGeneration: 0,
-        allocations: (c?.allocations ?? []).map((a) => ({ resourceProviderUuid: a.resourceProviderUuid, resources: { ...a.resources } })) }, replace: true });
+        allocations: (c?.allocations ?? []).map((a) => ({ resourceProviderUuid: a.resourceProviderUuid, resources: { ...a.resources } })) }, replace: true, group: undefined });
       return consumer;
     };
     const out: Record<string, number> = {};

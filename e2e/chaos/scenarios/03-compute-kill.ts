@@ -1,11 +1,10 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { serverViews } from '../checks';
 import type { ChaosContext, Scenario } from '../scenario';
 import { ROOT } from '../stack';
 import { expectAllRunning } from './03-outage-checks';
+import { ExtraCompute } from '../extra-compute';
 
 const run = promisify(execFile);
 
@@ -56,60 +55,6 @@ async function restartWith(ctx: ChaosContext, names: readonly string[], env: Rec
     for (const n of names) await ctx.stack.restart(n, 'SIGTERM');
   } finally {
     for (const [k, v] of Object.entries(saved)) { if (v === undefined) delete process.env[k]; else process.env[k] = v; }
-  }
-}
-
-/** The last `{"controlPort":N}` the process logged after byte `from`. */
-function controlPortIn(log: string, from: number): number | undefined {
-  if (!existsSync(log)) return undefined;
-  let port: number | undefined;
-  for (const m of readFileSync(log).subarray(from).toString('utf8').matchAll(/\{"controlPort":(\d+)\}/g)) port = Number(m[1]);
-  return port;
-}
-
-/** One more simulated-compute process in `cell`, outside the stack's services table (this scenario owns it). */
-class ExtraCompute {
-  child: ChildProcess | undefined;
-  port: number | undefined;
-  readonly log: string;
-  constructor(private readonly ctx: ChaosContext, private readonly cell: { name: string; transportUrl: string }, readonly host: string) {
-    this.log = join(ctx.stack.stateDir, `compute-${host}.log`);
-  }
-
-  async start(): Promise<void> {
-    const from = existsSync(this.log) ? statSync(this.log).size : 0;
-    const out = openSync(this.log, 'a');
-    const prefix = this.host.replace(/\d+$/, '');
-    this.child = spawn('node', ['--require', './services/simulated-compute/dist/tracing.js', 'services/simulated-compute/dist/main.js'], {
-      cwd: ROOT, stdio: ['ignore', out, out],
-      env: { ...process.env, CELLSCHED_CELL_NAME: this.cell.name, CELLSCHED_CELL_TRANSPORT_URL: this.cell.transportUrl, CELLSCHED_PLACEMENT_URL: this.ctx.stack.placementUrl,
-        CELLSCHED_COMPUTE_HOSTS: '1', CELLSCHED_COMPUTE_HOST_PREFIX: prefix, CELLSCHED_COMPUTE_FIRST_HOST: this.host.slice(prefix.length),
-        CELLSCHED_COMPUTE_CONTROL_PORT: '0', CELLSCHED_BUILD_LATENCY_MS: String(this.ctx.stack.shape.buildLatencyMs), CELLSCHED_COMPUTE_SEED: String(this.ctx.seed) },
-    });
-    closeSync(out);
-    this.port = await this.ctx.waitFor(`${this.host} ready`, () => {
-      if (this.child?.exitCode !== null) throw new Error(`${this.host} exited at start; see ${this.log}`);
-      return Promise.resolve(controlPortIn(this.log, from));
-    }, 60_000);
-  }
-
-  async faults(body: Record<string, unknown>): Promise<void> {
-    const r = await fetch(`http://127.0.0.1:${this.port}/faults`, { method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-    if (r.status !== 200) throw new Error(`${this.host} PUT /faults: ${r.status}`);
-  }
-
-  async guests(): Promise<string[]> {
-    const r = await fetch(`http://127.0.0.1:${this.port}/guests`);
-    return Object.values((await r.json()) as Record<string, string[]>).flat();
-  }
-
-  async stop(signal: NodeJS.Signals): Promise<void> {
-    const c = this.child;
-    if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
-    const gone = new Promise((r) => c.once('exit', r));
-    c.kill(signal);
-    await Promise.race([gone, new Promise((r) => setTimeout(r, 15_000))]);
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   }
 }
 

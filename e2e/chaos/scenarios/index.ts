@@ -14,6 +14,7 @@ import { deletesRacingBuilds } from './10-deletes-racing-builds';
 import { postgresRestart } from './11-postgres-restart';
 import { cellCutOff } from './12-cell-cut-off';
 import { brokerRefuses } from './13-broker-refuses';
+import { serverGroups } from './14-server-groups';
 
 export const SCENARIOS: readonly Scenario[] = [
   reschedulableFailures,
@@ -30,4 +31,5 @@ export const SCENARIOS: readonly Scenario[] = [
   postgresRestart,
   cellCutOff,
   brokerRefuses,
+  serverGroups,
 ];

@@ -6,7 +6,7 @@ import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_CONCURRENT_UPDATE } from './clai
 /** A replace-claim of one VCPU on `rp` for `uuid`. */
 const request = (uuid: string, rp = 'rp'): ClaimRequest => ({
   consumer: { consumerUuid: uuid, projectId: 'p', userId: 'u', consumerType: 'INSTANCE', allocations: [{ resourceProviderUuid: rp, resources: { VCPU: 1 } }] },
-  replace: true,
+  replace: true, group: undefined,
 });
 
 /** A fake placement: answers each claim from `answer(consumerUuid)` (undefined: claimed); records the calls. */

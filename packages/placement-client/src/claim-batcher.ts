@@ -56,7 +56,7 @@ export const DEFAULT_CLAIM_CALLS_IN_FLIGHT = 2;
  */
 export class ClaimBatcher {
   /** Claim attempts by outcome (observability: wasted claims show a herd on stale views), and calls made. */
-  readonly stats = { claimed: 0, conflict: 0, noCapacity: 0, claimCalls: 0, claimManyCalls: 0 };
+  readonly stats = { claimed: 0, conflict: 0, noCapacity: 0, groupPolicy: 0, claimCalls: 0, claimManyCalls: 0 };
   private readonly queue: PendingClaim[] = [];
   private inFlight = 0;
   /** Whether a send is already scheduled for this task's claims. */
@@ -153,7 +153,8 @@ export class ClaimBatcher {
       this.stats.claimed += 1;
       p.onClaimed?.();
     } else if (outcome.kind === 'conflict') this.stats.conflict += 1;
-    else this.stats.noCapacity += 1;
+    else if (outcome.kind === 'no_capacity') this.stats.noCapacity += 1;
+    else this.stats.groupPolicy += 1;
     p.resolve(outcome);
   }
 }

@@ -1,6 +1,6 @@
 import { createGrpcClient, isFailureError, type GrpcClient } from '@cellsched/grpc';
 import {
-  PlacementServiceClient, type ConsumerAllocations, type GetAllocationCandidatesRequest, type GetAllocationCandidatesResponse, type ProviderAllocation,
+  PlacementServiceClient, type ConsumerAllocations, type ConsumerGroup, type GetAllocationCandidatesRequest, type GetAllocationCandidatesResponse, type ProviderAllocation,
 } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { ClaimBatcher, type ClaimBatcherOptions } from './claim-batcher';
@@ -24,7 +24,7 @@ export type PlacementGrpc = GrpcClient<typeof PlacementServiceClient.service>;
  * service that calls it (the scheduler's candidates and claims, the conductors' claims and
  * releases, the audit). Read-only calls, Release and replace-Claims are idempotent and retried on
  * another replica on UNAVAILABLE; a non-replace claim is never retried (it may have been applied).
- * Expected outcomes (concurrent update, no capacity) are values, not exceptions. Callers that
+ * Expected outcomes (concurrent update, no capacity, a server group's policy) are values, not exceptions. Callers that
  * claim concurrently (the scheduler) share calls through {@link claimBatcher}.
  */
 export class PlacementClient {
@@ -43,11 +43,12 @@ export class PlacementClient {
    * Writes the consumer's allocations in one transaction. With `replace` the consumer's
    * current allocations (on any provider) are swapped for these atomically, whatever its
    * generation: safe to repeat, and the way to move a claim from a failed host to an
-   * alternate without a window where the instance holds nothing.
+   * alternate without a window where the instance holds nothing. With `group`, placement keeps
+   * that server group's policy atomically with the claim (`group_policy` outcome: nothing written).
    */
-  async claim(consumer: ConsumerAllocations, opts: { replace: boolean }): Promise<ClaimOutcome> {
+  async claim(consumer: ConsumerAllocations, opts: { replace: boolean; group?: ConsumerGroup }): Promise<ClaimOutcome> {
     try {
-      const r = await this.grpc.claim({ consumer, replace: opts.replace }, { idempotent: opts.replace });
+      const r = await this.grpc.claim({ consumer, replace: opts.replace, group: opts.group }, { idempotent: opts.replace });
       return { kind: 'claimed', consumerGeneration: r.consumerGeneration };
     } catch (err) {
       const outcome = isFailureError(err) ? claimOutcome(err.failure) : undefined;

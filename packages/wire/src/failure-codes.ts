@@ -73,6 +73,8 @@ const PLACEMENT = {
   capacityExceeded: 'placement.allocation.capacity_exceeded',
   /** gRPC: invalid input without a more specific Placement code. */
   requestInvalid: 'placement.request.invalid',
+  /** gRPC: the claim's server group forbids that host (group, compute node and a member in metadata). FAILED_PRECONDITION. */
+  claimGroupPolicy: 'placement.claim.group_policy',
 } as const;
 
 /** Raised by `@cellsched/placement-client` itself. */

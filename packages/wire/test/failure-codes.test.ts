@@ -10,7 +10,7 @@ const PUBLISHED = [
   'placement.undefined_code', 'placement.inventory.inuse', 'placement.concurrent_update', 'placement.duplicate_name',
   'placement.resource_provider.inuse', 'placement.resource_provider.cannot_delete_parent', 'placement.resource_provider.not_found',
   'placement.query.duplicate_key', 'placement.query.bad_value', 'placement.query.missing_value', 'placement.allocation.capacity_exceeded',
-  'placement.request.invalid',
+  'placement.request.invalid', 'placement.claim.group_policy',
   'placement_client.allocation_request.invalid', 'placement_client.placement.unreachable',
   'scheduler.no_valid_host', 'scheduler.request.invalid', 'scheduler.config.invalid', 'scheduler.group_lock.timeout',
   'super_conductor.build.unroutable', 'super_conductor.cell.not_open',

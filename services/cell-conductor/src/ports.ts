@@ -10,7 +10,7 @@
  * the cast's in-delivery retry or the bus's redelivery, so each port says whether it is safe to repeat.
  */
 import type { ClaimOutcome } from '@cellsched/placement-client';
-import type { BuildAndRunInstanceRequest, Selection, TerminateInstanceRequest } from '@cellsched/wire';
+import type { BuildAndRunInstanceRequest, InstanceGroup, Selection, TerminateInstanceRequest } from '@cellsched/wire';
 import type { Fault, InstanceSnapshot } from './domain/build-attempt';
 import type { BuildMove } from './domain/reschedule';
 
@@ -23,14 +23,21 @@ export interface ClaimConsumer {
   readonly uuid: string;
   readonly projectId: string;
   readonly userId: string;
+  /**
+   * The instance's server group (from its RequestSpec), if any: placement then keeps the group's
+   * policy atomically with the claim, against every member's current allocations (members created
+   * after this request included), so an alternate another member took meanwhile is refused.
+   */
+  readonly group?: InstanceGroup | undefined;
 }
 
 /**
  * Claims in placement for the in-cell retry. `claimSelection` writes the Selection's opaque
  * allocation request for the consumer **replacing** whatever it holds (one atomic write: the
  * failed host's allocation moves to the alternate, never a window holding nothing, never two
- * claims). Idempotent, safe to repeat. Expected failures are outcomes (`invalid`: the Selection's
- * allocation request cannot be read; nothing written); transport errors throw.
+ * claims). Idempotent, safe to repeat. Expected failures are outcomes (`group_policy`: the
+ * consumer's server group forbids that host; `invalid`: the Selection's allocation request cannot be
+ * read; nothing written either way); transport errors throw.
  */
 export interface InstanceClaimer {
   claimSelection(consumer: ClaimConsumer, selection: Selection): Promise<ClaimOutcome | { readonly kind: 'invalid'; readonly message: string }>;

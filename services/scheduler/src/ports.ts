@@ -47,18 +47,31 @@ export interface HostStateSnapshot {
   getGroupMemberHosts(group: InstanceGroup): Promise<ReadonlyMap<string, number>>;
 }
 
+/** A server group whose policy placement keeps atomically with a claim. */
+export interface ClaimGroup {
+  readonly uuid: string;
+  /** Nova's policy name; placement enforces affinity and anti-affinity, not the soft-* ones. */
+  readonly policy: string;
+  /** Anti-affinity's `max_server_per_host` (>= 1). */
+  readonly maxServerPerHost: number;
+}
+
 /** Who a claim is for (placement's consumer). */
 export interface ClaimConsumer {
   readonly consumerUuid: string;
   readonly projectId: string;
   readonly userId: string;
+  /** The consumer's server group: placement refuses a claim that would break its policy (`group_policy`). */
+  readonly group?: ClaimGroup | undefined;
 }
 
 /**
  * The outcome of one claim attempt: placement-client's, the one type every caller of placement
  * shares. `claimed`; `conflict` (placement.concurrent_update: a concurrent write bumped a
  * generation) may succeed if tried again at once; `no_capacity`
- * (placement.allocation.capacity_exceeded) will not succeed on that host.
+ * (placement.allocation.capacity_exceeded) will not succeed on that host; `group_policy`
+ * (placement.claim.group_policy) neither: the consumer's server group forbids that host given the
+ * members' claims now (one made outside this decision's view, e.g. by a cell conductor's reschedule).
  */
 export type { ClaimOutcome } from '@cellsched/placement-client';
 
@@ -72,7 +85,8 @@ export interface Claimer {
    * ClaimRequest). With `replace`, whatever the consumer already held is replaced atomically, so
    * a retried SelectDestinations ends with one claim per consumer, never two: idempotent per
    * (consumer, candidate). Without it, a consumer that already holds allocations is a conflict.
-   * On `conflict` or `no_capacity` nothing was written. Throws on any other failure, in which
+   * With `consumer.group`, placement also keeps that group's policy. On `conflict`, `no_capacity` or
+   * `group_policy` nothing was written. Throws on any other failure, in which
    * case the caller cannot know whether the write happened and must release the consumer.
    */
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome>;

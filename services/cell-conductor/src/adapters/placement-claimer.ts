@@ -1,14 +1,21 @@
 import { AllocationRequestError, instanceConsumer, parseAllocationRequest, type ClaimOutcome, type PlacementClient } from '@cellsched/placement-client';
-import type { Selection } from '@cellsched/wire';
+import type { ConsumerGroup, InstanceGroup, Selection } from '@cellsched/wire';
 import type { ClaimConsumer, InstanceClaimer } from '../ports';
 
 /** Tries of a claim that keeps losing a provider-generation race before the alternate is skipped. */
 const CONFLICT_TRIES = 5;
 
+/** The claim's group as placement takes it (the members and hosts of the spec are not sent: placement reads its own). */
+function consumerGroup(g: InstanceGroup | undefined): ConsumerGroup | undefined {
+  return g === undefined ? undefined : { uuid: g.uuid, policy: g.policy, maxServerPerHost: g.maxServerPerHost };
+}
+
 /**
  * {@link InstanceClaimer} over placement gRPC. Every claim is a replace (idempotent; moves the
- * consumer's allocation from the failed host in the same transaction). A concurrent update
- * is retried in a short bounded loop, as the scheduler does; no capacity skips the host.
+ * consumer's allocation from the failed host in the same transaction) and carries the instance's
+ * server group, so placement refuses an alternate the group's policy forbids now (another member
+ * took it since the scheduler chose it). A concurrent update is retried in a short bounded loop,
+ * as the scheduler does; no capacity or the group's policy skips the host.
  */
 export class PlacementInstanceClaimer implements InstanceClaimer {
   constructor(private readonly placement: PlacementClient) {}
@@ -23,8 +30,8 @@ export class PlacementInstanceClaimer implements InstanceClaimer {
     }
     let outcome: ClaimOutcome = { kind: 'conflict', message: 'not tried' };
     for (let i = 0; i < CONFLICT_TRIES && outcome.kind !== 'claimed'; i++) {
-      outcome = await this.placement.claim(instanceConsumer(consumer, allocations), { replace: true });
-      if (outcome.kind === 'no_capacity') break;
+      outcome = await this.placement.claim(instanceConsumer(consumer, allocations), { replace: true, group: consumerGroup(consumer.group) });
+      if (outcome.kind === 'no_capacity' || outcome.kind === 'group_policy') break;
     }
     return outcome;
   }

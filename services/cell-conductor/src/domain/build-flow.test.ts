@@ -17,6 +17,10 @@ type Row = InstanceSnapshot & { fault?: Fault };
 class FakeCell {
   row: Row | undefined;
   readonly log: string[] = [];
+  /** The server group each claim carried ('-': none). */
+  readonly claimGroups: string[] = [];
+  /** Hosts a claim carrying a group is refused on (another member took them). */
+  groupRefused: readonly string[] = [];
   constructor(row: Partial<Row>, private readonly fits: readonly string[], private readonly unroutable: readonly string[] = [], private readonly requestId = 'req-1') {
     this.row = { uuid: 'u1', projectId: 'p', userId: 'u', vmState: 'building', host: 'a', node: 'a', buildAttempt: 1, buildHostList: [sel('b'), sel('c')],
       buildRequestSpec: undefined, wire: { uuid: 'u1' } as InstanceSnapshot['wire'], ...row };
@@ -57,8 +61,10 @@ class FakeCell {
     return {
       instances: { withLockedInstance: async (_uuid, fn) => fn(this.row, this.tx()) },
       claimer: {
-        claimSelection: async (_c, s) => {
+        claimSelection: async (c, s) => {
           this.log.push(`claim ${s.serviceHost}`);
+          this.claimGroups.push(c.group?.uuid ?? '-');
+          if (c.group !== undefined && this.groupRefused.includes(s.serviceHost)) return { kind: 'group_policy', message: `group ${c.group.uuid}: another member is on ${s.serviceHost}`, groupUuid: c.group.uuid, providerUuid: undefined };
           return this.fits.includes(s.serviceHost) ? { kind: 'claimed', consumerGeneration: 1 } : { kind: 'no_capacity', message: 'full', resourceClass: 'VCPU', providerUuid: undefined };
         },
         release: async () => { this.log.push('release'); },
@@ -152,4 +158,26 @@ test('castTerminate says whether the terminate was queued', async () => {
   const cell = new FakeCell({}, [], ['gone']);
   await expect(castTerminate(cell.ports(), quiet, 'gone', { instanceUuid: 'u1', attempt: 1, reason: 'x' })).resolves.toBe('unroutable');
   await expect(castTerminate(cell.ports(), quiet, 'a', { instanceUuid: 'u1', attempt: 1, reason: 'x' })).resolves.toBe('sent');
+});
+
+test('build_instances of a server group member: every claim carries the group; an alternate the policy forbids now is dropped like a full one', async () => {
+  const group = { uuid: 'g1', name: 'g', policy: 'anti-affinity', rules: {}, members: [], hosts: [], maxServerPerHost: 1, userId: 'u', projectId: 'p' };
+  const cell = new FakeCell({ buildRequestSpec: { instanceGroup: group } as unknown as InstanceSnapshot['buildRequestSpec'] }, ['b', 'c']);
+  cell.groupRefused = ['b'];
+  await onBuildFailed(cell.ports(), quiet, failed());
+  expect(cell.state()).toBe('building on c #2');
+  expect(cell.claimGroups).toEqual(['g1', 'g1']);
+  expect(cell.log).toEqual(['event compute_build a error: spawn failed', 'claim b', 'claim c', 'event reschedule c ok', 'cast build c #2']);
+  const none = new FakeCell({}, ['b']);
+  await onBuildFailed(none.ports(), quiet, failed());
+  expect(none.claimGroups).toEqual(['-']);
+});
+
+test('build_instances of a group member whose every alternate the policy forbids: ERROR, the fault saying why each was dropped', async () => {
+  const group = { uuid: 'g1', name: 'g', policy: 'anti-affinity', rules: {}, members: [], hosts: [], maxServerPerHost: 1, userId: 'u', projectId: 'p' };
+  const cell = new FakeCell({ buildRequestSpec: { instanceGroup: group } as unknown as InstanceSnapshot['buildRequestSpec'] }, ['b', 'c']);
+  cell.groupRefused = ['b', 'c'];
+  await onBuildFailed(cell.ports(), quiet, failed());
+  expect(cell.row?.vmState).toBe('error');
+  expect(cell.row?.fault?.details).toBe('last failure on a: spawn failed; alternates dropped: b: group g1: another member is on b; c: group g1: another member is on c');
 });

@@ -21,7 +21,8 @@ async function claimAlternate(ports: BuildPorts, consumer: ClaimConsumer, s: Sel
 async function retryOnAlternates(ports: BuildPorts, tx: BuildTransaction, v: Extract<ReportVerdict, { kind: 'retry' }>, r: FailureReport): Promise<BuildCast | undefined> {
   const { inst } = v;
   await tx.recordEvent(inst, r.requestId, 'compute_build', r.failedHost, { ok: false, details: failureReason(r) });
-  const consumer = { uuid: inst.uuid, projectId: inst.projectId, userId: inst.userId };
+  // NOTE: the claim carries the instance's server group: placement refuses an alternate another member took meanwhile
+  const consumer = { uuid: inst.uuid, projectId: inst.projectId, userId: inst.userId, group: inst.buildRequestSpec?.instanceGroup };
   const decision = await chooseAlternate(v.alternates, (s) => claimAlternate(ports, consumer, s));
   const change = rescheduleChange(inst, r, decision, ports.clock.now(), ports.buildTimeoutMs);
   if (change.kind === 'error') {

@@ -77,18 +77,18 @@ test('GetAllocationCandidates rejects a bad query with INVALID_ARGUMENT and Plac
 
 test('Claim: new consumer, generation conflict, replace, capacity', async () => {
   const c = randomUUID();
-  expect((await client.claim({ consumer: consumer(c, cn1, 6), replace: false })).consumerGeneration).toBeGreaterThanOrEqual(0);
-  const conflict = await failure(client.claim({ consumer: consumer(c, cn1, 6), replace: false }));
+  expect((await client.claim({ consumer: consumer(c, cn1, 6), replace: false, group: undefined })).consumerGeneration).toBeGreaterThanOrEqual(0);
+  const conflict = await failure(client.claim({ consumer: consumer(c, cn1, 6), replace: false, group: undefined }));
   expect([conflict.code, conflict.status, conflict.retryable]).toEqual(['placement.concurrent_update', GrpcStatus.ABORTED, true]);
-  await client.claim({ consumer: consumer(c, cn1, 7), replace: true });
+  await client.claim({ consumer: consumer(c, cn1, 7), replace: true, group: undefined });
   expect((await client.getUsages({ resourceProviderUuid: cn1.uuid, projectId: '', userId: '', consumerType: '' })).usages.VCPU).toBe(7);
-  const full = await failure(client.claim({ consumer: consumer(randomUUID(), cn1, 4), replace: false }));
+  const full = await failure(client.claim({ consumer: consumer(randomUUID(), cn1, 4), replace: false, group: undefined }));
   expect([full.code, full.status]).toEqual(['placement.allocation.capacity_exceeded', GrpcStatus.FAILED_PRECONDITION]);
   expect(full.failure.metadata).toMatchObject({ resource_class: 'VCPU', resource_provider_uuid: cn1.uuid });
 });
 
 test('concurrent claims never exceed capacity', async () => {
-  const results = await Promise.allSettled(Array.from({ length: 25 }, () => client.claim({ consumer: consumer(randomUUID(), cn2, 1), replace: false })));
+  const results = await Promise.allSettled(Array.from({ length: 25 }, () => client.claim({ consumer: consumer(randomUUID(), cn2, 1), replace: false, group: undefined })));
   expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(4);
   for (const r of results) if (r.status === 'rejected') expect((r.reason as FailureError).code).toBe('placement.allocation.capacity_exceeded');
   expect((await client.getUsages({ resourceProviderUuid: cn2.uuid, projectId: '', userId: '', consumerType: '' })).usages.VCPU).toBe(4);
@@ -97,7 +97,7 @@ test('concurrent claims never exceed capacity', async () => {
 test('Move swaps an instance to a migration consumer atomically; Release is idempotent', async () => {
   const instance = randomUUID();
   const migration = randomUUID();
-  const gen = (await client.claim({ consumer: consumer(instance, cn1, 2), replace: false })).consumerGeneration;
+  const gen = (await client.claim({ consumer: consumer(instance, cn1, 2), replace: false, group: undefined })).consumerGeneration;
   await client.move({ consumers: [{ ...consumer(migration, cn1, 2), consumerType: 'MIGRATION' }, consumer(instance, cn2, 2, gen)] });
   const moved = await client.getConsumerAllocations({ consumerUuid: instance });
   expect(moved.consumer?.allocations).toEqual([{ resourceProviderUuid: cn2.uuid, resources: { VCPU: 2 } }]);
@@ -110,22 +110,22 @@ test('Move swaps an instance to a migration consumer atomically; Release is idem
 });
 
 test('bad input is INVALID_ARGUMENT and writes nothing', async () => {
-  const bad = await failure(client.claim({ consumer: { ...consumer(randomUUID(), cn1, 1), allocations: [{ resourceProviderUuid: 'nope', resources: { VCPU: 1 } }] }, replace: false }));
+  const bad = await failure(client.claim({ consumer: { ...consumer(randomUUID(), cn1, 1), allocations: [{ resourceProviderUuid: 'nope', resources: { VCPU: 1 } }] }, replace: false, group: undefined }));
   expect(bad.status).toBe(GrpcStatus.INVALID_ARGUMENT);
-  const unknownRc = await failure(client.claim({ consumer: { ...consumer(randomUUID(), cn1, 1), allocations: [{ resourceProviderUuid: cn1.uuid, resources: { NOPE: 1 } }] }, replace: false }));
+  const unknownRc = await failure(client.claim({ consumer: { ...consumer(randomUUID(), cn1, 1), allocations: [{ resourceProviderUuid: cn1.uuid, resources: { NOPE: 1 } }] }, replace: false, group: undefined }));
   expect(unknownRc.status).toBe(GrpcStatus.INVALID_ARGUMENT);
   expect((await db.pool.query('SELECT count(*)::int AS n FROM allocations')).rows[0]).toEqual({ n: 0 });
 });
 
 test('ClaimMany: each claim answered as Claim would answer it, refusals and bad input alone', async () => {
   const [a, c, d] = [randomUUID(), randomUUID(), randomUUID()];
-  const before = await client.claim({ consumer: consumer(d, cn2, 1), replace: false });
+  const before = await client.claim({ consumer: consumer(d, cn2, 1), replace: false, group: undefined });
   const res = await client.claimMany({ claims: [
-    { consumer: consumer(a, cn1, 6), replace: true }, // fits (6 of 10)
-    { consumer: consumer(randomUUID(), cn1, 5), replace: true }, // 6 + 5 > 10: refused
-    { consumer: { ...consumer(randomUUID(), cn1, 1), consumerUuid: 'not-a-uuid' }, replace: true }, // bad input: that claim alone
-    { consumer: consumer(c, cn1, 4), replace: true }, // fits (10 of 10): the refusal above left nothing behind
-    { consumer: consumer(d, cn2, 2, 0), replace: false }, // generation conflict (it is 1)
+    { consumer: consumer(a, cn1, 6), replace: true, group: undefined }, // fits (6 of 10)
+    { consumer: consumer(randomUUID(), cn1, 5), replace: true, group: undefined }, // 6 + 5 > 10: refused
+    { consumer: { ...consumer(randomUUID(), cn1, 1), consumerUuid: 'not-a-uuid' }, replace: true, group: undefined }, // bad input: that claim alone
+    { consumer: consumer(c, cn1, 4), replace: true, group: undefined }, // fits (10 of 10): the refusal above left nothing behind
+    { consumer: consumer(d, cn2, 2, 0), replace: false, group: undefined }, // generation conflict (it is 1)
   ] });
   expect(res.results.map((r) => r.failure?.code ?? `ok:${r.consumerGeneration}`)).toEqual([
     'ok:1', 'placement.allocation.capacity_exceeded', 'placement.request.invalid', 'ok:1', 'placement.concurrent_update']);

@@ -1,15 +1,19 @@
 import { FailureError, GrpcStatus, makeFailure } from '@cellsched/grpc';
-import { PLACEMENT_CAPACITY_EXCEEDED, PlacementClient, type PlacementGrpc } from '@cellsched/placement-client';
+import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_GROUP_POLICY, PlacementClient, type PlacementGrpc } from '@cellsched/placement-client';
 import type { AllocationCandidate, ClaimManyRequest, ClaimRequest } from '@cellsched/wire';
 import { PlacementClaimer } from './placement';
 
 const candidate = (rp: string): AllocationCandidate => ({ allocations: [{ resourceProviderUuid: rp, resources: { VCPU: 1, MEMORY_MB: 512 } }], mappings: {} });
 const consumer = (uuid: string) => ({ consumerUuid: uuid, projectId: 'p', userId: 'u' });
 
-/** A fake placement gRPC client: claims on `full` do not fit; records the requests. */
+/** A fake placement gRPC client: claims on `full` do not fit, claims with a group on `taken` break its policy; records the requests. */
 function fakeGrpc() {
   const requests: ClaimRequest[] = [];
-  const answer = (r: ClaimRequest) => (r.consumer?.allocations[0]?.resourceProviderUuid === 'full' ? makeFailure(PLACEMENT_CAPACITY_EXCEEDED, 'no room') : undefined);
+  const answer = (r: ClaimRequest) => {
+    const rp = r.consumer?.allocations[0]?.resourceProviderUuid;
+    if (rp === 'full') return makeFailure(PLACEMENT_CAPACITY_EXCEEDED, 'no room');
+    return rp === 'taken' && r.group !== undefined ? makeFailure(PLACEMENT_GROUP_POLICY, 'another member is there') : undefined;
+  };
   const grpc = {
     claim: jest.fn(async (r: ClaimRequest) => {
       requests.push(r);
@@ -35,7 +39,7 @@ test('claims go to placement as the consumer\'s INSTANCE allocations, concurrent
   const rest = [claimer.claim(consumer('b'), candidate('full'), { replace: true }), claimer.claim(consumer('c'), candidate('rp2'), { replace: false })];
   expect((await Promise.all([first, ...rest])).map((o) => o.kind)).toEqual(['claimed', 'no_capacity', 'claimed']);
   expect(fake.requests[0]).toEqual({ consumer: { consumerUuid: 'a', projectId: 'p', userId: 'u', consumerType: 'INSTANCE',
-    allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 1, MEMORY_MB: 512 } }] }, replace: true });
+    allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 1, MEMORY_MB: 512 } }] }, replace: true, group: undefined });
   expect(fake.requests.map((r) => r.replace)).toEqual([true, true, false]);
   expect(fake.grpc.claimMany).toHaveBeenCalledTimes(1);
   expect(fake.grpc.claimMany.mock.calls[0]?.[1]).toEqual({ idempotent: false }); // one non-replace claim: the call is not retried
@@ -50,4 +54,18 @@ test('release sends the consumers once and counts what placement released; nothi
   await claimer.release(['a', 'b']);
   expect(fake.grpc.release.mock.calls.map((c) => c[0])).toEqual([{ consumerUuids: ['a', 'b'] }]);
   expect(claimer.stats.released).toBe(1);
+});
+
+test('each claim carries its consumer\'s server group (Claim and ClaimMany); placement.claim.group_policy is the group_policy outcome', async () => {
+  const fake = fakeGrpc();
+  const charged: AllocationCandidate[] = [];
+  const claimer = new PlacementClaimer(fake.client, (c) => charged.push(c));
+  const group = { uuid: 'g1', policy: 'anti-affinity', maxServerPerHost: 2 };
+  const lone = claimer.claim({ ...consumer('lone'), group }, candidate('rp0'), { replace: true });
+  await Promise.resolve();
+  const batch = [claimer.claim({ ...consumer('refused'), group }, candidate('taken'), { replace: true }), claimer.claim(consumer('plain'), candidate('taken'), { replace: true })];
+  expect([await lone, ...(await Promise.all(batch))].map((o) => o.kind)).toEqual(['claimed', 'group_policy', 'claimed']);
+  expect(fake.requests.map((r) => r.group)).toEqual([group, group, undefined]);
+  expect(claimer.stats).toMatchObject({ claimed: 2, groupPolicy: 1, claimCalls: 1, claimManyCalls: 1 });
+  expect(charged.map((c) => c.allocations[0]?.resourceProviderUuid)).toEqual(['rp0', 'taken']);
 });

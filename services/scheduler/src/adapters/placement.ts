@@ -5,7 +5,7 @@
  */
 import type { ClaimBatcher, ClaimOutcome, PlacementClient, SettledClaim } from '@cellsched/placement-client';
 import { spanEvent } from '@cellsched/telemetry';
-import type { AllocationCandidate, ConsumerAllocations, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse } from '@cellsched/wire';
+import type { AllocationCandidate, ConsumerAllocations, ConsumerGroup, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse } from '@cellsched/wire';
 import type { ClaimConsumer, Claimer } from '../ports';
 
 /** GetAllocationCandidates as the snapshot's candidate source. Throws FailureError on transport errors or bad queries. */
@@ -20,6 +20,11 @@ function consumerAllocations(consumer: ClaimConsumer, candidate: AllocationCandi
   };
 }
 
+function consumerGroup(consumer: ClaimConsumer): ConsumerGroup | undefined {
+  const g = consumer.group;
+  return g === undefined ? undefined : { uuid: g.uuid, policy: g.policy, maxServerPerHost: g.maxServerPerHost };
+}
+
 /** Each claim's outcome as an event of the deciding request's trace (the batcher runs this in that trace). */
 function claimEvent(s: SettledClaim): void {
   spanEvent('scheduler.claim', {
@@ -32,8 +37,9 @@ function claimEvent(s: SettledClaim): void {
 /**
  * Claimer over the placement client's {@link ClaimBatcher}: the claims of concurrent decisions
  * share ClaimMany calls (one placement statement and commit for all of them, each still answered on
- * its own); outcomes as the client's (`claimed`, `conflict`, `no_capacity`), anything else throws
- * (the core then releases the request's consumers). Release is idempotent and retried on another
+ * its own); outcomes as the client's (`claimed`, `conflict`, `no_capacity`, `group_policy`: each
+ * claim carries the consumer's server group and placement keeps its policy atomically), anything
+ * else throws (the core then releases the request's consumers). Release is idempotent and retried on another
  * replica. NOTE: the hot path is what it was when the batching lived here: one ClaimRequest and one
  * promise per claim, a closure instead of the candidate in the queue entry, the same outcome object.
  */
@@ -53,7 +59,7 @@ export class PlacementClaimer implements Claimer {
   }
 
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
-    return this.batcher.claim({ consumer: consumerAllocations(consumer, candidate), replace: options.replace }, () => this.onClaimed(candidate));
+    return this.batcher.claim({ consumer: consumerAllocations(consumer, candidate), replace: options.replace, group: consumerGroup(consumer) }, () => this.onClaimed(candidate));
   }
 
   async release(consumerUuids: readonly string[]): Promise<void> {

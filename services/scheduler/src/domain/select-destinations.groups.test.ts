@@ -93,4 +93,29 @@ describe('server groups under parallel boots', () => {
     expect(apart).toHaveLength(6);
     expect(new Set(apart).size).toBe(4);
   });
+
+  it('every claim carries the group; a host placement refuses for the policy is skipped (no fresh read), and when all are refused the diagnosis says so', async () => {
+    const cloud = fakeCloud(1, 3, ROOMY);
+    const core = new SchedulerCore(cloud.ports, DEFAULT_POLICY);
+    const g = group('anti-affinity');
+    cloud.snapshot.groupMembers.set(g.uuid, new Set(['vm-a']));
+    const req = (seed: number) => ({ spec: spec({ flavor: SMALL, instanceGroup: g, seed }), instanceUuids: ['vm-a'], numAlternates: 0, allocationRequestVersion: '1.36' });
+    const first = await core.selectDestinations(req(1));
+    const firstHost = first.kind === 'selected' ? first.destinations[0]?.[0]?.computeNodeUuid ?? '' : '';
+    await cloud.placement.release(['vm-a']);
+    // placement now knows a member on the host this decision prefers (one it cannot see): that host is skipped
+    cloud.placement.groupRefusals.add(firstHost);
+    const queries = cloud.placement.stats.queries;
+    const again = await core.selectDestinations(req(1));
+    expect(again.kind).toBe('selected');
+    expect(again.kind === 'selected' && again.destinations[0]?.[0]?.computeNodeUuid).not.toBe(firstHost);
+    expect(cloud.placement.stats.queries).toBe(queries + 1); // the candidates read only, no refresh after the refusal
+    expect(new Set(cloud.placement.claimGroups)).toEqual(new Set([g.uuid]));
+    for (const rp of cloud.placement.providers.keys()) cloud.placement.groupRefusals.add(rp);
+    await cloud.placement.release(['vm-a']);
+    const none = await core.selectDestinations(req(1));
+    expect(none.kind).toBe('no_valid_host');
+    expect(none.kind === 'no_valid_host' && none.diagnosis.at(-1)).toMatchObject({ filter: 'placement_claim', hostsBefore: 3, hostsAfter: 0,
+      reason: 'server group policy refused by placement (3 hosts)' });
+  });
 });

@@ -38,6 +38,10 @@ export class FakePlacement implements Claimer {
   /** Provider -> number of conflicts to answer before behaving (tests of the retry loop). */
   readonly forcedConflicts = new Map<string, number>();
   readonly releaseLog: string[][] = [];
+  /** Providers where a claim carrying a group is refused as placement's policy check would (another member there). */
+  readonly groupRefusals = new Set<string>();
+  /** The group uuid each claim carried (undefined: none), in order. */
+  readonly claimGroups: (string | undefined)[] = [];
 
   addProvider(uuid: string, inventory: Resources, traits: string[] = [], aggregates: string[] = []): void {
     this.providers.set(uuid, { uuid, inventory: { ...inventory }, traits: new Set(traits), aggregates: new Set(aggregates), generation: 0 });
@@ -112,6 +116,7 @@ export class FakePlacement implements Claimer {
 
   async claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
     this.stats.claims += 1;
+    this.claimGroups.push(consumer.group?.uuid);
     const rps = candidate.allocations.map((a) => a.resourceProviderUuid);
     const seen = rps.map((rp) => this.providers.get(rp)?.generation ?? -1);
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -126,6 +131,9 @@ export class FakePlacement implements Claimer {
     if (!this.fits(consumer.consumerUuid, candidate)) {
       this.stats.noCapacity += 1;
       return { kind: 'no_capacity', message: 'fake: does not fit', resourceClass: undefined, providerUuid: undefined };
+    }
+    if (consumer.group !== undefined && rps.some((rp) => this.groupRefusals.has(rp))) {
+      return { kind: 'group_policy', message: 'fake: another member is there', groupUuid: consumer.group.uuid, providerUuid: rps[0] };
     }
     this.commit(consumer.consumerUuid, candidate, old);
     return { kind: 'claimed', consumerGeneration: 1 };

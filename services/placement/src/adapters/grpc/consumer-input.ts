@@ -1,9 +1,11 @@
 /**
  * Validation of gRPC ConsumerAllocations into the allocation writer's input, with the
- * rules of PUT /allocations/{consumer} (uuids, amounts >= 1, consumer type pattern).
+ * rules of PUT /allocations/{consumer} (uuids, amounts >= 1, consumer type pattern), and of a
+ * claim's server group.
  */
-import type { ConsumerAllocations } from '@cellsched/wire';
+import type { ConsumerAllocations, ConsumerGroup } from '@cellsched/wire';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
+import { enforcedGroup, groupProblems, type ClaimGroup } from '../../domain/server-group';
 import type { ConsumerAllocationsInput } from '../sql/allocation-writer';
 import { invalid } from './failures';
 
@@ -37,4 +39,17 @@ export function toConsumerInput(c: ConsumerAllocations | undefined): ConsumerAll
     ...(c.consumerType === '' ? {} : { consumerType: c.consumerType }),
     allocations,
   };
+}
+
+/**
+ * Checks a claim's server group; throws INVALID_ARGUMENT (nothing written). Returns the group whose
+ * policy the claim must keep, or undefined when there is none or its policy is not enforced (soft-*).
+ */
+export function toClaimGroup(g: ConsumerGroup | undefined): ClaimGroup | undefined {
+  if (g === undefined) return undefined;
+  const uuid = uuidField(g.uuid, 'group.uuid');
+  const input = { uuid, policy: g.policy, maxServerPerHost: g.maxServerPerHost };
+  const problems = groupProblems(input);
+  if (problems.length > 0) throw invalid(problems.join('; '));
+  return enforcedGroup(input);
 }

@@ -13,13 +13,13 @@ import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../domain/candidates/query-parser';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
 import { consumerAllocations, providerUsages, totalUsages } from '../sql/allocations';
-import { writeAllocations, writeAllocationsIn } from '../sql/allocation-writer';
+import { writeAllocations, writeAllocationsIn, type ClaimOptions } from '../sql/allocation-writer';
 import { ClaimBatcher } from '../sql/claim-batcher';
 import { queryAllocationCandidates } from '../sql/candidates-query';
 import { rows } from '../sql/db';
 import { findProvider } from '../sql/resource-providers';
 import { GRPC_CANDIDATES_MINOR, requestToQuery, resultToResponse } from './candidates-mapping';
-import { toConsumerInput } from './consumer-input';
+import { toClaimGroup, toConsumerInput } from './consumer-input';
 import { invalid, withFailures } from './failures';
 
 type Handlers = ServiceHandlers<typeof PlacementServiceService>;
@@ -58,10 +58,16 @@ function uuids(values: readonly string[]): string[] {
   });
 }
 
+/** How a ClaimRequest writes: replace or not, and for a member of which group (INVALID_ARGUMENT for a bad group). */
+function claimOptions(req: ClaimRequest): ClaimOptions {
+  const group = toClaimGroup(req.group);
+  return { checkConsumerGeneration: !req.replace, ...(group === undefined ? {} : { group }) };
+}
+
 /** One claim, through the batcher: its consumer's generation, or the Failure Claim would answer. */
 async function claimOne(claims: ClaimBatcher, req: ClaimRequest, logger: Logger): Promise<ClaimResult> {
   try {
-    const generation = await withFailures(() => claims.claim(toConsumerInput(req.consumer), { checkConsumerGeneration: !req.replace }));
+    const generation = await withFailures(() => claims.claim(toConsumerInput(req.consumer), claimOptions(req)));
     return { consumerGeneration: generation, failure: undefined };
   } catch (err) {
     return { consumerGeneration: 0, failure: failureForError(err, logger).failure };
@@ -81,7 +87,7 @@ export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBa
     claim: (req) => withFailures(async () => {
       const input = toConsumerInput(req.consumer);
       // NOTE: group commit: claims arriving while a batch runs go together in the next one (claim-batcher.ts).
-      const generation = await claims.claim(input, { checkConsumerGeneration: !req.replace });
+      const generation = await claims.claim(input, claimOptions(req));
       return { consumerGeneration: generation };
     }),
     // NOTE: every claim is queued at once, so they share the batcher's next statement (group commit);

@@ -2,7 +2,9 @@ import { isRetryableTxError, withTransaction } from '@cellsched/db';
 import type { Pool, QueryResultRow } from 'pg';
 import { capacityOf, checkUnits } from '../../domain/capacity';
 import { badRequest, concurrentUpdate, PlacementError } from '../../domain/errors';
+import type { ClaimGroup } from '../../domain/server-group';
 import type { Db } from './db';
+import { CLAIM_IN_GROUP_SQL, groupArgs, groupRefusalError, type GroupRefusal } from './group-claim';
 import {
   deleteConsumersWithoutAllocations, ensureConsumerRefs, INCOMPLETE_CONSUMER_ID, insertConsumer, type ConsumerRow,
 } from './consumers';
@@ -27,6 +29,12 @@ export interface WriteAllocationsOptions {
   readonly checkConsumerGeneration: boolean;
   /** Retries of serialization failures / deadlocks (default 5). */
   readonly maxAttempts?: number;
+}
+
+/** How the gRPC claim writes: as {@link WriteAllocationsOptions}, for a member of `group` when given. */
+export interface ClaimOptions extends WriteAllocationsOptions {
+  /** The server group whose policy the claim must keep (enforced policies only); absent: none checked. */
+  readonly group?: ClaimGroup;
 }
 
 /** Detail of a 409 for lack of capacity, for callers that branch on it (gRPC). */
@@ -69,13 +77,13 @@ export async function writeAllocations(pool: Pool, consumers: readonly ConsumerA
 /** A refusal raised by the `placement_claim` function (migration 004), as JSON after this prefix. */
 const CLAIM_REFUSAL = 'placement_claim:';
 
-interface ClaimRefusal {
+type ClaimRefusal = GroupRefusal | {
   readonly kind: 'unknown_provider' | 'unknown_class' | 'generation' | 'created_concurrently' | CapacityFailure['kind'];
   /** 1-based index of the allocation row concerned. */
   readonly row?: number;
   readonly expected?: number | null;
   readonly got?: number | null;
-}
+};
 
 /**
  * {@link writeAllocations} for ONE consumer in one round trip: the `placement_claim` function
@@ -84,19 +92,23 @@ interface ClaimRefusal {
  * round trip costs two process wake-ups on a loaded machine). Returns the consumer's generation
  * after the write (0 when it was left without allocations and deleted). Throws the writer's
  * errors; retries deadlocks and serialization failures like {@link writeAllocations}.
+ * With `opts.group` (migration 007's `placement_claim_in_group`): the same claim under the group's
+ * lock, then `GroupPolicyConflict` (group-claim.ts; nothing written) when the policy forbids it, else the
+ * consumer's group is recorded.
  */
-export async function claimAllocations(pool: Pool, input: ConsumerAllocationsInput, opts: WriteAllocationsOptions): Promise<number> {
+export async function claimAllocations(pool: Pool, input: ConsumerAllocationsInput, opts: ClaimOptions): Promise<number> {
   const rows = claimRows(input);
   const refs = refsOf(input);
   const maxAttempts = opts.maxAttempts ?? 5;
+  const values = [input.consumerUuid, refs.project, refs.user, refs.type ?? null, opts.checkConsumerGeneration, input.consumerGeneration ?? null,
+    rows.map((x) => x.providerUuid), rows.map((x) => x.rc), rows.map((x) => x.used)];
+  // NOTE: a claim without a group runs the very statement it ran before migration 007.
+  const statement = opts.group === undefined
+    ? { name: 'placement.claim', text: 'SELECT placement_claim($1::uuid, $2, $3, $4, $5, $6, $7::uuid[], $8::text[], $9::int[]) AS g', values }
+    : { name: 'placement.claim_in_group', text: CLAIM_IN_GROUP_SQL, values: [...groupArgs(opts.group), ...values] };
   for (let attempt = 1; ; attempt++) {
     try {
-      const r = await pool.query<{ g: number }>({
-        name: 'placement.claim',
-        text: 'SELECT placement_claim($1::uuid, $2, $3, $4, $5, $6, $7::uuid[], $8::text[], $9::int[]) AS g',
-        values: [input.consumerUuid, refs.project, refs.user, refs.type ?? null, opts.checkConsumerGeneration, input.consumerGeneration ?? null,
-          rows.map((x) => x.providerUuid), rows.map((x) => x.rc), rows.map((x) => x.used)],
-      });
+      const r = await pool.query<{ g: number }>(statement);
       return r.rows[0]?.g ?? 0;
     } catch (err) {
       const message = (err as { message?: unknown }).message;
@@ -127,6 +139,7 @@ export function claimRefusalError(refusalJson: string, input: ConsumerAllocation
 
 /** The writer's error for a refusal of `placement_claim` (same classes and wording). */
 function refusalError(r: ClaimRefusal, input: ConsumerAllocationsInput, rows: readonly { providerUuid: string; rc: string; used: number }[]): Error {
+  if (r.kind === 'group_policy') return groupRefusalError(r, input.consumerUuid);
   const row = rows[(r.row ?? 1) - 1];
   switch (r.kind) {
     case 'unknown_provider': return badRequest(`Allocation for resource provider '${row?.providerUuid ?? '?'}' that does not exist.`);

@@ -19,14 +19,15 @@
  */
 import { isRetryableTxError } from '@cellsched/db';
 import type { Pool } from 'pg';
-import { claimAllocations, claimRefs, claimRefusalError, claimRows, type ConsumerAllocationsInput, type WriteAllocationsOptions } from './allocation-writer';
+import { claimAllocations, claimRefs, claimRefusalError, claimRows, type ClaimOptions, type ConsumerAllocationsInput } from './allocation-writer';
+import { CLAIM_MANY_IN_GROUPS_SQL, groupKeys } from './group-claim';
 
 /** Most claims in one statement (each is a subtransaction; PostgreSQL caches 64 subtransaction ids per transaction). */
 export const DEFAULT_CLAIM_BATCH_MAX = 32;
 
 interface Pending {
   readonly input: ConsumerAllocationsInput;
-  readonly opts: WriteAllocationsOptions;
+  readonly opts: ClaimOptions;
   readonly resolve: (generation: number) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -70,7 +71,7 @@ export class ClaimBatcher {
   }
 
   /** `claimAllocations` for one consumer, possibly in a batch with others: the consumer's generation after the write, or the writer's error. */
-  claim(input: ConsumerAllocationsInput, opts: WriteAllocationsOptions): Promise<number> {
+  claim(input: ConsumerAllocationsInput, opts: ClaimOptions): Promise<number> {
     this.stats.claims += 1;
     return new Promise<number>((resolve, reject) => {
       this.queue.push({ input, opts, resolve, reject });
@@ -107,12 +108,16 @@ export class ClaimBatcher {
       const rows = claimRows(input);
       const refs = claimRefs(input);
       return { c: input.consumerUuid, p: refs.project, u: refs.user, t: refs.type, cg: opts.checkConsumerGeneration, g: input.consumerGeneration ?? null,
-        rp: rows.map((r) => r.providerUuid), rc: rows.map((r) => r.rc), n: rows.map((r) => r.used) };
+        rp: rows.map((r) => r.providerUuid), rc: rows.map((r) => r.rc), n: rows.map((r) => r.used), ...groupKeys(opts.group) };
     }));
+    // NOTE: a batch without any group runs the very statement it ran before migration 007.
+    const statement = batch.some((p) => p.opts.group !== undefined)
+      ? { name: 'placement.claim_many_in_groups', text: CLAIM_MANY_IN_GROUPS_SQL, values: [claims] }
+      : { name: 'placement.claim_many', text: 'SELECT i, generation, refusal, error_state, error_message FROM placement_claim_many($1::jsonb)', values: [claims] };
     let rows: BatchRow[];
     for (let attempt = 1; ; attempt++) {
       try {
-        rows = (await this.pool.query<BatchRow>({ name: 'placement.claim_many', text: 'SELECT i, generation, refusal, error_state, error_message FROM placement_claim_many($1::jsonb)', values: [claims] })).rows;
+        rows = (await this.pool.query<BatchRow>(statement)).rows;
         break;
       } catch (err) {
         if (!isRetryableTxError(err) || attempt >= this.maxAttempts) {

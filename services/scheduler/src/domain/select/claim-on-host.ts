@@ -6,6 +6,7 @@ import { firstFittingCandidate, type HostState, type ResourceUsage } from '../ho
 export type HostClaimResult =
   | { readonly kind: 'claimed'; readonly candidate: AllocationCandidate; readonly retries: number }
   | { readonly kind: 'no_capacity'; readonly retries: number }
+  | { readonly kind: 'group_policy'; readonly retries: number }
   | { readonly kind: 'conflict_exhausted'; readonly retries: number };
 
 /** What claiming needs: the ports, the request's query (to re-read a candidate) and the retry bound. */
@@ -38,8 +39,8 @@ async function refreshHost(host: HostState, deps: ClaimDeps): Promise<void> {
 /**
  * Claims for the consumer on one host. A concurrent-update conflict is retried at once on the same
  * host, re-reading its candidate, at most `maxConflictRetries` times (Nomad's bounded optimistic
- * retry); no capacity (in placement, or already in this request's own accounting) gives up on the
- * host. Throws whatever the ports throw.
+ * retry); no capacity (in placement, or already in this request's own accounting) or the server
+ * group's policy (placement's check) gives up on the host. Throws whatever the ports throw.
  */
 export async function claimOnHost(host: HostState, consumer: ClaimConsumer, deps: ClaimDeps): Promise<HostClaimResult> {
   let retries = 0;
@@ -49,6 +50,7 @@ export async function claimOnHost(host: HostState, consumer: ClaimConsumer, deps
     const outcome = await deps.claimer.claim(consumer, candidate, { replace: true });
     if (outcome.kind === 'claimed') return { kind: 'claimed', candidate, retries };
     if (outcome.kind === 'no_capacity') return { kind: 'no_capacity', retries };
+    if (outcome.kind === 'group_policy') return { kind: 'group_policy', retries };
     if (retries >= deps.maxConflictRetries) return { kind: 'conflict_exhausted', retries };
     retries += 1;
     await refreshHost(host, deps);

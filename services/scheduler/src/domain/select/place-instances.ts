@@ -63,9 +63,10 @@ export function rankHosts(hosts: readonly HostState[], pipeline: Pipeline, ctx: 
   return { weighed: weighed.map((w) => w.host), ordered: ordered.map((w) => w.host), diagnosis: filtered.diagnosis, top };
 }
 
-function claimDiagnosis(tried: number, noCapacity: number, exhausted: number): FilterDiagnosis {
+function claimDiagnosis(tried: number, noCapacity: number, exhausted: number, groupRefused: number): FilterDiagnosis {
   const parts = [noCapacity > 0 ? `no capacity left (${hostsCount(noCapacity)})` : '',
-    exhausted > 0 ? `concurrent updates exhausted retries (${hostsCount(exhausted)})` : ''];
+    exhausted > 0 ? `concurrent updates exhausted retries (${hostsCount(exhausted)})` : '',
+    groupRefused > 0 ? `server group policy refused by placement (${hostsCount(groupRefused)})` : ''];
   return { filter: 'placement_claim', hostsBefore: tried, hostsAfter: 0, reason: parts.filter((p) => p !== '').join('; ') };
 }
 
@@ -74,6 +75,7 @@ async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, 
   deps: ClaimDeps, stats: ClaimStats): Promise<Placement | FilterDiagnosis> {
   let noCapacity = 0;
   let exhausted = 0;
+  let groupRefused = 0;
   let remaining = ordered;
   while (remaining.length > 0) {
     const [host, ...rest] = remaining as [HostState, ...HostState[]];
@@ -91,11 +93,14 @@ async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, 
       const before = remaining.length;
       if (before > 0) remaining = await refreshRemaining(remaining, deps);
       noCapacity += before - remaining.length;
+    } else if (result.kind === 'group_policy') {
+      // NOTE: another member holds a claim there that this decision's group state did not see; the view is not stale otherwise.
+      groupRefused += 1;
     } else {
       exhausted += 1;
     }
   }
-  return claimDiagnosis(ordered.length, noCapacity, exhausted);
+  return claimDiagnosis(ordered.length, noCapacity, exhausted, groupRefused);
 }
 
 /**
@@ -113,7 +118,7 @@ export async function placeInstances(hosts: readonly HostState[], instanceUuids:
     if (ranked.ordered.length === 0) {
       return { kind: 'no_valid_host', reason: `no host passed the filters${label}`, diagnosis: ranked.diagnosis };
     }
-    const consumer: ClaimConsumer = { consumerUuid: instanceUuid, projectId: ctx.spec.projectId, userId: ctx.spec.userId };
+    const consumer: ClaimConsumer = { consumerUuid: instanceUuid, projectId: ctx.spec.projectId, userId: ctx.spec.userId, group: ctx.group };
     const placed = await placeOne(ranked.ordered, consumer, ctx, deps, stats);
     if ('filter' in placed) {
       return { kind: 'no_valid_host', reason: `no host could be claimed${label}`, diagnosis: [...ranked.diagnosis, placed] };

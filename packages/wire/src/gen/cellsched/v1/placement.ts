@@ -125,12 +125,33 @@ export interface GetAllocationCandidatesResponse_ProviderSummariesEntry {
   value: ProviderSummary | undefined;
 }
 
+/**
+ * The server group (Nova's InstanceGroup) a claim's consumer is a member of. Placement enforces
+ * "affinity" and "anti-affinity" atomically with the claim (the soft-* policies are only weighed
+ * by the scheduler and are not enforced), and remembers the consumer's group until the consumer
+ * holds no allocation any more.
+ */
+export interface ConsumerGroup {
+  uuid: string;
+  /** "affinity", "anti-affinity", "soft-affinity", "soft-anti-affinity" */
+  policy: string;
+  /** anti-affinity's "max_server_per_host" rule (microversion 2.64); 0 means 1. */
+  maxServerPerHost: number;
+}
+
 export interface ClaimRequest {
   consumer:
     | ConsumerAllocations
     | undefined;
   /** Replace whatever the consumer holds (a retried scheduler request), ignoring its generation. */
   replace: boolean;
+  /**
+   * Absent: no group policy is checked (and a group the consumer was recorded in is kept).
+   * Present with an enforced policy: the claim is refused, nothing written, with FAILED_PRECONDITION
+   * + Failure{code: "placement.claim.group_policy"} when it would put the consumer on a compute
+   * node (root provider) where the policy forbids it, given the other members' allocations.
+   */
+  group: ConsumerGroup | undefined;
 }
 
 export interface ClaimResponse {
@@ -1983,8 +2004,113 @@ export const GetAllocationCandidatesResponse_ProviderSummariesEntry: MessageFns<
   },
 };
 
+function createBaseConsumerGroup(): ConsumerGroup {
+  return { uuid: "", policy: "", maxServerPerHost: 0 };
+}
+
+export const ConsumerGroup: MessageFns<ConsumerGroup> = {
+  encode(message: ConsumerGroup, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uuid !== "") {
+      writer.uint32(10).string(message.uuid);
+    }
+    if (message.policy !== "") {
+      writer.uint32(18).string(message.policy);
+    }
+    if (message.maxServerPerHost !== 0) {
+      writer.uint32(24).int32(message.maxServerPerHost);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConsumerGroup {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConsumerGroup();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.policy = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxServerPerHost = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConsumerGroup {
+    return {
+      uuid: isSet(object.uuid) ? globalThis.String(object.uuid) : "",
+      policy: isSet(object.policy) ? globalThis.String(object.policy) : "",
+      maxServerPerHost: isSet(object.maxServerPerHost)
+        ? globalThis.Number(object.maxServerPerHost)
+        : isSet(object.max_server_per_host)
+        ? globalThis.Number(object.max_server_per_host)
+        : 0,
+    };
+  },
+
+  toJSON(message: ConsumerGroup): unknown {
+    const obj: any = {};
+    if (message.uuid !== "") {
+      obj.uuid = message.uuid;
+    }
+    if (message.policy !== "") {
+      obj.policy = message.policy;
+    }
+    if (message.maxServerPerHost !== 0) {
+      obj.maxServerPerHost = Math.round(message.maxServerPerHost);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConsumerGroup>, I>>(base?: I): ConsumerGroup {
+    return ConsumerGroup.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConsumerGroup>, I>>(object: I): ConsumerGroup {
+    const message = createBaseConsumerGroup();
+    message.uuid = object.uuid ?? "";
+    message.policy = object.policy ?? "";
+    message.maxServerPerHost = object.maxServerPerHost ?? 0;
+    return message;
+  },
+};
+
 function createBaseClaimRequest(): ClaimRequest {
-  return { consumer: undefined, replace: false };
+  return { consumer: undefined, replace: false, group: undefined };
 }
 
 export const ClaimRequest: MessageFns<ClaimRequest> = {
@@ -1994,6 +2120,9 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
     }
     if (message.replace !== false) {
       writer.uint32(16).bool(message.replace);
+    }
+    if (message.group !== undefined) {
+      ConsumerGroup.encode(message.group, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -2027,6 +2156,14 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
             message.replace = reader.bool();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.group = ConsumerGroup.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2043,6 +2180,7 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
     return {
       consumer: isSet(object.consumer) ? ConsumerAllocations.fromJSON(object.consumer) : undefined,
       replace: isSet(object.replace) ? globalThis.Boolean(object.replace) : false,
+      group: isSet(object.group) ? ConsumerGroup.fromJSON(object.group) : undefined,
     };
   },
 
@@ -2053,6 +2191,9 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
     }
     if (message.replace !== false) {
       obj.replace = message.replace;
+    }
+    if (message.group !== undefined) {
+      obj.group = ConsumerGroup.toJSON(message.group);
     }
     return obj;
   },
@@ -2066,6 +2207,9 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
       ? ConsumerAllocations.fromPartial(object.consumer)
       : undefined;
     message.replace = object.replace ?? false;
+    message.group = (object.group !== undefined && object.group !== null)
+      ? ConsumerGroup.fromPartial(object.group)
+      : undefined;
     return message;
   },
 };
@@ -3124,7 +3268,8 @@ export const GetConsumerAllocationsResponse: MessageFns<GetConsumerAllocationsRe
  * The hot path of the scheduler and conductors over the same core as the REST API.
  * Errors: ABORTED + Failure{code: "placement.concurrent_update"} for a lost race (retry);
  * FAILED_PRECONDITION + Failure{code: "placement.allocation.capacity_exceeded"} for no capacity;
- * INVALID_ARGUMENT + Failure for bad input. Nothing is written on any error.
+ * FAILED_PRECONDITION + Failure{code: "placement.claim.group_policy"} for a claim its server group's
+ * policy forbids (1.1); INVALID_ARGUMENT + Failure for bad input. Nothing is written on any error.
  */
 export type PlacementServiceService = typeof PlacementServiceService;
 export const PlacementServiceService = {
