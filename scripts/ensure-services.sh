@@ -53,4 +53,6 @@ $SUDO rabbitmqctl -q set_permissions -p / cellsched '.*' '.*' '.*'
 
 # python3-gabbi runs Placement's own functional tests against our placement.
 command -v gabbi-run >/dev/null || apt_install python3-gabbi python3-yaml
+# The real OpenStack client: the e2e suite drives some commands with it (os-services delete).
+command -v openstack >/dev/null || apt_install python3-openstackclient
 echo "services ready: postgresql 127.0.0.1:5432 (cellsched/cellsched), rabbitmq 127.0.0.1:5672 (cellsched/cellsched)"

@@ -424,7 +424,7 @@ test("the scheduler's and the api's cell reads run as read-only roles: SELECT on
     });
   }
   await expectOutcomes(asSched(t.apiDbUrl), {
-    [readsAll(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member', 'cell_mapping_endpoints'])]: 'ok',
+    [readsAll(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member', 'cell_mapping_endpoints', 'host_mappings'])]: 'ok',
     'INSERT INTO aggregates DEFAULT VALUES': denied,
     'SELECT 1 FROM build_requests LIMIT 1': denied,
     'SELECT database_connection FROM cell_mappings': denied, // where the cells are, yes (cell_mapping_endpoints); their owners' passwords, no
@@ -434,10 +434,10 @@ test("the scheduler's and the api's cell reads run as read-only roles: SELECT on
   const asApi = asRole(`${stack.prefix}_api_cells`);
   for (const c of [t.cell0, ...t.cells]) {
     await expectOutcomes(asApi(c.dbUrl), {
-      [readsAll(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes'])]: 'ok',
+      [readsAll(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes', 'migrations'])]: 'ok',
       'SET default_transaction_read_only = off; UPDATE instances SET vm_state = vm_state': denied,
       'INSERT INTO instance_faults DEFAULT VALUES': denied,
-      'SELECT 1 FROM migrations LIMIT 1': denied,
+      'SELECT 1 FROM compute_processes LIMIT 1': denied,
     });
   }
   await expect(stack.query(asApi(t.apiDbUrl), 'SELECT 1')).rejects.toThrow(/permission denied/);

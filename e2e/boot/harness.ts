@@ -32,6 +32,23 @@ export class Stack {
       { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000, env: { ...process.env, ...env } });
   }
 
+  /** `stack.mjs <command> --only <services> [extra]` on this system (`kill`, `start`: no bootstrap, no discovery); `env` reaches the started services. */
+  launcher(command: 'kill' | 'start', only: string, extra: string[] = [], env: Record<string, string> = {}): void {
+    execFileSync('node', ['scripts/stack.mjs', command, '--only', only, ...this.flags, ...extra],
+      { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000, env: { ...process.env, ...env } });
+  }
+
+  /** The real OpenStack client against this system's compute API (admin token); resolves its exit code and output. */
+  openstack(args: string[]): { code: number; out: string } {
+    const auth = ['--os-auth-type', 'admin_token', '--os-token', 'admin', '--os-endpoint', this.apiUrl];
+    try {
+      return { code: 0, out: execFileSync('openstack', [...auth, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 }) };
+    } catch (e) {
+      const err = e as { status?: number; stdout?: string; stderr?: string };
+      return { code: err.status ?? 1, out: `${err.stdout ?? ''}${err.stderr ?? ''}` };
+    }
+  }
+
   down(): void {
     execFileSync('node', ['scripts/stack.mjs', 'down', '--purge', ...this.flags], { cwd: ROOT, stdio: 'ignore', timeout: 120_000 });
   }

@@ -139,7 +139,7 @@ export class BenchCloud {
    * "up" past service_down_time and the scheduler's cache sees a realistic stream of changes.
    */
   async addHosts(specs: readonly HostSpec[]): Promise<void> {
-    await seedHosts(this.cells.map((c) => c.db.pool), this.placementDb.pool, specs);
+    await seedHosts(this.cells.map((c) => c.db.pool), this.placementDb.pool, specs, { db: this.apiDb.pool, cellUuids: this.cells.map((c) => c.uuid) });
     this.heartbeats ??= setInterval(() => {
       for (const c of this.cells) {
         c.db.pool.query("UPDATE services SET last_seen_up = now(), report_count = report_count + 1, updated_at = now() WHERE \"binary\" = 'nova-compute'")

@@ -2,7 +2,8 @@
  * Seeds a cloud straight into its databases with a few set-based statements (fast enough for
  * 10,000 hosts): per cell, `services` + `compute_nodes` rows as a compute would have written
  * them; in placement, one root provider per compute node (uuid = compute node uuid) with VCPU,
- * MEMORY_MB and DISK_GB inventories. Used by `pnpm bench scheduler` and by the scheduler's functional tests.
+ * MEMORY_MB and DISK_GB inventories; in the API DB (when given, its cell mappings already made), one host
+ * mapping per host, as discover_hosts leaves them (the scheduler never chooses an unmapped host). Used by `pnpm bench scheduler` and by the scheduler's functional tests.
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
@@ -58,13 +59,31 @@ async function seedPlacement(db: Pool, hosts: readonly SeededHost[]): Promise<vo
     [hosts.map((h) => h.uuid), hosts.map((h) => h.vcpus), hosts.map((h) => h.memoryMb), hosts.map((h) => h.diskGb)]);
 }
 
-/** Writes the hosts into their cells and placement (in batches of 2,000). Returns them with their uuids. */
-export async function seedHosts(cells: readonly Pool[], placement: Pool, specs: readonly HostSpec[]): Promise<SeededHost[]> {
+/** The API DB and the uuid of each cell given to {@link seedHosts} (same order). */
+export interface SeedApi {
+  readonly db: Pool;
+  readonly cellUuids: readonly string[];
+}
+
+/**
+ * Host mappings (a host seeded again moves to its new cell). The cells' mappings must exist (the
+ * scheduler opens every cell it finds in cell_mappings, so a placeholder mapping would be a cell
+ * it cannot reach); a host of a cell without one is not mapped.
+ */
+async function seedHostMappings(api: SeedApi, hosts: readonly SeededHost[]): Promise<void> {
+  await api.db.query(
+    `INSERT INTO host_mappings (cell_id, host) SELECT c.id, t.host FROM unnest($1::text[], $2::uuid[]) AS t(host, cell) JOIN cell_mappings c ON c.uuid = t.cell
+     ON CONFLICT (host) DO UPDATE SET cell_id = EXCLUDED.cell_id`, [hosts.map((h) => h.host), hosts.map((h) => api.cellUuids[h.cell])]);
+}
+
+/** Writes the hosts into their cells, placement and (with `api`) the API DB's host mappings, in batches of 2,000. Returns them with their uuids. */
+export async function seedHosts(cells: readonly Pool[], placement: Pool, specs: readonly HostSpec[], api?: SeedApi): Promise<SeededHost[]> {
   const hosts = specs.map((s) => ({ ...s, uuid: s.uuid ?? randomUUID() }));
   for (let i = 0; i < hosts.length; i += 2000) {
     const batch = hosts.slice(i, i + 2000);
     await Promise.all(cells.map((db, c) => seedCell(db, batch.filter((h) => h.cell === c))));
     await seedPlacement(placement, batch);
+    if (api !== undefined) await seedHostMappings(api, batch);
   }
   return hosts;
 }

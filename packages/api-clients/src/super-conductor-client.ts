@@ -1,6 +1,6 @@
 import type { Bus, CastClient, CastReceipt } from '@cellsched/bus';
 import {
-  SuperConductorServiceService, type DeleteInstanceRequest, type ScheduleAndBuildInstancesRequest, type UpdateServiceRequest,
+  SuperConductorServiceService, type DeleteInstanceRequest, type DeleteServiceRequest, type ScheduleAndBuildInstancesRequest, type UpdateServiceRequest,
 } from '@cellsched/wire';
 
 /**
@@ -16,6 +16,8 @@ export interface SuperConductorCaster {
   deleteInstance(req: DeleteInstanceRequest, opts?: { timeoutMs?: number }): Promise<CastReceipt>;
   /** `update_service` (1.1): enable/disable a compute service in a cell. */
   updateService(req: UpdateServiceRequest, opts?: { timeoutMs?: number }): Promise<CastReceipt>;
+  /** `delete_service` (1.2): delete a service (a compute's: its nodes, host mapping and providers too) in a cell. */
+  deleteService(req: DeleteServiceRequest, opts?: { timeoutMs?: number }): Promise<CastReceipt>;
 }
 
 /** {@link SuperConductorCaster} over a connected API {@link Bus}. */
@@ -36,5 +38,9 @@ export class SuperConductorClient implements SuperConductorCaster {
 
   updateService(req: UpdateServiceRequest, opts: { timeoutMs?: number } = {}): Promise<CastReceipt> {
     return this.client.cast('updateService', req, opts);
+  }
+
+  deleteService(req: DeleteServiceRequest, opts: { timeoutMs?: number } = {}): Promise<CastReceipt> {
+    return this.client.cast('deleteService', req, opts);
   }
 }

@@ -25,7 +25,7 @@ async function unmappedHosts(apiDb: Queryable, cellDb: CellQueryable, cell: Cell
     status(`Found ${hosts.length} unmapped computes in cell: ${cell.uuid}`);
     return hosts;
   }
-  const nodes = (await listComputeNodes(cellDb)).filter((n) => n.mapped === 0);
+  const nodes = await listComputeNodes(cellDb, { unmapped: true });
   status(`Found ${nodes.length} unmapped computes in cell: ${cell.uuid}`);
   for (const n of nodes) status(`Checking host mapping for compute host '${n.host}': ${n.uuid}`);
   return [...new Set(nodes.map((n) => n.host))];

@@ -40,8 +40,45 @@ export async function listHostMappings(db: Queryable, opts: { cellUuid?: string 
   return r.rows.map(toHostMapping);
 }
 
-/** Removes a host's mapping. Idempotent: returns whether a mapping existed. */
-export async function deleteHostMapping(db: Queryable, host: string): Promise<boolean> {
-  const r = await db.query('DELETE FROM host_mappings WHERE host = $1', [host]);
+/**
+ * Removes a host's mapping (only if it maps to the cell `cellUuid`, when given: a same-named host
+ * of another cell keeps its own). Idempotent: returns whether a mapping was removed.
+ */
+export async function deleteHostMapping(db: Queryable, host: string, opts: { cellUuid?: string } = {}): Promise<boolean> {
+  const r = opts.cellUuid === undefined
+    ? await db.query('DELETE FROM host_mappings WHERE host = $1', [host])
+    : await db.query('DELETE FROM host_mappings h USING cell_mappings c WHERE h.host = $1 AND c.id = h.cell_id AND c.uuid = $2',
+      [host, checkUuid(opts.cellUuid, 'cell uuid')]);
   return (r.rowCount ?? 0) > 0;
+}
+
+/** How many host mappings there are and the highest id: unchanged means no mapping was added or removed since. */
+export interface HostMappingsVersion {
+  readonly count: number;
+  readonly maxId: number;
+}
+
+/** The table's {@link HostMappingsVersion}: one aggregate (a scan of the small table, ~1 ms at 10,000 rows), for readers that keep a copy (the scheduler). Read-only. */
+export async function hostMappingsVersion(db: Queryable): Promise<HostMappingsVersion> {
+  const r = await db.query<{ n: number; max: number }>('SELECT count(*)::int AS n, coalesce(max(id), 0)::int AS max FROM host_mappings');
+  return { count: r.rows[0]?.n ?? 0, maxId: r.rows[0]?.max ?? 0 };
+}
+
+/** One mapping as a reader's copy keeps it: host, the cell's uuid, and the row id (ids only grow). */
+export interface HostMappingRow {
+  readonly id: number;
+  readonly host: string;
+  readonly cellUuid: string;
+}
+
+/**
+ * Mappings with an id above `afterId` (0: all), by id. A reader that holds every mapping up to
+ * `afterId` catches up with the inserts since; removals it sees as a count below its own (then it
+ * reads all again). Reads `host_mappings` and the view `cell_mapping_endpoints` (never
+ * `cell_mappings`, whose URLs hold the cell owners' credentials). Read-only.
+ */
+export async function listHostMappingsAfter(db: Queryable, afterId: number): Promise<HostMappingRow[]> {
+  const r = await db.query<{ id: number; host: string; cell_uuid: string }>(
+    'SELECT h.id, h.host, c.uuid::text AS cell_uuid FROM host_mappings h JOIN cell_mapping_endpoints c ON c.id = h.cell_id WHERE h.id > $1 ORDER BY h.id', [afterId]);
+  return r.rows.map((row) => ({ id: row.id, host: row.host, cellUuid: row.cell_uuid }));
 }

@@ -3,13 +3,14 @@ import type { Queryable } from './db';
 
 /**
  * What each read-only reader of the API database may SELECT, and nothing more (DESIGN: the
- * scheduler reads host aggregates and server groups, as Nova's, and where the cells are:
+ * scheduler reads host aggregates and server groups, as Nova's, the host mappings (an
+ * undiscovered host is never chosen), and where the cells are:
  * `cell_mapping_endpoints`, never `cell_mappings`, whose URLs hold the cell owners'
  * credentials). A new read by the scheduler must be added here, or its role is refused it.
  */
 export const API_DB_READERS = Object.freeze({
   scheduler: Object.freeze(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member',
-    'cell_mapping_endpoints']),
+    'cell_mapping_endpoints', 'host_mappings']),
 });
 
 /** A reader of the API database: a key of {@link API_DB_READERS}. */

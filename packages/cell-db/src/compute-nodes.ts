@@ -130,12 +130,22 @@ export async function getComputeNode(db: Queryable, uuid: string, opts: { includ
   return r.rows[0] === undefined ? undefined : toNode(r.rows[0]);
 }
 
-/** Live compute nodes, optionally of one host or these uuids, by host and hypervisor hostname. Read-only. */
-export async function listComputeNodes(db: Queryable, opts: { host?: string; uuids?: readonly string[] } = {}): Promise<ComputeNodeRecord[]> {
+/**
+ * Live compute nodes (deleted ones too with `includeDeleted`), optionally of one host, these
+ * uuids, one service, or only those not mapped yet (`unmapped`: discover_hosts' work, read through
+ * the partial index on `mapped = 0`); by host and hypervisor hostname. Read-only.
+ */
+export async function listComputeNodes(db: Queryable, opts: { host?: string; uuids?: readonly string[]; serviceId?: number; unmapped?: boolean; includeDeleted?: boolean } = {}): Promise<ComputeNodeRecord[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, value: unknown): void => { params.push(value); where.push(sql.replace('?', `$${params.length}`)); };
+  if (opts.includeDeleted !== true) where.push('deleted_at IS NULL');
+  if (opts.unmapped === true) where.push('mapped = 0'); // NOTE: a literal, so the partial index on mapped = 0 is used
+  if (opts.host !== undefined) add('host = ?', opts.host);
+  if (opts.uuids !== undefined) add('uuid = ANY(?::uuid[])', checkUuids(opts.uuids, 'compute node uuid'));
+  if (opts.serviceId !== undefined) add('service_id = ?', opts.serviceId);
   const r = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM compute_nodes WHERE deleted_at IS NULL AND ($1::text IS NULL OR host = $1) AND ($2::uuid[] IS NULL OR uuid = ANY($2))
-     ORDER BY host, hypervisor_hostname`,
-    [opts.host ?? null, opts.uuids === undefined ? null : checkUuids(opts.uuids, 'compute node uuid')]);
+    `SELECT ${COLUMNS} FROM compute_nodes ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY host, hypervisor_hostname`, params);
   return r.rows.map(toNode);
 }
 

@@ -21,3 +21,5 @@ export {
 } from './compute-nodes';
 export * from './host-changes';
 export * from './migration-records';
+export * from './compute-processes';
+export * from './host-usage';

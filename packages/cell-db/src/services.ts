@@ -32,17 +32,20 @@ const toService = (r: Row): ServiceRecord => ({
 });
 
 /**
- * Registers a service (a compute starting up, through its cell conductor). Idempotent per
- * (host, binary): an existing row keeps its id, uuid and disabled flags, gets the new topic
- * and version, is undeleted; `created` tells which happened. Does not count as a heartbeat.
+ * Registers a service (a compute starting up, through its cell conductor). Idempotent per live
+ * (host, binary): an existing live row keeps its id, uuid and disabled flags, gets the new topic,
+ * version and compute process (kept when none is given); `created` tells which happened. A
+ * deleted row is history: the host coming back is a new service (new id and uuid, as Nova's soft
+ * delete). Does not count as a heartbeat.
  */
-export async function upsertService(db: Queryable, s: { host: string; binary: string; topic?: string | null; version?: number; uuid?: string }): Promise<{ service: ServiceRecord; created: boolean }> {
+export async function upsertService(db: Queryable, s: { host: string; binary: string; topic?: string | null; version?: number; uuid?: string; computeProcess?: string }): Promise<{ service: ServiceRecord; created: boolean }> {
   if (s.host === '' || s.binary === '') throw new CellDbError('cell_db.service.invalid', 'host and binary must not be empty');
   const r = await db.query<Row & { created: boolean }>(
-    `INSERT INTO services AS s (uuid, host, "binary", topic, version) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (host, "binary") DO UPDATE SET topic = EXCLUDED.topic, version = EXCLUDED.version, deleted_at = NULL, updated_at = now()
+    `INSERT INTO services AS s (uuid, host, "binary", topic, version, compute_process) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (host, "binary") WHERE deleted_at IS NULL DO UPDATE SET topic = EXCLUDED.topic, version = EXCLUDED.version,
+       compute_process = coalesce(EXCLUDED.compute_process, s.compute_process), updated_at = now()
      RETURNING ${SERVICE_COLUMNS}, (xmax = 0) AS created`,
-    [checkUuid(s.uuid ?? randomUUID(), 'service uuid'), s.host, s.binary, s.topic ?? null, s.version ?? 0]);
+    [checkUuid(s.uuid ?? randomUUID(), 'service uuid'), s.host, s.binary, s.topic ?? null, s.version ?? 0, s.computeProcess ?? null]);
   const row = r.rows[0];
   if (row === undefined) throw new CellDbError('cell_db.service.race', 'service upsert returned nothing');
   return { service: toService(row), created: row.created };
@@ -92,11 +95,14 @@ export async function getService(db: Queryable, host: string, binary: string): P
   return r.rows[0] === undefined ? undefined : toService(r.rows[0]);
 }
 
-/** The live service with this id or uuid, or undefined. Read-only. */
-export async function getServiceById(db: Queryable, id: number | string): Promise<ServiceRecord | undefined> {
-  const r = typeof id === 'number'
-    ? await db.query<Row>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE id = $1 AND deleted_at IS NULL`, [id])
-    : await db.query<Row>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE uuid = $1 AND deleted_at IS NULL`, [checkUuid(id, 'service uuid')]);
+/**
+ * The live service with this id or uuid (a deleted one too with `includeDeleted`), or undefined.
+ * With `forUpdate`, the row stays locked until the transaction ends. Read-only.
+ */
+export async function getServiceById(db: Queryable, id: number | string, opts: { includeDeleted?: boolean; forUpdate?: boolean } = {}): Promise<ServiceRecord | undefined> {
+  const where = `${typeof id === 'number' ? 'id = $1' : 'uuid = $1'} AND ($2 OR deleted_at IS NULL)${opts.forUpdate === true ? ' FOR UPDATE' : ''}`;
+  const r = await db.query<Row>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE ${where}`,
+    [typeof id === 'number' ? id : checkUuid(id, 'service uuid'), opts.includeDeleted ?? false]);
   return r.rows[0] === undefined ? undefined : toService(r.rows[0]);
 }
 
@@ -110,11 +116,31 @@ export async function listServices(db: Queryable, opts: { binary?: string; host?
 
 /** Soft-deletes a service (and its compute nodes, as Nova's service delete). Idempotent: returns whether it was live. */
 export async function deleteService(db: Queryable, id: number): Promise<boolean> {
-  const r = await db.query<{ id: number }>(
-    `WITH s AS (UPDATE services SET deleted_at = now(), updated_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING id),
-     c AS (UPDATE compute_nodes SET deleted_at = now(), updated_at = now() WHERE service_id IN (SELECT id FROM s) AND deleted_at IS NULL)
-     SELECT id FROM s`, [id]);
-  return r.rows.length > 0;
+  return (await deleteServices(db, [id])).services.length > 0;
+}
+
+/** What {@link deleteServices} deleted. */
+export interface DeletedServices {
+  /** The services that were live, by id. */
+  readonly services: readonly { readonly id: number; readonly host: string }[];
+  /** Uuids (= resource providers) of their compute nodes that were live. */
+  readonly nodeUuids: readonly string[];
+}
+
+/**
+ * Soft-deletes these services and their compute nodes in one statement (bumping `updated_at`,
+ * so the scheduler's cache drops them at its next refresh). The nodes lose `mapped`: a host that
+ * comes back is a new compute for discover_hosts, as Nova's new compute node row is. Idempotent:
+ * already deleted rows are left alone and not returned.
+ */
+export async function deleteServices(db: Queryable, ids: readonly number[]): Promise<DeletedServices> {
+  const r = await db.query<{ id: number; host: string; nodes: string[] }>(
+    `WITH s AS (UPDATE services SET deleted_at = now(), updated_at = now() WHERE id = ANY($1::int[]) AND deleted_at IS NULL RETURNING id, host),
+     c AS (UPDATE compute_nodes SET deleted_at = now(), updated_at = now(), mapped = 0
+           WHERE service_id IN (SELECT id FROM s) AND deleted_at IS NULL RETURNING uuid::text, service_id)
+     SELECT s.id, s.host, coalesce(array_agg(c.uuid) FILTER (WHERE c.uuid IS NOT NULL), '{}') AS nodes
+     FROM s LEFT JOIN c ON c.service_id = s.id GROUP BY s.id, s.host ORDER BY s.id`, [[...ids]]);
+  return { services: r.rows.map((row) => ({ id: row.id, host: row.host })), nodeUuids: r.rows.flatMap((row) => row.nodes) };
 }
 
 /** Maps a row selected with {@link SERVICE_COLUMNS} (for joins in other repositories). */

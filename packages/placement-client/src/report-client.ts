@@ -197,4 +197,34 @@ export class ReportClient {
       return this.request('PUT', `/resource_providers/${uuid}/traits`, { resource_provider_generation: this.generations.get(uuid) ?? g, traits });
     });
   }
+
+  /**
+   * Deletes the provider and its descendants, children first (Nova's `delete_resource_provider`),
+   * and forgets their generations. `absent`: it was already gone. `in_use`: placement refused
+   * because allocations are still on one of them (`placement.resource_provider.inuse`); what
+   * could go went, nothing else changed, and the caller decides (allocations are never deleted
+   * here: they belong to their consumers). Idempotent.
+   */
+  async deleteResourceProvider(uuid: string): Promise<'deleted' | 'absent' | 'in_use'> {
+    let tree: { uuid: string; parent_provider_uuid: string | null }[];
+    try {
+      tree = (await this.request('GET', `/resource_providers?in_tree=${uuid}`)).json.resource_providers as typeof tree;
+    } catch (err) {
+      if (err instanceof PlacementRestError && err.status === 404) return 'absent';
+      throw err;
+    }
+    if (tree.length === 0) return 'absent';
+    const depth = (p: string | null, d = 0): number => (p === null || d > tree.length ? d : depth(tree.find((t) => t.uuid === p)?.parent_provider_uuid ?? null, d + 1));
+    for (const rp of [...tree].sort((a, b) => depth(b.parent_provider_uuid) - depth(a.parent_provider_uuid))) {
+      try {
+        await this.request('DELETE', `/resource_providers/${rp.uuid}`);
+      } catch (err) {
+        if (err instanceof PlacementRestError && err.status === 404) continue;
+        if (err instanceof PlacementRestError && err.code === FAILURE_CODES.placement.providerInUse) return 'in_use';
+        throw err;
+      }
+      this.generations.delete(rp.uuid);
+    }
+    return 'deleted';
+  }
 }

@@ -10,6 +10,7 @@ import { buildAbortedHandler, buildSucceededHandler } from './adapters/build-res
 import { runBuildWatchdog } from './adapters/build-watchdog';
 import { busComputeCaster } from './adapters/compute-caster';
 import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/host-handlers';
+import { removeRetiredProviders, type RetiredProvidersPass } from './adapters/host-retirement';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
 import { buildInstancesHandler } from './adapters/reschedule-handler';
 import type { BuildPorts, Clock } from './ports';
@@ -45,6 +46,8 @@ export interface RunningCellConductor {
   runWatchdog(): Promise<number>;
   /** One allocation-audit pass now (`now` for tests of the grace period). */
   runAudit(now?: number): Promise<AuditReport>;
+  /** One pass over retired hosts' providers still in placement (also run every audit interval). */
+  removeRetiredProviders(): Promise<RetiredProvidersPass>;
   /** Stops the timers and the consumer (in-flight casts finish and are acked). */
   stop(): Promise<void>;
 }
@@ -84,7 +87,7 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
     buildInstances: retryTransient(buildInstancesHandler(ports), retry),
     buildSucceeded: retryTransient(buildSucceededHandler(ports), retry),
     buildAborted: retryTransient(buildAbortedHandler(ports), retry),
-    reportComputeHosts: reportComputeHostsHandler(o.pool),
+    reportComputeHosts: reportComputeHostsHandler(o.pool, o.report),
     serviceHeartbeats: serviceHeartbeatsHandler(o.pool),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
   const runWatchdog = (): Promise<number> => runBuildWatchdog(o.pool, ports, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
@@ -103,8 +106,11 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
     return r;
   };
   const stopAudit = periodic(o.auditIntervalMs, runAudit, o.logger, 'allocation audit');
+  const sweep = (): Promise<RetiredProvidersPass> => removeRetiredProviders(o.pool, o.report, o.logger);
+  // NOTE: a retired host's provider that instances still held is deleted once they are gone (checked as often as the audit runs)
+  const stopSweep = periodic(o.auditIntervalMs, sweep, o.logger, 'retired providers sweep');
   return {
-    subscription, runWatchdog, runAudit,
-    stop: async () => { stopWatchdog(); stopAudit(); await subscription.close(); },
+    subscription, runWatchdog, runAudit, removeRetiredProviders: sweep,
+    stop: async () => { stopWatchdog(); stopAudit(); stopSweep(); await subscription.close(); },
   };
 }

@@ -117,3 +117,15 @@ export interface BuildPorts {
   /** How long a build may stay in `building` on one host before the watchdog looks at it. */
   readonly buildTimeoutMs: number;
 }
+
+/**
+ * Placement as the retirement of hosts needs it (the REST report client implements it): remove a
+ * retired compute node's provider tree, or keep it out of every allocation candidate while
+ * allocations of instances still there hold it. Both idempotent; transport errors throw.
+ */
+export interface RetiredProviders {
+  /** `in_use`: placement refused (allocations remain); nothing is deleted that holds them. */
+  deleteResourceProvider(uuid: string): Promise<'deleted' | 'absent' | 'in_use'>;
+  /** Sets COMPUTE_STATUS_DISABLED (the scheduler's placement query forbids it). */
+  setComputeStatusDisabled(uuid: string, disabled: boolean): Promise<void>;
+}

@@ -14,6 +14,7 @@ import { systemClock } from './adapters/clock';
 import { schedulerServiceBinding, type DecisionObserver } from './adapters/grpc/scheduler-service';
 import { groupMemberHosts } from './adapters/group-members';
 import { HostCache } from './adapters/host-cache';
+import { HostMappingCache, mappedHostsOnly } from './adapters/host-mappings';
 import { CandidateCache } from './adapters/candidate-cache';
 import { DecisionGate } from './adapters/decision-gate';
 import { PlacementClaimer, placementCandidates } from './adapters/placement';
@@ -51,11 +52,24 @@ export interface SchedulerApp {
   readonly server: RunningGrpcServer;
   readonly core: SchedulerCore;
   readonly cache: HostCache;
+  /** The API DB's host mappings: a host without one (not discovered yet) is never chosen. */
+  readonly mappings: HostMappingCache;
   readonly claimer: PlacementClaimer;
   readonly candidates: CandidateCache;
   /** The cells the host cache reads (from cell_mappings). */
   readonly cells: CellDirectory;
   close(): Promise<void>;
+}
+
+/** Runs `fn` every `ms` (one run at a time, the timer does not keep the process alive); returns the stop function. */
+function refreshEvery(ms: number, fn: () => Promise<void>, onError: (err: unknown) => void): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    fn().catch(onError).finally(() => { running = false; });
+  }, ms).unref();
+  return () => clearInterval(timer);
 }
 
 /**
@@ -73,9 +87,11 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
   };
   const placement = new PlacementClient({ addresses: o.placementAddresses, deadlineMs: o.placementDeadlineMs, logger: o.logger });
   let stopSweeper = (): void => undefined;
+  let stopMappings = (): void => undefined;
   let cellDirectory: CellDirectory | undefined;
   const closeAll = async (): Promise<void> => {
     stopSweeper();
+    stopMappings();
     placement.close();
     await Promise.all([...pools.map((p) => p.end().catch(() => undefined)), cellDirectory?.close()]);
   };
@@ -90,9 +106,11 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
     const candidates = new CandidateCache(placementCandidates(placement), o.candidateCacheTtlMs, Date.now, o.candidateCacheRefreshMs ?? o.candidateCacheTtlMs);
     const sweeper = setInterval(() => candidates.sweep(), 10_000).unref();
     stopSweeper = () => clearInterval(sweeper);
+    const mappings = new HostMappingCache(apiDb, o.hostCacheFullResyncMs);
     const snapshot: HostStateSnapshot = {
       getAllocationCandidates: (q, opts) => candidates.get(q, opts),
-      getComputeNodes: (uuids) => cache.getComputeNodes(uuids),
+      // NOTE: group members are looked up on the whole cache (a member on an unmapped host still counts)
+      getComputeNodes: mappedHostsOnly((uuids) => cache.getComputeNodes(uuids), mappings),
       getAggregates: () => cache.getAggregates(),
       getGroupMemberHosts: groupMemberHosts(apiDb, placement, (uuids) => cache.getComputeNodes(uuids)),
     };
@@ -100,11 +118,13 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
     const core = new SchedulerCore({ snapshot, claimer, groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);
     const gate = new DecisionGate(o.maxConcurrentDecisions ?? 16);
     await atStartup('host cache load', () => cache.refresh({ full: true }), o.logger);
-    o.logger.info({ compute_nodes: cache.size, cells: directory.current().map((c) => c.name) }, 'host cache loaded');
+    await atStartup('host mappings load', () => mappings.refresh({ full: true }), o.logger);
+    stopMappings = refreshEvery(o.hostCacheRefreshMs, () => mappings.refresh(), (err) => o.logger.warn({ err }, 'host mappings refresh failed: answering from the copy'));
+    o.logger.info({ compute_nodes: cache.size, host_mappings: mappings.size, cells: directory.current().map((c) => c.name) }, 'host cache loaded');
     const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe, (work) => gate.run(work))], logger: o.logger });
     let closing: Promise<void> | undefined;
     return {
-      server, core, cache, claimer, candidates, cells: directory,
+      server, core, cache, mappings, claimer, candidates, cells: directory,
       close: () => (closing ??= server.shutdown().then(closeAll)),
     };
   } catch (err) {

@@ -34,7 +34,8 @@ export interface HostStateSnapshot {
   /**
    * Compute node + service records for the given compute node (root provider) uuids, from every
    * cell. Unknown uuids are simply absent from the map (a node placement knows but the cache does
-   * not yet: the core drops it and says so in the diagnosis). Must not scan every cell per call.
+   * not yet, a deleted node, or a node whose host has no host mapping to its cell — not discovered
+   * yet: the core drops it and says so in the diagnosis). Must not scan every cell per call.
    */
   getComputeNodes(uuids: readonly string[]): Promise<ReadonlyMap<string, ComputeNodeRecord>>;
   /** Every host aggregate with its metadata (AZ and tenant request filters read it). */

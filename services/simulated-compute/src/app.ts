@@ -106,7 +106,8 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
     const started = Date.now();
     const sub = await serveHosts(o, deps, bus);
     const served = Date.now();
-    await registerHosts(conductor, o.hosts, o.resources);
+    // NOTE: this run's start time orders its reports after every earlier run's (a restart with fewer hosts retires the others)
+    await registerHosts(conductor, o.hosts, o.resources, { computeProcess: o.processName, incarnation: started });
     const registered = Date.now();
     await untilDone(() => reportToPlacement(o.report, o.hosts, o.resources, o.traits, o.placementConcurrency), o.logger);
     const reported = Date.now();

@@ -4,8 +4,9 @@ import { SuperConductorServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { CellRegistry } from './adapters/cells';
 import { deleteInstanceHandler } from './adapters/delete-handler';
+import { deleteServiceHandler, type ServiceProviders } from './adapters/delete-service-handler';
 import { scheduleAndBuildInstancesHandler } from './adapters/schedule-handler';
-import { updateServiceHandler, type ComputeStatusReporter } from './adapters/service-handler';
+import { updateServiceHandler } from './adapters/service-handler';
 import type { ClaimReleaser, DestinationSelector } from './ports';
 
 export interface SuperConductorOptions {
@@ -15,8 +16,8 @@ export interface SuperConductorOptions {
   readonly cells: CellRegistry;
   readonly selector: DestinationSelector;
   readonly claims: ClaimReleaser;
-  /** Placement's REST report client (COMPUTE_STATUS_DISABLED). */
-  readonly reporter: ComputeStatusReporter;
+  /** Placement's REST report client (COMPUTE_STATUS_DISABLED, deleting a deleted host's providers). */
+  readonly reporter: ServiceProviders;
   readonly numAlternates: number;
   readonly buildTimeoutMs: number;
   readonly prefetch: number;
@@ -25,8 +26,8 @@ export interface SuperConductorOptions {
 }
 
 /**
- * Serves the API bus topic `conductor` (SuperConductorService 1.1: schedule_and_build_instances,
- * delete_instance, update_service). Returns the subscription
+ * Serves the API bus topic `conductor` (SuperConductorService 1.2: schedule_and_build_instances,
+ * delete_instance, update_service, delete_service). Returns the subscription
  * (close it to stop consuming; in-flight casts finish and are acked).
  */
 export async function startSuperConductor(o: SuperConductorOptions): Promise<CastSubscription> {
@@ -37,5 +38,6 @@ export async function startSuperConductor(o: SuperConductorOptions): Promise<Cas
     scheduleAndBuildInstances: retryTransient(scheduleAndBuildInstancesHandler(deps), retry),
     deleteInstance: retryTransient(deleteInstanceHandler(deps), retry),
     updateService: retryTransient(updateServiceHandler(o.cells, o.reporter), retry),
+    deleteService: retryTransient(deleteServiceHandler({ apiDb: o.apiDb, cells: o.cells, providers: o.reporter }), retry),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
 }

@@ -37,6 +37,10 @@ export const superConductorConfigSchema = defineConfig({
     type: 'int', env: 'CELLSCHED_BUILD_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,
     help: "Build deadline of the first attempt (the cell conductor's watchdog reads it).",
   },
+  discoverHostsInCellsIntervalMs: {
+    type: 'int', env: 'CELLSCHED_DISCOVER_HOSTS_IN_CELLS_INTERVAL_MS', default: 10000, min: 0, max: 86400000,
+    help: "Nova's [scheduler] discover_hosts_in_cells_interval (here in ms, in the super-conductor, which may write the API DB): map new compute hosts to their cells this often, so they become schedulable without discover_hosts by hand (0: off).",
+  },
   prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
   dbPoolSize: { type: 'int', env: 'CELLSCHED_SUPER_CONDUCTOR_DB_POOL', default: 10, min: 1, max: 500, help: 'PostgreSQL connections per database (API DB and each cell DB).' },
 });

@@ -6,6 +6,7 @@ import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsch
 import { hostname } from 'node:os';
 import { cellOpener } from './adapters/cell-opener';
 import { CellRegistry } from './adapters/cells';
+import { startHostDiscovery } from './adapters/host-discovery';
 import { GrpcDestinationSelector } from './adapters/scheduler-selector';
 import { startSuperConductor } from './app';
 import { superConductorConfigSchema } from './config';
@@ -30,8 +31,11 @@ async function main(): Promise<void> {
     apiDb, apiBus, cells, selector, reporter: new ReportClient({ baseUrl: config.placementUrl }), claims: { release: async (uuids) => { await placement.release(uuids); } },
     numAlternates: numAlternates(config.maxAttempts), buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
   });
-  log.info({ num_alternates: numAlternates(config.maxAttempts), cell_mappings_refresh_ms: config.cellMappingsRefresh }, 'super-conductor serving');
+  const stopDiscovery = startHostDiscovery(apiDb, cells, log, config.discoverHostsInCellsIntervalMs);
+  log.info({ num_alternates: numAlternates(config.maxAttempts), cell_mappings_refresh_ms: config.cellMappingsRefresh, discover_hosts_interval_ms: config.discoverHostsInCellsIntervalMs },
+    'super-conductor serving');
   stopOnSignal(log, async () => {
+    stopDiscovery();
     clearInterval(follow);
     await sub.close();
     await apiBus.close();

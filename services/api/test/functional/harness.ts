@@ -11,7 +11,7 @@ import { Bus, type CastSubscription } from '@cellsched/bus';
 import { CELL_DB_MIGRATIONS_DIR } from '@cellsched/cell-db';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  SuperConductorServiceService, type DeleteInstanceRequest, type ScheduleAndBuildInstancesRequest, type UpdateServiceRequest,
+  SuperConductorServiceService, type DeleteInstanceRequest, type DeleteServiceRequest, type ScheduleAndBuildInstancesRequest, type UpdateServiceRequest,
 } from '@cellsched/wire';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
@@ -31,6 +31,7 @@ export interface Seen {
   schedule: ScheduleAndBuildInstancesRequest[];
   deletes: DeleteInstanceRequest[];
   services: UpdateServiceRequest[];
+  serviceDeletes: DeleteServiceRequest[];
 }
 
 /** A response as the tests read it. */
@@ -100,6 +101,7 @@ async function startConductor(bus: Bus, seen: Seen): Promise<CastSubscription> {
     scheduleAndBuildInstances: async (req) => { seen.schedule.push(req); },
     deleteInstance: async (req) => { seen.deletes.push(req); },
     updateService: async (req) => { seen.services.push(req); },
+    deleteService: async (req) => { seen.serviceDeletes.push(req); },
   });
 }
 
@@ -139,7 +141,7 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
   };
   const bus = await Bus.connect({ url: url.toString(), logger: silent, name: 'api-test' });
   undo.push(() => bus.close());
-  const seen: Seen = { schedule: [], deletes: [], services: [] };
+  const seen: Seen = { schedule: [], deletes: [], services: [], serviceDeletes: [] };
   let sub: CastSubscription | undefined = opts.lateConductor === true ? undefined : await startConductor(bus, seen);
   const startLate = async (): Promise<void> => { sub ??= await startConductor(bus, seen); };
   const cellDbs = new PgCellDatabases({ timeoutMs: 800, poolSize: 2 });

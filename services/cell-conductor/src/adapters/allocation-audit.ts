@@ -1,4 +1,4 @@
-import { listComputeNodes, listInstances, type ComputeNodeRecord, type InstanceRecord } from '@cellsched/cell-db';
+import { listComputeNodes, listInstances, listPendingProviders, type ComputeNodeRecord, type InstanceRecord } from '@cellsched/cell-db';
 import { instanceConsumer, PlacementRestError, type PlacementClient, type ReportClient } from '@cellsched/placement-client';
 import { FAILURE_CODES } from '@cellsched/wire';
 import type { Pool } from 'pg';
@@ -9,6 +9,7 @@ export interface HealedAllocation { readonly consumerUuid: string; readonly prov
 
 /** What one audit pass saw and did. */
 export interface AuditReport {
+  /** Providers read: the live compute nodes' and the retired ones still queued for deletion. */
   readonly providers: number;
   readonly allocations: number;
   /** Suspicious allocations still within their grace period. */
@@ -39,9 +40,32 @@ function nodeUuidOf(nodes: readonly ComputeNodeRecord[], i: InstanceRecord): str
   return nodes.find((n) => n.host === i.host && n.hypervisorHostname === (i.node ?? i.host))?.uuid;
 }
 
+/** The compute nodes whose providers one pass reads. */
+interface AuditedNodes {
+  /** The cell's live nodes. Placement knowing none of them fails the pass. */
+  readonly live: readonly ComputeNodeRecord[];
+  /** Retired nodes (soft-deleted) whose providers are still queued for deletion; placement may have deleted them already. */
+  readonly retired: readonly ComputeNodeRecord[];
+}
+
 /**
- * Beyond Nova: compares placement's allocations on this cell's providers with the cell DB
- * and heals leaks (a deleted or ERROR instance still holding resources, a consumer no
+ * The cell's live compute nodes, and the retired ones whose providers are still queued for
+ * deletion (`compute_processes.pending_providers`): a retired host's provider is kept,
+ * COMPUTE_STATUS_DISABLED, while the instances still there hold allocations on it, so those
+ * allocations are judged too (else an ACTIVE instance there would look `missing`, and a deleted
+ * one's allocation there would never be healed, keeping the provider forever).
+ */
+async function auditedNodes(pool: Pool): Promise<AuditedNodes> {
+  const live = await listComputeNodes(pool);
+  const liveUuids = new Set(live.map((n) => n.uuid));
+  const pending = [...new Set([...(await listPendingProviders(pool)).values()].flat())].filter((u) => !liveUuids.has(u));
+  const retired = pending.length === 0 ? [] : await listComputeNodes(pool, { uuids: pending, includeDeleted: true });
+  return { live, retired: retired.filter((n) => n.deletedAt !== null) };
+}
+
+/**
+ * Beyond Nova: compares placement's allocations on this cell's providers (its live compute
+ * nodes', and its retired nodes' still queued for deletion) with the cell DB and heals leaks (a deleted or ERROR instance still holding resources, a consumer no
  * instance of this cell knows, an allocation on a provider the instance is not on). A
  * suspect is healed only if a later pass, at least `graceMs` after the first, still finds
  * it (claims in flight are not leaks), and only after re-reading it. Healing rewrites the
@@ -55,18 +79,20 @@ export class AllocationAudit {
     this.tracker = new LeakTracker(graceMs);
   }
 
-  /** Every consumer on the cell's providers; throws {@link AuditProvidersUnknownError} when placement knows none of them. */
-  private async gather(nodes: readonly ComputeNodeRecord[]): Promise<{ seen: Seen[]; unknown: number }> {
+  /** Every consumer on the cell's providers; throws {@link AuditProvidersUnknownError} when placement knows none of the live ones. */
+  private async gather({ live, retired }: AuditedNodes): Promise<{ seen: Seen[]; unknown: number }> {
     const seen: Seen[] = [];
     let unknown = 0;
-    for (const n of nodes) {
+    for (const n of [...live, ...retired]) {
       const allocations = await this.report.providerAllocations(n.uuid).catch((err: unknown) => {
-        if (err instanceof PlacementRestError && err.status === 404) { unknown++; return {}; }
-        throw err;
+        if (!(err instanceof PlacementRestError && err.status === 404)) throw err;
+        // NOTE: a retired node's provider is expected to go (the sweep deletes it); only a live one placement lacks is unknown
+        if (n.deletedAt === null) unknown++;
+        return {};
       });
       for (const consumer of Object.keys(allocations)) seen.push({ consumer, provider: n.uuid });
     }
-    if (nodes.length > 0 && unknown === nodes.length) throw new AuditProvidersUnknownError(nodes.length, this.placementUrl);
+    if (live.length > 0 && unknown === live.length) throw new AuditProvidersUnknownError(live.length, this.placementUrl);
     return { seen, unknown };
   }
 
@@ -95,13 +121,15 @@ export class AllocationAudit {
 
   /** One pass. Safe to run concurrently with builds; not with another audit of the same cell. */
   async run(now = Date.now()): Promise<AuditReport> {
-    const nodes = await listComputeNodes(this.pool);
-    const { seen, unknown } = await this.gather(nodes);
+    const audited = await auditedNodes(this.pool);
+    // NOTE: live nodes first: an instance's node is looked up in this order
+    const nodes = [...audited.live, ...audited.retired];
+    const { seen, unknown } = await this.gather(audited);
     const first = await this.verdicts(nodes, seen);
     const suspects = [...first].filter(([, v]) => v !== 'ok').map(([k]) => k);
     const due = this.tracker.pass(suspects, now);
     // NOTE: re-read before healing: the instance may have settled since the first read.
-    const again = due.length === 0 ? new Map<string, AuditVerdict>() : await this.verdicts(nodes, (await this.gather(nodes)).seen);
+    const again = due.length === 0 ? new Map<string, AuditVerdict>() : await this.verdicts(nodes, (await this.gather(audited)).seen);
     const healed: HealedAllocation[] = [];
     const byConsumer = new Map<string, Set<string>>();
     for (const key of due) {

@@ -1,6 +1,6 @@
 import { instancesWithBuildRequest, listCellMappings } from '@cellsched/api-db';
 import { CELL0_UUID } from '@cellsched/config';
-import { findMigrations, listComputeNodes, listInstances, type MigrationRecord } from '@cellsched/cell-db';
+import { findMigrations, listComputeNodes, listInstances, listPendingProviders, type ComputeNodeRecord, type MigrationRecord } from '@cellsched/cell-db';
 import type { Pool } from 'pg';
 import type { CommandContext } from '../commands/types';
 import type { ConsumerFacts, InstanceFact, MigrationFact, NodeRef } from '../domain/orphan-allocations';
@@ -26,11 +26,26 @@ export async function mappedCells(ctx: CommandContext): Promise<CellDb[]> {
   return (await listCellMappings(ctx.apiDb())).map((c) => ({ uuid: c.uuid, name: c.name ?? c.uuid, pool: ctx.openDb(c.databaseConnection) }));
 }
 
-/** Compute node uuid (= its root provider's uuid) → where it is, over every cell but cell0. */
+/** A cell's live compute nodes, then its retired ones whose providers are still queued for deletion (kept while instances hold them). */
+async function nodesWithProviders(cell: CellDb): Promise<ComputeNodeRecord[]> {
+  const live = await listComputeNodes(cell.pool);
+  const liveUuids = new Set(live.map((n) => n.uuid));
+  const pending = [...new Set([...(await listPendingProviders(cell.pool)).values()].flat())].filter((u) => !liveUuids.has(u));
+  return pending.length === 0 ? live : [...live, ...await listComputeNodes(cell.pool, { uuids: pending, includeDeleted: true })];
+}
+
+/**
+ * Compute node uuid (= its root provider's uuid) → where it is, over every cell but cell0: the
+ * live nodes, and the retired ones (a host its compute process no longer serves) whose providers
+ * are still queued for deletion (`compute_processes.pending_providers`): such a provider is kept,
+ * COMPUTE_STATUS_DISABLED, while the ACTIVE instances still on that host hold allocations on it,
+ * and those are rightly held, not `not_on_node` (deleting them would leave an ACTIVE server holding
+ * nothing).
+ */
 export async function computeNodeIndex(cells: readonly CellDb[]): Promise<Map<string, NodeRef>> {
   const out = new Map<string, NodeRef>();
   for (const cell of cells.filter((c) => c.uuid !== CELL0_UUID)) {
-    for (const n of await read(cell, () => listComputeNodes(cell.pool))) out.set(n.uuid, { cellUuid: cell.uuid, host: n.host, hypervisorHostname: n.hypervisorHostname });
+    for (const n of await read(cell, () => nodesWithProviders(cell))) out.set(n.uuid, { cellUuid: cell.uuid, host: n.host, hypervisorHostname: n.hypervisorHostname });
   }
   return out;
 }

@@ -4,7 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import { API_DB_MIGRATIONS_DIR, createBuildRequest, createCellMapping } from '@cellsched/api-db';
 import { CELL0_UUID } from '@cellsched/config';
-import { CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, softDeleteInstance, upsertComputeNode, upsertService } from '@cellsched/cell-db';
+import {
+  addPendingProviders, CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, deleteServices, softDeleteInstance, upsertComputeNode, upsertService,
+} from '@cellsched/cell-db';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import { computeNodeInventory, ReportClient } from '@cellsched/placement-client';
 import { Instance, VmState } from '@cellsched/wire';
@@ -20,10 +22,14 @@ let cell2: TestDatabase;
 let placement: PlacementProcess;
 const cell1Uuid = randomUUID();
 const cell2Uuid = randomUUID();
-// compute nodes (= root providers): n1, n2 in cell1, n3 in cell2; `ghost` is a provider no cell knows
-const rp = { n1: randomUUID(), n2: randomUUID(), n3: randomUUID(), ghost: randomUUID() };
-// consumers: A-C and H are held by something alive; D-G, I, J are orphaned (G only on n1)
-const c = { A: randomUUID(), B: randomUUID(), C: randomUUID(), D: randomUUID(), E: randomUUID(), F: randomUUID(), G: randomUUID(), H: randomUUID(), I: randomUUID(), J: randomUUID() };
+// compute nodes (= root providers): n1, n2 in cell1, n3 in cell2; `retired` in cell2 is a retired host's node whose
+// provider is kept (queued for deletion) while an instance there holds it; `ghost` is a provider no cell knows
+const rp = { n1: randomUUID(), n2: randomUUID(), n3: randomUUID(), retired: randomUUID(), ghost: randomUUID() };
+// consumers: A-C, H and K are held by something alive; D-G, I, J are orphaned (G only on n1)
+const c = {
+  A: randomUUID(), B: randomUUID(), C: randomUUID(), D: randomUUID(), E: randomUUID(), F: randomUUID(), G: randomUUID(), H: randomUUID(), I: randomUUID(), J: randomUUID(),
+  K: randomUUID(),
+};
 const audit = (...args: string[]) => manage(['--api-db-url', api.url, '--placement-url', placement.url, 'placement', 'audit', ...args]);
 const consumer = async (uuid: string) => Object.keys((await placementCall<{ allocations: Record<string, unknown> }>(placement.url, 'GET', `/allocations/${uuid}`)).body.allocations).sort();
 
@@ -33,11 +39,12 @@ async function allocate(uuid: string, providers: string[]): Promise<void> {
   if (r.status !== 204) throw new Error(`allocate ${uuid}: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
-async function addNode(db: TestDatabase, host: string, uuid: string, report: ReportClient): Promise<void> {
+async function addNode(db: TestDatabase, host: string, uuid: string, report: ReportClient): Promise<number> {
   const { service } = await upsertService(db.pool, { host, binary: 'nova-compute' });
   await upsertComputeNode(db.pool, { uuid, serviceId: service.id, host, hypervisorHostname: host, vcpus: 8, memoryMb: 8192, localGb: 100 });
   await report.ensureResourceProvider(uuid, host);
   await report.setInventory(uuid, computeNodeInventory({ vcpus: 8, memoryMb: 8192, localGb: 100 }));
+  return service.id;
 }
 
 const instance = (db: TestDatabase, uuid: string, vmState: 'active' | 'building' | 'error', host: string | null) =>
@@ -69,6 +76,12 @@ beforeAll(async () => {
   await createMigration(cell1.pool, { uuid: c.I, instanceUuid: randomUUID(), migrationType: 'resize', status: 'confirmed', sourceCompute: 'c1-h2', sourceNode: 'c1-h2' });
   await allocate(c.I, [rp.n2]);
   await allocate(c.J, [rp.ghost]);
+  // a host its compute process no longer serves, retired as the cell conductor does it (service and node soft-deleted, provider queued)
+  // while an ACTIVE instance there keeps its allocation on the kept provider
+  const retired = await addNode(cell2, 'c2-h9', rp.retired, report);
+  await instance(cell2, c.K, 'active', 'c2-h9'); await allocate(c.K, [rp.retired]);
+  await deleteServices(cell2.pool, [retired]);
+  await addPendingProviders(cell2.pool, 'c2-compute', [rp.retired]);
 }, 180_000);
 afterAll(async () => {
   await placement?.stop();
@@ -141,6 +154,7 @@ describe('cellsched-manage placement audit', () => {
     expect(await consumer(c.B)).toEqual([rp.n1]);
     expect(await consumer(c.C)).toEqual([rp.n3]);
     expect(await consumer(c.H)).toEqual([rp.n2]);
+    expect(await consumer(c.K)).toEqual([rp.retired]);
     expect(await audit('--verbose')).toEqual({ code: 0, stdout: `The compute node for UUID ${rp.ghost} can not be found\n`, stderr: '' });
     expect(await audit()).toEqual({ code: 0, stdout: '', stderr: '' });
   });

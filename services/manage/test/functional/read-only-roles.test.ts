@@ -66,10 +66,11 @@ test('db sync --read-only-role: each role reads exactly its tables of every cell
     'SET default_transaction_read_only = off; UPDATE compute_nodes SET updated_at = now()': denied,
   });
   expect(await outcomes(SCHED, cell0, ['SELECT 1'])).toMatch(/^connect: permission denied/);
-  const apiReads = readsAll(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes']);
+  // migrations: os-services DELETE refuses a host with in-progress migrations; compute_processes is the cell conductor's alone
+  const apiReads = readsAll(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes', 'migrations']);
   for (const d of [cell0, cell1]) {
-    expect(await outcomes(API, d, [apiReads, 'SELECT 1 FROM migrations', 'DELETE FROM instances'])).toEqual({
-      [apiReads]: 'ok', 'SELECT 1 FROM migrations': denied, 'DELETE FROM instances': denied,
+    expect(await outcomes(API, d, [apiReads, 'SELECT 1 FROM compute_processes', 'DELETE FROM instances'])).toEqual({
+      [apiReads]: 'ok', 'SELECT 1 FROM compute_processes': denied, 'DELETE FROM instances': denied,
     });
   }
 });
@@ -77,7 +78,8 @@ test('db sync --read-only-role: each role reads exactly its tables of every cell
 test("api_db sync --read-only-role scheduler: where the cells are (no credentials), never cell_mappings' URLs", async () => {
   expect((await run('api_db', 'sync', '--read-only-role', `scheduler=${SCHED}`)).code).toBe(0);
   const got = await outcomes(SCHED, api, ['SELECT database_connection FROM cell_mappings', 'SELECT 1 FROM build_requests', 'INSERT INTO aggregates DEFAULT VALUES',
-    readsAll(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member', 'cell_mapping_endpoints'])]);
+    readsAll(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member', 'cell_mapping_endpoints',
+      'host_mappings'])]);
   expect(Object.values(got as Record<string, string>)).toEqual([denied, denied, denied, 'ok']);
   const u = new URL(api.url);
   u.username = SCHED; u.password = `${SCHED}-pw`;

@@ -136,7 +136,7 @@ describe('select_destinations', () => {
     cloud.snapshot.records.delete('cn-c1-001');
     const r = await select(core(cloud.ports), ['i1'], 0, { ignoreHosts: ['host-c1-2', 'host-c1-3'] });
     expect(r.kind === 'no_valid_host' && r.diagnosis.slice(1)).toEqual([
-      { filter: 'host_state_snapshot', hostsBefore: 3, hostsAfter: 2, reason: 'no compute node record (1 host)' },
+      { filter: 'host_state_snapshot', hostsBefore: 3, hostsAfter: 2, reason: 'no compute node record of a discovered host (1 host)' },
       { filter: 'ignore_hosts', hostsBefore: 2, hostsAfter: 0, reason: 'host is in the request\'s ignore_hosts (2 hosts)' },
     ]);
   });

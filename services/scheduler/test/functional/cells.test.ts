@@ -6,7 +6,9 @@
  * own read-only role (granted as `cellsched-manage ... --read-only-role scheduler=ROLE` grants).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createCellMapping, deleteCellMapping, grantApiDbReads, setCellMappingDisabled, updateCellMapping } from '@cellsched/api-db';
+import {
+  addHostMappings, createCellMapping, deleteCellMapping, deleteHostMapping, grantApiDbReads, listHostMappings, setCellMappingDisabled, updateCellMapping,
+} from '@cellsched/api-db';
 import { CELL_DB_MIGRATIONS_DIR, getService, grantCellDbReads, setServiceDisabled } from '@cellsched/cell-db';
 import { testInfra } from '@cellsched/config';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
@@ -95,7 +97,8 @@ test('a cell created at run time (mapped, synced, granted) is read and chosen wi
   await grantCellDbReads(cell3.pool, 'scheduler', ROLE);
   await seedHosts([cell3.pool], cloud.placementDb.pool, [0, 1].map((i) => ({ host: `cells-new-${i}`, cell: 0, ...size })));
   const before = app.cache.size;
-  await createCellMapping(cloud.apiDb.pool, { uuid: CELL3, name: 'cell3', transportUrl: 'amqp://127.0.0.1:5672/sched_cells_c3', databaseConnection: cell3.url });
+  const { cell } = await createCellMapping(cloud.apiDb.pool, { uuid: CELL3, name: 'cell3', transportUrl: 'amqp://127.0.0.1:5672/sched_cells_c3', databaseConnection: cell3.url });
+  await addHostMappings(cloud.apiDb.pool, cell.id, ['cells-new-0', 'cells-new-1']); // as discover_hosts leaves them: an unmapped host is never chosen
   await setCellMappingDisabled(cloud.apiDb.pool, cellUuid(0), true);
   await sleep(BOUND_MS);
   expect(await choices()).toEqual([CELL3]);
@@ -128,7 +131,8 @@ test('a cell whose database moved (update_cell --database_connection) is read fr
   await grantCellDbReads(moved.pool, 'scheduler', ROLE);
   await seedHosts([moved.pool], cloud.placementDb.pool, [{ host: 'cells-moved-0', cell: 0, ...size }]);
   const before = app.cache.size;
-  await updateCellMapping(cloud.apiDb.pool, CELL3, { databaseConnection: moved.url });
+  const cell = await updateCellMapping(cloud.apiDb.pool, CELL3, { databaseConnection: moved.url });
+  await addHostMappings(cloud.apiDb.pool, cell?.id ?? 0, ['cells-moved-0']);
   await sleep(BOUND_MS);
   const hosts = new Set<string>();
   for (let seed = 1; seed <= 6; seed++) {
@@ -145,6 +149,8 @@ test('a cell whose database moved (update_cell --database_connection) is read fr
 test('a deleted cell is dropped: its hosts leave the cache, its connections close, the others go on', async () => {
   const before = app.cache.size;
   await setCellMappingDisabled(cloud.apiDb.pool, cellUuid(0), false);
+  // as delete_cell --force: the cell's host mappings go first
+  for (const m of await listHostMappings(cloud.apiDb.pool, { cellUuid: CELL3 })) await deleteHostMapping(cloud.apiDb.pool, m.host, { cellUuid: CELL3 });
   await deleteCellMapping(cloud.apiDb.pool, CELL3);
   await sleep(BOUND_MS);
   expect(await choices()).toEqual([cellUuid(0)]);

@@ -22,6 +22,7 @@ async function reset(specs: Parameters<RealCloud['addHosts']>[0]): Promise<Seede
   for (const c of cloud.cells) await c.db.pool.query('TRUNCATE compute_nodes, services RESTART IDENTITY CASCADE');
   const hosts = await cloud.addHosts(specs);
   await app.cache.refresh({ full: true });
+  await app.mappings.refresh({ full: true }); // NOTE: a host seeded again may have moved to the other cell
   app.candidates.clear(); // NOTE: the providers were replaced under the running replica
   return hosts;
 }

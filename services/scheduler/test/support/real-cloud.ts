@@ -68,7 +68,7 @@ export async function startRealCloud(prefix: string, opts: { placementPoolMax?: 
   const replicas: { app: SchedulerApp; client: SchedulerClient }[] = [];
   return {
     placementDb, apiDb, cells, placement,
-    addHosts: (specs) => seedHosts(cells.map((c) => c.db.pool), placementDb.pool, specs),
+    addHosts: (specs) => seedHosts(cells.map((c) => c.db.pool), placementDb.pool, specs, { db: apiDb.pool, cellUuids: cells.map((c) => c.uuid) }),
     startReplica: async (policy = {}, opts = {}) => {
       const app = await startSchedulerApp({
         apiDbUrl: opts.as === undefined ? apiDb.url : withCredentials(apiDb.url, opts.as), cellDbCredentials: opts.as ?? credentialsOf(apiDb.url),

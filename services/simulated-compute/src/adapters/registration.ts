@@ -16,10 +16,24 @@ function hostReport(h: SimulatedHost, r: ComputeResources): ComputeHostReport {
   };
 }
 
-/** Registers every host's service and compute node through the cell conductor, in batches. Idempotent. */
-export async function registerHosts(conductor: CastClient<typeof CellConductorServiceService>, hosts: readonly SimulatedHost[], r: ComputeResources): Promise<void> {
+/** Who reports: the process (its pool queue's name in the cell) and when this run of it started (epoch ms). */
+export interface ReporterIdentity {
+  readonly computeProcess: string;
+  readonly incarnation: number;
+}
+
+/**
+ * Registers every host's service and compute node through the cell conductor, in batches, each
+ * with the process's identity; the last batch also carries the whole host set, so the conductor
+ * retires this process's hosts that are not in it (a restart with fewer hosts). Idempotent.
+ */
+export async function registerHosts(conductor: CastClient<typeof CellConductorServiceService>, hosts: readonly SimulatedHost[], r: ComputeResources, who: ReporterIdentity): Promise<void> {
   for (let i = 0; i < hosts.length; i += BATCH) {
-    await conductor.cast('reportComputeHosts', { hosts: hosts.slice(i, i + BATCH).map((h) => hostReport(h, r)) });
+    const last = i + BATCH >= hosts.length;
+    await conductor.cast('reportComputeHosts', {
+      hosts: hosts.slice(i, i + BATCH).map((h) => hostReport(h, r)), computeProcess: who.computeProcess, incarnation: who.incarnation,
+      hostSet: last ? hosts.map((h) => h.host) : [],
+    });
   }
 }
 

@@ -4,6 +4,7 @@ import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { downCellsHeader, gatherHosts, isUp, zoneResolver } from '../cell-hosts';
 import { plainBody, queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { deleteService } from './service-delete';
 
 interface Located { service: ServiceRecord; cell: CellMapping }
 const iso = (d: Date): string => d.toISOString().replace('Z', '000');
@@ -88,8 +89,9 @@ async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   return { status: 200, body: { service: view(at.service, req, await zoneResolver(deps), { disabled, reason: reason ?? null }) } };
 }
 
-/** `/v2.1/os-services` across every cell (admin only); updates are cast to the super-conductor. */
+/** `/v2.1/os-services` across every cell (admin only); updates and deletes are cast to the super-conductor. */
 export const SERVICE_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/os-services', handler: list, adminPolicy: 'os_compute_api:os-services:list' },
   { method: 'PUT', path: '/v2.1/os-services/:id', handler: update, adminPolicy: 'os_compute_api:os-services:update' },
+  { method: 'DELETE', path: '/v2.1/os-services/:id', handler: deleteService, adminPolicy: 'os_compute_api:os-services:delete' },
 ];

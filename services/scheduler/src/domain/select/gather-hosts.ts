@@ -85,7 +85,7 @@ export async function gatherHosts(ctx: PlacementQueryContext, requestFilters: re
   const states = hostStatesFromCandidates(resp, nodes, ctx.policy.defaultAvailabilityZone);
   const snapshotLine: FilterDiagnosis = {
     filter: 'host_state_snapshot', hostsBefore: looked.length, hostsAfter: states.hosts.length,
-    reason: states.unknownRoots.length > 0 ? `no compute node record (${hostsCount(states.unknownRoots.length)})` : '',
+    reason: states.unknownRoots.length > 0 ? `no compute node record of a discovered host (${hostsCount(states.unknownRoots.length)})` : '',
   };
   const restricted = restrictToRequestedHosts(states.hosts, ctx.spec);
   return { kind: 'hosts', query: built.query, hosts: restricted.hosts, diagnosis: [placementLine, snapshotLine, ...restricted.diagnosis], sampled };

@@ -101,6 +101,21 @@ export interface ComputeHostReport {
  */
 export interface ReportComputeHostsRequest {
   hosts: ComputeHostReport[];
+  /**
+   * The compute process serving these hosts (its pool queue's name, unique in the cell); empty
+   * from a sender that does not say (then no host is ever retired on its behalf).
+   */
+  computeProcess: string;
+  /**
+   * When this run of the process started (epoch ms): reports of an earlier run, delivered late,
+   * change nothing.
+   */
+  incarnation: number;
+  /**
+   * Every host the process serves now, on the last report of a start only (empty otherwise):
+   * the cell conductor retires this process's other hosts (Nova's orphan compute nodes).
+   */
+  hostSet: string[];
 }
 
 export interface ReportComputeHostsResponse {
@@ -192,6 +207,25 @@ export interface UpdateServiceRequest {
 }
 
 export interface UpdateServiceResponse {
+}
+
+/**
+ * Cast from the api (1.2): os-services DELETE of a service in a cell (Nova's
+ * ServiceController.delete). The super-conductor refuses (logs, changes nothing) while the host
+ * still has instances or in-progress migrations; otherwise it soft-deletes the service and its
+ * compute nodes, removes the host from its aggregates and its host mapping, and deletes the
+ * nodes' resource providers. Idempotent.
+ */
+export interface DeleteServiceRequest {
+  cellUuid: string;
+  /** The service row's uuid (its id within the cell is not unique across cells). */
+  serviceUuid: string;
+  host: string;
+  binary: string;
+  requestId: string;
+}
+
+export interface DeleteServiceResponse {
 }
 
 function createBaseBuildRequestRef(): BuildRequestRef {
@@ -1326,13 +1360,22 @@ export const ComputeHostReport: MessageFns<ComputeHostReport> = {
 };
 
 function createBaseReportComputeHostsRequest(): ReportComputeHostsRequest {
-  return { hosts: [] };
+  return { hosts: [], computeProcess: "", incarnation: 0, hostSet: [] };
 }
 
 export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = {
   encode(message: ReportComputeHostsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.hosts) {
       ComputeHostReport.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.computeProcess !== "") {
+      writer.uint32(18).string(message.computeProcess);
+    }
+    if (message.incarnation !== 0) {
+      writer.uint32(24).int64(message.incarnation);
+    }
+    for (const v of message.hostSet) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -1358,6 +1401,30 @@ export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = 
             message.hosts.push(ComputeHostReport.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.computeProcess = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.incarnation = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.hostSet.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1373,6 +1440,17 @@ export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = 
   fromJSON(object: any): ReportComputeHostsRequest {
     return {
       hosts: globalThis.Array.isArray(object?.hosts) ? object.hosts.map((e: any) => ComputeHostReport.fromJSON(e)) : [],
+      computeProcess: isSet(object.computeProcess)
+        ? globalThis.String(object.computeProcess)
+        : isSet(object.compute_process)
+        ? globalThis.String(object.compute_process)
+        : "",
+      incarnation: isSet(object.incarnation) ? globalThis.Number(object.incarnation) : 0,
+      hostSet: globalThis.Array.isArray(object?.hostSet)
+        ? object.hostSet.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.host_set)
+        ? object.host_set.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1380,6 +1458,15 @@ export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = 
     const obj: any = {};
     if (message.hosts?.length) {
       obj.hosts = message.hosts.map((e) => ComputeHostReport.toJSON(e));
+    }
+    if (message.computeProcess !== "") {
+      obj.computeProcess = message.computeProcess;
+    }
+    if (message.incarnation !== 0) {
+      obj.incarnation = Math.round(message.incarnation);
+    }
+    if (message.hostSet?.length) {
+      obj.hostSet = message.hostSet;
     }
     return obj;
   },
@@ -1390,6 +1477,9 @@ export const ReportComputeHostsRequest: MessageFns<ReportComputeHostsRequest> = 
   fromPartial<I extends Exact<DeepPartial<ReportComputeHostsRequest>, I>>(object: I): ReportComputeHostsRequest {
     const message = createBaseReportComputeHostsRequest();
     message.hosts = object.hosts?.map((e) => ComputeHostReport.fromPartial(e)) || [];
+    message.computeProcess = object.computeProcess ?? "";
+    message.incarnation = object.incarnation ?? 0;
+    message.hostSet = object.hostSet?.map((e) => e) || [];
     return message;
   },
 };
@@ -2546,6 +2636,203 @@ export const UpdateServiceResponse: MessageFns<UpdateServiceResponse> = {
   },
 };
 
+function createBaseDeleteServiceRequest(): DeleteServiceRequest {
+  return { cellUuid: "", serviceUuid: "", host: "", binary: "", requestId: "" };
+}
+
+export const DeleteServiceRequest: MessageFns<DeleteServiceRequest> = {
+  encode(message: DeleteServiceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cellUuid !== "") {
+      writer.uint32(10).string(message.cellUuid);
+    }
+    if (message.serviceUuid !== "") {
+      writer.uint32(18).string(message.serviceUuid);
+    }
+    if (message.host !== "") {
+      writer.uint32(26).string(message.host);
+    }
+    if (message.binary !== "") {
+      writer.uint32(34).string(message.binary);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteServiceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteServiceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cellUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.serviceUuid = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.binary = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteServiceRequest {
+    return {
+      cellUuid: isSet(object.cellUuid)
+        ? globalThis.String(object.cellUuid)
+        : isSet(object.cell_uuid)
+        ? globalThis.String(object.cell_uuid)
+        : "",
+      serviceUuid: isSet(object.serviceUuid)
+        ? globalThis.String(object.serviceUuid)
+        : isSet(object.service_uuid)
+        ? globalThis.String(object.service_uuid)
+        : "",
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      binary: isSet(object.binary) ? globalThis.String(object.binary) : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteServiceRequest): unknown {
+    const obj: any = {};
+    if (message.cellUuid !== "") {
+      obj.cellUuid = message.cellUuid;
+    }
+    if (message.serviceUuid !== "") {
+      obj.serviceUuid = message.serviceUuid;
+    }
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.binary !== "") {
+      obj.binary = message.binary;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteServiceRequest>, I>>(base?: I): DeleteServiceRequest {
+    return DeleteServiceRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteServiceRequest>, I>>(object: I): DeleteServiceRequest {
+    const message = createBaseDeleteServiceRequest();
+    message.cellUuid = object.cellUuid ?? "";
+    message.serviceUuid = object.serviceUuid ?? "";
+    message.host = object.host ?? "";
+    message.binary = object.binary ?? "";
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteServiceResponse(): DeleteServiceResponse {
+  return {};
+}
+
+export const DeleteServiceResponse: MessageFns<DeleteServiceResponse> = {
+  encode(_: DeleteServiceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteServiceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteServiceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteServiceResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteServiceResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteServiceResponse>, I>>(base?: I): DeleteServiceResponse {
+    return DeleteServiceResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteServiceResponse>, I>>(_: I): DeleteServiceResponse {
+    const message = createBaseDeleteServiceResponse();
+    return message;
+  },
+};
+
 /** API bus, topic "conductor". */
 export type SuperConductorServiceService = typeof SuperConductorServiceService;
 export const SuperConductorServiceService = {
@@ -2585,6 +2872,17 @@ export const SuperConductorServiceService = {
       Buffer.from(UpdateServiceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): UpdateServiceResponse => UpdateServiceResponse.decode(value),
   },
+  /** 1.2 */
+  deleteService: {
+    path: "/cellsched.v1.SuperConductorService/DeleteService" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteServiceRequest): Buffer => Buffer.from(DeleteServiceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteServiceRequest => DeleteServiceRequest.decode(value),
+    responseSerialize: (value: DeleteServiceResponse): Buffer =>
+      Buffer.from(DeleteServiceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteServiceResponse => DeleteServiceResponse.decode(value),
+  },
 } as const;
 
 export interface SuperConductorServiceServer extends UntypedServiceImplementation {
@@ -2593,6 +2891,8 @@ export interface SuperConductorServiceServer extends UntypedServiceImplementatio
   deleteInstance: handleUnaryCall<DeleteInstanceRequest, DeleteInstanceResponse>;
   /** 1.1 */
   updateService: handleUnaryCall<UpdateServiceRequest, UpdateServiceResponse>;
+  /** 1.2 */
+  deleteService: handleUnaryCall<DeleteServiceRequest, DeleteServiceResponse>;
 }
 
 export interface SuperConductorServiceClient extends Client {
@@ -2642,6 +2942,22 @@ export interface SuperConductorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: UpdateServiceResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.2 */
+  deleteService(
+    request: DeleteServiceRequest,
+    callback: (error: ServiceError | null, response: DeleteServiceResponse) => void,
+  ): ClientUnaryCall;
+  deleteService(
+    request: DeleteServiceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteServiceResponse) => void,
+  ): ClientUnaryCall;
+  deleteService(
+    request: DeleteServiceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteServiceResponse) => void,
   ): ClientUnaryCall;
 }
 
@@ -2912,6 +3228,17 @@ type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;
