@@ -7,6 +7,9 @@ import {
   type ComputeNodeReport,
 } from '@cellsched/cell-db';
 
+/** Waits until the clock is past the current millisecond. */
+const pastThisMillisecond = (): Promise<void> => new Promise((r) => setTimeout(r, 3));
+
 let db: TestDatabase;
 beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_hosts', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }); });
 afterAll(async () => { await db.drop(); });
@@ -97,6 +100,7 @@ describe('incremental host cache reads', () => {
       const s2 = (await upsertService(pool, { host: 'h2', binary: 'nova-compute' })).service;
       const n1 = (await upsertComputeNode(pool, report('h1', s1.id))).node;
       const n2 = (await upsertComputeNode(pool, report('h2', s2.id))).node;
+      await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const initial = await listHostRecordsChangedSince(pool, undefined, { overlapMs: 0 });
       expect(initial.hosts.map((h) => [h.node.uuid, h.service?.host])).toEqual([[n1.uuid, 'h1'], [n2.uuid, 'h2']]);
       expect(initial.hosts[0]?.service?.lastSeenUp).toBeNull();
@@ -106,12 +110,14 @@ describe('incremental host cache reads', () => {
       expect(nothing.nextSince.getTime()).toBeGreaterThanOrEqual(initial.nextSince.getTime());
 
       await recordServiceHeartbeat(pool, 'h2', 'nova-compute');
+      await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const beat = await listHostRecordsChangedSince(pool, nothing.nextSince, { overlapMs: 0 });
       expect(beat.hosts.map((h) => h.node.uuid)).toEqual([n2.uuid]);
       expect(beat.hosts[0]?.service?.reportCount).toBe(1);
       expect(beat.hosts[0]?.service?.lastSeenUp).toBeInstanceOf(Date);
 
       await deleteComputeNode(pool, n1.uuid);
+      await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const gone = await listHostRecordsChangedSince(pool, beat.nextSince, { overlapMs: 0 });
       expect(gone.hosts.map((h) => [h.node.uuid, h.node.deletedAt !== null])).toEqual([[n1.uuid, true]]);
 
@@ -135,6 +141,7 @@ describe('incremental host reads split by what changed', () => {
       const s2 = (await upsertService(pool, { host: 'h2', binary: 'nova-compute' })).service;
       const n1 = (await upsertComputeNode(pool, report('h1', s1.id))).node;
       await upsertComputeNode(pool, report('h2', s2.id));
+      await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const initial = await listHostRecordsChangedSince(pool, undefined, { overlapMs: 0 });
 
       const nothing = await listHostChangesSplitSince(pool, initial.nextSince, { overlapMs: 0 });
@@ -142,12 +149,14 @@ describe('incremental host reads split by what changed', () => {
 
       await recordServiceHeartbeat(pool, 'h2', 'nova-compute');
       await setServiceDisabled(pool, s1.id, true, 'maint');
+      await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const beat = await listHostChangesSplitSince(pool, nothing.nextSince, { overlapMs: 0 });
       expect(beat.hosts).toEqual([]);
       expect(beat.services.map((s) => [s.id, s.reportCount, s.disabled])).toEqual([[s1.id, 0, true], [s2.id, 1, false]]);
 
       await updateComputeNodeStats(pool, n1.uuid, { io_workload: '3' });
       await deleteService(pool, s2.id); // deletes its node too
+      await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const later = await listHostChangesSplitSince(pool, beat.nextSince, { overlapMs: 0 });
       expect(later.hosts.map((h) => [h.node.host, h.node.deletedAt !== null, h.service?.disabled])).toEqual([['h1', false, true], ['h2', true, undefined]]);
       expect(later.services.map((s) => [s.id, s.deletedAt !== null])).toEqual([[s2.id, true]]);

@@ -11,7 +11,7 @@ describe('cell database migrations', () => {
   afterAll(async () => { await db.drop(); });
 
   it('apply from empty, create every table and are idempotent', async () => {
-    expect(await syncCellDb(db.pool)).toEqual(['001_initial', '002_instances_created_at_uuid_idx', '003_instances_trace_parent', '004_retired_hosts']);
+    expect(await syncCellDb(db.pool)).toEqual(['001_initial', '002_instances_created_at_uuid_idx', '003_instances_trace_parent', '004_retired_hosts', '005_instances_created_at_ms']);
     expect(await syncCellDb(db.pool)).toEqual([]);
     const r = await db.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");

@@ -39,6 +39,22 @@ describe('listInstances key-set pagination', () => {
     }
     expect(seen).toEqual(all.map((i) => i.uuid));
     expect(seen).toHaveLength(7);
+  });
+
+  it('stores created_at to the millisecond, so a marker that travels as a Date is exact: rows of one millisecond page by uuid without gaps', async () => {
+    const project = `ms-${randomUUID()}`;
+    const uuids: string[] = [];
+    for (let i = 0; i < 5; i++) uuids.push((await createInstance(db.pool, { uuid: randomUUID(), projectId: project, userId: 'u', flavor, vmState: 'active' })).instance.uuid);
+    await db.pool.query("UPDATE instances SET created_at = '2026-01-01T00:00:00.123Z' WHERE project_id = $1", [project]);
+    await expect(db.pool.query("UPDATE instances SET created_at = '2026-01-01T00:00:00.123456Z' WHERE project_id = $1", [project])).rejects.toMatchObject({ code: '23514' });
+    const seen: string[] = [];
+    let after: { createdAt: Date; uuid: string } | undefined;
+    for (let page = await listInstances(db.pool, { projectId: project, limit: 1 }); page.length > 0; page = await listInstances(db.pool, { projectId: project, limit: 1, after })) {
+      const last = page[0] as (typeof page)[0];
+      seen.push(last.uuid);
+      after = { createdAt: last.createdAt, uuid: last.uuid };
+    }
+    expect(seen).toEqual([...uuids].sort().reverse());
     await expect(listInstances(db.pool, { limit: -1 })).rejects.toMatchObject({ code: 'cell_db.instance.invalid' });
   });
 });
