@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createGrpcClient, type GrpcClient } from '../../../packages/grpc/src/index';
-import { SchedulerServiceClient, type RequestSpec } from '../../../packages/wire/src/index';
+import { FAILURE_CODES, SchedulerServiceClient, type RequestSpec } from '../../../packages/wire/src/index';
 
 export type SchedulerClient = GrpcClient<typeof SchedulerServiceClient.service>;
 
@@ -47,7 +47,7 @@ export async function decide(client: SchedulerClient, seed: number, consumer: st
     return { kind: 'ok', ms: performance.now() - t, retries: r.claimRetries };
   } catch (err) {
     const failure = (err as { failure?: { code: string; metadata?: Record<string, string> } }).failure;
-    const kind = failure?.code === 'scheduler.no_valid_host' ? 'no_valid_host' : 'error';
+    const kind = failure?.code === FAILURE_CODES.scheduler.noValidHost ? 'no_valid_host' : 'error';
     return { kind, ms: performance.now() - t, retries: Number(failure?.metadata?.claim_retries ?? 0), error: String(err) };
   }
 }

@@ -7,7 +7,7 @@ export { CastClient, type CastOptions, type CastReceipt } from './cast-client';
 export type { CastContext, CastHandler } from './delivery';
 export type { CastServiceDefinition, RequestOf } from './definitions';
 export type { CastSubscription } from './subscription';
-export { BUS_ERROR, BusError, summarizeFailure, type BusErrorCode, type FailureSummary } from './errors';
+export { BUS_ERROR, BusError, isPublishUnroutable, summarizeFailure, type BusErrorCode, type FailureSummary } from './errors';
 export { HEADER, toSnakeCase } from './headers';
 export { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff';
 export { activeTraceParent, withSavedTrace } from './tracing';

@@ -1,25 +1,8 @@
 import type { status } from '@grpc/grpc-js';
-import type { Failure, FilterDiagnosis } from '@cellsched/wire';
+import { makeFailure, type Failure, type FailureFields } from '@cellsched/wire';
 
-/** Optional parts of a {@link Failure}; `code` and `message` are always given. */
-export interface FailureFields {
-  retryable?: boolean;
-  expected?: boolean;
-  metadata?: Record<string, string>;
-  diagnosis?: FilterDiagnosis[];
-}
-
-/** Builds a wire {@link Failure}. Codes follow `<service>.<noun>.<condition>` and never change once published. */
-export function makeFailure(code: string, message: string, fields: FailureFields = {}): Failure {
-  return {
-    code,
-    message,
-    retryable: fields.retryable ?? false,
-    expected: fields.expected ?? false,
-    metadata: { ...(fields.metadata ?? {}) },
-    diagnosis: [...(fields.diagnosis ?? [])],
-  };
-}
+// NOTE: the Failure helpers live with the code registry in @cellsched/wire (domain cores build Failures without I/O imports)
+export { makeFailure, type FailureFields };
 
 /** Where a {@link FailureError} was seen by a client, filled in by the client helper. */
 export interface FailureOrigin {

@@ -1,7 +1,7 @@
 import { Metadata, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
 import { trace } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import type { Failure } from '@cellsched/wire';
+import { FAILURE_CODES, type Failure } from '@cellsched/wire';
 import { FailureError, isFailureError, makeFailure } from './failure-error';
 import { failureTrailers } from './failure-metadata';
 import { REQUEST_ID_METADATA_KEY, newRequestId, runWithRequestContext } from './request-context';
@@ -32,9 +32,9 @@ export type ServiceHandlers<S> = {
 };
 
 /** Code of the generic Failure sent for any error that is not a FailureError. */
-export const INTERNAL_FAILURE_CODE = 'grpc.internal';
+export const INTERNAL_FAILURE_CODE = FAILURE_CODES.grpc.internal;
 /** Code of the Failure sent when the handler lost its database or a socket (the same call may succeed later). */
-export const UNAVAILABLE_FAILURE_CODE = 'grpc.dependency_unavailable';
+export const UNAVAILABLE_FAILURE_CODE = FAILURE_CODES.grpc.dependencyUnavailable;
 
 // NOTE: the same classification as @cellsched/db's isConnectionError (which this package cannot
 // import): SQLSTATE class 08, 57P01-03 (server stopping/starting), 53300, socket errors, and the
@@ -118,7 +118,7 @@ export function wrapUnary<Req, Res>(method: string, handler: UnaryHandler<Req, R
     // NOTE: grpc-js also emits 'cancelled' when a call closes after its answer; only an
     // unanswered call is really cancelled.
     call.on('cancelled', () => {
-      if (!answered) abort.abort(new FailureError(makeFailure('grpc.cancelled', 'call cancelled by the client')));
+      if (!answered) abort.abort(new FailureError(makeFailure(FAILURE_CODES.grpc.cancelled, 'call cancelled by the client')));
     });
     // NOTE: the call's logger is made when first used: most calls log nothing.
     let log: Logger | undefined;

@@ -1,11 +1,11 @@
 import { status } from '@grpc/grpc-js';
-import type { Failure } from '@cellsched/wire';
+import { FAILURE_CODES, type Failure } from '@cellsched/wire';
 
 // NOTE: full codes first: a few published codes do not end in a generic condition.
 const BY_CODE: ReadonlyMap<string, status> = new Map([
-  ['placement.concurrent_update', status.ABORTED],
-  ['scheduler.no_valid_host', status.FAILED_PRECONDITION],
-  ['placement.undefined_code', status.UNKNOWN],
+  [FAILURE_CODES.placement.concurrentUpdate, status.ABORTED],
+  [FAILURE_CODES.scheduler.noValidHost, status.FAILED_PRECONDITION],
+  [FAILURE_CODES.placement.undefinedCode, status.UNKNOWN],
 ]);
 
 // The `<condition>` part of `<service>.<noun>.<condition>`, the last dot-separated segment.

@@ -1,8 +1,8 @@
-import type { ConsumerAllocations, ProviderAllocation } from '@cellsched/wire';
+import { FAILURE_CODES, type ConsumerAllocations, type ProviderAllocation } from '@cellsched/wire';
 
 /** A malformed opaque allocation request (a Selection that did not come from the scheduler). */
 export class AllocationRequestError extends Error {
-  readonly code = 'placement_client.allocation_request.invalid';
+  readonly code = FAILURE_CODES.placementClient.allocationRequestInvalid;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -1,19 +1,10 @@
 import { createGrpcClient, isFailureError, type GrpcClient } from '@cellsched/grpc';
-import { PlacementServiceClient, type ConsumerAllocations, type ConsumerGroup, type ProviderAllocation } from '@cellsched/wire';
+import {
+  PlacementServiceClient, type ConsumerAllocations, type ConsumerGroup, type GetAllocationCandidatesRequest, type GetAllocationCandidatesResponse, type ProviderAllocation,
+} from '@cellsched/wire';
 import type { Logger } from 'pino';
-
-/** Placement's published failure codes this client turns into outcomes. */
-export const PLACEMENT_CONCURRENT_UPDATE = 'placement.concurrent_update';
-export const PLACEMENT_CAPACITY_EXCEEDED = 'placement.allocation.capacity_exceeded';
-export const PLACEMENT_GROUP_POLICY = 'placement.claim.group_policy';
-
-/** The outcome of a claim: expected results are values; transport errors and bugs throw FailureError. */
-export type ClaimOutcome =
-  | { readonly kind: 'claimed'; readonly consumerGeneration: number }
-  | { readonly kind: 'conflict'; readonly message: string }
-  | { readonly kind: 'no_capacity'; readonly message: string; readonly resourceClass: string | undefined; readonly providerUuid: string | undefined }
-  /** The consumer's server group forbids this host (placement.claim.group_policy): `providerUuid` is the compute node concerned. */
-  | { readonly kind: 'group_policy'; readonly message: string; readonly groupUuid: string | undefined; readonly providerUuid: string | undefined };
+import { ClaimBatcher, type ClaimBatcherOptions } from './claim-batcher';
+import { claimOutcome, type ClaimOutcome } from './claim-outcome';
 
 export interface PlacementClientOptions {
   /** `host:port` of each placement gRPC replica; calls start round-robin, retried ones move on. */
@@ -25,17 +16,23 @@ export interface PlacementClientOptions {
   readonly logger?: Logger;
 }
 
+/** The generated promise client this class wraps. */
+export type PlacementGrpc = GrpcClient<typeof PlacementServiceClient.service>;
+
 /**
- * A typed client of placement's gRPC `PlacementService` over its replicas. Read-only calls,
- * Release and replace-Claims are idempotent and retried on another replica on UNAVAILABLE;
- * a non-replace claim is never retried (it may have been applied). Expected outcomes
- * (concurrent update, no capacity, a server group's policy) are values, not exceptions.
+ * The one typed client of placement's gRPC `PlacementService` over its replicas, for every
+ * service that calls it (the scheduler's candidates and claims, the conductors' claims and
+ * releases, the audit). Read-only calls, Release and replace-Claims are idempotent and retried on
+ * another replica on UNAVAILABLE; a non-replace claim is never retried (it may have been applied).
+ * Expected outcomes (concurrent update, no capacity, a server group's policy) are values, not exceptions. Callers that
+ * claim concurrently (the scheduler) share calls through {@link claimBatcher}.
  */
 export class PlacementClient {
-  private readonly grpc: GrpcClient<typeof PlacementServiceClient.service>;
+  private readonly grpc: PlacementGrpc;
 
-  constructor(opts: PlacementClientOptions) {
-    this.grpc = createGrpcClient(PlacementServiceClient, {
+  /** Options open channels to the replicas; `{ grpc }` wraps an existing promise client (unit tests pass a fake). */
+  constructor(opts: PlacementClientOptions | { readonly grpc: PlacementGrpc }) {
+    this.grpc = 'grpc' in opts ? opts.grpc : createGrpcClient(PlacementServiceClient, {
       addresses: opts.addresses, deadlineMs: opts.deadlineMs ?? 5000, maxAttempts: opts.maxAttempts ?? 3,
       idempotent: ['getAllocationCandidates', 'release', 'getConsumerAllocations', 'getUsages'],
       ...(opts.logger === undefined ? {} : { logger: opts.logger }),
@@ -54,15 +51,26 @@ export class PlacementClient {
       const r = await this.grpc.claim({ consumer, replace: opts.replace, group: opts.group }, { idempotent: opts.replace });
       return { kind: 'claimed', consumerGeneration: r.consumerGeneration };
     } catch (err) {
-      if (isFailureError(err) && err.code === PLACEMENT_CONCURRENT_UPDATE) return { kind: 'conflict', message: err.message };
-      if (isFailureError(err) && err.code === PLACEMENT_CAPACITY_EXCEEDED) {
-        return { kind: 'no_capacity', message: err.message, resourceClass: err.failure.metadata.resource_class, providerUuid: err.failure.metadata.resource_provider_uuid };
-      }
-      if (isFailureError(err) && err.code === PLACEMENT_GROUP_POLICY) {
-        return { kind: 'group_policy', message: err.message, groupUuid: err.failure.metadata.group_uuid, providerUuid: err.failure.metadata.resource_provider_uuid };
-      }
-      throw err;
+      const outcome = isFailureError(err) ? claimOutcome(err.failure) : undefined;
+      if (outcome === undefined) throw err;
+      return outcome;
     }
+  }
+
+  /**
+   * A batcher of this client's claims: concurrent claims share ClaimMany calls (see
+   * {@link ClaimBatcher}). Same outcomes as {@link claim}. One per caller that wants its own stats.
+   */
+  claimBatcher(options: ClaimBatcherOptions = {}): ClaimBatcher {
+    return new ClaimBatcher(this.grpc, options);
+  }
+
+  /**
+   * Placement's `GET /allocation_candidates` (GetAllocationCandidates). Read-only, retried on
+   * another replica. Throws a FailureError on transport errors or a bad query (`INVALID_ARGUMENT`).
+   */
+  async allocationCandidates(query: GetAllocationCandidatesRequest): Promise<GetAllocationCandidatesResponse> {
+    return this.grpc.getAllocationCandidates(query);
   }
 
   /** Deletes these consumers' allocations. Idempotent; returns the consumers that held something. */

@@ -1,3 +1,4 @@
+import { FAILURE_CODES } from '@cellsched/wire';
 import { withDisabledTrait, type InventoryRecord } from './inventory';
 
 /** A REST error from placement, with Placement's error code (`placement.concurrent_update`, ...). */
@@ -10,7 +11,7 @@ export class PlacementRestError extends Error {
  * `placement_client.placement.unreachable`, retryable. A wrong URL looks the same, so the message names it.
  */
 export class PlacementUnreachableError extends Error {
-  readonly code = 'placement_client.placement.unreachable';
+  readonly code = FAILURE_CODES.placementClient.placementUnreachable;
   readonly retryable = true;
   constructor(readonly url: string, cause: unknown) {
     const why = cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ''}` : String(cause);
@@ -77,7 +78,7 @@ export class ReportClient {
     const json = text === '' ? {} : JSON.parse(text) as Json;
     if (res.status >= 400) {
       const err = (json.errors as { code?: string; detail?: string }[] | undefined)?.[0];
-      throw new PlacementRestError(res.status, err?.code ?? 'placement.undefined_code', `${method} ${path}: ${res.status} ${err?.detail ?? text}`);
+      throw new PlacementRestError(res.status, err?.code ?? FAILURE_CODES.placement.undefinedCode, `${method} ${path}: ${res.status} ${err?.detail ?? text}`);
     }
     return { status: res.status, json };
   }
@@ -105,7 +106,7 @@ export class ReportClient {
       this.generations.set(uuid, json.generation as number);
       return json.generation as number;
     } catch (err) {
-      if (err instanceof PlacementRestError && err.status === 409 && err.code !== 'placement.duplicate_name') return this.refreshGeneration(uuid);
+      if (err instanceof PlacementRestError && err.status === 409 && err.code !== FAILURE_CODES.placement.duplicateName) return this.refreshGeneration(uuid);
       throw err;
     }
   }
@@ -119,7 +120,7 @@ export class ReportClient {
         this.generations.set(uuid, json.resource_provider_generation as number);
         return;
       } catch (err) {
-        if (!(err instanceof PlacementRestError && err.code === 'placement.concurrent_update') || i >= attempts) throw err;
+        if (!(err instanceof PlacementRestError && err.code === FAILURE_CODES.placement.concurrentUpdate) || i >= attempts) throw err;
         await this.refreshGeneration(uuid);
       }
     }
@@ -219,7 +220,7 @@ export class ReportClient {
         await this.request('DELETE', `/resource_providers/${rp.uuid}`);
       } catch (err) {
         if (err instanceof PlacementRestError && err.status === 404) continue;
-        if (err instanceof PlacementRestError && err.code === 'placement.resource_provider.inuse') return 'in_use';
+        if (err instanceof PlacementRestError && err.code === FAILURE_CODES.placement.providerInUse) return 'in_use';
         throw err;
       }
       this.generations.delete(rp.uuid);

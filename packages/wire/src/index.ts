@@ -1,6 +1,7 @@
 /**
- * Generated wire types and gRPC service definitions. `proto/` is the source of truth;
- * regenerate with `pnpm gen` (CI fails when this output is stale).
+ * Generated wire types and gRPC service definitions (`proto/` is the source of truth;
+ * regenerate with `pnpm gen`; CI fails when this output is stale), plus the hand-written wire
+ * constants: cast services' RPC versions and the registry of published failure codes.
  */
 export * from './gen/cellsched/v1/options';
 export * from './gen/cellsched/v1/failure';
@@ -10,3 +11,4 @@ export * from './gen/cellsched/v1/placement';
 export * from './gen/cellsched/v1/casts';
 export * from './gen/cellsched/v1/test_echo';
 export * from './rpc-versions';
+export * from './failure-codes';

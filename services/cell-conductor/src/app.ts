@@ -1,16 +1,19 @@
 import type { Bus, CastSubscription } from '@cellsched/bus';
 import { PlacementRestError, type PlacementClient, type ReportClient } from '@cellsched/placement-client';
+import { isTransient, retryTransient, retryWhileTransient } from '@cellsched/transient-retry';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { AllocationAudit, type AuditReport } from './adapters/allocation-audit';
+import { PgBuildRepository } from './adapters/build-repository';
 import { buildAbortedHandler, buildSucceededHandler } from './adapters/build-result-handlers';
 import { runBuildWatchdog } from './adapters/build-watchdog';
+import { busComputeCaster } from './adapters/compute-caster';
 import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/host-handlers';
 import { removeRetiredProviders, type RetiredProvidersPass } from './adapters/host-retirement';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
-import { buildInstancesHandler, type BuildDeps } from './adapters/reschedule-handler';
-import { isTransient, retryTransient, retryWhileTransient } from './adapters/transient-retry';
+import { buildInstancesHandler } from './adapters/reschedule-handler';
+import type { BuildPorts, Clock } from './ports';
 
 export interface CellConductorOptions {
   readonly pool: Pool;
@@ -49,6 +52,9 @@ export interface RunningCellConductor {
   stop(): Promise<void>;
 }
 
+/** The system clock (build deadlines, launched_at). */
+const systemClock: Clock = { now: () => new Date() };
+
 /** What a retried audit pass may wait out: a transient failure, or placement answering 5xx (starting, overloaded). */
 const isTransientForAudit = (err: unknown): boolean => isTransient(err) || (err instanceof PlacementRestError && err.status >= 500);
 
@@ -71,20 +77,20 @@ function periodic(ms: number, fn: () => Promise<unknown>, log: Logger, what: str
  * retry, service and compute-node reports, heartbeats; and runs the build watchdog.
  */
 export async function startCellConductor(o: CellConductorOptions): Promise<RunningCellConductor> {
-  const deps: BuildDeps = {
-    pool: o.pool, claimer: new PlacementInstanceClaimer(o.placement), compute: o.bus.castClient(ComputeServiceService),
-    cellUuid: o.cellUuid, buildTimeoutMs: o.buildTimeoutMs,
+  const ports: BuildPorts = {
+    instances: new PgBuildRepository(o.pool, o.cellUuid), claimer: new PlacementInstanceClaimer(o.placement),
+    compute: busComputeCaster(o.bus.castClient(ComputeServiceService)), clock: systemClock, buildTimeoutMs: o.buildTimeoutMs,
   };
   const retry = { budgetMs: o.dependencyRetryMs ?? 30_000 };
   const subscription = await o.bus.serve(CellConductorServiceService, {
     // NOTE: the bus's 10 deliveries pass in ~20 s; a placement or PostgreSQL restart under load can take longer
-    buildInstances: retryTransient(buildInstancesHandler(deps), retry),
-    buildSucceeded: retryTransient(buildSucceededHandler(deps), retry),
-    buildAborted: retryTransient(buildAbortedHandler(deps), retry),
+    buildInstances: retryTransient(buildInstancesHandler(ports), retry),
+    buildSucceeded: retryTransient(buildSucceededHandler(ports), retry),
+    buildAborted: retryTransient(buildAbortedHandler(ports), retry),
     reportComputeHosts: reportComputeHostsHandler(o.pool, o.report),
     serviceHeartbeats: serviceHeartbeatsHandler(o.pool),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
-  const runWatchdog = (): Promise<number> => runBuildWatchdog(deps, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
+  const runWatchdog = (): Promise<number> => runBuildWatchdog(o.pool, ports, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
   const stopWatchdog = periodic(o.watchdogIntervalMs, runWatchdog, o.logger, 'build watchdog');
   const audit = new AllocationAudit(o.pool, o.report, o.placement, o.auditGraceMs, o.placementUrl);
   // NOTE: a pass rides out a placement or PostgreSQL restart like a cast does; one that still cannot run is

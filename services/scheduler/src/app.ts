@@ -5,6 +5,7 @@
  */
 import { atStartup, createPool } from '@cellsched/db';
 import { startGrpcServer, type RunningGrpcServer } from '@cellsched/grpc';
+import { PlacementClient } from '@cellsched/placement-client';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { AdvisoryGroupLock } from './adapters/advisory-group-lock';
@@ -16,7 +17,7 @@ import { HostCache } from './adapters/host-cache';
 import { HostMappingCache, mappedHostsOnly } from './adapters/host-mappings';
 import { CandidateCache } from './adapters/candidate-cache';
 import { DecisionGate } from './adapters/decision-gate';
-import { PlacementClaimer, createPlacementClient, placementCandidates } from './adapters/placement';
+import { PlacementClaimer, placementCandidates } from './adapters/placement';
 import type { SchedulerPolicy } from './domain/policy';
 import { SchedulerCore } from './domain/select-destinations';
 import type { HostStateSnapshot } from './ports';
@@ -84,7 +85,7 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
     pools.push(p);
     return p;
   };
-  const placement = createPlacementClient({ addresses: o.placementAddresses, deadlineMs: o.placementDeadlineMs, logger: o.logger });
+  const placement = new PlacementClient({ addresses: o.placementAddresses, deadlineMs: o.placementDeadlineMs, logger: o.logger });
   let stopSweeper = (): void => undefined;
   let stopMappings = (): void => undefined;
   let cellDirectory: CellDirectory | undefined;

@@ -8,6 +8,7 @@
  * bad data) and aborts the request after the core has released the claims it made.
  */
 import type { AllocationCandidate, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse, InstanceGroup } from '@cellsched/wire';
+import type { ClaimOutcome } from '@cellsched/placement-client';
 import type { ComputeNodeRecord, HostAggregate } from './domain/host-state';
 
 export type { ComputeNodeRecord, HostAggregate, SupportedInstance } from './domain/host-state';
@@ -66,17 +67,14 @@ export interface ClaimConsumer {
 }
 
 /**
- * The outcome of one claim attempt. `conflict` (placement.concurrent_update: a concurrent write
- * bumped a generation) may succeed if tried again at once; `no_capacity`
+ * The outcome of one claim attempt: placement-client's, the one type every caller of placement
+ * shares. `claimed`; `conflict` (placement.concurrent_update: a concurrent write bumped a
+ * generation) may succeed if tried again at once; `no_capacity`
  * (placement.allocation.capacity_exceeded) will not succeed on that host; `group_policy`
  * (placement.claim.group_policy) neither: the consumer's server group forbids that host given the
  * members' claims now (one made outside this decision's view, e.g. by a cell conductor's reschedule).
  */
-export type ClaimOutcome =
-  | { readonly kind: 'ok' }
-  | { readonly kind: 'conflict' }
-  | { readonly kind: 'no_capacity' }
-  | { readonly kind: 'group_policy' };
+export type { ClaimOutcome } from '@cellsched/placement-client';
 
 /**
  * Writes and removes allocations in placement (Nomad's plan submitter). Placement enforces

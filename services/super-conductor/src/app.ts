@@ -1,4 +1,5 @@
 import type { Bus, CastSubscription } from '@cellsched/bus';
+import { retryTransient } from '@cellsched/transient-retry';
 import { SuperConductorServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { CellRegistry } from './adapters/cells';
@@ -6,7 +7,6 @@ import { deleteInstanceHandler } from './adapters/delete-handler';
 import { deleteServiceHandler, type ServiceProviders } from './adapters/delete-service-handler';
 import { scheduleAndBuildInstancesHandler } from './adapters/schedule-handler';
 import { updateServiceHandler } from './adapters/service-handler';
-import { retryTransient } from './adapters/transient-retry';
 import type { ClaimReleaser, DestinationSelector } from './ports';
 
 export interface SuperConductorOptions {

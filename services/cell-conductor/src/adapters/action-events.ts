@@ -1,17 +1,25 @@
-import { EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, startInstanceAction, type InstanceRecord, type Queryable } from '@cellsched/cell-db';
+import { EVENT_COMPUTE_BUILD, EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, listInstanceActions, startInstanceAction, type Queryable } from '@cellsched/cell-db';
+import type { BuildEvent, InstanceSnapshot } from '../ports';
 
-export { EVENT_COMPUTE_BUILD } from '@cellsched/cell-db';
 /** Our event for the cell conductor's in-cell retry (details: from which host to which). */
 export const EVENT_RESCHEDULE = 'conductor_reschedule_build';
+
+/** The instance-action event names of the domain's events (Nova's name for the compute's build). */
+const EVENT_NAMES: Readonly<Record<BuildEvent, string>> = { compute_build: EVENT_COMPUTE_BUILD, reschedule: EVENT_RESCHEDULE };
 
 /**
  * Records a finished event of the instance's create action (created if the super-conductor's
  * start is missing). Idempotent per (action, event, host). No request id: nothing recorded.
  */
-export async function recordEvent(db: Queryable, inst: InstanceRecord, requestId: string, event: string, host: string | null,
-  outcome: { ok: boolean; details?: string }): Promise<void> {
+export async function recordEvent(db: Queryable, inst: InstanceSnapshot, requestId: string, event: BuildEvent, host: string | null,
+  outcome: { readonly ok: boolean; readonly details?: string }): Promise<void> {
   if (requestId === '') return;
   await startInstanceAction(db, { instanceUuid: inst.uuid, requestId, action: 'create', userId: inst.userId, projectId: inst.projectId });
-  await finishActionEvent(db, { instanceUuid: inst.uuid, requestId, event, host },
+  await finishActionEvent(db, { instanceUuid: inst.uuid, requestId, event: EVENT_NAMES[event], host },
     { result: outcome.ok ? EVENT_SUCCESS : EVENT_ERROR, ...(outcome.details === undefined ? {} : { details: outcome.details }) });
+}
+
+/** The request id of the instance's create action ('' when none). Read-only. */
+export async function createRequestId(db: Queryable, instanceUuid: string): Promise<string> {
+  return (await listInstanceActions(db, instanceUuid)).find((a) => a.action === 'create')?.requestId ?? '';
 }

@@ -1,5 +1,6 @@
 import { listComputeNodes, listInstances, listPendingProviders, type ComputeNodeRecord, type InstanceRecord } from '@cellsched/cell-db';
 import { instanceConsumer, PlacementRestError, type PlacementClient, type ReportClient } from '@cellsched/placement-client';
+import { FAILURE_CODES } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import { classifyAllocation, LeakTracker, type AuditVerdict } from '../domain/audit';
 
@@ -28,7 +29,7 @@ type Seen = { consumer: string; provider: string };
  * placement (a port offset not passed on), or placement's data was reset under the cell.
  */
 export class AuditProvidersUnknownError extends Error {
-  readonly code = 'cell_conductor.audit.providers_unknown';
+  readonly code = FAILURE_CODES.cellConductor.auditProvidersUnknown;
   constructor(nodes: number, baseUrl: string) {
     super(`placement at ${baseUrl} has no resource provider for any of this cell's ${nodes} compute nodes: is it this system's placement?`);
     this.name = 'AuditProvidersUnknownError';

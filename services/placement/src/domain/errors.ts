@@ -1,18 +1,23 @@
+import { FAILURE_CODES } from '@cellsched/wire';
+
+const P = FAILURE_CODES.placement;
+
 /**
- * Placement's stable error codes (placement/errors.py). Once published, never changed.
- * Clients branch on these, never on the text of `detail`.
+ * Placement's stable error codes (placement/errors.py), by Placement's own names; the text lives
+ * in the registry of @cellsched/wire. Once published, never changed. Clients branch on these,
+ * never on the text of `detail`.
  */
 export const ErrorCode = {
-  DEFAULT: 'placement.undefined_code',
-  INVENTORY_INUSE: 'placement.inventory.inuse',
-  CONCURRENT_UPDATE: 'placement.concurrent_update',
-  DUPLICATE_NAME: 'placement.duplicate_name',
-  PROVIDER_IN_USE: 'placement.resource_provider.inuse',
-  PROVIDER_CANNOT_DELETE_PARENT: 'placement.resource_provider.cannot_delete_parent',
-  RESOURCE_PROVIDER_NOT_FOUND: 'placement.resource_provider.not_found',
-  ILLEGAL_DUPLICATE_QUERYPARAM: 'placement.query.duplicate_key',
-  QUERYPARAM_BAD_VALUE: 'placement.query.bad_value',
-  QUERYPARAM_MISSING_VALUE: 'placement.query.missing_value',
+  DEFAULT: P.undefinedCode,
+  INVENTORY_INUSE: P.inventoryInUse,
+  CONCURRENT_UPDATE: P.concurrentUpdate,
+  DUPLICATE_NAME: P.duplicateName,
+  PROVIDER_IN_USE: P.providerInUse,
+  PROVIDER_CANNOT_DELETE_PARENT: P.providerCannotDeleteParent,
+  RESOURCE_PROVIDER_NOT_FOUND: P.providerNotFound,
+  ILLEGAL_DUPLICATE_QUERYPARAM: P.queryDuplicateKey,
+  QUERYPARAM_BAD_VALUE: P.queryBadValue,
+  QUERYPARAM_MISSING_VALUE: P.queryMissingValue,
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 

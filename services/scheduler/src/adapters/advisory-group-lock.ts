@@ -1,9 +1,10 @@
 import { FailureError, GrpcStatus } from '@cellsched/grpc';
+import { FAILURE_CODES } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { GroupLock } from '../ports';
 
 /** Failure code when a group lock is not obtained in time (published: never changed). */
-export const GROUP_LOCK_TIMEOUT = 'scheduler.group_lock.timeout';
+export const GROUP_LOCK_TIMEOUT = FAILURE_CODES.scheduler.groupLockTimeout;
 
 /**
  * GroupLock as a PostgreSQL transaction-level advisory lock in the API database, keyed by a

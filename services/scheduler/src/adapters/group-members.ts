@@ -1,7 +1,7 @@
 import { getInstanceGroup, type Queryable as ApiDb } from '@cellsched/api-db';
 import type { InstanceGroup } from '@cellsched/wire';
 import type { ComputeNodeRecord } from '../ports';
-import type { PlacementClient } from './placement';
+import type { PlacementClient } from '@cellsched/placement-client';
 
 /** Resolves compute node (root provider) uuids to their records. */
 export type NodeLookup = (uuids: readonly string[]) => Promise<ReadonlyMap<string, ComputeNodeRecord>>;
@@ -19,8 +19,8 @@ export function groupMemberHosts(apiDb: ApiDb, placement: PlacementClient, looku
     const row = await getInstanceGroup(apiDb, group.uuid);
     const members = [...new Set([...group.members, ...(row?.members ?? [])])];
     const held = await Promise.all(members.map(async (m) => {
-      const r = await placement.getConsumerAllocations({ consumerUuid: m });
-      return r.exists ? (r.consumer?.allocations ?? []).map((a) => a.resourceProviderUuid) : [];
+      const held = await placement.consumerAllocations(m);
+      return (held?.allocations ?? []).map((a) => a.resourceProviderUuid);
     }));
     const nodes = await lookup([...new Set(held.flat())]);
     const byHost = new Map<string, number>();

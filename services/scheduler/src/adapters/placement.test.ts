@@ -1,125 +1,71 @@
-import { FailureError, GrpcStatus, UNAVAILABLE_FAILURE_CODE, makeFailure } from '@cellsched/grpc';
-import type { AllocationCandidate, ClaimManyRequest, ClaimRequest, Failure } from '@cellsched/wire';
-import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_CONCURRENT_UPDATE, PLACEMENT_GROUP_POLICY, type PlacementClient, PlacementClaimer } from './placement';
+import { FailureError, GrpcStatus, makeFailure } from '@cellsched/grpc';
+import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_GROUP_POLICY, PlacementClient, type PlacementGrpc } from '@cellsched/placement-client';
+import type { AllocationCandidate, ClaimManyRequest, ClaimRequest } from '@cellsched/wire';
+import { PlacementClaimer } from './placement';
 
-const candidate = (rp: string): AllocationCandidate => ({ allocations: [{ resourceProviderUuid: rp, resources: { VCPU: 1 } }], mappings: {} });
+const candidate = (rp: string): AllocationCandidate => ({ allocations: [{ resourceProviderUuid: rp, resources: { VCPU: 1, MEMORY_MB: 512 } }], mappings: {} });
 const consumer = (uuid: string) => ({ consumerUuid: uuid, projectId: 'p', userId: 'u' });
 
-/** A fake placement: answers each claim from `answer(consumerUuid)` (undefined: claimed); records the calls. */
-function fakePlacement(answer: (consumer: string) => Failure | undefined, opts: { claimManyUnimplemented?: boolean } = {}) {
-  const calls: string[][] = [];
-  const claimOne = (r: ClaimRequest): Failure | undefined => answer(r.consumer?.consumerUuid ?? '');
-  const client = {
+/** A fake placement gRPC client: claims on `full` do not fit, claims with a group on `taken` break its policy; records the requests. */
+function fakeGrpc() {
+  const requests: ClaimRequest[] = [];
+  const answer = (r: ClaimRequest) => {
+    const rp = r.consumer?.allocations[0]?.resourceProviderUuid;
+    if (rp === 'full') return makeFailure(PLACEMENT_CAPACITY_EXCEEDED, 'no room');
+    return rp === 'taken' && r.group !== undefined ? makeFailure(PLACEMENT_GROUP_POLICY, 'another member is there') : undefined;
+  };
+  const grpc = {
     claim: jest.fn(async (r: ClaimRequest) => {
-      calls.push([r.consumer?.consumerUuid ?? '']);
-      const f = claimOne(r);
+      requests.push(r);
+      const f = answer(r);
       if (f !== undefined) throw new FailureError(f, { status: GrpcStatus.FAILED_PRECONDITION });
       return { consumerGeneration: 1 };
     }),
-    claimMany: jest.fn(async (r: ClaimManyRequest) => {
-      if (opts.claimManyUnimplemented === true) throw new FailureError(makeFailure('grpc.not_implemented', 'no such method'), { status: GrpcStatus.UNIMPLEMENTED });
-      calls.push(r.claims.map((c) => c.consumer?.consumerUuid ?? ''));
-      return { results: r.claims.map((c) => ({ consumerGeneration: 1, failure: claimOne(c) })) };
+    claimMany: jest.fn(async (r: ClaimManyRequest, _options?: { idempotent?: boolean }) => {
+      requests.push(...r.claims);
+      return { results: r.claims.map((c) => ({ consumerGeneration: 1, failure: answer(c) })) };
     }),
+    release: jest.fn(async (r: { consumerUuids: string[] }) => ({ released: r.consumerUuids.slice(0, 1) })),
   };
-  return { client: client as unknown as PlacementClient, calls, raw: client };
+  return { client: new PlacementClient({ grpc: grpc as unknown as PlacementGrpc }), grpc, requests };
 }
 
-test('claims that arrive while a call is in flight go together in one ClaimMany, each answered on its own', async () => {
-  const placement = fakePlacement((c) => ({
-    conflict: makeFailure(PLACEMENT_CONCURRENT_UPDATE, 'moved'),
-    full: makeFailure(PLACEMENT_CAPACITY_EXCEEDED, 'no room'),
-    broken: makeFailure('placement.resource_provider.not_found', 'gone'),
-  } as Record<string, Failure>)[c]);
-  const claimed: AllocationCandidate[] = [];
-  const claimer = new PlacementClaimer(placement.client, (c) => claimed.push(c));
-  const first = claimer.claim(consumer('first'), candidate('rp0'), { replace: true });
-  await Promise.resolve(); // the first claim leaves alone
-  const names = ['ok1', 'conflict', 'full', 'broken', 'ok2'];
-  const rest = names.map((n, i) => claimer.claim(consumer(n), candidate(`rp${i + 1}`), { replace: true }).then((o) => o.kind, (e: FailureError) => e.code));
-  expect(await first).toEqual({ kind: 'ok' });
-  expect(await Promise.all(rest)).toEqual(['ok', 'conflict', 'no_capacity', 'placement.resource_provider.not_found', 'ok']);
-  expect(placement.calls).toEqual([['first'], names]);
-  expect(claimer.stats).toMatchObject({ ok: 3, conflict: 1, noCapacity: 1, claimCalls: 1, claimManyCalls: 1 });
-  expect(claimed.map((c) => c.allocations[0]?.resourceProviderUuid)).toEqual(['rp0', 'rp1', 'rp5']);
-  expect(placement.raw.claimMany.mock.calls[0]?.[0].claims.every((c: ClaimRequest) => c.replace)).toBe(true);
-});
-
-test('a failed ClaimMany call fails each of its claims; an older placement without ClaimMany gets them one by one', async () => {
-  const down = fakePlacement(() => undefined);
-  down.raw.claimMany.mockRejectedValueOnce(new FailureError(makeFailure('grpc.unavailable', 'down', { retryable: true }), { status: GrpcStatus.UNAVAILABLE }));
-  const claimer = new PlacementClaimer(down.client);
-  const all = ['a', 'b', 'c'].map((n) => claimer.claim(consumer(n), candidate('rp'), { replace: true }).then((o) => o.kind, (e: FailureError) => e.code));
-  expect(await Promise.all(all)).toEqual(['grpc.unavailable', 'grpc.unavailable', 'grpc.unavailable']);
-
-  const old = fakePlacement(() => undefined, { claimManyUnimplemented: true });
-  const claimer2 = new PlacementClaimer(old.client);
-  const outcomes = await Promise.all(['a', 'b', 'c'].map((n) => claimer2.claim(consumer(n), candidate('rp'), { replace: true })));
-  expect(outcomes.map((o) => o.kind)).toEqual(['ok', 'ok', 'ok']);
-  expect(old.calls).toEqual([['a'], ['b'], ['c']]);
-  await claimer2.claim(consumer('d'), candidate('rp'), { replace: true });
-  expect(old.raw.claimMany).toHaveBeenCalledTimes(1);
-});
-
-test('at most maxInFlight calls at once: claims arriving meanwhile wait and go together', async () => {
-  const placement = fakePlacement(() => undefined);
-  const gates: (() => void)[] = [];
-  let running = 0;
-  let most = 0;
-  const hold = async <T>(v: T): Promise<T> => {
-    running += 1;
-    most = Math.max(most, running);
-    await new Promise<void>((r) => gates.push(r));
-    running -= 1;
-    return v;
-  };
-  placement.raw.claim.mockImplementation(async (r: ClaimRequest) => { placement.calls.push([r.consumer?.consumerUuid ?? '']); return hold({ consumerGeneration: 1 }); });
-  placement.raw.claimMany.mockImplementation(async (r: ClaimManyRequest) => {
-    placement.calls.push(r.claims.map((c) => c.consumer?.consumerUuid ?? ''));
-    return hold({ results: r.claims.map(() => ({ consumerGeneration: 1, failure: undefined })) });
-  });
-  const claimer = new PlacementClaimer(placement.client, () => undefined, 16, 2);
-  const tick = () => new Promise((r) => setImmediate(r));
-  const all = [claimer.claim(consumer('a'), candidate('rp'), { replace: true })];
-  await tick();
-  all.push(claimer.claim(consumer('b'), candidate('rp'), { replace: true }));
-  await tick();
-  all.push(...['c', 'd', 'e'].map((n) => claimer.claim(consumer(n), candidate('rp'), { replace: true })));
-  await tick();
-  expect(placement.calls).toEqual([['a'], ['b']]); // two in flight; c, d, e wait
-  gates.shift()?.();
-  await tick();
-  expect(placement.calls).toEqual([['a'], ['b'], ['c', 'd', 'e']]);
-  while (gates.length > 0) { gates.shift()?.(); await tick(); }
-  expect((await Promise.all(all)).map((o) => o.kind)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
-  expect(most).toBe(2);
-});
-
-test('a claim of a ClaimMany that met placement without its database is sent again as a Claim (the client retries those)', async () => {
-  let down = true;
-  const placement = fakePlacement((c) => (c === 'b' && down ? makeFailure(UNAVAILABLE_FAILURE_CODE, 'db gone', { retryable: true }) : undefined));
-  const claimer = new PlacementClaimer(placement.client);
-  const first = claimer.claim(consumer('a'), candidate('rp'), { replace: true });
+test('claims go to placement as the consumer\'s INSTANCE allocations, concurrent ones in one ClaimMany; each success charges its candidate', async () => {
+  const fake = fakeGrpc();
+  const charged: AllocationCandidate[] = [];
+  const claimer = new PlacementClaimer(fake.client, (c) => charged.push(c));
+  const first = claimer.claim(consumer('a'), candidate('rp1'), { replace: true });
   await Promise.resolve();
-  const rest = ['b', 'c'].map((n) => claimer.claim(consumer(n), candidate('rp'), { replace: true }));
-  placement.raw.claim.mockImplementationOnce(async (r: ClaimRequest) => { placement.calls.push([r.consumer?.consumerUuid ?? '']); return { consumerGeneration: 1 }; });
-  await first;
-  down = false;
-  expect((await Promise.all(rest)).map((o) => o.kind)).toEqual(['ok', 'ok']);
-  expect(placement.calls).toEqual([['a'], ['b', 'c'], ['b']]);
+  const rest = [claimer.claim(consumer('b'), candidate('full'), { replace: true }), claimer.claim(consumer('c'), candidate('rp2'), { replace: false })];
+  expect((await Promise.all([first, ...rest])).map((o) => o.kind)).toEqual(['claimed', 'no_capacity', 'claimed']);
+  expect(fake.requests[0]).toEqual({ consumer: { consumerUuid: 'a', projectId: 'p', userId: 'u', consumerType: 'INSTANCE',
+    allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 1, MEMORY_MB: 512 } }] }, replace: true, group: undefined });
+  expect(fake.requests.map((r) => r.replace)).toEqual([true, true, false]);
+  expect(fake.grpc.claimMany).toHaveBeenCalledTimes(1);
+  expect(fake.grpc.claimMany.mock.calls[0]?.[1]).toEqual({ idempotent: false }); // one non-replace claim: the call is not retried
+  expect(charged.map((c) => c.allocations[0]?.resourceProviderUuid)).toEqual(['rp1', 'rp2']);
+  expect(claimer.stats).toMatchObject({ claimed: 2, noCapacity: 1, claimCalls: 1, claimManyCalls: 1, released: 0 });
+});
+
+test('release sends the consumers once and counts what placement released; nothing to release sends nothing', async () => {
+  const fake = fakeGrpc();
+  const claimer = new PlacementClaimer(fake.client);
+  await claimer.release([]);
+  await claimer.release(['a', 'b']);
+  expect(fake.grpc.release.mock.calls.map((c) => c[0])).toEqual([{ consumerUuids: ['a', 'b'] }]);
+  expect(claimer.stats.released).toBe(1);
 });
 
 test('each claim carries its consumer\'s server group (Claim and ClaimMany); placement.claim.group_policy is the group_policy outcome', async () => {
-  const placement = fakePlacement((c) => (c === 'refused' ? makeFailure(PLACEMENT_GROUP_POLICY, 'another member is there') : undefined));
-  const claimed: AllocationCandidate[] = [];
-  const claimer = new PlacementClaimer(placement.client, (c) => claimed.push(c));
+  const fake = fakeGrpc();
+  const charged: AllocationCandidate[] = [];
+  const claimer = new PlacementClaimer(fake.client, (c) => charged.push(c));
   const group = { uuid: 'g1', policy: 'anti-affinity', maxServerPerHost: 2 };
   const lone = claimer.claim({ ...consumer('lone'), group }, candidate('rp0'), { replace: true });
   await Promise.resolve();
-  const batch = [claimer.claim({ ...consumer('refused'), group }, candidate('rp1'), { replace: true }), claimer.claim(consumer('plain'), candidate('rp2'), { replace: true })];
-  expect([await lone, ...(await Promise.all(batch))].map((o) => o.kind)).toEqual(['ok', 'group_policy', 'ok']);
-  const sent = [placement.raw.claim.mock.calls[0]?.[0], ...(placement.raw.claimMany.mock.calls[0]?.[0].claims ?? [])] as ClaimRequest[];
-  expect(sent.map((r) => r.group)).toEqual([group, group, undefined]);
-  expect(claimer.stats).toMatchObject({ ok: 2, groupPolicy: 1 });
-  expect(claimed.map((c) => c.allocations[0]?.resourceProviderUuid)).toEqual(['rp0', 'rp2']);
+  const batch = [claimer.claim({ ...consumer('refused'), group }, candidate('taken'), { replace: true }), claimer.claim(consumer('plain'), candidate('taken'), { replace: true })];
+  expect([await lone, ...(await Promise.all(batch))].map((o) => o.kind)).toEqual(['claimed', 'group_policy', 'claimed']);
+  expect(fake.requests.map((r) => r.group)).toEqual([group, group, undefined]);
+  expect(claimer.stats).toMatchObject({ claimed: 2, groupPolicy: 1, claimCalls: 1, claimManyCalls: 1 });
+  expect(charged.map((c) => c.allocations[0]?.resourceProviderUuid)).toEqual(['rp0', 'taken']);
 });

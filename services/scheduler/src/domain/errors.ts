@@ -1,9 +1,7 @@
-/** Error codes the scheduler publishes (`<service>.<noun>.<condition>`; never changed once published). */
-export const SCHEDULER_ERROR_CODES = Object.freeze({
-  noValidHost: 'scheduler.no_valid_host',
-  invalidRequest: 'scheduler.request.invalid',
-  invalidConfig: 'scheduler.config.invalid',
-});
+import { FAILURE_CODES } from '@cellsched/wire';
+
+/** Error codes the scheduler publishes (the registry's `FAILURE_CODES.scheduler`; never changed once published). */
+export const SCHEDULER_ERROR_CODES = FAILURE_CODES.scheduler;
 
 /**
  * A request the scheduler refuses before doing anything (missing flavor, duplicate instance

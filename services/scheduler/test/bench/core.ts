@@ -60,7 +60,7 @@ const ports: SchedulerPorts = {
         const s = answer.providerSummaries[a.resourceProviderUuid];
         for (const [rc, n] of Object.entries(a.resources)) { const r = s?.resources[rc]; if (r !== undefined) r.used += n; }
       }
-      return Promise.resolve({ kind: 'ok' as const });
+      return Promise.resolve({ kind: 'claimed' as const, consumerGeneration: 1 });
     },
     release: () => Promise.resolve(),
   },

@@ -126,15 +126,17 @@ export class FakePlacement implements Claimer {
     const old = this.byConsumer.get(consumer.consumerUuid);
     if (forced !== undefined || raced || (old !== undefined && !options.replace)) {
       this.stats.conflicts += 1;
-      return { kind: 'conflict' };
+      return { kind: 'conflict', message: 'fake: a concurrent write moved a generation' };
     }
     if (!this.fits(consumer.consumerUuid, candidate)) {
       this.stats.noCapacity += 1;
-      return { kind: 'no_capacity' };
+      return { kind: 'no_capacity', message: 'fake: does not fit', resourceClass: undefined, providerUuid: undefined };
     }
-    if (consumer.group !== undefined && rps.some((rp) => this.groupRefusals.has(rp))) return { kind: 'group_policy' };
+    if (consumer.group !== undefined && rps.some((rp) => this.groupRefusals.has(rp))) {
+      return { kind: 'group_policy', message: 'fake: another member is there', groupUuid: consumer.group.uuid, providerUuid: rps[0] };
+    }
     this.commit(consumer.consumerUuid, candidate, old);
-    return { kind: 'ok' };
+    return { kind: 'claimed', consumerGeneration: 1 };
   }
 
   private commit(consumer: string, candidate: AllocationCandidate, old: Map<string, Resources> | undefined): void {

@@ -1,6 +1,6 @@
-import { BUS_ERROR, BusError, type CastClient, type CastContext } from '@cellsched/bus';
+import { isPublishUnroutable, type CastClient, type CastContext } from '@cellsched/bus';
 import { makeFailure } from '@cellsched/grpc';
-import { CellConductorServiceService, type BuildAndRunInstanceRequest, type Failure, type TerminateInstanceRequest } from '@cellsched/wire';
+import { CellConductorServiceService, FAILURE_CODES, type BuildAndRunInstanceRequest, type Failure, type TerminateInstanceRequest } from '@cellsched/wire';
 import { decideOutcome, type FaultPlan } from '../domain/fault-plan';
 import type { Guests } from '../domain/hosts';
 
@@ -27,8 +27,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * guest is kept, so it is not built twice).
  */
 function conductorUnreachable(err: unknown): never {
-  if (err instanceof BusError && err.code === BUS_ERROR.publishUnroutable) {
-    throw Object.assign(new Error(`no cell conductor queue on this bus yet: ${err.message}`), { code: 'compute.conductor.unroutable', retryable: true });
+  if (isPublishUnroutable(err)) {
+    throw Object.assign(new Error(`no cell conductor queue on this bus yet: ${err.message}`), { code: FAILURE_CODES.compute.conductorUnroutable, retryable: true });
   }
   throw err;
 }
@@ -43,17 +43,17 @@ async function reportReschedule(deps: ComputeDeps, host: string, req: BuildAndRu
 async function reportFailure(deps: ComputeDeps, host: string, req: BuildAndRunInstanceRequest, attempt: number, reschedule: boolean): Promise<void> {
   const uuid = req.instance?.uuid ?? '';
   if (reschedule) {
-    const failure = makeFailure('compute.build.rescheduled', `Build of instance ${uuid} was re-scheduled: simulated build failure`, { retryable: true, expected: true });
+    const failure = makeFailure(FAILURE_CODES.compute.buildRescheduled, `Build of instance ${uuid} was re-scheduled: simulated build failure`, { retryable: true, expected: true });
     await reportReschedule(deps, host, req, attempt, failure);
     return;
   }
-  const failure = makeFailure('compute.build.aborted', `Build of instance ${uuid} aborted: simulated non-reschedulable failure`, { expected: true });
+  const failure = makeFailure(FAILURE_CODES.compute.buildAborted, `Build of instance ${uuid} aborted: simulated non-reschedulable failure`, { expected: true });
   await deps.conductor.cast('buildAborted', { instanceUuid: uuid, host, attempt, failure, requestId: req.requestId });
 }
 
 /** The host a cast is for: the `<host>` of its `compute.<host>` routing key (the bus delivers only keys this process serves). */
 function hostOf(ctx: CastContext): string {
-  if (ctx.server === undefined) throw Object.assign(new Error(`cast without a host in routing key ${ctx.routingKey}`), { code: 'compute.no_host', retryable: false });
+  if (ctx.server === undefined) throw Object.assign(new Error(`cast without a host in routing key ${ctx.routingKey}`), { code: FAILURE_CODES.compute.noHost, retryable: false });
   return ctx.server;
 }
 
@@ -93,7 +93,7 @@ export function terminateHandler(deps: ComputeDeps) {
 }
 
 /** The code of a build cast to a host no compute process serves any more. */
-export const HOST_NOT_SERVED = 'compute.host.not_served';
+export const HOST_NOT_SERVED = FAILURE_CODES.compute.hostNotServed;
 
 /**
  * `build_and_run_instance` for a host this process no longer simulates (nor any other: the

@@ -2,7 +2,7 @@ import { CellSet, cellNames, isQuietReport, listCellMappings, type CellMapping, 
 import type { CastClient } from '@cellsched/bus';
 import { listInstances } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
-import type { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
+import { FAILURE_CODES, type CellConductorServiceService, type ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 
@@ -23,7 +23,7 @@ export interface CellHandle {
  * the handler finds a cell that was just created.
  */
 export class CellNotOpenError extends Error {
-  readonly code = 'super_conductor.cell.not_open';
+  readonly code = FAILURE_CODES.superConductor.cellNotOpen;
   readonly retryable = true;
   constructor(uuid: string) {
     super(`cell ${uuid} is not open in this super-conductor (no such cell mapping, or it could not be opened yet)`);

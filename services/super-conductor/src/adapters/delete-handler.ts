@@ -3,7 +3,7 @@ import { finishInstanceAction, getInstance, InstanceActionName, softDeleteInstan
 import { withTransaction } from '@cellsched/db';
 import type { DeleteInstanceRequest } from '@cellsched/wire';
 import { forgetServer, type BuildDeps } from './build-deps';
-import { isUnroutable } from './refused-build';
+import { cellCaster } from './cell-ports';
 
 /**
  * `delete_instance` (api 1.1; Nova's compute_api._delete for a server in a cell): in one cell
@@ -34,8 +34,7 @@ export function deleteInstanceHandler(deps: BuildDeps) {
     await deps.claims.release([req.instanceUuid]);
     if (inst?.host != null && cell.compute !== undefined) {
       // NOTE: a terminate the broker refuses is done: no compute serves that host, so no guest runs there
-      await cell.compute.cast('terminateInstance', { instanceUuid: inst.uuid, attempt: inst.buildAttempt, reason: 'deleted by the user' }, { server: inst.host })
-        .catch((err: unknown) => { if (!isUnroutable(err)) throw err; });
+      await cellCaster(cell).terminateInstance(inst.host, { instanceUuid: inst.uuid, attempt: inst.buildAttempt, reason: 'deleted by the user' });
     }
     await forgetServer(deps, req.instanceUuid);
     ctx.logger.info({ instance_uuid: req.instanceUuid, target_cell: cell.name, was_live: inst !== undefined }, 'instance deleted');

@@ -5,9 +5,10 @@ import { withTransaction } from '@cellsched/db';
 import type { RequestSpec, Selection } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { EVENT_SCHEDULE } from '../domain/build-plan';
+import { castFirstBuild, firstBuild, resumeStep } from '../domain/first-build';
 import { forgetServer, instanceFrom, type BuildDeps } from './build-deps';
 import type { CellHandle } from './cells';
-import { handOverRefusedBuild, isUnroutable } from './refused-build';
+import { cellBuildPorts } from './cell-ports';
 
 /** One scheduled instance: where it goes (chosen host first, then the alternates). */
 export interface Placement {
@@ -28,18 +29,12 @@ async function cleanUpDeleted(deps: BuildDeps, cell: CellHandle, instanceUuid: s
 /**
  * Casts the first build (attempt 1) to `compute.<host>` on the cell's bus. The compute dedups
  * per (host, instance, attempt). A cast the broker refuses (no compute serves that host) is that
- * host's failure: the cell conductor retries the alternates ({@link handOverRefusedBuild}).
+ * host's failure: the cell conductor retries the alternates ({@link castFirstBuild}).
  */
 async function castBuild(deps: BuildDeps, cell: CellHandle, inst: InstanceRecord, hostList: readonly Selection[], spec: RequestSpec, requestId: string, log: Logger): Promise<void> {
-  const host = hostList[0]?.serviceHost;
-  if (cell.compute === undefined || host === undefined) throw new Error(`cannot cast the build of ${inst.uuid}: cell ${cell.uuid} has no bus or no host`);
-  const build = { instance: toWireInstance(inst, cell.uuid), requestSpec: spec, hostList: [...hostList], attempt: inst.buildAttempt, requestId };
-  try {
-    await cell.compute.cast('buildAndRunInstance', build, { server: host });
-  } catch (err) {
-    if (!isUnroutable(err)) throw err;
-    await handOverRefusedBuild(deps, cell, build, host, log);
-  }
+  const build = firstBuild(toWireInstance(inst, cell.uuid), inst.buildAttempt, cell.name, hostList, spec, requestId);
+  if (cell.compute === undefined || build === undefined) throw new Error(`cannot cast the build of ${inst.uuid}: cell ${cell.uuid} has no bus or no host`);
+  await castFirstBuild(cellBuildPorts(cell, deps.claims), log, build);
 }
 
 async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br: NonNullable<Awaited<ReturnType<typeof getBuildRequest>>>): Promise<InstanceRecord> {
@@ -95,8 +90,12 @@ export async function resumeInstance(deps: BuildDeps, r: { instanceUuid: string;
   if (inst === undefined) return 'settled';
   await setInstanceMappingCell(deps.apiDb, r.instanceUuid, await deps.cells.mappingId(cell.uuid));
   const removedNow = await deleteBuildRequest(deps.apiDb, r.instanceUuid);
-  if (!removedNow && (!r.mappedBefore || r.queuedForDelete) && cell.compute !== undefined) return cleanUpDeleted(deps, cell, r.instanceUuid);
-  if (cell.compute === undefined || inst.vmState !== 'building' || inst.buildAttempt !== 1 || inst.host === null) return 'settled';
+  const step = resumeStep({
+    buildRequestRemovedNow: removedNow, mappedBefore: r.mappedBefore, queuedForDelete: r.queuedForDelete, cellHasBus: cell.compute !== undefined,
+    vmState: inst.vmState, buildAttempt: inst.buildAttempt, host: inst.host,
+  });
+  if (step === 'clean_up') return cleanUpDeleted(deps, cell, r.instanceUuid);
+  if (step === 'settled') return 'settled';
   await castBuild(deps, cell, inst, [currentSelection(inst, cell.uuid), ...inst.buildHostList], spec, requestId, log);
   log.info({ instance_uuid: r.instanceUuid, selected_host: inst.host, target_cell: cell.name }, 'build cast again (redelivery)');
   return 'cast';

@@ -1,10 +1,8 @@
 import { createGrpcClient, isFailureError, type GrpcClient } from '@cellsched/grpc';
-import { SchedulerServiceClient, type RequestSpec } from '@cellsched/wire';
+import { FAILURE_CODES, SchedulerServiceClient, type RequestSpec } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import type { DestinationSelector, SelectOutcome } from '../ports';
 
-/** The published code of the scheduler's NoValidHost. */
-export const SCHEDULER_NO_VALID_HOST = 'scheduler.no_valid_host';
 /** Placement microversion of the allocation requests the conductors replay. */
 const ALLOCATION_REQUEST_VERSION = '1.36';
 
@@ -31,7 +29,7 @@ export class GrpcDestinationSelector implements DestinationSelector {
       return { kind: 'selected', destinations: r.destinations.map((d) => d.selections) };
     } catch (err) {
       if (!isFailureError(err)) throw err;
-      if (err.failure.code === SCHEDULER_NO_VALID_HOST) return { kind: 'no_valid_host', failure: err.failure };
+      if (err.failure.code === FAILURE_CODES.scheduler.noValidHost) return { kind: 'no_valid_host', failure: err.failure };
       if (err.failure.retryable) throw err;
       return { kind: 'failed', failure: err.failure };
     }

@@ -12,7 +12,7 @@ import { ComputeServiceService, type TerminateInstanceRequest } from '@cellsched
 import pino from 'pino';
 import { cellOpener } from '../../src/adapters/cell-opener';
 import { CellNotOpenError, CellRegistry } from '../../src/adapters/cells';
-import { isTransient } from '../../src/adapters/transient-retry';
+import { isTransient } from '@cellsched/transient-retry';
 import { createVhost, waitFor, type TestVhost } from '../../../../packages/bus/test/support/broker';
 
 const log = pino({ level: 'silent' });

@@ -8,17 +8,18 @@
  * provider -> NOT_FOUND. Anything else is rethrown (INTERNAL).
  */
 import { FailureError, GrpcStatus } from '@cellsched/grpc';
+import { FAILURE_CODES } from '@cellsched/wire';
 import { CandidateQueryError } from '../../domain/candidates/errors';
 import { ErrorCode, PlacementError } from '../../domain/errors';
 import { AllocationConflict } from '../sql/allocation-writer';
 import { GroupPolicyConflict } from '../sql/group-claim';
 
 /** Failure code of a claim that does not fit. Published: never change. */
-export const CAPACITY_EXCEEDED = 'placement.allocation.capacity_exceeded';
+export const CAPACITY_EXCEEDED = FAILURE_CODES.placement.capacityExceeded;
 /** Failure code of a claim its server group's policy forbids. Published: never change. */
-export const GROUP_POLICY = 'placement.claim.group_policy';
+export const GROUP_POLICY = FAILURE_CODES.placement.claimGroupPolicy;
 /** Failure code of invalid input without a more specific Placement code. */
-export const INVALID_REQUEST = 'placement.request.invalid';
+export const INVALID_REQUEST = FAILURE_CODES.placement.requestInvalid;
 
 function fromPlacementError(err: PlacementError): FailureError {
   if (err instanceof GroupPolicyConflict) {
@@ -40,7 +41,7 @@ function fromPlacementError(err: PlacementError): FailureError {
     return FailureError.of(ErrorCode.CONCURRENT_UPDATE, err.detail, { status: GrpcStatus.ABORTED, expected: true, retryable: true });
   }
   if (err.status === 404) {
-    return FailureError.of('placement.resource_provider.not_found', err.detail, { status: GrpcStatus.NOT_FOUND, expected: true });
+    return FailureError.of(ErrorCode.RESOURCE_PROVIDER_NOT_FOUND, err.detail, { status: GrpcStatus.NOT_FOUND, expected: true });
   }
   if (err.status === 400) {
     const code = err.code === ErrorCode.DEFAULT ? INVALID_REQUEST : err.code;

@@ -1,3 +1,5 @@
+import type { ErrorCode } from '../errors';
+
 /**
  * Raised for a query Placement answers with 400 Bad Request. `message` is Placement's own
  * text for the same condition (clients and gabbi tests match on it).
@@ -8,7 +10,7 @@ export class CandidateQueryError extends Error {
   /** `code`: Placement's error code for the condition, when it has a specific one. */
   constructor(
     message: string,
-    readonly code?: 'placement.query.bad_value' | 'placement.query.duplicate_key' | 'placement.query.missing_value',
+    readonly code?: typeof ErrorCode.QUERYPARAM_BAD_VALUE | typeof ErrorCode.ILLEGAL_DUPLICATE_QUERYPARAM | typeof ErrorCode.QUERYPARAM_MISSING_VALUE,
   ) {
     super(message);
   }

@@ -3,6 +3,7 @@
  * Placement's `lib.RequestGroup.dict_from_request` and `RequestWideParams.from_request`,
  * microversion by microversion (1.10 - 1.39), with Placement's 400 texts.
  */
+import { ErrorCode } from '../errors';
 import { CandidateQueryError } from './errors';
 import { groupKeyPattern, validateQuerySchema } from './query-schema';
 import { parseInTree, parseMemberOf, parseResources, parseTraits } from './query-values';
@@ -94,16 +95,16 @@ function parseGroups(pairs: QueryPairs, minor: number): Map<string, MutableGroup
 function checkSameSubtreeGroups(bySuffix: Map<string, MutableGroup>, sameSubtrees: readonly (readonly string[])[]): void {
   const resourceless = [...bySuffix.values()].filter((g) => g.resources.size === 0).map((g) => g.suffix);
   if (resourceless.length === bySuffix.size) {
-    throw new CandidateQueryError('There must be at least one resources or resources[$S] parameter.', 'placement.query.missing_value');
+    throw new CandidateQueryError('There must be at least one resources or resources[$S] parameter.', ErrorCode.QUERYPARAM_MISSING_VALUE);
   }
   const subtree = new Set(sameSubtrees.flat());
   const bad = resourceless.filter((s) => !subtree.has(s));
   if (bad.length > 0) {
-    throw new CandidateQueryError(`Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`, 'placement.query.bad_value');
+    throw new CandidateQueryError(`Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`, ErrorCode.QUERYPARAM_BAD_VALUE);
   }
   const unknown = [...subtree].filter((s) => !bySuffix.has(s));
   if (unknown.length > 0) {
-    throw new CandidateQueryError(`Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...bySuffix.keys()])}.`, 'placement.query.bad_value');
+    throw new CandidateQueryError(`Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...bySuffix.keys()])}.`, ErrorCode.QUERYPARAM_BAD_VALUE);
   }
 }
 
@@ -144,12 +145,12 @@ function checkForbiddenConflicts(bySuffix: Map<string, MutableGroup>): void {
 function parseRootRequired(pairs: QueryPairs): { required: string[]; forbidden: string[] } {
   const values = allValues(pairs, 'root_required');
   if (values.length === 0) return { required: [], forbidden: [] };
-  if (values.length > 1) throw new CandidateQueryError("Query parameter 'root_required' may be specified only once.", 'placement.query.duplicate_key');
+  if (values.length > 1) throw new CandidateQueryError("Query parameter 'root_required' may be specified only once.", ErrorCode.ILLEGAL_DUPLICATE_QUERYPARAM);
   const parsed = parseTraits(values[0] as string, true, false);
   const required = parsed.required.map((s) => s[0] as string);
   const conflicts = required.filter((t) => parsed.forbidden.includes(t));
   if (conflicts.length > 0) {
-    throw new CandidateQueryError(`Conflicting required and forbidden traits found in root_required: ${conflicts.join(', ')}`, 'placement.query.bad_value');
+    throw new CandidateQueryError(`Conflicting required and forbidden traits found in root_required: ${conflicts.join(', ')}`, ErrorCode.QUERYPARAM_BAD_VALUE);
   }
   return { required, forbidden: parsed.forbidden };
 }
@@ -158,7 +159,7 @@ function parseSameSubtrees(pairs: QueryPairs): string[][] {
   return allValues(pairs, 'same_subtree').map((val) => {
     const suffixes = [...new Set(val.split(',').map((s) => s.trim()))];
     if (suffixes.includes('')) {
-      throw new CandidateQueryError('Empty string (unsuffixed group) can not be specified in `same_subtree` ', 'placement.query.bad_value');
+      throw new CandidateQueryError('Empty string (unsuffixed group) can not be specified in `same_subtree` ', ErrorCode.QUERYPARAM_BAD_VALUE);
     }
     return suffixes;
   });

@@ -48,7 +48,7 @@ export async function claimOnHost(host: HostState, consumer: ClaimConsumer, deps
     const candidate = firstFittingCandidate(host);
     if (candidate === undefined) return { kind: 'no_capacity', retries };
     const outcome = await deps.claimer.claim(consumer, candidate, { replace: true });
-    if (outcome.kind === 'ok') return { kind: 'claimed', candidate, retries };
+    if (outcome.kind === 'claimed') return { kind: 'claimed', candidate, retries };
     if (outcome.kind === 'no_capacity') return { kind: 'no_capacity', retries };
     if (outcome.kind === 'group_policy') return { kind: 'group_policy', retries };
     if (retries >= deps.maxConflictRetries) return { kind: 'conflict_exhausted', retries };

@@ -1,9 +1,9 @@
 import type { CastContext } from '@cellsched/bus';
 import { FailureError, makeFailure } from '@cellsched/grpc';
-import pino from 'pino';
-import { isTransient, retryTransient } from './transient-retry';
+import { isTransient, retryTransient, retryWhileTransient } from './transient-retry';
 
-const ctx = { logger: pino({ level: 'silent' }) } as unknown as CastContext;
+const warned: string[] = [];
+const ctx = { logger: { warn: (_fields: unknown, msg: string) => warned.push(msg) } } as unknown as CastContext;
 const unavailable = (): FailureError => new FailureError(makeFailure('grpc.unavailable', 'connect ECONNREFUSED', { retryable: true }));
 const pgDown = (): Error => Object.assign(new Error('the database system is shutting down'), { code: '57P03' });
 
@@ -17,6 +17,8 @@ test('classifies: retryable Failures, retryable bus errors and lost PostgreSQL c
   expect(isTransient(unavailable())).toBe(true);
   expect(isTransient(pgDown())).toBe(true);
   expect(isTransient(Object.assign(new Error('no broker'), { code: 'bus.unavailable', retryable: true }))).toBe(true);
+  // placement-client's PlacementUnreachableError and the bus's BusError say so with `retryable`
+  expect(isTransient(Object.assign(new Error('placement at http://127.0.0.1:1 is unreachable'), { code: 'placement_client.placement.unreachable', retryable: true }))).toBe(true);
   expect(isTransient(new FailureError(makeFailure('placement.allocation.capacity_exceeded', 'full', { retryable: false })))).toBe(false);
   expect(isTransient(new TypeError('bug'))).toBe(false);
   expect(isTransient(Object.assign(new Error('unique violation'), { code: '23505' }))).toBe(false);
@@ -30,6 +32,7 @@ test('a handler failing while its dependency is down is rerun with backoff in th
   await h({}, ctx);
   expect(calls).toBe(4);
   expect(c.slept).toEqual([250, 500, 1000]);
+  expect(warned.slice(-3)).toEqual(Array(3).fill('cast handler hit an unavailable dependency, retrying in-delivery'));
 });
 
 test('a non-transient failure is thrown at once (the bus decides), without a retry', async () => {
@@ -50,4 +53,17 @@ test('past the budget the last transient failure goes to the bus (redelivered la
   expect(c.slept).toEqual([250, 500, 1000, 2000, 4000, 4000, 4000, 4000]); // 19,750 ms: one more would pass 20 s
   expect(c.now()).toBeLessThanOrEqual(20_000);
   expect(calls).toBe(9);
+});
+
+test('retryWhileTransient: any rerunnable job (an audit pass) with its own notion of transient; the value comes back', async () => {
+  const c = clock();
+  const seen: number[] = [];
+  let calls = 0;
+  const busy = new Error('503');
+  const v = await retryWhileTransient(async () => { calls++; if (calls < 3) throw busy; return Promise.resolve(42); },
+    { budgetMs: 10_000, sleep: c.sleep, now: c.now, retryable: (e) => e === busy, onRetry: (_e, attempt) => seen.push(attempt) });
+  expect(v).toBe(42);
+  expect(seen).toEqual([1, 2]);
+  await expect(retryWhileTransient(() => Promise.reject(new TypeError('bug')), { budgetMs: 10_000, sleep: c.sleep, now: c.now, retryable: () => false }))
+    .rejects.toThrow('bug');
 });

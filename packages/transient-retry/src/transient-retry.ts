@@ -51,12 +51,14 @@ export async function retryWhileTransient<T>(fn: () => Promise<T>, o: TransientR
 
 /**
  * Wraps an idempotent cast handler so that one delivery rides out a dependency outage
- * (placement restarting, PostgreSQL restarting, the cell bus reconnecting) by rerunning the
- * whole handler with backoff for up to `budgetMs`, instead of burning the bus's bounded
+ * (placement or a scheduler restarting, PostgreSQL restarting, a bus reconnecting) by rerunning
+ * the whole handler with backoff for up to `budgetMs`, instead of burning the bus's bounded
  * redeliveries in seconds: ten deliveries took ~20 s, shorter than a placement restart under
- * load, and a dead-lettered `build_instances` left its instance in BUILD until the watchdog.
- * Safe because every handler is guarded by (host, attempt) and runs its decision in one
- * transaction that is rolled back before the pause (no row lock is held while waiting).
+ * load; a dead-lettered `build_instances` left its instance in BUILD until the watchdog, and
+ * dead-lettered `delete_instance` casts waited minutes for the API's sweeper. Safe only for a
+ * handler that is redelivery-safe (idempotent) and holds no transaction or row lock across the
+ * pause (each of the conductors' handlers runs its decision in one transaction, rolled back
+ * before the pause). Logs each retry at `warn` on the cast's logger.
  */
 export function retryTransient<Req>(handler: CastHandler<Req>, o: TransientRetryOptions): CastHandler<Req> {
   return (req: Req, ctx: CastContext): Promise<void> => retryWhileTransient(() => handler(req, ctx), {

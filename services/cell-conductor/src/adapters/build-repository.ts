@@ -1,0 +1,67 @@
+import { addInstanceFault, getInstance, toWireInstance, updateInstance, type InstanceRecord } from '@cellsched/cell-db';
+import { withTransaction } from '@cellsched/db';
+import type { Pool, PoolClient } from 'pg';
+import type { BuildRepository, BuildTransaction, InstanceSnapshot } from '../ports';
+import { createRequestId, recordEvent } from './action-events';
+
+/** The domain's view of a row (with its wire form, tagged with the cell). Pure. */
+export function snapshotOf(r: InstanceRecord, cellUuid: string): InstanceSnapshot {
+  return {
+    uuid: r.uuid, projectId: r.projectId, userId: r.userId, vmState: r.vmState, host: r.host, node: r.node, buildAttempt: r.buildAttempt,
+    buildHostList: r.buildHostList, buildRequestSpec: r.buildRequestSpec, wire: toWireInstance(r, cellUuid),
+  };
+}
+
+/**
+ * Locks the live instance row (SELECT ... FOR UPDATE) inside the caller's transaction and
+ * returns it, or undefined when it is gone (deleted during the build).
+ */
+async function lockInstance(client: PoolClient, uuid: string): Promise<InstanceRecord | undefined> {
+  const r = await client.query('SELECT 1 FROM instances WHERE uuid = $1 AND deleted_at IS NULL FOR UPDATE', [uuid]);
+  if (r.rowCount === 0) return undefined;
+  return getInstance(client, uuid);
+}
+
+const BUILDING = { expectedVmState: ['building' as const] };
+
+/** The guarded writes of one decision, over the transaction's connection. */
+function buildTransaction(c: PoolClient, cellUuid: string): BuildTransaction {
+  return {
+    recordEvent: (inst, requestId, event, host, outcome) => recordEvent(c, inst, requestId, event, host, outcome),
+    createRequestId: (uuid) => createRequestId(c, uuid),
+    moveBuild: async (uuid, m) => {
+      const r = await updateInstance(c, uuid, {
+        host: m.host, node: m.node, taskState: 'scheduling', buildAttempt: m.buildAttempt, buildHostList: m.buildHostList, buildDeadlineAt: m.buildDeadlineAt,
+        ...(m.buildRequestSpec === undefined ? {} : { buildRequestSpec: m.buildRequestSpec }),
+      }, BUILDING);
+      return r.kind === 'updated' ? snapshotOf(r.instance, cellUuid) : undefined;
+    },
+    failBuild: async (uuid, fault, o) => {
+      const r = await updateInstance(c, uuid, { vmState: 'error', taskState: null, ...(o.clearHost ? { host: null, node: null } : {}), buildHostList: [], buildDeadlineAt: null }, BUILDING);
+      if (r.kind !== 'updated') return false;
+      await addInstanceFault(c, { instanceUuid: uuid, code: 500, message: fault.message, host: fault.host, details: fault.details });
+      return true;
+    },
+    activate: async (uuid, a) => {
+      const r = await updateInstance(c, uuid, {
+        vmState: 'active', taskState: null, powerState: 1, node: a.node, launchedAt: a.launchedAt, buildHostList: [], buildDeadlineAt: null,
+      }, BUILDING);
+      return r.kind === 'updated';
+    },
+  };
+}
+
+/**
+ * {@link BuildRepository} over the cell's PostgreSQL: one transaction per decision, the row lock
+ * first; `withTransaction` rolls back on a throw and retries serialization failures only.
+ */
+export class PgBuildRepository implements BuildRepository {
+  constructor(private readonly pool: Pool, private readonly cellUuid: string) {}
+
+  withLockedInstance<T>(uuid: string, fn: (inst: InstanceSnapshot | undefined, tx: BuildTransaction) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, async (c) => {
+      const rec = await lockInstance(c, uuid);
+      return fn(rec === undefined ? undefined : snapshotOf(rec, this.cellUuid), buildTransaction(c, this.cellUuid));
+    });
+  }
+}
