@@ -54,6 +54,7 @@ test.each([
   ['alive but silent a build timeout past the deadline', stuck({}), 'cell_conductor.build.timed_out', 'no build result from host a a build timeout after the deadline', true],
 ])('watchdog, host %s: its failure, and whether the old attempt is terminated there', (_name, s, code, message, terminate) => {
   expect(stuckFailure(s)).toMatchObject({ code, message, retryable: true, expected: true });
-  expect(terminatesOldAttempt(s)).toBe(terminate);
+  expect(terminatesOldAttempt(s, true)).toBe(terminate);
+  expect(terminatesOldAttempt(s, false)).toBe(false);
   expect(stuckBuildReport(s, 'req')).toMatchObject({ failedHost: 'a', attempt: 2, hostList: [], requestId: 'req', requestSpec: undefined, alternatesFrom: 'row', failure: { code } });
 });

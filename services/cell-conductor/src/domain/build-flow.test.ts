@@ -145,8 +145,10 @@ test.each<[string, StuckBuild, Partial<Row>, string, string[]]>([
     'building on b #2', ['event compute_build a error: host a is gone (its compute service was deleted or forced down)', 'claim b', 'event reschedule b ok', 'cast build b #2']],
   ['lost in flight on a live host: retried, and the old attempt terminated there', stuck({}), { buildHostList: [sel('c')] },
     'building on c #2', ['event compute_build a error: no build result from host a a build timeout after the deadline', 'claim c', 'event reschedule c ok', 'cast build c #2', 'cast terminate a #1']],
-  ['the compute reported meanwhile (another attempt now): no retry; the old attempt is still terminated on the live host', stuck({ hostDown: true }), { host: 'b', buildAttempt: 2 },
-    'building on b #2', ['cast terminate a #1']],
+  ['the compute reported a failure meanwhile (another attempt now): no retry, nothing terminated', stuck({ hostDown: true }), { host: 'b', buildAttempt: 2 },
+    'building on b #2', []],
+  ['the compute\'s success committed meanwhile (ACTIVE on a #1): no retry, its guest is kept', stuck({}), { vmState: 'active' },
+    'active on a #1', []],
 ])('watchdog: %s', async (_name, s, row, after, happened) => {
   const cell = new FakeCell(row, ['b', 'c']);
   await retryStuckBuild(cell.ports(), quiet, s);

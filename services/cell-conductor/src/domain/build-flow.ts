@@ -121,9 +121,14 @@ export async function onBuildAborted(ports: BuildPorts, log: BuildLog, ref: Atte
  * terminated on a host that may still run it.
  */
 export async function retryStuckBuild(ports: BuildPorts, log: BuildLog, s: StuckBuild): Promise<void> {
-  const next = await ports.instances.withLockedInstance(s.uuid, async (inst, tx) => rescheduleAttempt(ports, tx, inst, stuckBuildReport(s, await tx.createRequestId(s.uuid))));
-  log.warn({ instance_uuid: s.uuid, host: s.host, attempt: s.attempt, host_down: s.hostDown, host_gone: s.hostGone, next_host: next?.host }, 'build watchdog retried a lost build');
+  const { next, movedOn } = await ports.instances.withLockedInstance(s.uuid, async (inst, tx) => {
+    const report = stuckBuildReport(s, await tx.createRequestId(s.uuid));
+    // NOTE: judged under the lock: the compute may have reported (ACTIVE, or failed) since the watchdog read the row
+    const moving = judgeFailureReport(inst, report).kind === 'retry';
+    return { next: await rescheduleAttempt(ports, tx, inst, report), movedOn: moving };
+  });
+  log.warn({ instance_uuid: s.uuid, host: s.host, attempt: s.attempt, host_down: s.hostDown, host_gone: s.hostGone, moved_on: movedOn, next_host: next?.host }, 'build watchdog retried a lost build');
   if (next !== undefined) await castBuild(ports, log, next);
   // NOTE: a live host may still run this attempt (its result cast was lost): only one host keeps the guest
-  if (terminatesOldAttempt(s)) await castTerminate(ports, log, s.host, { instanceUuid: s.uuid, attempt: s.attempt, reason: 'build moved on by the watchdog' });
+  if (terminatesOldAttempt(s, movedOn)) await castTerminate(ports, log, s.host, { instanceUuid: s.uuid, attempt: s.attempt, reason: 'build moved on by the watchdog' });
 }

@@ -33,10 +33,12 @@ export function stuckBuildReport(s: StuckBuild, requestId: string): FailureRepor
 }
 
 /**
- * Whether the old attempt's guest must be terminated on its host once the watchdog moved on: yes on
- * a host that may still run it (its result was lost, or it is only down), so one host only keeps the
- * guest; not on a gone host (nothing runs there). Pure.
+ * Whether the old attempt's guest must be terminated on its host: only when this retry moved the
+ * build on (`movedOn`, judged under the row lock) and on a host that may still run it (its result
+ * was lost, or it is only down), so one host only keeps the guest; not on a gone host (nothing runs
+ * there), and never when the compute's report got there first (its success made the guest the
+ * instance's one; its failure means there is none). Pure.
  */
-export function terminatesOldAttempt(s: StuckBuild): boolean {
-  return !s.hostGone;
+export function terminatesOldAttempt(s: StuckBuild, movedOn: boolean): boolean {
+  return movedOn && !s.hostGone;
 }
