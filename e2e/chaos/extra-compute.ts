@@ -71,6 +71,7 @@ export class ExtraCompute {
     if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
     const gone = new Promise((r) => c.once('exit', r));
     c.kill(signal);
+    if (signal === 'SIGKILL') this.ctx.stack.recordKill(`compute-${this.host}`, signal, c.pid);
     await Promise.race([gone, new Promise((r) => setTimeout(r, 15_000))]);
     if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   }

@@ -73,6 +73,8 @@ export interface StackHandle {
   isRunning(name: string): boolean;
   /** Sends `signal` (default SIGKILL) to the service and waits (≤ 15 s) until it is gone. Counts a kill. */
   kill(name: string, signal?: NodeJS.Signals): Promise<void>;
+  /** Counts a kill of a process the scenario runs itself (an extra compute) in the report, like `kill`. */
+  recordKill(name: string, signal: NodeJS.Signals, pid?: number): void;
   /** Starts a stopped service (no rebuild, no bootstrap) and waits until it is ready; re-applies compute faults. */
   start(name: string): Promise<void>;
   /** kill(name, signal, default SIGTERM) then start(name). */

@@ -86,6 +86,11 @@ export class ChaosStack implements StackHandle {
 
   logFile(name: string): string { return join(this.stateDir, `${name}.log`); }
 
+  /** A kill of a process a scenario runs itself (an extra compute), counted like the stack's own. */
+  recordKill(name: string, signal: NodeJS.Signals, pid?: number): void {
+    this.events.push({ at: Date.now(), what: 'kill', service: name, signal, pid });
+  }
+
   async kill(name: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     this.known(name);
     const pid = this.pid(name);
