@@ -1,6 +1,6 @@
 import type { Bus, CastClient, CastReceipt } from '@cellsched/bus';
 import {
-  SuperConductorServiceService, type DeleteInstanceRequest, type DeleteServiceRequest, type ScheduleAndBuildInstancesRequest, type UpdateServiceRequest,
+  SuperConductorServiceService, type DeleteInstanceRequest, type DeleteServiceRequest, type ScheduleAndBuildInstancesRequest, type ServerActionRequest, type UpdateServiceRequest,
 } from '@cellsched/wire';
 
 /**
@@ -18,6 +18,8 @@ export interface SuperConductorCaster {
   updateService(req: UpdateServiceRequest, opts?: { timeoutMs?: number }): Promise<CastReceipt>;
   /** `delete_service` (1.2): delete a service (a compute's: its nodes, host mapping and providers too) in a cell. */
   deleteService(req: DeleteServiceRequest, opts?: { timeoutMs?: number }): Promise<CastReceipt>;
+  /** `server_action` (1.3): a server action the api accepted (its intent is recorded in the API DB). */
+  serverAction(req: ServerActionRequest, opts?: { timeoutMs?: number }): Promise<CastReceipt>;
 }
 
 /** {@link SuperConductorCaster} over a connected API {@link Bus}. */
@@ -42,5 +44,9 @@ export class SuperConductorClient implements SuperConductorCaster {
 
   deleteService(req: DeleteServiceRequest, opts: { timeoutMs?: number } = {}): Promise<CastReceipt> {
     return this.client.cast('deleteService', req, opts);
+  }
+
+  serverAction(req: ServerActionRequest, opts: { timeoutMs?: number } = {}): Promise<CastReceipt> {
+    return this.client.cast('serverAction', req, opts);
   }
 }

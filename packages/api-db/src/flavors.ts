@@ -35,9 +35,9 @@ const SELECT = `SELECT f.id, f.flavorid, f.name, f.vcpus, f.memory_mb, f.root_gb
   coalesce((SELECT jsonb_object_agg(s.key, s.value) FROM flavor_extra_specs s WHERE s.flavor_id = f.id), '{}'::jsonb) AS extra_specs
   FROM flavors f`;
 
-/** The wire Flavor the RequestSpec and the instance carry. Pure. */
+/** The wire Flavor the RequestSpec and the instance carry (with Nova's integer `id`, which migrations record). Pure. */
 export function toWireFlavor(f: Flavor): WireFlavor {
-  return { flavorid: f.flavorid, name: f.name, vcpus: f.vcpus, memoryMb: f.memoryMb, rootGb: f.rootGb, ephemeralGb: f.ephemeralGb, swap: f.swap, extraSpecs: { ...f.extraSpecs } };
+  return { id: f.id, flavorid: f.flavorid, name: f.name, vcpus: f.vcpus, memoryMb: f.memoryMb, rootGb: f.rootGb, ephemeralGb: f.ephemeralGb, swap: f.swap, extraSpecs: { ...f.extraSpecs } };
 }
 
 export interface NewFlavor {

@@ -20,3 +20,4 @@ export * from './server-groups';
 export * from './aggregates';
 export * from './images';
 export * from './discover-hosts';
+export * from './server-task-intents';

@@ -15,7 +15,7 @@ describe('flavors', () => {
     const f = await createFlavor(db.pool, { name: 'gpu.big', flavorid: 'gpu-1', vcpus: 4, memoryMb: 4096, rootGb: 10, isPublic: false,
       extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' } });
     expect(f).toMatchObject({ flavorid: 'gpu-1', vcpus: 4, isPublic: false, extraSpecs: { 'resources:CUSTOM_GPU': '1' } });
-    expect(toWireFlavor(f)).toEqual({ flavorid: 'gpu-1', name: 'gpu.big', vcpus: 4, memoryMb: 4096, rootGb: 10, ephemeralGb: 0, swap: 0,
+    expect(toWireFlavor(f)).toEqual({ id: f.id, flavorid: 'gpu-1', name: 'gpu.big', vcpus: 4, memoryMb: 4096, rootGb: 10, ephemeralGb: 0, swap: 0,
       extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' } });
     await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'other', vcpus: 1, memoryMb: 1 })).rejects.toMatchObject({ code: 'api_db.flavor.exists' });
     await expect(createFlavor(db.pool, { name: 'other', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 })).rejects.toMatchObject({ code: 'api_db.flavor.exists' });

@@ -4,7 +4,7 @@ import { CELL_DB_MIGRATIONS_DIR } from '@cellsched/cell-db';
 
 const TABLES = ['aggregate_hosts', 'aggregate_metadata', 'aggregates', 'build_requests', 'cell_mapping_endpoints', 'cell_mappings', 'flavor_extra_specs', 'flavor_projects',
   'flavors', 'host_mappings', 'images', 'instance_group_member', 'instance_group_policy', 'instance_groups', 'instance_mappings',
-  'request_specs', 'schema_migrations'];
+  'request_specs', 'schema_migrations', 'server_task_intents'];
 
 describe('API database migrations', () => {
   let db: TestDatabase;
@@ -12,7 +12,7 @@ describe('API database migrations', () => {
   afterAll(async () => { await db.drop(); });
 
   it('apply from empty, create every table and are idempotent', async () => {
-    expect(await syncApiDb(db.pool)).toEqual(['001_initial', '002_build_request_trace', '003_cell_mapping_endpoints']);
+    expect(await syncApiDb(db.pool)).toEqual(['001_initial', '002_build_request_trace', '003_cell_mapping_endpoints', '004_server_task_intents']);
     expect(await syncApiDb(db.pool)).toEqual([]);
     const r = await db.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");

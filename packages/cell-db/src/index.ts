@@ -14,6 +14,7 @@ export * from './instances';
 export * from './instance-update';
 export * from './instance-faults';
 export * from './instance-actions';
+export * from './server-actions';
 export * from './services';
 export {
   upsertComputeNode, updateComputeNodeStats, getComputeNode, listComputeNodes, deleteComputeNode, listUnmappedComputeHosts,
@@ -21,5 +22,6 @@ export {
 } from './compute-nodes';
 export * from './host-changes';
 export * from './migration-records';
+export * from './instance-tasks';
 export * from './compute-processes';
 export * from './host-usage';

@@ -23,12 +23,20 @@ export interface InstanceRecord {
   readonly launchIndex: number;
   /** Hosts tried so far for this build (1 = the scheduler's first choice). */
   readonly buildAttempt: number;
-  /** Alternates not tried yet, in order (the cell conductor's in-cell retry list). */
+  /**
+   * A build: the alternates not tried yet, in order (the cell conductor's in-cell retry list). An
+   * unshelve or a move being scheduled: the super-conductor's whole host list for its request (chosen
+   * host first), so a recast after a crash still carries the alternates.
+   */
   readonly buildHostList: readonly Selection[];
   /** The RequestSpec a retried build is sent with (watchdog retries have no message to copy it from). */
   readonly buildRequestSpec: RequestSpec | undefined;
   /** When a build still in `building` is presumed lost (the watchdog's deadline). */
   readonly buildDeadlineAt: Date | null;
+  /** Nova's instance_extra.old_flavor: the flavor before a resize (until confirm or revert), else undefined. */
+  readonly oldFlavor: Flavor | undefined;
+  /** Nova's instance_extra.new_flavor: the flavor a resize (or migrate: the same) goes to, else undefined. */
+  readonly newFlavor: Flavor | undefined;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly deletedAt: Date | null;
@@ -40,12 +48,12 @@ export interface InstanceRow {
   image_ref: string | null; vm_state: VmStateName; task_state: string | null; power_state: number; host: string | null; node: string | null;
   availability_zone: string | null; launched_at: Date | null; terminated_at: Date | null; reservation_id: string | null; launch_index: number;
   build_attempt: number; build_host_list: unknown[]; build_request_spec: unknown; build_deadline_at: Date | null;
-  created_at: Date; updated_at: Date; deleted_at: Date | null;
+  old_flavor: unknown; new_flavor: unknown; created_at: Date; updated_at: Date; deleted_at: Date | null;
 }
 
 export const INSTANCE_COLUMNS = `uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, power_state,
   host, node, availability_zone, launched_at, terminated_at, reservation_id, launch_index, build_attempt, build_host_list,
-  build_request_spec, build_deadline_at, created_at, updated_at, deleted_at`;
+  build_request_spec, build_deadline_at, old_flavor, new_flavor, created_at, updated_at, deleted_at`;
 
 /** Maps a row selected with {@link INSTANCE_COLUMNS}. Pure. */
 export function toInstanceRecord(r: InstanceRow): InstanceRecord {
@@ -55,7 +63,8 @@ export function toInstanceRecord(r: InstanceRow): InstanceRecord {
     availabilityZone: r.availability_zone, launchedAt: r.launched_at, terminatedAt: r.terminated_at, reservationId: r.reservation_id,
     launchIndex: r.launch_index, buildAttempt: r.build_attempt, buildHostList: r.build_host_list.map((s) => Selection.fromJSON(s)),
     buildRequestSpec: r.build_request_spec === null ? undefined : RequestSpec.fromJSON(r.build_request_spec),
-    buildDeadlineAt: r.build_deadline_at, createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
+    buildDeadlineAt: r.build_deadline_at, oldFlavor: r.old_flavor === null ? undefined : Flavor.fromJSON(r.old_flavor),
+    newFlavor: r.new_flavor === null ? undefined : Flavor.fromJSON(r.new_flavor), createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
   };
 }
 

@@ -1,4 +1,4 @@
-import { RequestSpec, type Selection } from '@cellsched/wire';
+import { RequestSpec, type Flavor, type Selection } from '@cellsched/wire';
 import { CellDbError, checkUuid, type Queryable } from './db';
 import { getInstance } from './instances';
 import { hostListJson, INSTANCE_COLUMNS, toInstanceRecord, type InstanceRecord, type InstanceRow } from './instance-record';
@@ -19,6 +19,12 @@ export interface InstanceChanges {
   buildHostList?: readonly Selection[];
   buildRequestSpec?: RequestSpec | null;
   buildDeadlineAt?: Date | null;
+  /** The flavor the instance runs with (finish_resize, revert). */
+  flavor?: Flavor;
+  /** Nova's instance_extra.old_flavor / new_flavor (a resize in progress or waiting for confirm); null clears. */
+  oldFlavor?: Flavor | null;
+  newFlavor?: Flavor | null;
+  imageRef?: string | null;
 }
 
 /**
@@ -67,6 +73,11 @@ const COLUMNS: Record<keyof InstanceChanges, [string, Encoder]> = {
   buildHostList: ['build_host_list', (v: readonly Selection[]) => hostListJson(v)],
   buildRequestSpec: ['build_request_spec', (v: RequestSpec | null) => (v === null ? null : JSON.stringify(RequestSpec.toJSON(v)))],
   buildDeadlineAt: ['build_deadline_at', (v: Date | null) => v],
+  // NOTE: stored as createInstance stores `flavor` (every field, camelCase), so SQL reads one shape
+  flavor: ['flavor', (v: Flavor) => JSON.stringify(v)],
+  oldFlavor: ['old_flavor', (v: Flavor | null) => (v === null ? null : JSON.stringify(v))],
+  newFlavor: ['new_flavor', (v: Flavor | null) => (v === null ? null : JSON.stringify(v))],
+  imageRef: ['image_ref', (v: string | null) => v],
 };
 
 function setClause(changes: InstanceChanges, values: unknown[]): string {

@@ -106,11 +106,11 @@ export async function getServiceById(db: Queryable, id: number | string, opts: {
   return r.rows[0] === undefined ? undefined : toService(r.rows[0]);
 }
 
-/** Live services, optionally of one binary or host, by host. Read-only. */
-export async function listServices(db: Queryable, opts: { binary?: string; host?: string } = {}): Promise<ServiceRecord[]> {
+/** Live services, optionally of one binary, one host or any of `hosts`, by host. Read-only. */
+export async function listServices(db: Queryable, opts: { binary?: string; host?: string; hosts?: readonly string[] } = {}): Promise<ServiceRecord[]> {
   const r = await db.query<Row>(
     `SELECT ${SERVICE_COLUMNS} FROM services WHERE deleted_at IS NULL AND ($1::text IS NULL OR "binary" = $1) AND ($2::text IS NULL OR host = $2)
-     ORDER BY host, "binary"`, [opts.binary ?? null, opts.host ?? null]);
+       AND ($3::text[] IS NULL OR host = ANY($3)) ORDER BY host, "binary"`, [opts.binary ?? null, opts.host ?? null, opts.hosts === undefined ? null : [...opts.hosts]]);
   return r.rows.map(toService);
 }
 

@@ -10,7 +10,7 @@ let db: TestDatabase;
 beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_inst', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }); });
 afterAll(async () => { await db.drop(); });
 
-const flavor = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: { a: 'b' } };
+const flavor = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: { a: 'b' } };
 const alt = (host: string) => Selection.fromPartial({ computeNodeUuid: randomUUID(), serviceHost: host, nodename: host, cellUuid: randomUUID(),
   allocationRequest: { json: '{"allocations":{}}', version: '1.39' } });
 const newInstance = (over: Partial<NewInstance> = {}): NewInstance => ({

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, findMigrations, getMigration, listInstances, listMigrations, updateMigrationStatus,
+  CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, findMigrations, getMigration, listInstances, listMigrations, listMigrationsByFilters, updateMigrationStatus,
   vmStateFromWire, vmStateToWire,
 } from '@cellsched/cell-db';
 import { VmState } from '@cellsched/wire';
@@ -10,7 +10,7 @@ let db: TestDatabase;
 beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_more', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }); });
 afterAll(async () => { await db.drop(); });
 
-const flavor = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+const flavor = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 
 describe('createInstance under concurrent redelivery', () => {
   it('five concurrent creates of one uuid: exactly one is new, all see the same row', async () => {
@@ -92,5 +92,31 @@ describe('vm states', () => {
     expect(vmStateToWire('paused')).toBe(VmState.VM_STATE_UNSPECIFIED);
     expect(vmStateFromWire(VmState.VM_STATE_SHELVED_OFFLOADED)).toBe('shelved_offloaded');
     expect(() => vmStateFromWire(VmState.VM_STATE_UNSPECIFIED)).toThrow(TypeError);
+  });
+});
+
+describe('listMigrationsByFilters', () => {
+  it('filters as Nova (host is source or dest; source_compute only without host), newest first, pages after a marker', async () => {
+    const instanceUuid = randomUUID();
+    const tag = `f-${randomUUID().slice(0, 8)}`;
+    const made = [];
+    for (const [src, dst, status] of [[`${tag}-a`, `${tag}-b`, 'finished'], [`${tag}-b`, `${tag}-c`, 'running'], [`${tag}-c`, `${tag}-a`, 'done']] as [string, string, string][]) {
+      made.push((await createMigration(db.pool, { instanceUuid, migrationType: 'live-migration', status, sourceCompute: src, destCompute: dst, userId: 'u', projectId: 'p' })).migration);
+    }
+    const ids = (ms: { uuid: string }[]): string[] => ms.map((m) => m.uuid);
+    const all = await listMigrationsByFilters(db.pool, { instanceUuid });
+    expect(ids(all)).toEqual(ids([...made].reverse()));
+    expect(all[0]).toMatchObject({ id: expect.any(Number), userId: 'u', projectId: 'p', destHost: null });
+    expect(ids(await listMigrationsByFilters(db.pool, { host: `${tag}-a` }))).toEqual([made[2]?.uuid, made[0]?.uuid]);
+    expect(ids(await listMigrationsByFilters(db.pool, { sourceCompute: `${tag}-a` }))).toEqual([made[0]?.uuid]);
+    expect(ids(await listMigrationsByFilters(db.pool, { host: `${tag}-c`, sourceCompute: `${tag}-a` }))).toEqual([made[2]?.uuid, made[1]?.uuid]);
+    expect(ids(await listMigrationsByFilters(db.pool, { instanceUuid, statuses: ['running', 'done'] }))).toEqual([made[2]?.uuid, made[1]?.uuid]);
+    expect(await listMigrationsByFilters(db.pool, { instanceUuid, migrationType: 'resize' })).toEqual([]);
+    expect(await listMigrationsByFilters(db.pool, { instanceUuid: 'not-a-uuid' })).toEqual([]);
+    const marker = all[0];
+    if (marker === undefined) throw new Error('no migration');
+    const page = await listMigrationsByFilters(db.pool, { instanceUuid, after: { createdAt: marker.createdAt, id: marker.id, uuid: marker.uuid }, limit: 1 });
+    expect(ids(page)).toEqual([made[1]?.uuid]);
+    expect(await listMigrationsByFilters(db.pool, { instanceUuid, changesSince: new Date(Date.now() + 60_000) })).toEqual([]);
   });
 });

@@ -18,7 +18,7 @@ async function host(name: string, computeProcess?: string): Promise<{ id: number
   return { id: service.id, uuid: service.uuid, node: node.uuid };
 }
 
-const FLAVOR = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+const FLAVOR = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 
 describe('compute process runs', () => {
   it('a later run wins; a report of an earlier run is stale; a repeat of the current run is current', async () => {

@@ -34,7 +34,7 @@ export class PlacementClient {
   constructor(opts: PlacementClientOptions | { readonly grpc: PlacementGrpc }) {
     this.grpc = 'grpc' in opts ? opts.grpc : createGrpcClient(PlacementServiceClient, {
       addresses: opts.addresses, deadlineMs: opts.deadlineMs ?? 5000, maxAttempts: opts.maxAttempts ?? 3,
-      idempotent: ['getAllocationCandidates', 'release', 'getConsumerAllocations', 'getUsages'],
+      idempotent: ['getAllocationCandidates', 'release', 'getConsumerAllocations', 'getUsages', 'claimMove', 'revertMove'],
       ...(opts.logger === undefined ? {} : { logger: opts.logger }),
     });
   }
@@ -55,6 +55,33 @@ export class PlacementClient {
       if (outcome === undefined) throw err;
       return outcome;
     }
+  }
+
+  /**
+   * A move's claim (PlacementService.ClaimMove, one transaction): the instance's current
+   * allocations become `migrationUuid`'s unless that consumer holds some already (a retry, or the
+   * next alternate of the same move), and `destination` (the instance consumer) holds the
+   * destination's. Same outcomes as {@link claim}; `sourceMoved` says whether this call moved the
+   * source. Idempotent (retried on another replica).
+   */
+  async claimMove(destination: ConsumerAllocations, migrationUuid: string, group?: ConsumerGroup): Promise<ClaimOutcome & { readonly sourceMoved?: boolean }> {
+    try {
+      const r = await this.grpc.claimMove({ destination, migrationUuid, group });
+      return { kind: 'claimed', consumerGeneration: r.consumerGeneration, sourceMoved: r.sourceMoved };
+    } catch (err) {
+      const outcome = isFailureError(err) ? claimOutcome(err.failure) : undefined;
+      if (outcome === undefined) throw err;
+      return outcome;
+    }
+  }
+
+  /**
+   * Undoes a move's claim (PlacementService.RevertMove, one transaction): the migration's
+   * allocations become the instance's again. Returns false when the migration held nothing (already
+   * reverted or never claimed). Idempotent (retried on another replica).
+   */
+  async revertMove(instanceUuid: string, migrationUuid: string): Promise<boolean> {
+    return (await this.grpc.revertMove({ instanceUuid, migrationUuid })).reverted;
   }
 
   /**

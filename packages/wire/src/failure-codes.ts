@@ -99,6 +99,12 @@ const SUPER_CONDUCTOR = {
   buildUnroutable: 'super_conductor.build.unroutable',
   /** A handler named a cell this process has not opened (yet). Retryable. */
   cellNotOpen: 'super_conductor.cell.not_open',
+  /** The broker refused a server action's cast to the instance's cell conductor (a fault's details). */
+  actionUnroutable: 'super_conductor.action.unroutable',
+  /** A server action the api gave up on before it was taken up (its intent expired): recorded as failed (a fault's details). */
+  actionExpired: 'super_conductor.action.expired',
+  /** A forced destination of a live migration failed Nova's conductor checks (the instance's own host, its compute down). */
+  forcedHostRefused: 'super_conductor.action.forced_host_refused',
 } as const;
 
 const CELL_CONDUCTOR = {
@@ -112,6 +118,12 @@ const CELL_CONDUCTOR = {
   buildTimedOut: 'cell_conductor.build.timed_out',
   /** The allocation audit's placement knows none of the cell's compute nodes. */
   auditProvidersUnknown: 'cell_conductor.audit.providers_unknown',
+  /** The broker refused an instance step cast: no compute serves that host (the step's failure). */
+  stepUnroutable: 'cell_conductor.step.unroutable',
+  /** The step watchdog: the step's host is gone (its compute service deleted or forced down). */
+  stepHostGone: 'cell_conductor.step.host_gone',
+  /** The step watchdog: no step result by the step's deadline. */
+  stepTimedOut: 'cell_conductor.step.timed_out',
 } as const;
 
 const COMPUTE = {
@@ -125,6 +137,8 @@ const COMPUTE = {
   conductorUnroutable: 'compute.conductor.unroutable',
   /** A cast without a host in its routing key. */
   noHost: 'compute.no_host',
+  /** An instance step failed on the host (InstanceStepResult.failure). */
+  stepFailed: 'compute.step.failed',
 } as const;
 
 function deepFreeze<T extends Record<string, Record<string, string>>>(o: T): T {

@@ -10,8 +10,8 @@ export interface CastServiceInfo {
 }
 
 export const CAST_SERVICES = {
-  SuperConductorService: { rpcVersion: '1.2', topic: 'conductor' },
-  CellConductorService: { rpcVersion: '1.1', topic: 'conductor' },
-  ComputeService: { rpcVersion: '1.1', topic: 'compute' },
+  SuperConductorService: { rpcVersion: '1.4', topic: 'conductor' },
+  CellConductorService: { rpcVersion: '1.3', topic: 'conductor' },
+  ComputeService: { rpcVersion: '1.3', topic: 'compute' },
   EchoService: { rpcVersion: '1.0', topic: 'echo' },
 } as const satisfies Record<string, CastServiceInfo>;

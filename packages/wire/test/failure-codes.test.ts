@@ -13,10 +13,11 @@ const PUBLISHED = [
   'placement.request.invalid', 'placement.claim.group_policy',
   'placement_client.allocation_request.invalid', 'placement_client.placement.unreachable',
   'scheduler.no_valid_host', 'scheduler.request.invalid', 'scheduler.config.invalid', 'scheduler.group_lock.timeout',
-  'super_conductor.build.unroutable', 'super_conductor.cell.not_open',
+  'super_conductor.build.unroutable', 'super_conductor.cell.not_open', 'super_conductor.action.unroutable',
+  'super_conductor.action.expired', 'super_conductor.action.forced_host_refused',
   'cell_conductor.build.unroutable', 'cell_conductor.build.host_gone', 'cell_conductor.build.host_down', 'cell_conductor.build.timed_out',
-  'cell_conductor.audit.providers_unknown',
-  'compute.build.rescheduled', 'compute.build.aborted', 'compute.host.not_served', 'compute.conductor.unroutable', 'compute.no_host',
+  'cell_conductor.audit.providers_unknown', 'cell_conductor.step.unroutable', 'cell_conductor.step.host_gone', 'cell_conductor.step.timed_out',
+  'compute.build.rescheduled', 'compute.build.aborted', 'compute.host.not_served', 'compute.conductor.unroutable', 'compute.no_host', 'compute.step.failed',
 ];
 
 test('every published code keeps its text, and every code of the registry is published here', () => {

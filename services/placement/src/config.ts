@@ -1,4 +1,5 @@
 import { defineConfig } from '@cellsched/config';
+import { telemetryConfigSchema } from '@cellsched/telemetry';
 
 /** Placement's options, as data (help text and defaults); loaded by main.ts. */
 export const placementConfigSchema = defineConfig({
@@ -12,16 +13,11 @@ export const placementConfigSchema = defineConfig({
   grpcPort: { type: 'int', env: 'CELLSCHED_PLACEMENT_GRPC_PORT', default: 8779, min: 0, max: 65535, help: 'Port of the gRPC PlacementService (the hot path of the scheduler and conductors).' },
   dbPoolSize: { type: 'int', env: 'CELLSCHED_PLACEMENT_DB_POOL', default: 20, min: 1, max: 500, help: 'Maximum PostgreSQL connections.' },
   migrate: { type: 'bool', env: 'CELLSCHED_PLACEMENT_MIGRATE', default: true, help: 'Apply pending migrations at start.' },
-  telemetryExporter: {
-    type: 'enum', env: 'CELLSCHED_TELEMETRY_EXPORTER', values: ['none', 'otlp', 'file', 'console'], default: 'none',
-    help: 'Where OpenTelemetry spans go: none, otlp (to telemetryEndpoint), file (OTLP JSON lines) or console.',
-  },
-  telemetryEndpoint: { type: 'url', env: 'CELLSCHED_TELEMETRY_ENDPOINT', help: 'OTLP/HTTP base URL, e.g. http://127.0.0.1:4318.' },
-  telemetryFile: { type: 'string', env: 'CELLSCHED_TELEMETRY_FILE', help: 'Span file for the file exporter.' },
   policyMode: {
     type: 'enum', env: 'CELLSCHED_PLACEMENT_POLICY', values: ['legacy', 'secure-rbac', 'open'], default: 'legacy',
     help: "Placement 8.0's policy configuration: legacy (defaults), secure-rbac (enforce_scope + new defaults) or open (every rule '@').",
   },
   corsAllowedOrigins: { type: 'list', env: 'CELLSCHED_PLACEMENT_CORS_ORIGINS', default: [], help: 'Origins allowed by CORS (none: CORS off).' },
-  logLevel: { type: 'enum', env: 'CELLSCHED_LOG_LEVEL', values: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'pino log level.' },
+  // the same telemetry and logging options as every service (exporter, sampling, span file rotation, log level)
+  ...telemetryConfigSchema,
 });

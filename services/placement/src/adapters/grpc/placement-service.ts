@@ -15,6 +15,7 @@ import { canonicalUuid, isUuidLike } from '../../domain/query-params';
 import { consumerAllocations, providerUsages, totalUsages } from '../sql/allocations';
 import { writeAllocations, writeAllocationsIn, type ClaimOptions } from '../sql/allocation-writer';
 import { ClaimBatcher } from '../sql/claim-batcher';
+import { claimMove, revertMove } from '../sql/move-claims';
 import { queryAllocationCandidates } from '../sql/candidates-query';
 import { rows } from '../sql/db';
 import { findProvider } from '../sql/resource-providers';
@@ -97,6 +98,19 @@ export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBa
       if (req.consumers.length === 0) throw invalid('consumers must not be empty');
       await writeAllocations(pool, req.consumers.map(toConsumerInput), { checkConsumerGeneration: true });
       return {};
+    }),
+    claimMove: (req) => withFailures(async () => {
+      const destination = toConsumerInput(req.destination);
+      if (destination.allocations.length === 0) throw invalid('destination allocations must not be empty');
+      const migration = uuids([req.migrationUuid])[0] as string;
+      if (migration === destination.consumerUuid) throw invalid('migration_uuid must differ from the instance consumer');
+      const { generation, sourceMoved } = await claimMove(pool, destination, migration, toClaimGroup(req.group));
+      return { consumerGeneration: generation, sourceMoved };
+    }),
+    revertMove: (req) => withFailures(async () => {
+      const [instance, migration] = uuids([req.instanceUuid, req.migrationUuid]) as [string, string];
+      if (instance === migration) throw invalid('migration_uuid must differ from instance_uuid');
+      return { reverted: await revertMove(pool, instance, migration) };
     }),
     release: (req) => withFailures(async () => {
       const wanted = uuids(req.consumerUuids);

@@ -106,14 +106,23 @@ export async function claimAllocations(pool: Pool, input: ConsumerAllocationsInp
   const statement = opts.group === undefined
     ? { name: 'placement.claim', text: 'SELECT placement_claim($1::uuid, $2, $3, $4, $5, $6, $7::uuid[], $8::text[], $9::int[]) AS g', values }
     : { name: 'placement.claim_in_group', text: CLAIM_IN_GROUP_SQL, values: [...groupArgs(opts.group), ...values] };
+  const r = await runClaimStatement(input, () => pool.query<{ g: number }>(statement), maxAttempts);
+  return r.rows[0]?.g ?? 0;
+}
+
+/**
+ * Runs one statement built on `placement_claim` (the claim, the move claims): retries deadlocks and
+ * serialization failures (up to `maxAttempts`), and turns its refusals into the writer's errors
+ * for `input` (nothing was written then).
+ */
+export async function runClaimStatement<T>(input: ConsumerAllocationsInput, run: () => Promise<T>, maxAttempts = 5): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const r = await pool.query<{ g: number }>(statement);
-      return r.rows[0]?.g ?? 0;
+      return await run();
     } catch (err) {
       const message = (err as { message?: unknown }).message;
       if (typeof message === 'string' && message.startsWith(CLAIM_REFUSAL)) {
-        throw refusalError(JSON.parse(message.slice(CLAIM_REFUSAL.length)) as ClaimRefusal, input, rows);
+        throw refusalError(JSON.parse(message.slice(CLAIM_REFUSAL.length)) as ClaimRefusal, input, claimRows(input));
       }
       if (!isRetryableTxError(err) || attempt >= maxAttempts) throw err;
       await new Promise((resolve) => setTimeout(resolve, 5 * attempt));

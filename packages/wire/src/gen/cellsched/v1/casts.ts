@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Instance, RequestSpec, Selection } from "./compute";
+import { Flavor, Instance, RequestSpec, Selection } from "./compute";
 import { Failure } from "./failure";
 
 export interface BuildRequestRef {
@@ -204,6 +204,13 @@ export interface UpdateServiceRequest {
   disabled: boolean;
   disabledReason: string;
   requestId: string;
+  /**
+   * 1.3: os-services forced_down (PUT /os-services/force-down, 2.53's PUT /os-services/{id}).
+   * Absent: the forced_down flag is left as it is; present: set it (and `disabled` is left as
+   * it is when `only_forced_down` is true).
+   */
+  forcedDown?: boolean | undefined;
+  onlyForcedDown?: boolean | undefined;
 }
 
 export interface UpdateServiceResponse {
@@ -226,6 +233,155 @@ export interface DeleteServiceRequest {
 }
 
 export interface DeleteServiceResponse {
+}
+
+/**
+ * Cast from the api (1.3): a server action on an instance that has a cell (Nova's compute_api
+ * methods behind POST /servers/{id}/action). The api checked the caller, the body and the state
+ * it read, and recorded the action's intent (its task_state) in the API DB
+ * (server_task_intents), which the server view shows at once and which refuses a second action
+ * with 409. The super-conductor applies the intent to the cell DB with a state guard, records the
+ * instance action, then schedules the move (migrate, resize, live-migration, evacuate, unshelve)
+ * or hands the action to the cell conductor, and clears the intent. Idempotent per request_id.
+ */
+export interface ServerActionRequest {
+  instanceUuid: string;
+  cellUuid: string;
+  /**
+   * Nova's instance action names: "stop", "start", "reboot", "rebuild", "migrate", "resize",
+   * "confirmResize", "revertResize", "live-migration", "evacuate", "shelve", "shelveOffload",
+   * "unshelve".
+   */
+  action: string;
+  requestId: string;
+  userId: string;
+  projectId: string;
+  /** The task_state the api recorded for this action ("" for none, e.g. confirmResize). */
+  taskState: string;
+  /** reboot: "SOFT" or "HARD". */
+  rebootType: string;
+  /** resize: the new flavor. */
+  flavor:
+    | Flavor
+    | undefined;
+  /** migrate (2.56+), live-migration, evacuate: the requested destination host; "" = scheduler's choice. */
+  host: string;
+  /** rebuild: the new image ("" = the same image). */
+  imageRef: string;
+  /** live-migration: "auto", "true" or "false". */
+  blockMigration: string;
+  /** unshelve (2.77+): the availability zone to unshelve into; "" = any. */
+  availabilityZone: string;
+  /** rebuild: the new name, if the body gave one. */
+  displayName: string;
+  /**
+   * 1.4: evacuate (2.29+) and live-migration (2.30+) with `force: true` and a host: the host is
+   * claimed directly (no scheduler filter runs, placement still checks capacity), as Nova's forced
+   * destination.
+   */
+  force: boolean;
+  /**
+   * 1.4: the api gave up on this request after this many seconds (its intent expired before the
+   * super-conductor applied it; the intent is gone). The super-conductor records the action as
+   * failed (never taken up) unless the cell has it past scheduling. 0: a normal cast.
+   */
+  expiredAfterS: number;
+}
+
+export interface ServerActionResponse {
+}
+
+/**
+ * Cast from the super-conductor (1.2): carry out an action on an instance of this cell. For a
+ * move the super-conductor has created the migration record and the scheduler has claimed the
+ * first destination with PlacementService.ClaimMove (the source allocation already belongs to
+ * the migration consumer); the cell conductor drives the computes step by step, retries a failed
+ * destination on the next alternate of host_list itself, and ends the move (or restores the
+ * source with PlacementService.RevertMove). Lifecycle actions stay on the instance's host.
+ * Idempotent per (instance_uuid, request_id).
+ */
+export interface InstanceActionRequest {
+  instanceUuid: string;
+  /** As ServerActionRequest.action. */
+  action: string;
+  requestId: string;
+  rebootType: string;
+  imageRef: string;
+  /** Moves: the migration record's uuid (also its placement consumer). */
+  migrationUuid: string;
+  /** Moves: [chosen destination, ...alternates], the first one claimed; all in this cell. */
+  hostList: Selection[];
+  /** resize: the new flavor (migrate: the current one). */
+  newFlavor:
+    | Flavor
+    | undefined;
+  /** Moves: the RequestSpec the alternates are claimed with (group policy included). */
+  requestSpec: RequestSpec | undefined;
+  userId: string;
+  projectId: string;
+  displayName: string;
+  /**
+   * 1.3: live-migration: ServerActionRequest.block_migration ("auto", "true" or "false"; "" from
+   * an older sender: auto), carried to every step of the live migration.
+   */
+  blockMigration: string;
+}
+
+export interface InstanceActionResponse {
+}
+
+/**
+ * Cast from a compute to its cell conductor: one step of an instance action is done on this
+ * host, or failed (then `failure` says why). The conductor records the step's instance action
+ * event, moves the instance, the migration and placement on, and casts the next step.
+ */
+export interface InstanceStepResultRequest {
+  instanceUuid: string;
+  host: string;
+  /** As InstanceStepRequest.step. */
+  step: string;
+  migrationUuid: string;
+  /** InstanceStepRequest.attempt, echoed: a late result of an abandoned attempt changes nothing. */
+  attempt: number;
+  /** Absent on success. */
+  failure: Failure | undefined;
+  requestId: string;
+}
+
+export interface InstanceStepResultResponse {
+}
+
+/**
+ * Cast from the cell conductor to a compute: do one step of an action on this host's guest.
+ * Steps (Nova's compute manager methods): "power_off", "power_on", "reboot_soft", "reboot_hard",
+ * "rebuild", "shelve_offload", "unshelve", "prep_resize" (destination), "resize_instance"
+ * (source), "finish_resize" (destination), "confirm_resize" (source: destroy the old guest),
+ * "revert_resize" (destination: destroy the new guest), "finish_revert_resize" (source: power
+ * the old guest on), "pre_live_migration" (destination), "live_migration" (source),
+ * "post_live_migration" (source: drop the guest), "rollback_live_migration" (destination),
+ * "rebuild_evacuated" (destination), "destroy_evacuated" (the evacuated source, when it is
+ * back). Idempotent: a redelivered step whose effect is already there answers success again.
+ */
+export interface InstanceStepRequest {
+  instance: Instance | undefined;
+  step: string;
+  migrationUuid: string;
+  /** The conductor's attempt counter for this action (moves: which destination of host_list). */
+  attempt: number;
+  requestId: string;
+  /** The flavor the guest has once the step is done. */
+  flavor: Flavor | undefined;
+  imageRef: string;
+  /** The other host of a move (the destination for a source step, the source for a destination step). */
+  peerHost: string;
+  /**
+   * 1.3: the steps of a live migration: the block_migration the user asked for ("auto", "true",
+   * "false"; "" for any other step or from an older sender).
+   */
+  blockMigration: string;
+}
+
+export interface InstanceStepResponse {
 }
 
 function createBaseBuildRequestRef(): BuildRequestRef {
@@ -2424,7 +2580,16 @@ export const DeleteInstanceResponse: MessageFns<DeleteInstanceResponse> = {
 };
 
 function createBaseUpdateServiceRequest(): UpdateServiceRequest {
-  return { cellUuid: "", host: "", binary: "", disabled: false, disabledReason: "", requestId: "" };
+  return {
+    cellUuid: "",
+    host: "",
+    binary: "",
+    disabled: false,
+    disabledReason: "",
+    requestId: "",
+    forcedDown: undefined,
+    onlyForcedDown: undefined,
+  };
 }
 
 export const UpdateServiceRequest: MessageFns<UpdateServiceRequest> = {
@@ -2446,6 +2611,12 @@ export const UpdateServiceRequest: MessageFns<UpdateServiceRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(50).string(message.requestId);
+    }
+    if (message.forcedDown !== undefined) {
+      writer.uint32(56).bool(message.forcedDown);
+    }
+    if (message.onlyForcedDown !== undefined) {
+      writer.uint32(64).bool(message.onlyForcedDown);
     }
     return writer;
   },
@@ -2511,6 +2682,22 @@ export const UpdateServiceRequest: MessageFns<UpdateServiceRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.forcedDown = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.onlyForcedDown = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2543,6 +2730,16 @@ export const UpdateServiceRequest: MessageFns<UpdateServiceRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      forcedDown: isSet(object.forcedDown)
+        ? globalThis.Boolean(object.forcedDown)
+        : isSet(object.forced_down)
+        ? globalThis.Boolean(object.forced_down)
+        : undefined,
+      onlyForcedDown: isSet(object.onlyForcedDown)
+        ? globalThis.Boolean(object.onlyForcedDown)
+        : isSet(object.only_forced_down)
+        ? globalThis.Boolean(object.only_forced_down)
+        : undefined,
     };
   },
 
@@ -2566,6 +2763,12 @@ export const UpdateServiceRequest: MessageFns<UpdateServiceRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.forcedDown !== undefined) {
+      obj.forcedDown = message.forcedDown;
+    }
+    if (message.onlyForcedDown !== undefined) {
+      obj.onlyForcedDown = message.onlyForcedDown;
+    }
     return obj;
   },
 
@@ -2580,6 +2783,8 @@ export const UpdateServiceRequest: MessageFns<UpdateServiceRequest> = {
     message.disabled = object.disabled ?? false;
     message.disabledReason = object.disabledReason ?? "";
     message.requestId = object.requestId ?? "";
+    message.forcedDown = object.forcedDown ?? undefined;
+    message.onlyForcedDown = object.onlyForcedDown ?? undefined;
     return message;
   },
 };
@@ -2833,6 +3038,1327 @@ export const DeleteServiceResponse: MessageFns<DeleteServiceResponse> = {
   },
 };
 
+function createBaseServerActionRequest(): ServerActionRequest {
+  return {
+    instanceUuid: "",
+    cellUuid: "",
+    action: "",
+    requestId: "",
+    userId: "",
+    projectId: "",
+    taskState: "",
+    rebootType: "",
+    flavor: undefined,
+    host: "",
+    imageRef: "",
+    blockMigration: "",
+    availabilityZone: "",
+    displayName: "",
+    force: false,
+    expiredAfterS: 0,
+  };
+}
+
+export const ServerActionRequest: MessageFns<ServerActionRequest> = {
+  encode(message: ServerActionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instanceUuid !== "") {
+      writer.uint32(10).string(message.instanceUuid);
+    }
+    if (message.cellUuid !== "") {
+      writer.uint32(18).string(message.cellUuid);
+    }
+    if (message.action !== "") {
+      writer.uint32(26).string(message.action);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(34).string(message.requestId);
+    }
+    if (message.userId !== "") {
+      writer.uint32(42).string(message.userId);
+    }
+    if (message.projectId !== "") {
+      writer.uint32(50).string(message.projectId);
+    }
+    if (message.taskState !== "") {
+      writer.uint32(58).string(message.taskState);
+    }
+    if (message.rebootType !== "") {
+      writer.uint32(66).string(message.rebootType);
+    }
+    if (message.flavor !== undefined) {
+      Flavor.encode(message.flavor, writer.uint32(74).fork()).join();
+    }
+    if (message.host !== "") {
+      writer.uint32(82).string(message.host);
+    }
+    if (message.imageRef !== "") {
+      writer.uint32(90).string(message.imageRef);
+    }
+    if (message.blockMigration !== "") {
+      writer.uint32(98).string(message.blockMigration);
+    }
+    if (message.availabilityZone !== "") {
+      writer.uint32(106).string(message.availabilityZone);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(114).string(message.displayName);
+    }
+    if (message.force !== false) {
+      writer.uint32(120).bool(message.force);
+    }
+    if (message.expiredAfterS !== 0) {
+      writer.uint32(128).int32(message.expiredAfterS);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServerActionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServerActionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instanceUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cellUuid = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.taskState = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.rebootType = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.flavor = Flavor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.imageRef = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.blockMigration = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.availabilityZone = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.force = reader.bool();
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.expiredAfterS = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ServerActionRequest {
+    return {
+      instanceUuid: isSet(object.instanceUuid)
+        ? globalThis.String(object.instanceUuid)
+        : isSet(object.instance_uuid)
+        ? globalThis.String(object.instance_uuid)
+        : "",
+      cellUuid: isSet(object.cellUuid)
+        ? globalThis.String(object.cellUuid)
+        : isSet(object.cell_uuid)
+        ? globalThis.String(object.cell_uuid)
+        : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      taskState: isSet(object.taskState)
+        ? globalThis.String(object.taskState)
+        : isSet(object.task_state)
+        ? globalThis.String(object.task_state)
+        : "",
+      rebootType: isSet(object.rebootType)
+        ? globalThis.String(object.rebootType)
+        : isSet(object.reboot_type)
+        ? globalThis.String(object.reboot_type)
+        : "",
+      flavor: isSet(object.flavor) ? Flavor.fromJSON(object.flavor) : undefined,
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      imageRef: isSet(object.imageRef)
+        ? globalThis.String(object.imageRef)
+        : isSet(object.image_ref)
+        ? globalThis.String(object.image_ref)
+        : "",
+      blockMigration: isSet(object.blockMigration)
+        ? globalThis.String(object.blockMigration)
+        : isSet(object.block_migration)
+        ? globalThis.String(object.block_migration)
+        : "",
+      availabilityZone: isSet(object.availabilityZone)
+        ? globalThis.String(object.availabilityZone)
+        : isSet(object.availability_zone)
+        ? globalThis.String(object.availability_zone)
+        : "",
+      displayName: isSet(object.displayName)
+        ? globalThis.String(object.displayName)
+        : isSet(object.display_name)
+        ? globalThis.String(object.display_name)
+        : "",
+      force: isSet(object.force) ? globalThis.Boolean(object.force) : false,
+      expiredAfterS: isSet(object.expiredAfterS)
+        ? globalThis.Number(object.expiredAfterS)
+        : isSet(object.expired_after_s)
+        ? globalThis.Number(object.expired_after_s)
+        : 0,
+    };
+  },
+
+  toJSON(message: ServerActionRequest): unknown {
+    const obj: any = {};
+    if (message.instanceUuid !== "") {
+      obj.instanceUuid = message.instanceUuid;
+    }
+    if (message.cellUuid !== "") {
+      obj.cellUuid = message.cellUuid;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.taskState !== "") {
+      obj.taskState = message.taskState;
+    }
+    if (message.rebootType !== "") {
+      obj.rebootType = message.rebootType;
+    }
+    if (message.flavor !== undefined) {
+      obj.flavor = Flavor.toJSON(message.flavor);
+    }
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.imageRef !== "") {
+      obj.imageRef = message.imageRef;
+    }
+    if (message.blockMigration !== "") {
+      obj.blockMigration = message.blockMigration;
+    }
+    if (message.availabilityZone !== "") {
+      obj.availabilityZone = message.availabilityZone;
+    }
+    if (message.displayName !== "") {
+      obj.displayName = message.displayName;
+    }
+    if (message.force !== false) {
+      obj.force = message.force;
+    }
+    if (message.expiredAfterS !== 0) {
+      obj.expiredAfterS = Math.round(message.expiredAfterS);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ServerActionRequest>, I>>(base?: I): ServerActionRequest {
+    return ServerActionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ServerActionRequest>, I>>(object: I): ServerActionRequest {
+    const message = createBaseServerActionRequest();
+    message.instanceUuid = object.instanceUuid ?? "";
+    message.cellUuid = object.cellUuid ?? "";
+    message.action = object.action ?? "";
+    message.requestId = object.requestId ?? "";
+    message.userId = object.userId ?? "";
+    message.projectId = object.projectId ?? "";
+    message.taskState = object.taskState ?? "";
+    message.rebootType = object.rebootType ?? "";
+    message.flavor = (object.flavor !== undefined && object.flavor !== null)
+      ? Flavor.fromPartial(object.flavor)
+      : undefined;
+    message.host = object.host ?? "";
+    message.imageRef = object.imageRef ?? "";
+    message.blockMigration = object.blockMigration ?? "";
+    message.availabilityZone = object.availabilityZone ?? "";
+    message.displayName = object.displayName ?? "";
+    message.force = object.force ?? false;
+    message.expiredAfterS = object.expiredAfterS ?? 0;
+    return message;
+  },
+};
+
+function createBaseServerActionResponse(): ServerActionResponse {
+  return {};
+}
+
+export const ServerActionResponse: MessageFns<ServerActionResponse> = {
+  encode(_: ServerActionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServerActionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServerActionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ServerActionResponse {
+    return {};
+  },
+
+  toJSON(_: ServerActionResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ServerActionResponse>, I>>(base?: I): ServerActionResponse {
+    return ServerActionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ServerActionResponse>, I>>(_: I): ServerActionResponse {
+    const message = createBaseServerActionResponse();
+    return message;
+  },
+};
+
+function createBaseInstanceActionRequest(): InstanceActionRequest {
+  return {
+    instanceUuid: "",
+    action: "",
+    requestId: "",
+    rebootType: "",
+    imageRef: "",
+    migrationUuid: "",
+    hostList: [],
+    newFlavor: undefined,
+    requestSpec: undefined,
+    userId: "",
+    projectId: "",
+    displayName: "",
+    blockMigration: "",
+  };
+}
+
+export const InstanceActionRequest: MessageFns<InstanceActionRequest> = {
+  encode(message: InstanceActionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instanceUuid !== "") {
+      writer.uint32(10).string(message.instanceUuid);
+    }
+    if (message.action !== "") {
+      writer.uint32(18).string(message.action);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(26).string(message.requestId);
+    }
+    if (message.rebootType !== "") {
+      writer.uint32(34).string(message.rebootType);
+    }
+    if (message.imageRef !== "") {
+      writer.uint32(42).string(message.imageRef);
+    }
+    if (message.migrationUuid !== "") {
+      writer.uint32(50).string(message.migrationUuid);
+    }
+    for (const v of message.hostList) {
+      Selection.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.newFlavor !== undefined) {
+      Flavor.encode(message.newFlavor, writer.uint32(66).fork()).join();
+    }
+    if (message.requestSpec !== undefined) {
+      RequestSpec.encode(message.requestSpec, writer.uint32(74).fork()).join();
+    }
+    if (message.userId !== "") {
+      writer.uint32(82).string(message.userId);
+    }
+    if (message.projectId !== "") {
+      writer.uint32(90).string(message.projectId);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(98).string(message.displayName);
+    }
+    if (message.blockMigration !== "") {
+      writer.uint32(106).string(message.blockMigration);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstanceActionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstanceActionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instanceUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.rebootType = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.imageRef = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.migrationUuid = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.hostList.push(Selection.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.newFlavor = Flavor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.requestSpec = RequestSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.blockMigration = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InstanceActionRequest {
+    return {
+      instanceUuid: isSet(object.instanceUuid)
+        ? globalThis.String(object.instanceUuid)
+        : isSet(object.instance_uuid)
+        ? globalThis.String(object.instance_uuid)
+        : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      rebootType: isSet(object.rebootType)
+        ? globalThis.String(object.rebootType)
+        : isSet(object.reboot_type)
+        ? globalThis.String(object.reboot_type)
+        : "",
+      imageRef: isSet(object.imageRef)
+        ? globalThis.String(object.imageRef)
+        : isSet(object.image_ref)
+        ? globalThis.String(object.image_ref)
+        : "",
+      migrationUuid: isSet(object.migrationUuid)
+        ? globalThis.String(object.migrationUuid)
+        : isSet(object.migration_uuid)
+        ? globalThis.String(object.migration_uuid)
+        : "",
+      hostList: globalThis.Array.isArray(object?.hostList)
+        ? object.hostList.map((e: any) => Selection.fromJSON(e))
+        : globalThis.Array.isArray(object?.host_list)
+        ? object.host_list.map((e: any) => Selection.fromJSON(e))
+        : [],
+      newFlavor: isSet(object.newFlavor)
+        ? Flavor.fromJSON(object.newFlavor)
+        : isSet(object.new_flavor)
+        ? Flavor.fromJSON(object.new_flavor)
+        : undefined,
+      requestSpec: isSet(object.requestSpec)
+        ? RequestSpec.fromJSON(object.requestSpec)
+        : isSet(object.request_spec)
+        ? RequestSpec.fromJSON(object.request_spec)
+        : undefined,
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      displayName: isSet(object.displayName)
+        ? globalThis.String(object.displayName)
+        : isSet(object.display_name)
+        ? globalThis.String(object.display_name)
+        : "",
+      blockMigration: isSet(object.blockMigration)
+        ? globalThis.String(object.blockMigration)
+        : isSet(object.block_migration)
+        ? globalThis.String(object.block_migration)
+        : "",
+    };
+  },
+
+  toJSON(message: InstanceActionRequest): unknown {
+    const obj: any = {};
+    if (message.instanceUuid !== "") {
+      obj.instanceUuid = message.instanceUuid;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.rebootType !== "") {
+      obj.rebootType = message.rebootType;
+    }
+    if (message.imageRef !== "") {
+      obj.imageRef = message.imageRef;
+    }
+    if (message.migrationUuid !== "") {
+      obj.migrationUuid = message.migrationUuid;
+    }
+    if (message.hostList?.length) {
+      obj.hostList = message.hostList.map((e) => Selection.toJSON(e));
+    }
+    if (message.newFlavor !== undefined) {
+      obj.newFlavor = Flavor.toJSON(message.newFlavor);
+    }
+    if (message.requestSpec !== undefined) {
+      obj.requestSpec = RequestSpec.toJSON(message.requestSpec);
+    }
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.displayName !== "") {
+      obj.displayName = message.displayName;
+    }
+    if (message.blockMigration !== "") {
+      obj.blockMigration = message.blockMigration;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InstanceActionRequest>, I>>(base?: I): InstanceActionRequest {
+    return InstanceActionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InstanceActionRequest>, I>>(object: I): InstanceActionRequest {
+    const message = createBaseInstanceActionRequest();
+    message.instanceUuid = object.instanceUuid ?? "";
+    message.action = object.action ?? "";
+    message.requestId = object.requestId ?? "";
+    message.rebootType = object.rebootType ?? "";
+    message.imageRef = object.imageRef ?? "";
+    message.migrationUuid = object.migrationUuid ?? "";
+    message.hostList = object.hostList?.map((e) => Selection.fromPartial(e)) || [];
+    message.newFlavor = (object.newFlavor !== undefined && object.newFlavor !== null)
+      ? Flavor.fromPartial(object.newFlavor)
+      : undefined;
+    message.requestSpec = (object.requestSpec !== undefined && object.requestSpec !== null)
+      ? RequestSpec.fromPartial(object.requestSpec)
+      : undefined;
+    message.userId = object.userId ?? "";
+    message.projectId = object.projectId ?? "";
+    message.displayName = object.displayName ?? "";
+    message.blockMigration = object.blockMigration ?? "";
+    return message;
+  },
+};
+
+function createBaseInstanceActionResponse(): InstanceActionResponse {
+  return {};
+}
+
+export const InstanceActionResponse: MessageFns<InstanceActionResponse> = {
+  encode(_: InstanceActionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstanceActionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstanceActionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): InstanceActionResponse {
+    return {};
+  },
+
+  toJSON(_: InstanceActionResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InstanceActionResponse>, I>>(base?: I): InstanceActionResponse {
+    return InstanceActionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InstanceActionResponse>, I>>(_: I): InstanceActionResponse {
+    const message = createBaseInstanceActionResponse();
+    return message;
+  },
+};
+
+function createBaseInstanceStepResultRequest(): InstanceStepResultRequest {
+  return { instanceUuid: "", host: "", step: "", migrationUuid: "", attempt: 0, failure: undefined, requestId: "" };
+}
+
+export const InstanceStepResultRequest: MessageFns<InstanceStepResultRequest> = {
+  encode(message: InstanceStepResultRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instanceUuid !== "") {
+      writer.uint32(10).string(message.instanceUuid);
+    }
+    if (message.host !== "") {
+      writer.uint32(18).string(message.host);
+    }
+    if (message.step !== "") {
+      writer.uint32(26).string(message.step);
+    }
+    if (message.migrationUuid !== "") {
+      writer.uint32(34).string(message.migrationUuid);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(40).int32(message.attempt);
+    }
+    if (message.failure !== undefined) {
+      Failure.encode(message.failure, writer.uint32(50).fork()).join();
+    }
+    if (message.requestId !== "") {
+      writer.uint32(58).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstanceStepResultRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstanceStepResultRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instanceUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.step = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.migrationUuid = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.failure = Failure.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InstanceStepResultRequest {
+    return {
+      instanceUuid: isSet(object.instanceUuid)
+        ? globalThis.String(object.instanceUuid)
+        : isSet(object.instance_uuid)
+        ? globalThis.String(object.instance_uuid)
+        : "",
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      step: isSet(object.step) ? globalThis.String(object.step) : "",
+      migrationUuid: isSet(object.migrationUuid)
+        ? globalThis.String(object.migrationUuid)
+        : isSet(object.migration_uuid)
+        ? globalThis.String(object.migration_uuid)
+        : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      failure: isSet(object.failure) ? Failure.fromJSON(object.failure) : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: InstanceStepResultRequest): unknown {
+    const obj: any = {};
+    if (message.instanceUuid !== "") {
+      obj.instanceUuid = message.instanceUuid;
+    }
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.step !== "") {
+      obj.step = message.step;
+    }
+    if (message.migrationUuid !== "") {
+      obj.migrationUuid = message.migrationUuid;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.failure !== undefined) {
+      obj.failure = Failure.toJSON(message.failure);
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InstanceStepResultRequest>, I>>(base?: I): InstanceStepResultRequest {
+    return InstanceStepResultRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InstanceStepResultRequest>, I>>(object: I): InstanceStepResultRequest {
+    const message = createBaseInstanceStepResultRequest();
+    message.instanceUuid = object.instanceUuid ?? "";
+    message.host = object.host ?? "";
+    message.step = object.step ?? "";
+    message.migrationUuid = object.migrationUuid ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.failure = (object.failure !== undefined && object.failure !== null)
+      ? Failure.fromPartial(object.failure)
+      : undefined;
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseInstanceStepResultResponse(): InstanceStepResultResponse {
+  return {};
+}
+
+export const InstanceStepResultResponse: MessageFns<InstanceStepResultResponse> = {
+  encode(_: InstanceStepResultResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstanceStepResultResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstanceStepResultResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): InstanceStepResultResponse {
+    return {};
+  },
+
+  toJSON(_: InstanceStepResultResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InstanceStepResultResponse>, I>>(base?: I): InstanceStepResultResponse {
+    return InstanceStepResultResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InstanceStepResultResponse>, I>>(_: I): InstanceStepResultResponse {
+    const message = createBaseInstanceStepResultResponse();
+    return message;
+  },
+};
+
+function createBaseInstanceStepRequest(): InstanceStepRequest {
+  return {
+    instance: undefined,
+    step: "",
+    migrationUuid: "",
+    attempt: 0,
+    requestId: "",
+    flavor: undefined,
+    imageRef: "",
+    peerHost: "",
+    blockMigration: "",
+  };
+}
+
+export const InstanceStepRequest: MessageFns<InstanceStepRequest> = {
+  encode(message: InstanceStepRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instance !== undefined) {
+      Instance.encode(message.instance, writer.uint32(10).fork()).join();
+    }
+    if (message.step !== "") {
+      writer.uint32(18).string(message.step);
+    }
+    if (message.migrationUuid !== "") {
+      writer.uint32(26).string(message.migrationUuid);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(32).int32(message.attempt);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    if (message.flavor !== undefined) {
+      Flavor.encode(message.flavor, writer.uint32(50).fork()).join();
+    }
+    if (message.imageRef !== "") {
+      writer.uint32(58).string(message.imageRef);
+    }
+    if (message.peerHost !== "") {
+      writer.uint32(66).string(message.peerHost);
+    }
+    if (message.blockMigration !== "") {
+      writer.uint32(74).string(message.blockMigration);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstanceStepRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstanceStepRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instance = Instance.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.step = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.migrationUuid = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.flavor = Flavor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.imageRef = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.peerHost = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.blockMigration = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InstanceStepRequest {
+    return {
+      instance: isSet(object.instance) ? Instance.fromJSON(object.instance) : undefined,
+      step: isSet(object.step) ? globalThis.String(object.step) : "",
+      migrationUuid: isSet(object.migrationUuid)
+        ? globalThis.String(object.migrationUuid)
+        : isSet(object.migration_uuid)
+        ? globalThis.String(object.migration_uuid)
+        : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      flavor: isSet(object.flavor) ? Flavor.fromJSON(object.flavor) : undefined,
+      imageRef: isSet(object.imageRef)
+        ? globalThis.String(object.imageRef)
+        : isSet(object.image_ref)
+        ? globalThis.String(object.image_ref)
+        : "",
+      peerHost: isSet(object.peerHost)
+        ? globalThis.String(object.peerHost)
+        : isSet(object.peer_host)
+        ? globalThis.String(object.peer_host)
+        : "",
+      blockMigration: isSet(object.blockMigration)
+        ? globalThis.String(object.blockMigration)
+        : isSet(object.block_migration)
+        ? globalThis.String(object.block_migration)
+        : "",
+    };
+  },
+
+  toJSON(message: InstanceStepRequest): unknown {
+    const obj: any = {};
+    if (message.instance !== undefined) {
+      obj.instance = Instance.toJSON(message.instance);
+    }
+    if (message.step !== "") {
+      obj.step = message.step;
+    }
+    if (message.migrationUuid !== "") {
+      obj.migrationUuid = message.migrationUuid;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.flavor !== undefined) {
+      obj.flavor = Flavor.toJSON(message.flavor);
+    }
+    if (message.imageRef !== "") {
+      obj.imageRef = message.imageRef;
+    }
+    if (message.peerHost !== "") {
+      obj.peerHost = message.peerHost;
+    }
+    if (message.blockMigration !== "") {
+      obj.blockMigration = message.blockMigration;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InstanceStepRequest>, I>>(base?: I): InstanceStepRequest {
+    return InstanceStepRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InstanceStepRequest>, I>>(object: I): InstanceStepRequest {
+    const message = createBaseInstanceStepRequest();
+    message.instance = (object.instance !== undefined && object.instance !== null)
+      ? Instance.fromPartial(object.instance)
+      : undefined;
+    message.step = object.step ?? "";
+    message.migrationUuid = object.migrationUuid ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.requestId = object.requestId ?? "";
+    message.flavor = (object.flavor !== undefined && object.flavor !== null)
+      ? Flavor.fromPartial(object.flavor)
+      : undefined;
+    message.imageRef = object.imageRef ?? "";
+    message.peerHost = object.peerHost ?? "";
+    message.blockMigration = object.blockMigration ?? "";
+    return message;
+  },
+};
+
+function createBaseInstanceStepResponse(): InstanceStepResponse {
+  return {};
+}
+
+export const InstanceStepResponse: MessageFns<InstanceStepResponse> = {
+  encode(_: InstanceStepResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstanceStepResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstanceStepResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): InstanceStepResponse {
+    return {};
+  },
+
+  toJSON(_: InstanceStepResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<InstanceStepResponse>, I>>(base?: I): InstanceStepResponse {
+    return InstanceStepResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InstanceStepResponse>, I>>(_: I): InstanceStepResponse {
+    const message = createBaseInstanceStepResponse();
+    return message;
+  },
+};
+
 /** API bus, topic "conductor". */
 export type SuperConductorServiceService = typeof SuperConductorServiceService;
 export const SuperConductorServiceService = {
@@ -2883,6 +4409,17 @@ export const SuperConductorServiceService = {
       Buffer.from(DeleteServiceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteServiceResponse => DeleteServiceResponse.decode(value),
   },
+  /** 1.3 (1.4: ServerActionRequest.force and expired_after_s) */
+  serverAction: {
+    path: "/cellsched.v1.SuperConductorService/ServerAction" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ServerActionRequest): Buffer => Buffer.from(ServerActionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ServerActionRequest => ServerActionRequest.decode(value),
+    responseSerialize: (value: ServerActionResponse): Buffer =>
+      Buffer.from(ServerActionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ServerActionResponse => ServerActionResponse.decode(value),
+  },
 } as const;
 
 export interface SuperConductorServiceServer extends UntypedServiceImplementation {
@@ -2893,6 +4430,8 @@ export interface SuperConductorServiceServer extends UntypedServiceImplementatio
   updateService: handleUnaryCall<UpdateServiceRequest, UpdateServiceResponse>;
   /** 1.2 */
   deleteService: handleUnaryCall<DeleteServiceRequest, DeleteServiceResponse>;
+  /** 1.3 (1.4: ServerActionRequest.force and expired_after_s) */
+  serverAction: handleUnaryCall<ServerActionRequest, ServerActionResponse>;
 }
 
 export interface SuperConductorServiceClient extends Client {
@@ -2958,6 +4497,22 @@ export interface SuperConductorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteServiceResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.3 (1.4: ServerActionRequest.force and expired_after_s) */
+  serverAction(
+    request: ServerActionRequest,
+    callback: (error: ServiceError | null, response: ServerActionResponse) => void,
+  ): ClientUnaryCall;
+  serverAction(
+    request: ServerActionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ServerActionResponse) => void,
+  ): ClientUnaryCall;
+  serverAction(
+    request: ServerActionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ServerActionResponse) => void,
   ): ClientUnaryCall;
 }
 
@@ -3031,6 +4586,30 @@ export const CellConductorServiceService = {
       Buffer.from(BuildAbortedResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): BuildAbortedResponse => BuildAbortedResponse.decode(value),
   },
+  /** 1.2 */
+  instanceAction: {
+    path: "/cellsched.v1.CellConductorService/InstanceAction" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: InstanceActionRequest): Buffer =>
+      Buffer.from(InstanceActionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): InstanceActionRequest => InstanceActionRequest.decode(value),
+    responseSerialize: (value: InstanceActionResponse): Buffer =>
+      Buffer.from(InstanceActionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): InstanceActionResponse => InstanceActionResponse.decode(value),
+  },
+  /** 1.2 */
+  instanceStepResult: {
+    path: "/cellsched.v1.CellConductorService/InstanceStepResult" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: InstanceStepResultRequest): Buffer =>
+      Buffer.from(InstanceStepResultRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): InstanceStepResultRequest => InstanceStepResultRequest.decode(value),
+    responseSerialize: (value: InstanceStepResultResponse): Buffer =>
+      Buffer.from(InstanceStepResultResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): InstanceStepResultResponse => InstanceStepResultResponse.decode(value),
+  },
 } as const;
 
 export interface CellConductorServiceServer extends UntypedServiceImplementation {
@@ -3043,6 +4622,10 @@ export interface CellConductorServiceServer extends UntypedServiceImplementation
   buildSucceeded: handleUnaryCall<BuildSucceededRequest, BuildSucceededResponse>;
   /** 1.1 */
   buildAborted: handleUnaryCall<BuildAbortedRequest, BuildAbortedResponse>;
+  /** 1.2 */
+  instanceAction: handleUnaryCall<InstanceActionRequest, InstanceActionResponse>;
+  /** 1.2 */
+  instanceStepResult: handleUnaryCall<InstanceStepResultRequest, InstanceStepResultResponse>;
 }
 
 export interface CellConductorServiceClient extends Client {
@@ -3125,6 +4708,38 @@ export interface CellConductorServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: BuildAbortedResponse) => void,
   ): ClientUnaryCall;
+  /** 1.2 */
+  instanceAction(
+    request: InstanceActionRequest,
+    callback: (error: ServiceError | null, response: InstanceActionResponse) => void,
+  ): ClientUnaryCall;
+  instanceAction(
+    request: InstanceActionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: InstanceActionResponse) => void,
+  ): ClientUnaryCall;
+  instanceAction(
+    request: InstanceActionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: InstanceActionResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.2 */
+  instanceStepResult(
+    request: InstanceStepResultRequest,
+    callback: (error: ServiceError | null, response: InstanceStepResultResponse) => void,
+  ): ClientUnaryCall;
+  instanceStepResult(
+    request: InstanceStepResultRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: InstanceStepResultResponse) => void,
+  ): ClientUnaryCall;
+  instanceStepResult(
+    request: InstanceStepResultRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: InstanceStepResultResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const CellConductorServiceClient = makeGenericClientConstructor(
@@ -3162,12 +4777,25 @@ export const ComputeServiceService = {
       Buffer.from(TerminateInstanceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): TerminateInstanceResponse => TerminateInstanceResponse.decode(value),
   },
+  /** 1.2 */
+  instanceStep: {
+    path: "/cellsched.v1.ComputeService/InstanceStep" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: InstanceStepRequest): Buffer => Buffer.from(InstanceStepRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): InstanceStepRequest => InstanceStepRequest.decode(value),
+    responseSerialize: (value: InstanceStepResponse): Buffer =>
+      Buffer.from(InstanceStepResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): InstanceStepResponse => InstanceStepResponse.decode(value),
+  },
 } as const;
 
 export interface ComputeServiceServer extends UntypedServiceImplementation {
   buildAndRunInstance: handleUnaryCall<BuildAndRunInstanceRequest, BuildAndRunInstanceResponse>;
   /** 1.1 */
   terminateInstance: handleUnaryCall<TerminateInstanceRequest, TerminateInstanceResponse>;
+  /** 1.2 */
+  instanceStep: handleUnaryCall<InstanceStepRequest, InstanceStepResponse>;
 }
 
 export interface ComputeServiceClient extends Client {
@@ -3201,6 +4829,22 @@ export interface ComputeServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: TerminateInstanceResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.2 */
+  instanceStep(
+    request: InstanceStepRequest,
+    callback: (error: ServiceError | null, response: InstanceStepResponse) => void,
+  ): ClientUnaryCall;
+  instanceStep(
+    request: InstanceStepRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: InstanceStepResponse) => void,
+  ): ClientUnaryCall;
+  instanceStep(
+    request: InstanceStepRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: InstanceStepResponse) => void,
   ): ClientUnaryCall;
 }
 

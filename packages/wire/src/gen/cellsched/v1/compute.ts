@@ -90,6 +90,11 @@ export interface Flavor {
    * "aggregate_instance_extra_specs:ssd" = "true".
    */
   extraSpecs: { [key: string]: string };
+  /**
+   * Nova's Flavor.id: the flavor's integer id in the API DB (not flavorid), as the instance keeps
+   * it; migrations record it as old/new_instance_type_id. 0: unknown (recorded before it travelled).
+   */
+  id: number;
 }
 
 export interface Flavor_ExtraSpecsEntry {
@@ -193,7 +198,7 @@ export interface Instance {
 }
 
 function createBaseFlavor(): Flavor {
-  return { flavorid: "", name: "", vcpus: 0, memoryMb: 0, rootGb: 0, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+  return { flavorid: "", name: "", vcpus: 0, memoryMb: 0, rootGb: 0, ephemeralGb: 0, swap: 0, extraSpecs: {}, id: 0 };
 }
 
 export const Flavor: MessageFns<Flavor> = {
@@ -222,6 +227,9 @@ export const Flavor: MessageFns<Flavor> = {
     globalThis.Object.entries(message.extraSpecs).forEach(([key, value]: [string, string]) => {
       Flavor_ExtraSpecsEntry.encode({ key: key as any, value }, writer.uint32(66).fork()).join();
     });
+    if (message.id !== 0) {
+      writer.uint32(72).int32(message.id);
+    }
     return writer;
   },
 
@@ -305,6 +313,14 @@ export const Flavor: MessageFns<Flavor> = {
             }
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.id = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -365,6 +381,7 @@ export const Flavor: MessageFns<Flavor> = {
           {},
         )
         : {},
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
     };
   },
 
@@ -400,6 +417,9 @@ export const Flavor: MessageFns<Flavor> = {
         });
       }
     }
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
     return obj;
   },
 
@@ -424,6 +444,7 @@ export const Flavor: MessageFns<Flavor> = {
       },
       {},
     );
+    message.id = object.id ?? 0;
     return message;
   },
 };

@@ -185,6 +185,40 @@ export interface MoveRequest {
 export interface MoveResponse {
 }
 
+/**
+ * 1.2: a move's claim, one atomic write (Nova does it in two, leaving the instance with nothing for
+ * a moment): if the migration consumer holds nothing yet, the instance's current allocations
+ * become the migration's (same project and user); then the instance's allocations are replaced
+ * by `destination`. A retry or the next alternate (the migration already holds the source) only
+ * replaces the instance's allocations. Capacity and the group policy are checked as for Claim.
+ */
+export interface ClaimMoveRequest {
+  /** The instance consumer, with the destination allocations it is to hold. */
+  destination: ConsumerAllocations | undefined;
+  migrationUuid: string;
+  group: ConsumerGroup | undefined;
+}
+
+export interface ClaimMoveResponse {
+  consumerGeneration: number;
+  /** Whether this call moved the source to the migration (false: it held it already). */
+  sourceMoved: boolean;
+}
+
+/**
+ * 1.2: undo a move's claim (revert, or a failed move), one atomic write: the migration's
+ * allocations become the instance's again and the migration holds nothing. Idempotent: a
+ * migration holding nothing changes nothing (reverted = false).
+ */
+export interface RevertMoveRequest {
+  instanceUuid: string;
+  migrationUuid: string;
+}
+
+export interface RevertMoveResponse {
+  reverted: boolean;
+}
+
 export interface ReleaseRequest {
   consumerUuids: string[];
 }
@@ -2639,6 +2673,368 @@ export const MoveResponse: MessageFns<MoveResponse> = {
   },
 };
 
+function createBaseClaimMoveRequest(): ClaimMoveRequest {
+  return { destination: undefined, migrationUuid: "", group: undefined };
+}
+
+export const ClaimMoveRequest: MessageFns<ClaimMoveRequest> = {
+  encode(message: ClaimMoveRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.destination !== undefined) {
+      ConsumerAllocations.encode(message.destination, writer.uint32(10).fork()).join();
+    }
+    if (message.migrationUuid !== "") {
+      writer.uint32(18).string(message.migrationUuid);
+    }
+    if (message.group !== undefined) {
+      ConsumerGroup.encode(message.group, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClaimMoveRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClaimMoveRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.destination = ConsumerAllocations.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.migrationUuid = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.group = ConsumerGroup.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClaimMoveRequest {
+    return {
+      destination: isSet(object.destination) ? ConsumerAllocations.fromJSON(object.destination) : undefined,
+      migrationUuid: isSet(object.migrationUuid)
+        ? globalThis.String(object.migrationUuid)
+        : isSet(object.migration_uuid)
+        ? globalThis.String(object.migration_uuid)
+        : "",
+      group: isSet(object.group) ? ConsumerGroup.fromJSON(object.group) : undefined,
+    };
+  },
+
+  toJSON(message: ClaimMoveRequest): unknown {
+    const obj: any = {};
+    if (message.destination !== undefined) {
+      obj.destination = ConsumerAllocations.toJSON(message.destination);
+    }
+    if (message.migrationUuid !== "") {
+      obj.migrationUuid = message.migrationUuid;
+    }
+    if (message.group !== undefined) {
+      obj.group = ConsumerGroup.toJSON(message.group);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClaimMoveRequest>, I>>(base?: I): ClaimMoveRequest {
+    return ClaimMoveRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClaimMoveRequest>, I>>(object: I): ClaimMoveRequest {
+    const message = createBaseClaimMoveRequest();
+    message.destination = (object.destination !== undefined && object.destination !== null)
+      ? ConsumerAllocations.fromPartial(object.destination)
+      : undefined;
+    message.migrationUuid = object.migrationUuid ?? "";
+    message.group = (object.group !== undefined && object.group !== null)
+      ? ConsumerGroup.fromPartial(object.group)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseClaimMoveResponse(): ClaimMoveResponse {
+  return { consumerGeneration: 0, sourceMoved: false };
+}
+
+export const ClaimMoveResponse: MessageFns<ClaimMoveResponse> = {
+  encode(message: ClaimMoveResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.consumerGeneration !== 0) {
+      writer.uint32(8).int64(message.consumerGeneration);
+    }
+    if (message.sourceMoved !== false) {
+      writer.uint32(16).bool(message.sourceMoved);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClaimMoveResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClaimMoveResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.consumerGeneration = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.sourceMoved = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClaimMoveResponse {
+    return {
+      consumerGeneration: isSet(object.consumerGeneration)
+        ? globalThis.Number(object.consumerGeneration)
+        : isSet(object.consumer_generation)
+        ? globalThis.Number(object.consumer_generation)
+        : 0,
+      sourceMoved: isSet(object.sourceMoved)
+        ? globalThis.Boolean(object.sourceMoved)
+        : isSet(object.source_moved)
+        ? globalThis.Boolean(object.source_moved)
+        : false,
+    };
+  },
+
+  toJSON(message: ClaimMoveResponse): unknown {
+    const obj: any = {};
+    if (message.consumerGeneration !== 0) {
+      obj.consumerGeneration = Math.round(message.consumerGeneration);
+    }
+    if (message.sourceMoved !== false) {
+      obj.sourceMoved = message.sourceMoved;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClaimMoveResponse>, I>>(base?: I): ClaimMoveResponse {
+    return ClaimMoveResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClaimMoveResponse>, I>>(object: I): ClaimMoveResponse {
+    const message = createBaseClaimMoveResponse();
+    message.consumerGeneration = object.consumerGeneration ?? 0;
+    message.sourceMoved = object.sourceMoved ?? false;
+    return message;
+  },
+};
+
+function createBaseRevertMoveRequest(): RevertMoveRequest {
+  return { instanceUuid: "", migrationUuid: "" };
+}
+
+export const RevertMoveRequest: MessageFns<RevertMoveRequest> = {
+  encode(message: RevertMoveRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.instanceUuid !== "") {
+      writer.uint32(10).string(message.instanceUuid);
+    }
+    if (message.migrationUuid !== "") {
+      writer.uint32(18).string(message.migrationUuid);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevertMoveRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevertMoveRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.instanceUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.migrationUuid = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevertMoveRequest {
+    return {
+      instanceUuid: isSet(object.instanceUuid)
+        ? globalThis.String(object.instanceUuid)
+        : isSet(object.instance_uuid)
+        ? globalThis.String(object.instance_uuid)
+        : "",
+      migrationUuid: isSet(object.migrationUuid)
+        ? globalThis.String(object.migrationUuid)
+        : isSet(object.migration_uuid)
+        ? globalThis.String(object.migration_uuid)
+        : "",
+    };
+  },
+
+  toJSON(message: RevertMoveRequest): unknown {
+    const obj: any = {};
+    if (message.instanceUuid !== "") {
+      obj.instanceUuid = message.instanceUuid;
+    }
+    if (message.migrationUuid !== "") {
+      obj.migrationUuid = message.migrationUuid;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RevertMoveRequest>, I>>(base?: I): RevertMoveRequest {
+    return RevertMoveRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RevertMoveRequest>, I>>(object: I): RevertMoveRequest {
+    const message = createBaseRevertMoveRequest();
+    message.instanceUuid = object.instanceUuid ?? "";
+    message.migrationUuid = object.migrationUuid ?? "";
+    return message;
+  },
+};
+
+function createBaseRevertMoveResponse(): RevertMoveResponse {
+  return { reverted: false };
+}
+
+export const RevertMoveResponse: MessageFns<RevertMoveResponse> = {
+  encode(message: RevertMoveResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.reverted !== false) {
+      writer.uint32(8).bool(message.reverted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevertMoveResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevertMoveResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.reverted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevertMoveResponse {
+    return { reverted: isSet(object.reverted) ? globalThis.Boolean(object.reverted) : false };
+  },
+
+  toJSON(message: RevertMoveResponse): unknown {
+    const obj: any = {};
+    if (message.reverted !== false) {
+      obj.reverted = message.reverted;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RevertMoveResponse>, I>>(base?: I): RevertMoveResponse {
+    return RevertMoveResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RevertMoveResponse>, I>>(object: I): RevertMoveResponse {
+    const message = createBaseRevertMoveResponse();
+    message.reverted = object.reverted ?? false;
+    return message;
+  },
+};
+
 function createBaseReleaseRequest(): ReleaseRequest {
   return { consumerUuids: [] };
 }
@@ -3317,6 +3713,26 @@ export const PlacementServiceService = {
     responseSerialize: (value: MoveResponse): Buffer => Buffer.from(MoveResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): MoveResponse => MoveResponse.decode(value),
   },
+  /** 1.2 */
+  claimMove: {
+    path: "/cellsched.v1.PlacementService/ClaimMove" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ClaimMoveRequest): Buffer => Buffer.from(ClaimMoveRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ClaimMoveRequest => ClaimMoveRequest.decode(value),
+    responseSerialize: (value: ClaimMoveResponse): Buffer => Buffer.from(ClaimMoveResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ClaimMoveResponse => ClaimMoveResponse.decode(value),
+  },
+  /** 1.2 */
+  revertMove: {
+    path: "/cellsched.v1.PlacementService/RevertMove" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevertMoveRequest): Buffer => Buffer.from(RevertMoveRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevertMoveRequest => RevertMoveRequest.decode(value),
+    responseSerialize: (value: RevertMoveResponse): Buffer => Buffer.from(RevertMoveResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RevertMoveResponse => RevertMoveResponse.decode(value),
+  },
   /** Idempotent: releasing a consumer without allocations succeeds. */
   release: {
     path: "/cellsched.v1.PlacementService/Release" as const,
@@ -3360,6 +3776,10 @@ export interface PlacementServiceServer extends UntypedServiceImplementation {
    */
   claimMany: handleUnaryCall<ClaimManyRequest, ClaimManyResponse>;
   move: handleUnaryCall<MoveRequest, MoveResponse>;
+  /** 1.2 */
+  claimMove: handleUnaryCall<ClaimMoveRequest, ClaimMoveResponse>;
+  /** 1.2 */
+  revertMove: handleUnaryCall<RevertMoveRequest, RevertMoveResponse>;
   /** Idempotent: releasing a consumer without allocations succeeds. */
   release: handleUnaryCall<ReleaseRequest, ReleaseResponse>;
   getUsages: handleUnaryCall<GetUsagesRequest, GetUsagesResponse>;
@@ -3428,6 +3848,38 @@ export interface PlacementServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: MoveResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.2 */
+  claimMove(
+    request: ClaimMoveRequest,
+    callback: (error: ServiceError | null, response: ClaimMoveResponse) => void,
+  ): ClientUnaryCall;
+  claimMove(
+    request: ClaimMoveRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ClaimMoveResponse) => void,
+  ): ClientUnaryCall;
+  claimMove(
+    request: ClaimMoveRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ClaimMoveResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.2 */
+  revertMove(
+    request: RevertMoveRequest,
+    callback: (error: ServiceError | null, response: RevertMoveResponse) => void,
+  ): ClientUnaryCall;
+  revertMove(
+    request: RevertMoveRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RevertMoveResponse) => void,
+  ): ClientUnaryCall;
+  revertMove(
+    request: RevertMoveRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RevertMoveResponse) => void,
   ): ClientUnaryCall;
   /** Idempotent: releasing a consumer without allocations succeeds. */
   release(

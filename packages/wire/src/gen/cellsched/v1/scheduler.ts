@@ -20,6 +20,26 @@ import {
 } from "@grpc/grpc-js";
 import { RequestSpec, Selection } from "./compute";
 
+/** 1.1: scheduling a move of one existing instance (migrate, resize, live migration, evacuate). */
+export interface MoveContext {
+  /**
+   * The migration record's uuid: the chosen destination is claimed with
+   * PlacementService.ClaimMove, the source allocation moving to this consumer in the same write.
+   */
+  migrationUuid: string;
+  /** The host and node the instance is on now (excluded unless allow_same_host). */
+  sourceHost: string;
+  sourceNode: string;
+  /** Nova's allow_resize_to_same_host (resize only). */
+  allowSameHost: boolean;
+  /**
+   * 1.2: a forced destination (evacuate / live migration with `force`): requested_destination.host
+   * is claimed directly with ClaimMove; no filter or weigher runs and no alternate is returned
+   * (Nova bypasses the scheduler); placement still refuses a host without the capacity.
+   */
+  force: boolean;
+}
+
 export interface SelectDestinationsRequest {
   requestSpec: RequestSpec | undefined;
   instanceUuids: string[];
@@ -27,6 +47,11 @@ export interface SelectDestinationsRequest {
   numAlternates: number;
   /** Placement microversion of the allocation requests the caller understands. */
   allocationRequestVersion: string;
+  /**
+   * 1.1: set for a move (exactly one instance uuid; the request spec's requested_destination
+   * carries the instance's cell, and its host when the caller named one).
+   */
+  move: MoveContext | undefined;
 }
 
 /** The chosen host first, then the alternates, all in the chosen host's cell. */
@@ -41,8 +66,157 @@ export interface SelectDestinationsResponse {
   claimRetries: number;
 }
 
+function createBaseMoveContext(): MoveContext {
+  return { migrationUuid: "", sourceHost: "", sourceNode: "", allowSameHost: false, force: false };
+}
+
+export const MoveContext: MessageFns<MoveContext> = {
+  encode(message: MoveContext, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.migrationUuid !== "") {
+      writer.uint32(10).string(message.migrationUuid);
+    }
+    if (message.sourceHost !== "") {
+      writer.uint32(18).string(message.sourceHost);
+    }
+    if (message.sourceNode !== "") {
+      writer.uint32(26).string(message.sourceNode);
+    }
+    if (message.allowSameHost !== false) {
+      writer.uint32(32).bool(message.allowSameHost);
+    }
+    if (message.force !== false) {
+      writer.uint32(40).bool(message.force);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MoveContext {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMoveContext();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.migrationUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sourceHost = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sourceNode = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.allowSameHost = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.force = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MoveContext {
+    return {
+      migrationUuid: isSet(object.migrationUuid)
+        ? globalThis.String(object.migrationUuid)
+        : isSet(object.migration_uuid)
+        ? globalThis.String(object.migration_uuid)
+        : "",
+      sourceHost: isSet(object.sourceHost)
+        ? globalThis.String(object.sourceHost)
+        : isSet(object.source_host)
+        ? globalThis.String(object.source_host)
+        : "",
+      sourceNode: isSet(object.sourceNode)
+        ? globalThis.String(object.sourceNode)
+        : isSet(object.source_node)
+        ? globalThis.String(object.source_node)
+        : "",
+      allowSameHost: isSet(object.allowSameHost)
+        ? globalThis.Boolean(object.allowSameHost)
+        : isSet(object.allow_same_host)
+        ? globalThis.Boolean(object.allow_same_host)
+        : false,
+      force: isSet(object.force) ? globalThis.Boolean(object.force) : false,
+    };
+  },
+
+  toJSON(message: MoveContext): unknown {
+    const obj: any = {};
+    if (message.migrationUuid !== "") {
+      obj.migrationUuid = message.migrationUuid;
+    }
+    if (message.sourceHost !== "") {
+      obj.sourceHost = message.sourceHost;
+    }
+    if (message.sourceNode !== "") {
+      obj.sourceNode = message.sourceNode;
+    }
+    if (message.allowSameHost !== false) {
+      obj.allowSameHost = message.allowSameHost;
+    }
+    if (message.force !== false) {
+      obj.force = message.force;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MoveContext>, I>>(base?: I): MoveContext {
+    return MoveContext.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MoveContext>, I>>(object: I): MoveContext {
+    const message = createBaseMoveContext();
+    message.migrationUuid = object.migrationUuid ?? "";
+    message.sourceHost = object.sourceHost ?? "";
+    message.sourceNode = object.sourceNode ?? "";
+    message.allowSameHost = object.allowSameHost ?? false;
+    message.force = object.force ?? false;
+    return message;
+  },
+};
+
 function createBaseSelectDestinationsRequest(): SelectDestinationsRequest {
-  return { requestSpec: undefined, instanceUuids: [], numAlternates: 0, allocationRequestVersion: "" };
+  return { requestSpec: undefined, instanceUuids: [], numAlternates: 0, allocationRequestVersion: "", move: undefined };
 }
 
 export const SelectDestinationsRequest: MessageFns<SelectDestinationsRequest> = {
@@ -58,6 +232,9 @@ export const SelectDestinationsRequest: MessageFns<SelectDestinationsRequest> = 
     }
     if (message.allocationRequestVersion !== "") {
       writer.uint32(34).string(message.allocationRequestVersion);
+    }
+    if (message.move !== undefined) {
+      MoveContext.encode(message.move, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -107,6 +284,14 @@ export const SelectDestinationsRequest: MessageFns<SelectDestinationsRequest> = 
             message.allocationRequestVersion = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.move = MoveContext.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -141,6 +326,7 @@ export const SelectDestinationsRequest: MessageFns<SelectDestinationsRequest> = 
         : isSet(object.allocation_request_version)
         ? globalThis.String(object.allocation_request_version)
         : "",
+      move: isSet(object.move) ? MoveContext.fromJSON(object.move) : undefined,
     };
   },
 
@@ -158,6 +344,9 @@ export const SelectDestinationsRequest: MessageFns<SelectDestinationsRequest> = 
     if (message.allocationRequestVersion !== "") {
       obj.allocationRequestVersion = message.allocationRequestVersion;
     }
+    if (message.move !== undefined) {
+      obj.move = MoveContext.toJSON(message.move);
+    }
     return obj;
   },
 
@@ -172,6 +361,9 @@ export const SelectDestinationsRequest: MessageFns<SelectDestinationsRequest> = 
     message.instanceUuids = object.instanceUuids?.map((e) => e) || [];
     message.numAlternates = object.numAlternates ?? 0;
     message.allocationRequestVersion = object.allocationRequestVersion ?? "";
+    message.move = (object.move !== undefined && object.move !== null)
+      ? MoveContext.fromPartial(object.move)
+      : undefined;
     return message;
   },
 };
