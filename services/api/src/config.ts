@@ -1,4 +1,5 @@
 import { defineConfig, type Config } from '@cellsched/config';
+import { telemetryConfigSchema } from '@cellsched/telemetry';
 
 /**
  * The compute API's options, as data (help text and defaults); loaded by main.ts and
@@ -27,15 +28,18 @@ export const apiConfigSchema = defineConfig({
   castTimeout: { type: 'duration', env: 'CELLSCHED_API_CAST_TIMEOUT', default: '5s', help: 'How long a request waits for a cast confirm before answering and retrying in the background.' },
   sweepInterval: { type: 'duration', env: 'CELLSCHED_API_SWEEP_INTERVAL', default: '30s', help: 'Period of the build request sweeper (re-casts lost casts).' },
   sweepMinAge: { type: 'duration', env: 'CELLSCHED_API_SWEEP_MIN_AGE', default: '2m', help: 'Age after which a build request without a cell is re-cast.' },
+  actionRecastAge: {
+    type: 'duration', env: 'CELLSCHED_API_ACTION_RECAST_AGE', default: '30s',
+    help: 'Age after which a server action intent the super-conductor has not cleared is cast again (its cast may be lost), and the period between re-casts.',
+  },
+  actionIntentExpiry: {
+    type: 'duration', env: 'CELLSCHED_API_ACTION_INTENT_EXPIRY', default: '15m',
+    help: 'Age after which a server action intent still not applied is given up: the super-conductor is told (it records the action as failed, never taken up), then the intent is cleared (the server leaves its pending task_state).',
+  },
   defaultAvailabilityZone: { type: 'string', env: 'CELLSCHED_DEFAULT_AZ', default: 'nova', help: "Nova's default_availability_zone." },
   migrate: { type: 'bool', env: 'CELLSCHED_API_MIGRATE', default: true, help: 'Apply pending API DB migrations at start (the api owns the API DB).' },
-  telemetryExporter: {
-    type: 'enum', env: 'CELLSCHED_TELEMETRY_EXPORTER', values: ['none', 'otlp', 'file', 'console'], default: 'none',
-    help: 'Where OpenTelemetry spans go: none, otlp (to telemetryEndpoint), file (OTLP JSON lines) or console.',
-  },
-  telemetryEndpoint: { type: 'url', env: 'CELLSCHED_TELEMETRY_ENDPOINT', help: 'OTLP/HTTP base URL, e.g. http://127.0.0.1:4318.' },
-  telemetryFile: { type: 'string', env: 'CELLSCHED_TELEMETRY_FILE', help: 'Span file for the file exporter.' },
-  logLevel: { type: 'enum', env: 'CELLSCHED_LOG_LEVEL', values: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'pino log level.' },
+  // the same telemetry and logging options as every service (exporter, sampling, span file rotation, log level)
+  ...telemetryConfigSchema,
 });
 
 export type ApiConfig = Config<typeof apiConfigSchema>;

@@ -9,6 +9,7 @@ import { BuildRequestSweeper } from './adapters/build-request-sweeper';
 import { CastRetrier } from './adapters/cast-retrier';
 import { PgCellDatabases } from './adapters/cell-databases';
 import { buildApp } from './adapters/http/app';
+import { ServerActionSweeper } from './adapters/server-action-sweeper';
 import { apiConfigSchema } from './config';
 
 /** Composition root: config → API DB (migrate) → API bus → cells (read-only) → REST app → sweeper; SIGTERM stops cleanly. */
@@ -35,10 +36,13 @@ async function main(): Promise<void> {
   await app.listen({ host: config.host, port: config.port });
   log.info({ address: config.host, port: config.port }, 'api listening');
   const sweeper = new BuildRequestSweeper(deps, { minAgeMs: config.sweepMinAge, recastEveryMs: config.sweepMinAge });
+  const actions = new ServerActionSweeper(deps, { minAgeMs: config.actionRecastAge, recastEveryMs: config.actionRecastAge, expireAfterMs: config.actionIntentExpiry });
   const timer = setInterval(() => {
     sweeper.sweep().then((recast) => { if (recast.length > 0) log.warn({ recast }, 'sweeper re-cast requests'); },
       (err: unknown) => log.warn({ err }, 'sweep failed'));
-  }, config.sweepInterval);
+    actions.sweep().then((done) => { if (done.recast.length > 0) log.warn({ recast: done.recast }, 'sweeper re-cast server actions'); },
+      (err: unknown) => log.warn({ err }, 'server action sweep failed'));
+  }, Math.min(config.sweepInterval, config.actionRecastAge));
   stopOnSignal(log, async () => {
     clearInterval(timer);
     retrier.close();

@@ -4,6 +4,8 @@ import { isTransient, retryTransient, retryWhileTransient } from '@cellsched/tra
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { inSavedTrace, instanceActionHandler, instanceStepResultHandler } from './adapters/action-handlers';
+import { PgActionRepository } from './adapters/action-repository';
 import { AllocationAudit, type AuditReport } from './adapters/allocation-audit';
 import { PgBuildRepository } from './adapters/build-repository';
 import { buildAbortedHandler, buildSucceededHandler } from './adapters/build-result-handlers';
@@ -13,7 +15,8 @@ import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/
 import { removeRetiredProviders, type RetiredProvidersPass } from './adapters/host-retirement';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
 import { buildInstancesHandler } from './adapters/reschedule-handler';
-import type { BuildPorts, Clock } from './ports';
+import { autoConfirmResizes, cleanDeletedInstancesMoves, onHostsHeardFrom, runStepWatchdog } from './domain/action-passes';
+import type { ActionPorts, BuildPorts, Clock } from './ports';
 
 export interface CellConductorOptions {
   readonly pool: Pool;
@@ -38,12 +41,28 @@ export interface CellConductorOptions {
   readonly auditGraceMs: number;
   /** How long one delivery of a build cast retries while a dependency is unavailable (default 30 s; 0: none). */
   readonly dependencyRetryMs?: number;
+  /** Deadline of one step of a server action (default 300 s): no result by then and the step has failed. */
+  readonly stepTimeoutMs?: number;
+  /** Nova's resize_confirm_window in seconds (default 0: no auto-confirm). */
+  readonly resizeConfirmWindowS?: number;
+}
+
+/** What one pass of the action passes did (each also runs on the watchdog timer). */
+export interface ActionPassesReport {
+  /** Steps failed by the step watchdog (overdue, or on a host that is gone). */
+  readonly stepsFailed: number;
+  /** Resizes confirmed because resize_confirm_window passed. */
+  readonly autoConfirmed: number;
+  /** Migrations of deleted instances cleaned up. */
+  readonly orphansCleaned: number;
 }
 
 export interface RunningCellConductor {
   readonly subscription: CastSubscription;
   /** One watchdog pass now; resolves with the number of lost builds moved on. */
   runWatchdog(): Promise<number>;
+  /** One pass of the action passes now: step watchdog, auto-confirm, deleted instances' moves. */
+  runActionPasses(): Promise<ActionPassesReport>;
   /** One allocation-audit pass now (`now` for tests of the grace period). */
   runAudit(now?: number): Promise<AuditReport>;
   /** One pass over retired hosts' providers still in placement (also run every audit interval). */
@@ -73,25 +92,45 @@ function periodic(ms: number, fn: () => Promise<unknown>, log: Logger, what: str
 }
 
 /**
- * Serves the cell bus topic `conductor` (CellConductorService): build results, the in-cell
- * retry, service and compute-node reports, heartbeats; and runs the build watchdog.
+ * Serves the cell bus topic `conductor` (CellConductorService 1.2): build results, the in-cell
+ * retry, service and compute-node reports, heartbeats, server actions and their step results; and
+ * runs the build watchdog, the action passes (step watchdog, auto-confirm, deleted instances'
+ * moves), the allocation audit and the retired providers' sweep.
  */
 export async function startCellConductor(o: CellConductorOptions): Promise<RunningCellConductor> {
   const ports: BuildPorts = {
     instances: new PgBuildRepository(o.pool, o.cellUuid), claimer: new PlacementInstanceClaimer(o.placement),
     compute: busComputeCaster(o.bus.castClient(ComputeServiceService)), clock: systemClock, buildTimeoutMs: o.buildTimeoutMs,
   };
+  const actionPorts: ActionPorts = {
+    actions: new PgActionRepository(o.pool, o.cellUuid), placement: new PlacementInstanceClaimer(o.placement), compute: busComputeCaster(o.bus.castClient(ComputeServiceService)),
+    clock: systemClock, stepTimeoutMs: o.stepTimeoutMs ?? 300_000,
+  };
+  // NOTE: an evacuation's source is cleaned when it is heard from; a failure here waits for its next heartbeat
+  const heardFrom = (hosts: readonly string[], log: Logger): Promise<void> => onHostsHeardFrom(actionPorts, log, hosts)
+    .then(() => undefined, (err: unknown) => log.warn({ err: String(err) }, 'evacuation cleanup of hosts heard from failed: retried at their next heartbeat'));
   const retry = { budgetMs: o.dependencyRetryMs ?? 30_000 };
+  const heartbeats = serviceHeartbeatsHandler(o.pool);
+  const reports = reportComputeHostsHandler(o.pool, o.report);
   const subscription = await o.bus.serve(CellConductorServiceService, {
     // NOTE: the bus's 10 deliveries pass in ~20 s; a placement or PostgreSQL restart under load can take longer
     buildInstances: retryTransient(buildInstancesHandler(ports), retry),
     buildSucceeded: retryTransient(buildSucceededHandler(ports), retry),
     buildAborted: retryTransient(buildAbortedHandler(ports), retry),
-    reportComputeHosts: reportComputeHostsHandler(o.pool, o.report),
-    serviceHeartbeats: serviceHeartbeatsHandler(o.pool),
+    reportComputeHosts: async (req, ctx) => { await reports(req, ctx); await heardFrom(req.hosts.map((h) => h.host), ctx.logger); },
+    serviceHeartbeats: async (req, ctx) => { await heartbeats(req, ctx); await heardFrom(req.hosts, ctx.logger); },
+    instanceAction: retryTransient(instanceActionHandler(actionPorts), retry),
+    instanceStepResult: retryTransient(instanceStepResultHandler(actionPorts), retry),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
-  const runWatchdog = (): Promise<number> => runBuildWatchdog(o.pool, ports, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
-  const stopWatchdog = periodic(o.watchdogIntervalMs, runWatchdog, o.logger, 'build watchdog');
+  const runBuilds = (): Promise<number> => runBuildWatchdog(o.pool, ports, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
+  const runActionPasses = async (): Promise<ActionPassesReport> => {
+    const stepsFailed = await runStepWatchdog(actionPorts, o.logger, { serviceDownTimeMs: o.serviceDownTimeMs }, inSavedTrace);
+    const windowS = o.resizeConfirmWindowS ?? 0;
+    const autoConfirmed = windowS > 0 ? await autoConfirmResizes(actionPorts, o.logger, windowS * 1000) : 0;
+    return { stepsFailed, autoConfirmed, orphansCleaned: await cleanDeletedInstancesMoves(actionPorts, o.logger) };
+  };
+  const stopWatchdog = periodic(o.watchdogIntervalMs, runBuilds, o.logger, 'build watchdog');
+  const stopActionPasses = periodic(o.watchdogIntervalMs, runActionPasses, o.logger, 'action passes');
   const audit = new AllocationAudit(o.pool, o.report, o.placement, o.auditGraceMs, o.placementUrl);
   // NOTE: a pass rides out a placement or PostgreSQL restart like a cast does; one that still cannot run is
   // logged `allocation audit failed` (error), which the chaos checker counts as a failure of the scenario.
@@ -110,7 +149,7 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
   // NOTE: a retired host's provider that instances still held is deleted once they are gone (checked as often as the audit runs)
   const stopSweep = periodic(o.auditIntervalMs, sweep, o.logger, 'retired providers sweep');
   return {
-    subscription, runWatchdog, runAudit, removeRetiredProviders: sweep,
-    stop: async () => { stopWatchdog(); stopAudit(); stopSweep(); await subscription.close(); },
+    subscription, runWatchdog: runBuilds, runActionPasses, runAudit, removeRetiredProviders: sweep,
+    stop: async () => { stopWatchdog(); stopActionPasses(); stopAudit(); stopSweep(); await subscription.close(); },
   };
 }

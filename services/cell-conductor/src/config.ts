@@ -30,12 +30,21 @@ export const cellConductorConfigSchema = defineConfig({
     type: 'int', env: 'CELLSCHED_SERVICE_DOWN_TIME_MS', default: 60000, min: 1000, max: 86400000,
     help: "Nova's service_down_time: a compute whose last heartbeat is older is down (the watchdog retries its lost builds).",
   },
-  watchdogIntervalMs: { type: 'int', env: 'CELLSCHED_WATCHDOG_INTERVAL_MS', default: 10000, min: 0, max: 3600000, help: 'Period of the build watchdog (0: off).' },
+  stepTimeoutMs: {
+    type: 'int', env: 'CELLSCHED_STEP_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,
+    help: 'Deadline of one step of a server action (stop, migrate, ...) on a compute: no result by then and the step has failed (the watchdog moves the action on).',
+  },
+  resizeConfirmWindowS: {
+    type: 'int', env: 'CELLSCHED_RESIZE_CONFIRM_WINDOW', default: 0, min: 0, max: 31536000,
+    help: "Nova's resize_confirm_window: seconds after which a resize or cold migration waiting in VERIFY_RESIZE is confirmed automatically (0: never, as Nova's default).",
+  },
+  watchdogIntervalMs: { type: 'int', env: 'CELLSCHED_WATCHDOG_INTERVAL_MS', default: 10000, min: 0, max: 3600000, help: 'Period of the build and step watchdogs, the auto-confirm and the sweep of deleted instances\' moves (0: off).' },
   dependencyRetryMs: {
     type: 'int', env: 'CELLSCHED_CONDUCTOR_DEPENDENCY_RETRY_MS', default: 30000, min: 0, max: 600000,
     help: 'How long one delivery of a build cast keeps retrying while placement, PostgreSQL or the bus is unavailable, before the bus redelivers it (0: no in-delivery retry).',
   },
   prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
+  healthFile: { type: 'string', env: 'CELLSCHED_HEALTH_FILE', help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).' },
   dbPoolSize: { type: 'int', env: 'CELLSCHED_CELL_DB_POOL', default: 20, min: 1, max: 500, help: 'Maximum PostgreSQL connections.' },
   migrate: { type: 'bool', env: 'CELLSCHED_CELL_MIGRATE', default: true, help: "Apply the cell database's pending migrations at start." },
 });

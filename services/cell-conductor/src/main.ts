@@ -3,7 +3,7 @@ import { syncCellDb } from '@cellsched/cell-db';
 import { ConfigError, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
 import { atStartup, createPool } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
-import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
+import { createLogger, keepHealthFile, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { startCellConductor } from './app';
 import { cellConductorConfigSchema } from './config';
@@ -28,10 +28,13 @@ async function main(): Promise<void> {
   const conductor = await startCellConductor({
     pool, bus, placement, logger: log, cellUuid: config.cellUuid as string, buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
     serviceDownTimeMs: config.serviceDownTimeMs, watchdogIntervalMs: config.watchdogIntervalMs, dependencyRetryMs: config.dependencyRetryMs,
+    stepTimeoutMs: config.stepTimeoutMs, resizeConfirmWindowS: config.resizeConfirmWindowS,
     report: new ReportClient({ baseUrl: config.placementUrl }), placementUrl: config.placementUrl, auditIntervalMs: config.auditIntervalMs, auditGraceMs: config.auditGraceMs,
   });
   log.info({ cell_uuid: config.cellUuid, placement_url: config.placementUrl }, 'cell conductor serving');
+  const stopHealth = keepHealthFile(config.healthFile, () => bus.connected);
   stopOnSignal(log, async () => {
+    stopHealth();
     await conductor.stop();
     await bus.close();
     placement.close();

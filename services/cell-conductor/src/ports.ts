@@ -10,13 +10,17 @@
  * the cast's in-delivery retry or the bus's redelivery, so each port says whether it is safe to repeat.
  */
 import type { ClaimOutcome } from '@cellsched/placement-client';
-import type { BuildAndRunInstanceRequest, InstanceGroup, Selection, TerminateInstanceRequest } from '@cellsched/wire';
+import type { BuildAndRunInstanceRequest, InstanceGroup, InstanceStepRequest, Selection, TerminateInstanceRequest } from '@cellsched/wire';
+import type {
+  ActionInstance, ActionSnapshot, ActionTask, InstanceChange, MigrationChange, MigrationView, NextStep, StepEvent, VmStateName,
+} from './domain/actions/types';
 import type { Fault, InstanceSnapshot } from './domain/build-attempt';
 import type { BuildMove } from './domain/reschedule';
 
 export type { Fault, InstanceSnapshot } from './domain/build-attempt';
 export type { BuildMove } from './domain/reschedule';
 export type { StuckBuild } from './domain/watchdog';
+export type { ActionInstance, ActionSnapshot, ActionTask, MigrationView } from './domain/actions/types';
 
 /** Who consumes the allocations (the instance), as placement records it. */
 export interface ClaimConsumer {
@@ -128,4 +132,117 @@ export interface RetiredProviders {
   deleteResourceProvider(uuid: string): Promise<'deleted' | 'absent' | 'in_use'>;
   /** Sets COMPUTE_STATUS_DISABLED (the scheduler's placement query forbids it). */
   setComputeStatusDisabled(uuid: string, disabled: boolean): Promise<void>;
+}
+
+// ---- The action state machines (issue 13: lifecycle actions and moves) ----
+
+/**
+ * Placement as the action flows need it, on top of the build's claimer (`claimSelection`: an
+ * unshelve's alternate, a replace-claim; `release`). Every call is idempotent and safe to repeat;
+ * expected failures are outcomes, transport errors throw.
+ */
+export interface MovePlacement extends InstanceClaimer {
+  /**
+   * ClaimMove: the instance's allocations become the Selection's, the migration keeping the source
+   * (moved to it by the first destination's claim; an alternate only replaces the instance's). The
+   * consumer's server group is kept atomically. Nothing is written on a failure outcome.
+   */
+  claimMove(consumer: ClaimConsumer, selection: Selection, migrationUuid: string): Promise<ClaimOutcome | { readonly kind: 'invalid'; readonly message: string }>;
+  /** RevertMove: the migration's allocations become the instance's again, the migration holds nothing. A migration holding nothing changes nothing. */
+  revertMove(instanceUuid: string, migrationUuid: string): Promise<void>;
+}
+
+/** The task row an action starts with. */
+export interface NewActionTask {
+  readonly requestId: string;
+  readonly action: string;
+  readonly next: NextStep;
+  readonly deadlineAt: Date;
+  readonly migrationUuid: string | null;
+  readonly requestSpec: ActionTask['requestSpec'];
+  readonly params: Readonly<Record<string, string>>;
+  readonly priorVmState: VmStateName;
+  readonly traceParent: string | null;
+}
+
+/**
+ * The writes of one action decision, inside the transaction holding the instance's row lock. The
+ * decision was judged on the locked snapshot, so these need no guard of their own but the task's
+ * step guard (`advanceTask`). A rerun after a rollback writes the same once.
+ */
+export interface ActionTransaction {
+  /** The row after (live only: the lock is held, so it is). */
+  updateInstance(instanceUuid: string, change: InstanceChange): Promise<ActionInstance>;
+  /** The migration after, or undefined when it does not exist. */
+  updateMigration(uuid: string, change: MigrationChange): Promise<MigrationView | undefined>;
+  /** Ends a migration that is not over yet as `error` (a deleted instance's). Idempotent. */
+  endMigration(uuid: string): Promise<void>;
+  /** Not idempotent alone: written with the guarded change it explains (the same decision). */
+  addFault(instanceUuid: string, fault: { readonly message: string; readonly host: string | null; readonly details: string | null }): Promise<void>;
+  /** A finished event of the request's instance action (created if missing). Idempotent per (action, event, host). */
+  recordEvent(inst: ActionInstance, requestId: string, action: string, event: StepEvent): Promise<void>;
+  /** Marks the instance action finished. Idempotent. */
+  finishAction(instanceUuid: string, requestId: string): Promise<void>;
+  startTask(instanceUuid: string, task: NewActionTask): Promise<void>;
+  /** Moves the task on if still at `from` (request, step, host, attempt); the task after, or undefined. */
+  advanceTask(instanceUuid: string, from: ActionTask, next: NextStep & { readonly deadlineAt: Date; readonly enteredBy: string }): Promise<ActionTask | undefined>;
+  endTask(instanceUuid: string, requestId: string): Promise<void>;
+}
+
+/** A task whose step the watchdog fails (read without a lock). */
+export interface OverdueTask {
+  readonly instanceUuid: string;
+  readonly requestId: string;
+  readonly step: string;
+  readonly stepHost: string;
+  readonly attempt: number;
+  readonly hostGone: boolean;
+  readonly migrationUuid: string;
+  readonly traceParent: string | null;
+}
+
+/** The cell database as the action flows see it. */
+export interface ActionRepository {
+  /**
+   * Runs `fn` in one transaction holding the instance's row lock, with the snapshot (the live row,
+   * its task, the task's migration or else `o.migrationUuid`'s, whether `o.requestId`'s action is
+   * finished); undefined when the instance is gone. Commits when `fn` resolves. Safe to rerun.
+   */
+  withLockedAction<T>(instanceUuid: string, o: { readonly requestId: string; readonly migrationUuid: string },
+    fn: (snap: ActionSnapshot | undefined, tx: ActionTransaction, migration: MigrationView | undefined) => Promise<T>): Promise<T>;
+  /** Tasks whose step is past its deadline, or on a host that is gone (see cell-db's listOverdueInstanceTasks). Read-only. */
+  overdueTasks(o: { readonly serviceDownTimeMs: number; readonly limit: number }): Promise<OverdueTask[]>;
+  /** Evacuations `done` whose source is one of `hosts`, with their live instance (undefined: gone). Read-only. */
+  evacuationsAwaitingSource(hosts: readonly string[]): Promise<{ readonly migration: MigrationView; readonly instance: ActionInstance | undefined }[]>;
+  /** Resizes and cold migrations waiting in VERIFY_RESIZE longer than `windowMs`, with their instance's user and project. Read-only. */
+  unconfirmedResizes(windowMs: number): Promise<{ readonly migration: MigrationView; readonly userId: string; readonly projectId: string }[]>;
+  /** Migrations not over whose instance is deleted. Read-only. */
+  migrationsOfDeletedInstances(limit: number): Promise<MigrationView[]>;
+  getMigration(uuid: string): Promise<MigrationView | undefined>;
+  /**
+   * The instance's resize or cold migration waiting for confirm or revert (Nova's
+   * `Migration.get_by_instance_and_status(…, 'finished')`; `confirming` / `reverting` too, for a
+   * repeat): its uuid, or undefined. Read-only.
+   */
+  resizeMigrationOf(instanceUuid: string): Promise<string | undefined>;
+  /** Sets the migration's status if it is `expected` now; whether it did. */
+  setMigrationStatus(uuid: string, status: string, expected: readonly string[]): Promise<boolean>;
+  /** Ends a migration that is not over as `error`. Idempotent. */
+  endMigration(uuid: string): Promise<void>;
+}
+
+/** Casts of the action flows: a step to `compute.<host>`, a terminate of a stray guest. See {@link ComputeCaster}. */
+export interface StepCaster {
+  instanceStep(host: string, request: InstanceStepRequest): Promise<CastResult>;
+  terminateInstance(host: string, request: TerminateInstanceRequest): Promise<CastResult>;
+}
+
+/** Everything the action flows need. */
+export interface ActionPorts {
+  readonly actions: ActionRepository;
+  readonly placement: MovePlacement;
+  readonly compute: StepCaster;
+  readonly clock: Clock;
+  /** A step with no result this long after it was cast has failed (the step watchdog). */
+  readonly stepTimeoutMs: number;
 }

@@ -1,4 +1,5 @@
 import { defineConfig, type Config } from '@cellsched/config';
+import { telemetryConfigSchema } from '@cellsched/telemetry';
 import { DEFAULT_POLICY, type SchedulerPolicy } from './domain/policy';
 
 const MULTIPLIERS = ['ram_weight_multiplier', 'cpu_weight_multiplier', 'disk_weight_multiplier', 'io_ops_weight_multiplier',
@@ -53,13 +54,9 @@ export const schedulerConfigSchema = defineConfig({
   queryPlacementForAvailabilityZone: { type: 'bool', env: 'CELLSCHED_SCHEDULER_QUERY_PLACEMENT_FOR_AZ', default: true, help: 'Nova [scheduler] query_placement_for_availability_zone.' },
   queryPlacementForImageTypeSupport: { type: 'bool', env: 'CELLSCHED_SCHEDULER_QUERY_PLACEMENT_FOR_IMAGE_TYPE', default: false, help: 'Nova [scheduler] query_placement_for_image_type_support.' },
   claimConflictRetries: { type: 'int', env: 'CELLSCHED_SCHEDULER_CLAIM_CONFLICT_RETRIES', default: DEFAULT_POLICY.claimConflictRetries, min: 0, max: 100, help: 'Tight retries of one host after placement.concurrent_update.' },
-  telemetryExporter: {
-    type: 'enum', env: 'CELLSCHED_TELEMETRY_EXPORTER', values: ['none', 'otlp', 'file', 'console'], default: 'none',
-    help: 'Where OpenTelemetry spans go: none, otlp (to telemetryEndpoint), file (OTLP JSON lines) or console.',
-  },
-  telemetryEndpoint: { type: 'url', env: 'CELLSCHED_TELEMETRY_ENDPOINT', help: 'OTLP/HTTP base URL, e.g. http://127.0.0.1:4318.' },
-  telemetryFile: { type: 'string', env: 'CELLSCHED_TELEMETRY_FILE', help: 'Span file for the file exporter.' },
-  logLevel: { type: 'enum', env: 'CELLSCHED_LOG_LEVEL', values: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'pino log level.' },
+  decisionLogInterval: { type: 'int', env: 'CELLSCHED_SCHEDULER_DECISION_LOG_INTERVAL_MS', default: 60_000, min: 0, help: 'How often the replica logs its decisions (count, p50/p99 ms, claim conflict retries, totals since start); 0: never.' },
+  // the same telemetry and logging options as every service (exporter, sampling, span file rotation, log level)
+  ...telemetryConfigSchema,
 });
 
 export type SchedulerConfig = Config<typeof schedulerConfigSchema>;

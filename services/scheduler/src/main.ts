@@ -1,6 +1,7 @@
 import { loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
 import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
+import { DecisionStats } from './adapters/decision-stats';
 import { startSchedulerApp } from './app';
 import { policyFromConfig, schedulerConfigSchema } from './config';
 
@@ -16,15 +17,18 @@ async function main(): Promise<void> {
   const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
   const log = createLogger({ service: 'scheduler', host: hostname(), level: config.logLevel }).child({ replica: config.replicaIndex });
   const port = config.basePort === 0 ? 0 : config.basePort + config.replicaIndex;
+  const decisions = new DecisionStats(log, config.decisionLogInterval);
   const app = await startSchedulerApp({
     apiDbUrl: config.apiDbUrl, cellDbCredentials: { user: config.cellDbUser, password: config.cellDbPassword },
     placementAddresses: config.placementAddresses, placementDeadlineMs: config.placementDeadline, policy: policyFromConfig(config),
     dbPoolSize: config.dbPoolSize, hostCacheRefreshMs: config.hostCacheRefresh, hostCacheFullResyncMs: config.hostCacheFullResync, hostCacheOverlapMs: config.hostCacheOverlap,
     groupLockTimeoutMs: config.groupLockTimeout, candidateCacheTtlMs: config.candidateCacheTtl, candidateCacheRefreshMs: config.candidateCacheRefresh, maxConcurrentDecisions: config.maxConcurrentDecisions, logger: log,
+    observe: decisions.observe,
   }, { host: config.host, port });
   log.info({ address: config.host, port: app.server.port }, 'scheduler grpc listening');
   stopOnSignal(log, async () => {
     await app.close();
+    decisions.close();
   });
 }
 

@@ -43,9 +43,11 @@ export interface HostStateSnapshot {
   /**
    * Service host -> how many members of the group hold a claim there, read fresh (not from a
    * cache): the core calls it while holding the group's lock, so the answer must include every
-   * claim made by decisions that held the lock before, on any replica.
+   * claim made by decisions that held the lock before, on any replica. Members in `exclude` are
+   * not counted (Nova's `InstanceGroup.get_hosts(exclude=...)`: a moving instance is not its own
+   * neighbour).
    */
-  getGroupMemberHosts(group: InstanceGroup): Promise<ReadonlyMap<string, number>>;
+  getGroupMemberHosts(group: InstanceGroup, exclude?: readonly string[]): Promise<ReadonlyMap<string, number>>;
 }
 
 /** A server group whose policy placement keeps atomically with a claim. */
@@ -91,6 +93,21 @@ export interface Claimer {
    * case the caller cannot know whether the write happened and must release the consumer.
    */
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome>;
+  /**
+   * A move's claim (placement ClaimMoveRequest, one transaction): the instance's current
+   * allocations (the source) become `migrationUuid`'s unless that consumer holds some already,
+   * and the instance consumer then holds the candidate's allocations (the destination). Idempotent
+   * per (instance, migration, candidate): a retry only replaces the instance's destination. Same
+   * outcomes as {@link claim} (nothing written on any of them); throws on any other failure, in
+   * which case the caller cannot know whether the write happened and must {@link revertMove}.
+   */
+  claimMove(consumer: ClaimConsumer, candidate: AllocationCandidate, migrationUuid: string): Promise<ClaimOutcome>;
+  /**
+   * Undoes a move's claim (placement RevertMoveRequest, one transaction): the migration's
+   * allocations become the instance's again and the migration holds nothing. Idempotent: a
+   * migration holding nothing changes nothing. Safe to retry. Throws on infrastructure failure.
+   */
+  revertMove(instanceUuid: string, migrationUuid: string): Promise<void>;
   /**
    * Removes every allocation of these consumers (placement ReleaseRequest). Idempotent: a
    * consumer without allocations is fine. Safe to retry. Throws on infrastructure failure.

@@ -1,5 +1,5 @@
 import { loadConfig, wantsHelp } from '@cellsched/config';
-import { startTelemetry } from '@cellsched/telemetry';
+import { startTelemetry, telemetryOptionsFrom } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { schedulerConfigSchema } from './config';
 
@@ -7,8 +7,5 @@ import { schedulerConfigSchema } from './config';
 // instrumentations patch their modules before main.ts requires them.
 if (!wantsHelp(process.argv.slice(2))) {
   const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
-  startTelemetry({
-    serviceName: 'scheduler', host: hostname(), exporter: config.telemetryExporter,
-    endpoint: config.telemetryEndpoint, file: config.telemetryFile,
-  });
+  startTelemetry(telemetryOptionsFrom(config, { service: 'scheduler', host: hostname() }));
 }

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { buildHandler, notServedBuildHandler, notServedTerminateHandler, terminateHandler, type ComputeDeps } from './adapters/build-handler';
 import { FaultControl, startControlServer } from './adapters/control-server';
 import { registerHosts, reportToPlacement } from './adapters/registration';
-import { seededRandom, type FaultPlan } from './domain/fault-plan';
+import { instanceStepHandler, notServedStepHandler } from './adapters/step-handler';
+import { seededRandom, stepHangs, type FaultPlan } from './domain/fault-plan';
 import { Guests, type SimulatedHost } from './domain/hosts';
 
 export interface SimulatedComputeOptions {
@@ -19,6 +20,8 @@ export interface SimulatedComputeOptions {
   readonly traits: readonly string[];
   readonly report: ReportClient;
   readonly buildLatencyMs: number;
+  /** How long an instance step takes (default: the build latency). */
+  readonly stepLatencyMs?: number;
   readonly heartbeatIntervalMs: number;
   /** Builds in flight in the whole process (the queue's prefetch). */
   readonly prefetch: number;
@@ -37,6 +40,8 @@ export interface RunningCompute {
   readonly control: FaultControl;
   /** The one queue this process consumes (all its hosts' `compute.<host>` keys are bound to it). */
   readonly queue: string;
+  /** Whether its cell bus is connected now (the container health check). */
+  connected(): boolean;
   stop(): Promise<void>;
 }
 
@@ -58,9 +63,11 @@ async function serveHosts(o: SimulatedComputeOptions, deps: ComputeDeps, bus: Bu
   const deadline = Date.now() + OWNER_WAIT_MS;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
     try {
-      return await bus.serve(ComputeServiceService, { buildAndRunInstance: buildHandler(deps), terminateInstance: terminateHandler(deps) }, {
+      return await bus.serve(ComputeServiceService, {
+        buildAndRunInstance: buildHandler(deps), terminateInstance: terminateHandler(deps), instanceStep: instanceStepHandler(deps),
+      }, {
         servers: o.hosts.map((h) => h.host), queue, prefetch: o.prefetch, maxDeliveries: 10,
-        notServed: { buildAndRunInstance: notServedBuildHandler(deps), terminateInstance: notServedTerminateHandler() },
+        notServed: { buildAndRunInstance: notServedBuildHandler(deps), terminateInstance: notServedTerminateHandler(), instanceStep: notServedStepHandler(deps) },
       });
     } catch (err) {
       // NOTE: a crashed predecessor's connection may look alive to the broker for up to two heartbeats.
@@ -101,7 +108,8 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
     const guests = new Guests();
     const deps: ComputeDeps = {
       conductor, guests, buildLatencyMs: o.buildLatencyMs, random: seededRandom(o.seed), faults: () => control.current(),
-      hangReleased: () => control.released(), crash: o.crash,
+      hangReleased: () => control.released(), crash: o.crash, stepLatencyMs: o.stepLatencyMs ?? o.buildLatencyMs,
+      stepReleased: (step, host) => control.releasedWhen((p) => stepHangs(p, step, host)),
     };
     const started = Date.now();
     const sub = await serveHosts(o, deps, bus);
@@ -121,11 +129,11 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
       queue_ms: served - started, register_ms: registered - served, placement_ms: reported - registered,
     }, 'simulated compute ready');
     return {
-      controlPort: ctl?.port, guests, control, queue: sub.queue,
+      controlPort: ctl?.port, guests, control, queue: sub.queue, connected: () => bus.connected,
       stop: async () => {
         clearInterval(timer);
         ctl?.server.close();
-        control.update({ hang: false });
+        control.update({ hang: false, steps: {} });
         await sub.close(5000);
         await bus.close();
       },

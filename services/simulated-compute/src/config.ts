@@ -22,6 +22,7 @@ export const simulatedComputeConfigSchema = defineConfig({
   diskAllocationRatio: { type: 'float', env: 'CELLSCHED_DISK_ALLOCATION_RATIO', default: 1.0, min: 0.0001, max: 1000, help: "Nova's disk_allocation_ratio." },
   traits: { type: 'list', env: 'CELLSCHED_COMPUTE_TRAITS', default: ['COMPUTE_NODE'], help: 'Traits reported on every host provider (CUSTOM_* are created).' },
   buildLatencyMs: { type: 'int', env: 'CELLSCHED_BUILD_LATENCY_MS', default: 200, min: 0, max: 3600000, help: 'How long a simulated spawn takes.' },
+  stepLatencyMs: { type: 'int', env: 'CELLSCHED_STEP_LATENCY_MS', default: -1, min: -1, max: 3600000, help: 'How long a simulated instance step (power off, prep_resize, live_migration, ...) takes (-1: the build latency).' },
   heartbeatIntervalMs: { type: 'int', env: 'CELLSCHED_REPORT_INTERVAL_MS', default: 10000, min: 100, max: 600000, help: "Heartbeat period (Nova's report_interval)." },
   processName: {
     type: 'string', env: 'CELLSCHED_COMPUTE_PROCESS_NAME', default: '',
@@ -32,5 +33,6 @@ export const simulatedComputeConfigSchema = defineConfig({
   rescheduleRate: { type: 'float', env: 'CELLSCHED_BUILD_FAILURE_RATE', default: 0, min: 0, max: 1, help: 'Initial share of builds failing reschedulably.' },
   abortRate: { type: 'float', env: 'CELLSCHED_BUILD_ABORT_RATE', default: 0, min: 0, max: 1, help: 'Initial share of builds failing non-reschedulably.' },
   seed: { type: 'int', env: 'CELLSCHED_COMPUTE_SEED', default: 1, min: 0, max: 4294967295, help: 'Seed of the fault draws (printed at start).' },
+  healthFile: { type: 'string', env: 'CELLSCHED_HEALTH_FILE', help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).' },
   controlPort: { type: 'int', env: 'CELLSCHED_COMPUTE_CONTROL_PORT', default: -1, min: -1, max: 65535, help: 'Loopback fault-injection port (0: any free port, -1: off).' },
 });

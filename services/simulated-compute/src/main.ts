@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
 import { ReportClient } from '@cellsched/placement-client';
-import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
+import { createLogger, keepHealthFile, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { startSimulatedCompute } from './app';
 import { simulatedComputeConfigSchema } from './config';
@@ -26,12 +26,15 @@ async function main(): Promise<void> {
     resources: { vcpus: c.vcpus, memoryMb: c.memoryMb, localGb: c.diskGb, reservedHostMemoryMb: c.reservedHostMemoryMb,
       cpuAllocationRatio: c.cpuAllocationRatio, ramAllocationRatio: c.ramAllocationRatio, diskAllocationRatio: c.diskAllocationRatio },
     traits: c.traits, report: new ReportClient({ baseUrl: c.placementUrl }), buildLatencyMs: c.buildLatencyMs,
+    ...(c.stepLatencyMs >= 0 ? { stepLatencyMs: c.stepLatencyMs } : {}),
     heartbeatIntervalMs: c.heartbeatIntervalMs, prefetch: c.prefetch,
     faults: { rescheduleRate: c.rescheduleRate, abortRate: c.abortRate, crashRate: 0, hang: false }, seed: c.seed, controlPort: c.controlPort,
-    crash: () => { logger.warn('crash fault: killing this process mid-build'); process.kill(process.pid, 'SIGKILL'); },
+    crash: () => { logger.warn('crash fault: killing this process mid-build or mid-step'); process.kill(process.pid, 'SIGKILL'); },
   });
   if (running.controlPort !== undefined) console.log(JSON.stringify({ controlPort: running.controlPort }));
+  const stopHealth = keepHealthFile(c.healthFile, running.connected);
   stopOnSignal(logger, async () => {
+    stopHealth();
     await running.stop();
   });
 }

@@ -41,7 +41,16 @@ export const superConductorConfigSchema = defineConfig({
     type: 'int', env: 'CELLSCHED_DISCOVER_HOSTS_IN_CELLS_INTERVAL_MS', default: 10000, min: 0, max: 86400000,
     help: "Nova's [scheduler] discover_hosts_in_cells_interval (here in ms, in the super-conductor, which may write the API DB): map new compute hosts to their cells this often, so they become schedulable without discover_hosts by hand (0: off).",
   },
+  allowResizeToSameHost: {
+    type: 'bool', env: 'CELLSCHED_ALLOW_RESIZE_TO_SAME_HOST', default: false,
+    help: "Nova's allow_resize_to_same_host: a resize may stay on the instance's host (the scheduler then keeps the source among the candidates).",
+  },
+  serviceDownTimeMs: {
+    type: 'int', env: 'CELLSCHED_SERVICE_DOWN_TIME_MS', default: 60000, min: 1000, max: 86400000,
+    help: "Nova's service_down_time: a forced live migration's destination whose compute is silent longer is refused (Nova's ComputeServiceUnavailable).",
+  },
   prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
+  healthFile: { type: 'string', env: 'CELLSCHED_HEALTH_FILE', help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).' },
   dbPoolSize: { type: 'int', env: 'CELLSCHED_SUPER_CONDUCTOR_DB_POOL', default: 10, min: 1, max: 500, help: 'PostgreSQL connections per database (API DB and each cell DB).' },
 });
 

@@ -2,7 +2,7 @@ import { Bus } from '@cellsched/bus';
 import { loadConfig } from '@cellsched/config';
 import { atStartup, createPool } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
-import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
+import { createLogger, keepHealthFile, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { cellOpener } from './adapters/cell-opener';
 import { CellRegistry } from './adapters/cells';
@@ -28,13 +28,18 @@ async function main(): Promise<void> {
   const selector = new GrpcDestinationSelector({ addresses: config.schedulerGrpc, deadlineMs: config.schedulerDeadlineMs, logger: log });
   const apiBus = await Bus.connect({ url: config.apiTransportUrl, logger: log, name: 'super-conductor' });
   const sub = await startSuperConductor({
-    apiDb, apiBus, cells, selector, reporter: new ReportClient({ baseUrl: config.placementUrl }), claims: { release: async (uuids) => { await placement.release(uuids); } },
+    apiDb, apiBus, cells, selector, reporter: new ReportClient({ baseUrl: config.placementUrl }),
+    claims: { release: async (uuids) => { await placement.release(uuids); }, revertMove: async (i, m) => { await placement.revertMove(i, m); } },
     numAlternates: numAlternates(config.maxAttempts), buildTimeoutMs: config.buildTimeoutMs, prefetch: config.prefetch,
+    conductorHost: hostname(), allowResizeToSameHost: config.allowResizeToSameHost,
+    serviceDownTimeMs: config.serviceDownTimeMs,
   });
   const stopDiscovery = startHostDiscovery(apiDb, cells, log, config.discoverHostsInCellsIntervalMs);
   log.info({ num_alternates: numAlternates(config.maxAttempts), cell_mappings_refresh_ms: config.cellMappingsRefresh, discover_hosts_interval_ms: config.discoverHostsInCellsIntervalMs },
     'super-conductor serving');
+  const stopHealth = keepHealthFile(config.healthFile, () => apiBus.connected);
   stopOnSignal(log, async () => {
+    stopHealth();
     stopDiscovery();
     clearInterval(follow);
     await sub.close();

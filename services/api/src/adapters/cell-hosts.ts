@@ -1,9 +1,8 @@
 import { AZ_METADATA_KEY, listAggregates, listCellMappings, type CellMapping } from '@cellsched/api-db';
 import { listComputeNodes, listServices, type ComputeNodeRecord, type ServiceRecord } from '@cellsched/cell-db';
+import { isServiceUp } from '../domain/host-status';
 import type { ApiDeps } from './http/kit';
 
-/** Nova's `service_down_time` (seconds): a service silent longer than this is down. */
-export const SERVICE_DOWN_TIME_S = 60;
 
 /** The services and compute nodes of one cell. */
 export interface CellHosts { readonly cell: CellMapping; readonly services: readonly ServiceRecord[]; readonly nodes: readonly ComputeNodeRecord[] }
@@ -22,9 +21,9 @@ export async function gatherHosts(deps: ApiDeps): Promise<{ cells: CellHosts[]; 
   return { cells, down };
 }
 
-/** Nova's servicegroup DB driver: up if it reported within service_down_time and is not forced down. Pure. */
+/** Nova's servicegroup DB driver: up if it reported within service_down_time and is not forced down. */
 export function isUp(s: ServiceRecord, now = Date.now()): boolean {
-  return !s.forcedDown && s.lastSeenUp !== null && now - s.lastSeenUp.getTime() <= SERVICE_DOWN_TIME_S * 1000;
+  return isServiceUp(s, now);
 }
 
 /** host → availability zone from the aggregates' `availability_zone` metadata (else the default AZ). */

@@ -1,11 +1,15 @@
 import {
-  getBuildRequest, getInstanceMapping, listBuildRequests, listCellMappings, listInstanceMappings, type CellMapping,
+  getBuildRequest, getInstanceMapping, getServerTaskIntent, listServerTaskIntents, listBuildRequests, listCellMappings, listInstanceMappings,
+  type CellMapping, type InstanceMapping, type ServerTaskIntent,
 } from '@cellsched/api-db';
-import { getInstance, getLatestInstanceFaults, listInstances, type VmStateName } from '@cellsched/cell-db';
+import { getInstance, getLatestInstanceFaults, getService, listInstances, listServices, type InstanceRecord, type ServiceRecord } from '@cellsched/cell-db';
+import { ServerActionRequest } from '@cellsched/wire';
 import type { Caller } from '../domain/auth';
 import { badRequest, notFound } from '../domain/errors';
+import { hostStatusOf } from '../domain/host-status';
 import type { NameFilter } from '../domain/name-filter';
-import { compareServers, type ServerRecord } from '../domain/server-record';
+import { compareServers, withPendingAction, type PendingAction, type ServerRecord } from '../domain/server-record';
+import { matchesStatus, type StatusFilter } from '../domain/server-status';
 import type { Queryable } from '@cellsched/api-db';
 import type { ApiDeps } from './http/kit';
 import { buildRequestsNamed } from './name-match';
@@ -13,41 +17,80 @@ import { fromBuildRequest, fromInstance, fromMapping } from './server-records';
 
 const instanceNotFound = (uuid: string): Error => notFound(`Instance ${uuid} could not be found.`);
 
-async function readFromCell(db: Queryable, uuid: string): Promise<ServerRecord | undefined> {
-  const inst = await getInstance(db, uuid);
-  if (inst === undefined) return undefined;
-  const faults = inst.vmState === 'error' ? await getLatestInstanceFaults(db, [uuid]) : new Map();
-  return fromInstance(inst, faults.get(uuid));
+/** The nova-compute services of these hosts in one cell, by host (Nova reads them for host_status). */
+async function computeServices(db: Queryable, rows: readonly InstanceRecord[]): Promise<Map<string, ServiceRecord>> {
+  const hosts = [...new Set(rows.flatMap((r) => (r.host === null || r.host === '' ? [] : [r.host])))];
+  if (hosts.length === 0) return new Map();
+  const services = hosts.length === 1 ? [await getService(db, hosts[0] as string, 'nova-compute')].filter((s) => s !== undefined)
+    : await listServices(db, { binary: 'nova-compute', hosts });
+  return new Map(services.map((s) => [s.host, s]));
 }
 
+/** Servers from their cell's rows: each with its latest fault (ERROR only) and its host's status. */
+async function recordsOf(db: Queryable, rows: readonly InstanceRecord[]): Promise<ServerRecord[]> {
+  const errored = rows.filter((r) => r.vmState === 'error').map((r) => r.uuid);
+  const faults = errored.length > 0 ? await getLatestInstanceFaults(db, errored) : new Map();
+  const services = await computeServices(db, rows);
+  const now = Date.now();
+  return rows.map((r) => fromInstance(r, faults.get(r.uuid), hostStatusOf(r.host, r.host === null ? undefined : services.get(r.host), now)));
+}
+
+async function readFromCell(db: Queryable, uuid: string): Promise<ServerRecord | undefined> {
+  const inst = await getInstance(db, uuid);
+  return inst === undefined ? undefined : (await recordsOf(db, [inst]))[0];
+}
+
+/** What the view needs of a pending server_task_intents row. Pure. */
+export function pendingActionOf(i: ServerTaskIntent | undefined): PendingAction | undefined {
+  if (i === undefined) return undefined;
+  const req = ServerActionRequest.fromJSON(i.request);
+  return { action: i.action, taskState: i.taskState, imageRef: req.imageRef, displayName: req.displayName };
+}
+
+/** A server as found, with its mapping (its cell, if it has one) and its pending action (already overlaid on the record). */
+export interface LocatedServer { readonly record: ServerRecord; readonly mapping: InstanceMapping; readonly pending?: PendingAction }
+
 /**
- * One server for `GET /servers/{id}`: from its BuildRequest while it has no cell, else from
- * its cell (read-only). A caller of another project gets the same 404 as for a missing one.
- * A cell that does not answer in time gives the UNKNOWN minimal record.
+ * One server and its mapping: from its BuildRequest while it has no cell, else from its cell
+ * (read-only) with its pending action (server_task_intents) overlaid. A caller of another
+ * project gets the same 404 as for a missing one. A cell that does not answer in time gives
+ * the UNKNOWN minimal record.
  */
-export async function readServer(deps: ApiDeps, uuid: string, caller: Caller): Promise<ServerRecord> {
+export async function locateServer(deps: ApiDeps, uuid: string, caller: Caller): Promise<LocatedServer> {
   if (!/^[0-9a-f-]{36}$/i.test(uuid)) throw instanceNotFound(uuid);
   for (let attempt = 0; attempt < 3; attempt++) {
     const mapping = await getInstanceMapping(deps.apiDb, uuid);
     if (mapping === undefined || (!caller.isAdmin && mapping.projectId !== caller.projectId)) throw instanceNotFound(uuid);
     if (mapping.cell === undefined) {
       const br = await getBuildRequest(deps.apiDb, uuid);
-      if (br !== undefined) return fromBuildRequest(br);
+      if (br !== undefined) return { record: fromBuildRequest(br), mapping };
       continue; // NOTE: scheduled meanwhile: the mapping now points at a cell (or it was deleted).
     }
-    const found = (await deps.cells.scatter([mapping.cell], (db) => readFromCell(db, uuid))).get(mapping.cell.uuid);
-    if (found === undefined || !found.ok) return fromMapping(mapping);
+    // NOTE: the intent first, then the cell: the super-conductor clears an intent only after the
+    // cell holds its state, so this order never sees neither (read together, a view could show the
+    // server at rest right after the 202).
+    const intent = await getServerTaskIntent(deps.apiDb, uuid);
+    const found = await deps.cells.scatter([mapping.cell], (db) => readFromCell(db, uuid)).then((m) => m.get(mapping.cell?.uuid ?? ''));
+    if (found === undefined || !found.ok) return { record: fromMapping(mapping), mapping };
     if (found.value === undefined) throw instanceNotFound(uuid);
     // NOTE: a delete was accepted and cast; the super-conductor has not applied it yet.
-    return mapping.queuedForDelete ? { ...found.value, taskState: 'deleting' } : found.value;
+    const pending = pendingActionOf(intent);
+    const record = mapping.queuedForDelete ? { ...found.value, taskState: 'deleting' } : withPendingAction(found.value, pending);
+    return { record, mapping, pending };
   }
   throw instanceNotFound(uuid);
+}
+
+/** One server for `GET /servers/{id}` ({@link locateServer} without the mapping). */
+export async function readServer(deps: ApiDeps, uuid: string, caller: Caller): Promise<ServerRecord> {
+  return (await locateServer(deps, uuid, caller)).record;
 }
 
 /** Filters of `GET /servers[/detail]`. `projectId` undefined: every project (admin all_tenants). */
 export interface ListFilter {
   readonly projectId: string | undefined;
-  readonly vmStates: readonly VmStateName[] | undefined;
+  /** Nova's `status` filter (judged after the pending actions are overlaid). */
+  readonly status: StatusFilter | undefined;
   /** Nova's `name`: a PostgreSQL regular expression matched anywhere in the name (judged by PostgreSQL here). */
   readonly name: NameFilter | undefined;
   readonly limit: number;
@@ -67,19 +110,17 @@ async function markerPosition(deps: ApiDeps, marker: string, caller: Caller): Pr
 
 // NOTE: the name is matched by PostgreSQL (build requests and cells), never here.
 function matches(r: ServerRecord, f: ListFilter): boolean {
-  if (f.vmStates !== undefined && (r.vmState === 'unknown' || !f.vmStates.includes(r.vmState))) return false;
+  if (f.status !== undefined && (r.vmState === 'unknown' || !matchesStatus(f.status, r.vmState, r.taskState))) return false;
   return f.name === undefined || r.vmState !== 'unknown';
 }
 
 async function scatterCells(deps: ApiDeps, cells: readonly CellMapping[], f: ListFilter, after: ServerRecord | undefined): Promise<{ records: ServerRecord[]; down: string[] }> {
   const results = await deps.cells.scatter(cells, async (db) => {
     const rows = await listInstances(db, {
-      projectId: f.projectId, vmStates: f.vmStates, limit: f.limit + 1, displayNameRegex: f.name?.pattern,
+      projectId: f.projectId, vmStates: f.status?.vmStates, limit: f.limit + 1, displayNameRegex: f.name?.pattern,
       after: after === undefined ? undefined : { createdAt: after.createdAt, uuid: after.uuid },
     });
-    const errored = rows.filter((r) => r.vmState === 'error').map((r) => r.uuid);
-    const faults = errored.length > 0 ? await getLatestInstanceFaults(db, errored) : new Map();
-    return rows.map((r) => fromInstance(r, faults.get(r.uuid)));
+    return recordsOf(db, rows);
   });
   const records: ServerRecord[] = [];
   const down: string[] = [];
@@ -102,13 +143,16 @@ export async function listServers(deps: ApiDeps, f: ListFilter, caller: Caller):
   const cells = await listCellMappings(deps.apiDb);
   // NOTE: with a name, the API DB judges the pattern first: an invalid one never reaches the cells.
   const buildRequests = f.name === undefined ? undefined : await buildRequestsNamed(deps.apiDb, f.projectId, f.name, deps.nameFilterTimeoutMs);
+  // NOTE: pending intents before the cells (see locateServer)
+  const intents = await listServerTaskIntents(deps.apiDb);
   const [listed, scattered] = await Promise.all([
     buildRequests ?? listBuildRequests(deps.apiDb, { projectId: f.projectId }), scatterCells(deps, cells, f, after),
   ]);
   const byUuid = new Map<string, ServerRecord>();
   for (const r of listed.map(fromBuildRequest)) byUuid.set(r.uuid, r);
-  for (const r of scattered.records) byUuid.set(r.uuid, r); // NOTE: the cell wins over a stale build request
-  if (scattered.down.length > 0 && f.vmStates === undefined && f.name === undefined) {
+  // NOTE: the cell wins over a stale build request; a pending action shows at once (as Nova's API saves it)
+  for (const r of scattered.records) byUuid.set(r.uuid, withPendingAction(r, pendingActionOf(intents.get(r.uuid))));
+  if (scattered.down.length > 0 && f.status === undefined && f.name === undefined) {
     const down = new Set(scattered.down);
     for (const m of await listInstanceMappings(deps.apiDb, { projectId: f.projectId })) {
       if (m.cell !== undefined && down.has(m.cell.uuid) && !byUuid.has(m.instanceUuid)) byUuid.set(m.instanceUuid, fromMapping(m));

@@ -1,5 +1,6 @@
 import type { BuildRequest, InstanceMapping } from '@cellsched/api-db';
 import type { InstanceFault, InstanceRecord } from '@cellsched/cell-db';
+import type { HostStatus } from '../domain/host-status';
 import type { ServerRecord } from '../domain/server-record';
 
 /** A server not in a cell yet, from its BuildRequest (BUILD, task `scheduling`). Pure. */
@@ -10,17 +11,17 @@ export function fromBuildRequest(br: BuildRequest): ServerRecord {
     vmState: 'building', taskState: i.taskState === '' ? 'scheduling' : i.taskState, powerState: 0, host: null, node: null,
     availabilityZone: i.availabilityZone === '' ? null : i.availabilityZone, launchedAt: null, terminatedAt: null,
     reservationId: i.reservationId, launchIndex: i.launchIndex, hostname: null, createdAt: i.createdAt ?? br.createdAt,
-    updatedAt: i.createdAt ?? br.createdAt, fault: undefined, source: 'build_request',
+    updatedAt: i.createdAt ?? br.createdAt, fault: undefined, hostStatus: '', source: 'build_request',
   };
 }
 
-/** A server read from its cell's `instances` row (with its latest fault, if any). Pure. */
-export function fromInstance(r: InstanceRecord, fault: InstanceFault | undefined): ServerRecord {
+/** A server read from its cell's `instances` row (with its latest fault, if any, and its host's status). Pure. */
+export function fromInstance(r: InstanceRecord, fault: InstanceFault | undefined, hostStatus: HostStatus): ServerRecord {
   return {
     uuid: r.uuid, projectId: r.projectId, userId: r.userId, name: r.displayName ?? '', flavor: r.flavor, imageRef: r.imageRef ?? '',
     vmState: r.vmState, taskState: r.taskState, powerState: r.powerState, host: r.host, node: r.node, availabilityZone: r.availabilityZone,
     launchedAt: r.launchedAt, terminatedAt: r.terminatedAt, reservationId: r.reservationId, launchIndex: r.launchIndex, hostname: r.hostname,
-    createdAt: r.createdAt, updatedAt: r.updatedAt, fault, source: 'cell',
+    createdAt: r.createdAt, updatedAt: r.updatedAt, fault, hostStatus, source: 'cell',
   };
 }
 
@@ -29,6 +30,6 @@ export function fromMapping(m: InstanceMapping): ServerRecord {
   return {
     uuid: m.instanceUuid, projectId: m.projectId, userId: m.userId ?? '', name: '', flavor: undefined, imageRef: '', vmState: 'unknown',
     taskState: null, powerState: 0, host: null, node: null, availabilityZone: null, launchedAt: null, terminatedAt: null, reservationId: null,
-    launchIndex: 0, hostname: null, createdAt: m.createdAt, updatedAt: m.createdAt, fault: undefined, source: 'mapping',
+    launchIndex: 0, hostname: null, createdAt: m.createdAt, updatedAt: m.createdAt, fault: undefined, hostStatus: '', source: 'mapping',
   };
 }

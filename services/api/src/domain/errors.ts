@@ -1,7 +1,8 @@
 /** Nova's error body keys by HTTP status (nova/api/openstack/wsgi.py Fault). */
 const KIND_BY_STATUS: Readonly<Record<number, string>> = {
   400: 'badRequest', 401: 'unauthorized', 403: 'forbidden', 404: 'itemNotFound', 405: 'badMethod',
-  406: 'notAcceptable', 409: 'conflictingRequest', 413: 'overLimit', 415: 'badMediaType', 501: 'notImplemented',
+  406: 'notAcceptable', 409: 'conflictingRequest', 413: 'overLimit', 415: 'badMediaType', 429: 'overLimit', 501: 'notImplemented',
+  503: 'serviceUnavailable',
 };
 
 /**

@@ -6,12 +6,22 @@ export interface Microversion { readonly major: number; readonly minor: number }
 /**
  * The microversions served, listed in one place (Nova's api_version_request.py history,
  * trimmed to what is implemented): 2.3 extended OS-EXT-SRV-ATTR fields; 2.9 `locked`;
- * 2.16 `host_status` (admin); 2.19 `description`; 2.26 `tags`; 2.37 `networks` required
- * ("none"/"auto"); 2.47 flavor embedded in servers; 2.55 flavor `description`; 2.58
- * instance actions `updated_at`; 2.61 flavor `extra_specs` in flavor views; 2.62
- * instance-action events carry `host`/`hostId`; 2.63 `trusted_image_certificates` (always
- * null: there is no image signature verification, and a request giving certificates is a 400);
- * 2.64 server groups with one `policy` and `rules` (`max_server_per_host`).
+ * 2.11 os-services `forced_down` (view) and `PUT /os-services/force-down`; 2.14 evacuate
+ * without `onSharedStorage`, answering no body; 2.16 `host_status` (admin); 2.19
+ * `description` (rebuild too); 2.23 `migration_type` and live-migration `links` in
+ * os-migrations, `GET /servers/{id}/migrations[/{id}]`; 2.25 os-migrateLive
+ * `block_migration: "auto"`, no `disk_over_commit`; 2.26 `tags`; 2.29/2.30 evacuate /
+ * os-migrateLive `force` (the host claimed directly: no scheduler filter, placement's capacity);
+ * 2.37 `networks` required ("none"/"auto"); 2.47 flavor embedded in servers; 2.53 service
+ * and hypervisor uuids, `PUT /os-services/{id}` with `status` and/or `forced_down`; 2.54
+ * rebuild `key_name` (null only: no key pairs); 2.55 flavor `description`; 2.56 migrate
+ * `host`; 2.57 rebuild `user_data` (no `personality`); 2.58 instance actions `updated_at`
+ * and paging (`limit`, `marker`, `changes-since`); 2.59 os-migrations paging, `uuid`,
+ * `changes-since`, `migrations_links`; 2.60 multiattach volumes (there are no volumes:
+ * nothing changes); 2.61 flavor `extra_specs` in flavor views; 2.62 instance-action events
+ * carry `host`/`hostId`; 2.63 `trusted_image_certificates` (always null: there is no image
+ * signature verification, and a create or rebuild giving certificates is a 400); 2.64
+ * server groups with one `policy` and `rules` (`max_server_per_host`).
  */
 export const MIN_VERSION: Microversion = { major: 2, minor: 1 };
 export const MAX_VERSION: Microversion = { major: 2, minor: 64 };

@@ -1,5 +1,6 @@
 import type { InstanceFault, VmStateName } from '@cellsched/cell-db';
 import type { Flavor } from '@cellsched/wire';
+import type { HostStatus } from './host-status';
 
 /**
  * A server as the API shows it, whatever it was read from: a BuildRequest (not in a cell
@@ -27,6 +28,8 @@ export interface ServerRecord {
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly fault: InstanceFault | undefined;
+  /** Nova's host_status: its host's compute service as the cell holds it ('' without a host). */
+  readonly hostStatus: HostStatus;
   /** Where it was read from (for tests and logs). */
   readonly source: 'build_request' | 'cell' | 'mapping';
 }
@@ -36,4 +39,27 @@ export function compareServers(a: Pick<ServerRecord, 'createdAt' | 'uuid'>, b: P
   const byTime = b.createdAt.getTime() - a.createdAt.getTime();
   if (byTime !== 0) return byTime;
   return a.uuid < b.uuid ? 1 : a.uuid > b.uuid ? -1 : 0;
+}
+
+/** An accepted server action its cell does not hold yet (the API DB's server_task_intents row, as the view needs it). */
+export interface PendingAction {
+  /** Nova's instance action name (`stop`, `rebuild`, ...). */
+  readonly action: string;
+  /** The task_state the action sets at once; null for one that sets none (confirmResize). */
+  readonly taskState: string | null;
+  /** rebuild: the new image and, if given, the new name (Nova saves both before it casts). */
+  readonly imageRef?: string;
+  readonly displayName?: string;
+}
+
+/**
+ * The server as Nova would show it once the API had saved the action (Nova's API saves the
+ * task_state before it casts; here the super-conductor saves it in the cell a moment later).
+ * The cell wins as soon as it holds any task_state of its own: it has applied the action (or
+ * another one) and moved on. Only for servers read from their cell. Pure.
+ */
+export function withPendingAction(r: ServerRecord, p: PendingAction | undefined): ServerRecord {
+  if (p === undefined || r.source !== 'cell' || r.taskState !== null) return r;
+  const rebuilt = p.action === 'rebuild' ? { imageRef: p.imageRef || r.imageRef, name: p.displayName || r.name } : {};
+  return { ...r, taskState: p.taskState, ...rebuilt };
 }

@@ -63,12 +63,15 @@ function adminAttributes(r: ServerRecord, ctx: ViewContext): Json {
 function versionedFields(r: ServerRecord, ctx: ViewContext): Json {
   const out: Json = {};
   if (atLeast(ctx.version, 9)) out.locked = false;
-  if (atLeast(ctx.version, 16) && ctx.caller.isAdmin) out.host_status = r.host === null ? '' : 'UP';
+  if (atLeast(ctx.version, 16) && ctx.caller.isAdmin) out.host_status = r.hostStatus;
   if (atLeast(ctx.version, 19)) out.description = null;
   if (atLeast(ctx.version, 26)) out.tags = [];
   if (atLeast(ctx.version, 63)) out.trusted_image_certificates = null;
   return out;
 }
+
+/** Nova's `_progress_statuses`: the statuses a server view carries `progress` in. */
+const PROGRESS_STATUSES: readonly string[] = ['ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE', 'MIGRATING'];
 
 /** A minimal record for a server whose cell did not answer (Nova 2.69 style). Pure. */
 function unknownDetail(r: ServerRecord, ctx: ViewContext): Json {
@@ -78,8 +81,9 @@ function unknownDetail(r: ServerRecord, ctx: ViewContext): Json {
 /** `GET /servers/detail` item and `GET /servers/{id}` body, in Nova's shape for the version. Pure. */
 export function serverDetail(r: ServerRecord, ctx: ViewContext): Json {
   if (r.vmState === 'unknown') return unknownDetail(r, ctx);
+  const status = statusOf(r.vmState, r.taskState);
   const view: Json = {
-    id: r.uuid, name: r.name, status: statusOf(r.vmState, r.taskState), tenant_id: r.projectId, user_id: r.userId, metadata: {},
+    id: r.uuid, name: r.name, status, tenant_id: r.projectId, user_id: r.userId, metadata: {},
     hostId: hostId(r.projectId, r.host), image: r.imageRef === '' ? '' : { id: r.imageRef, links: [{ rel: 'bookmark', href: `${ctx.baseUrl}/images/${r.imageRef}` }] },
     flavor: flavorView(r, ctx), created: iso(r.createdAt), updated: iso(r.updatedAt), addresses: {}, accessIPv4: '', accessIPv6: '',
     links: links(ctx, 'servers', r.uuid), 'OS-DCF:diskConfig': 'MANUAL', 'OS-EXT-AZ:availability_zone': r.availabilityZone ?? '',
@@ -87,9 +91,21 @@ export function serverDetail(r: ServerRecord, ctx: ViewContext): Json {
     'OS-EXT-STS:task_state': r.taskState, 'OS-EXT-STS:vm_state': r.vmState, 'OS-EXT-STS:power_state': r.powerState,
     'os-extended-volumes:volumes_attached': [], ...versionedFields(r, ctx),
   };
-  if (r.vmState === 'building' || r.vmState === 'active') view.progress = 0;
+  if (PROGRESS_STATUSES.includes(status)) view.progress = 0;
   if (ctx.caller.isAdmin) Object.assign(view, adminAttributes(r, ctx));
   const fault = faultView(r, ctx);
   if (fault !== undefined) view.fault = fault;
+  return view;
+}
+
+/** Keys Nova's rebuild answer leaves out before 2.75 (its view is built without AZ, usage, status, volumes, admin attributes). */
+const NOT_IN_REBUILD = /^(OS-EXT-AZ:|OS-SRV-USG:|OS-EXT-STS:|OS-EXT-SRV-ATTR:|os-extended-volumes:)|^(config_drive|host_status|security_groups)$/;
+
+/** The server in `POST /servers/{id}/action` rebuild's 202 (before 2.75: the detail view less those keys; `key_name` from 2.54). Pure. */
+export function rebuildView(r: ServerRecord, ctx: ViewContext): Json {
+  const full = serverDetail(r, ctx);
+  if (atLeast(ctx.version, 75)) return full;
+  const view = Object.fromEntries(Object.entries(full).filter(([k]) => !NOT_IN_REBUILD.test(k)));
+  if (!atLeast(ctx.version, 54)) delete view.key_name;
   return view;
 }

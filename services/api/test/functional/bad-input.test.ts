@@ -4,7 +4,9 @@
 // row, no cast). The seed is fixed (printed); a longer run on demand:
 //   CELLSCHED_FUZZ_SEED=$RANDOM CELLSCHED_FUZZ_RUNS=2000 pnpm exec jest services/api/test/functional/bad-input.test.ts
 // A failure prints the seed, the path and the smallest body found: replay with the same seed.
-import { upsertService } from '@cellsched/cell-db';
+import { randomUUID } from 'node:crypto';
+import { setInstanceMappingCell } from '@cellsched/api-db';
+import { createInstance, recordServiceHeartbeat, upsertComputeNode, upsertService } from '@cellsched/cell-db';
 import fc from 'fast-check';
 import { ACTION_ENDPOINTS, ACTION_ROUTE, BODY_ENDPOINTS, type BodyEndpoint, type Fixtures } from './fuzz/endpoints';
 import { anyJson, nastyString, notJson } from './fuzz/junk';
@@ -17,6 +19,8 @@ const TIMEOUT = Math.max(60_000, RUNS * 2_000);
 const OPTIONS = { seed: SEED, numRuns: RUNS };
 const ENDPOINTS: readonly BodyEndpoint[] = [...BODY_ENDPOINTS, ...ACTION_ENDPOINTS];
 
+const MEMBER = 'fuzz:pfuzz';
+const FLAVOR = { id: 0, flavorid: '2', name: 'm1.small', vcpus: 1, memoryMb: 2048, rootGb: 20, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 let h: Harness;
 let fx: Fixtures;
 let start: ApiState;
@@ -28,11 +32,22 @@ beforeAll(async () => {
   await h.apiDb.pool.query('DELETE FROM cell_mappings WHERE uuid = $1', [h.cells.down.uuid]);
   const { service } = await upsertService(h.cell1.pool, { host: 'fuzz-host', binary: 'nova-compute', topic: 'compute' });
   const created = await h.inject({ method: 'POST', url: '/v2.1/servers', headers: as('fuzz:pfuzz'), payload: { server: { name: 'target', imageRef: IMAGE, flavorRef: '1' } } });
-  fx = { image: IMAGE, serviceUuid: service.uuid, serviceHost: 'fuzz-host', serverUuid: (created.json() as { server: { id: string } }).server.id };
+  await upsertComputeNode(h.cell1.pool, { uuid: randomUUID(), serviceId: service.id, host: 'fuzz-host', hypervisorHostname: 'fuzz-host', vcpus: 8, memoryMb: 16384, localGb: 100 });
+  await recordServiceHeartbeat(h.cell1.pool, 'fuzz-host', 'nova-compute');
+  const actionServers: Record<string, string> = {};
+  for (const e of ACTION_ENDPOINTS) {
+    const res = await h.inject({ method: 'POST', url: '/v2.1/servers', headers: as(MEMBER), payload: { server: { name: e.name, imageRef: IMAGE, flavorRef: '2' } } });
+    const id = (res.json() as { server: { id: string } }).server.id;
+    await createInstance(h.cell1.pool, { uuid: id, projectId: 'pfuzz', userId: 'fuzz', flavor: FLAVOR, imageRef: IMAGE, vmState: 'active', host: 'fuzz-host', node: 'fuzz-host' });
+    await h.cell1.pool.query('UPDATE instances SET launched_at = now() WHERE uuid = $1', [id]);
+    await setInstanceMappingCell(h.apiDb.pool, id, h.cells.cell1.id);
+    await h.apiDb.pool.query('DELETE FROM build_requests WHERE instance_uuid = $1', [id]);
+    actionServers[e.name] = id;
+  }
+  fx = { image: IMAGE, serviceUuid: service.uuid, serviceHost: 'fuzz-host', serverUuid: (created.json() as { server: { id: string } }).server.id, actionServers };
 }, 120_000);
 afterAll(async () => { await h?.close(); });
 
-const MEMBER = 'fuzz:pfuzz';
 const tokenFor = (e: BodyEndpoint): string => (e.adminOnly ? 'admin' : MEMBER);
 
 function send(e: BodyEndpoint, body: string | undefined, headers: Record<string, string>): Promise<Res> {

@@ -6,12 +6,14 @@ import { request as httpRequest } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { SuperConductorClient } from '@cellsched/api-clients';
-import { API_DB_MIGRATIONS_DIR, createCellMapping, type CellMapping } from '@cellsched/api-db';
+import { API_DB_MIGRATIONS_DIR, createCellMapping, getCellMapping, type CellMapping } from '@cellsched/api-db';
 import { Bus, type CastSubscription } from '@cellsched/bus';
-import { CELL_DB_MIGRATIONS_DIR } from '@cellsched/cell-db';
-import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import { CELL_DB_MIGRATIONS_DIR, getService, setServiceDisabled, setServiceForcedDown } from '@cellsched/cell-db';
+import { createPool, createTestDatabase, type TestDatabase } from '@cellsched/db';
+import type { Pool } from 'pg';
 import {
-  SuperConductorServiceService, type DeleteInstanceRequest, type DeleteServiceRequest, type ScheduleAndBuildInstancesRequest, type UpdateServiceRequest,
+  SuperConductorServiceService, type DeleteInstanceRequest, type DeleteServiceRequest, type ScheduleAndBuildInstancesRequest, type ServerActionRequest,
+  type UpdateServiceRequest,
 } from '@cellsched/wire';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
@@ -32,6 +34,7 @@ export interface Seen {
   deletes: DeleteInstanceRequest[];
   services: UpdateServiceRequest[];
   serviceDeletes: DeleteServiceRequest[];
+  actions: ServerActionRequest[];
 }
 
 /** A response as the tests read it. */
@@ -51,6 +54,8 @@ export interface Harness {
   cell1: TestDatabase;
   cells: { cell0: CellMapping; cell1: CellMapping; down: CellMapping };
   seen: Seen;
+  /** Hosts whose `update_service` casts the fake super-conductor records but does not apply (a conductor that is behind). */
+  stalledServiceHosts: Set<string>;
   /** Starts the fake super-conductor (already running unless `lateConductor`). */
   startConductor(): Promise<void>;
   close(): Promise<void>;
@@ -96,12 +101,29 @@ async function blackhole(): Promise<{ server: Server; port: number; sockets: Set
   return { server, port: typeof address === 'object' && address !== null ? address.port : 0, sockets };
 }
 
-async function startConductor(bus: Bus, seen: Seen): Promise<CastSubscription> {
+/**
+ * Plays the super-conductor's `update_service`: writes the change in the service's cell DB (the
+ * api waits to see it there), except for the hosts in `stalled` (a conductor that is behind).
+ */
+async function applyServiceUpdate(req: UpdateServiceRequest, apiDb: TestDatabase, writers: Map<string, Pool>, stalled: Set<string>): Promise<void> {
+  const mapping = await getCellMapping(apiDb.pool, req.cellUuid);
+  if (mapping === undefined || stalled.has(req.host)) return;
+  // NOTE: its own pool: the api's cell pools are read-only, as in a deployment
+  let db = writers.get(mapping.uuid);
+  if (db === undefined) writers.set(mapping.uuid, db = createPool({ url: mapping.databaseConnection, max: 1, applicationName: 'fake-super-conductor' }));
+  const svc = await getService(db, req.host, req.binary);
+  if (svc === undefined) return;
+  if (req.onlyForcedDown !== true) await setServiceDisabled(db, svc.id, req.disabled, req.disabled ? (req.disabledReason || null) : null);
+  if (req.forcedDown !== undefined) await setServiceForcedDown(db, svc.id, req.forcedDown);
+}
+
+async function startConductor(bus: Bus, seen: Seen, applyUpdate: (req: UpdateServiceRequest) => Promise<void>): Promise<CastSubscription> {
   return bus.serve(SuperConductorServiceService, {
     scheduleAndBuildInstances: async (req) => { seen.schedule.push(req); },
     deleteInstance: async (req) => { seen.deletes.push(req); },
-    updateService: async (req) => { seen.services.push(req); },
+    updateService: async (req) => { seen.services.push(req); await applyUpdate(req); },
     deleteService: async (req) => { seen.serviceDeletes.push(req); },
+    serverAction: async (req) => { seen.actions.push(req); },
   });
 }
 
@@ -141,10 +163,14 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
   };
   const bus = await Bus.connect({ url: url.toString(), logger: silent, name: 'api-test' });
   undo.push(() => bus.close());
-  const seen: Seen = { schedule: [], deletes: [], services: [], serviceDeletes: [] };
-  let sub: CastSubscription | undefined = opts.lateConductor === true ? undefined : await startConductor(bus, seen);
-  const startLate = async (): Promise<void> => { sub ??= await startConductor(bus, seen); };
+  const seen: Seen = { schedule: [], deletes: [], services: [], serviceDeletes: [], actions: [] };
   const cellDbs = new PgCellDatabases({ timeoutMs: 800, poolSize: 2 });
+  const stalledServiceHosts = new Set<string>();
+  const writers = new Map<string, Pool>();
+  undo.push(() => Promise.all([...writers.values()].map((p) => p.end())));
+  const applyUpdate = (req: UpdateServiceRequest): Promise<void> => applyServiceUpdate(req, apiDb, writers, stalledServiceHosts);
+  let sub: CastSubscription | undefined = opts.lateConductor === true ? undefined : await startConductor(bus, seen, applyUpdate);
+  const startLate = async (): Promise<void> => { sub ??= await startConductor(bus, seen, applyUpdate); };
   const retrier = new CastRetrier(silent, [50, 100, 200]);
   const deps: ApiDeps = {
     apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, nameFilterTimeoutMs: 800, log: silent,
@@ -165,12 +191,13 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
     await sub?.close();
     await bus.close();
     await cellDbs.close();
+    await Promise.all([...writers.values()].map((p) => p.end()));
     for (const s of hole.sockets) s.destroy();
     await new Promise((r) => hole.server.close(r));
     await Promise.all([apiDb.drop(), cell0.drop(), cell1.drop()]);
     await rabbitmqctl('delete_vhost', vhost);
   };
-  return { app, base, inject, raw: (r) => rawRequest(base, r), deps, apiDb, cell0, cell1, cells, seen, startConductor: startLate, close };
+  return { app, base, inject, raw: (r) => rawRequest(base, r), deps, apiDb, cell0, cell1, cells, seen, stalledServiceHosts, startConductor: startLate, close };
 }
 
 /** Polls until `probe` returns a value other than undefined. */

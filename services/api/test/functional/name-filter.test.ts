@@ -9,7 +9,7 @@ let h: Harness;
 beforeAll(async () => { h = await startHarness('namefilter'); }, 120_000);
 afterAll(async () => { await h?.close(); });
 
-const TINY = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+const TINY = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 /** The harness's per-cell and name-match timeout (ms). */
 const TIMEOUT = 800;
 

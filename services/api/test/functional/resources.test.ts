@@ -146,7 +146,7 @@ describe('os-instance-actions', () => {
     const res = await h.inject({ method: 'POST', url: '/v2.1/servers', headers: as('alice:p1'), payload: { server: { name: 'act', imageRef: IMAGE, flavorRef: '1' } } });
     const id = (res.json() as { server: { id: string } }).server.id;
     expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions`, headers: as('alice:p1') })).json()).toEqual({ instanceActions: [] });
-    await createInstance(h.cell1.pool, { uuid: id, projectId: 'p1', userId: 'alice', flavor: { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} }, vmState: 'active' });
+    await createInstance(h.cell1.pool, { uuid: id, projectId: 'p1', userId: 'alice', flavor: { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} }, vmState: 'active' });
     await setInstanceMappingCell(h.apiDb.pool, id, h.cells.cell1.id);
     await startInstanceAction(h.cell1.pool, { instanceUuid: id, requestId: 'req-1', action: 'create', userId: 'alice', projectId: 'p1' });
     const key = (host: string): { instanceUuid: string; requestId: string; event: string; host: string } => ({ instanceUuid: id, requestId: 'req-1', event: 'compute__do_build_and_run_instance', host });
@@ -165,6 +165,19 @@ describe('os-instance-actions', () => {
     const old = (await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions/req-1`, headers: as('admin', '2.61') })).json() as { instanceAction: { events: Record<string, unknown>[] } };
     expect(old.instanceAction.events[0]).not.toHaveProperty('host');
     expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions/req-x`, headers: as('alice:p1') })).statusCode).toBe(404);
+    // 2.58: paging by limit and marker (a request id), changes-since; unknown parameters are a 400
+    await startInstanceAction(h.cell1.pool, { instanceUuid: id, requestId: 'req-2', action: 'stop', userId: 'alice', projectId: 'p1', startTime: new Date(Date.now() + 1000) });
+    const list = async (q: string): Promise<{ instanceActions: { request_id: string }[]; links?: { rel: string; href: string }[] }> =>
+      (await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions${q}`, headers: as('alice:p1', '2.58') })).json() as never;
+    const first = await list('?limit=1');
+    expect(first.instanceActions.map((a) => a.request_id)).toEqual(['req-2']);
+    expect(first.links).toEqual([{ rel: 'next', href: `${h.base}/v2.1/servers/${id}/os-instance-actions?limit=1&marker=req-2` }]);
+    expect((await list('?limit=1&marker=req-2')).instanceActions.map((a) => a.request_id)).toEqual(['req-1']);
+    expect((await list('?changes-since=2999-01-01T00:00:00Z')).instanceActions).toEqual([]);
+    expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions?marker=nope`, headers: as('alice:p1', '2.58') })).json())
+      .toEqual({ badRequest: { code: 400, message: 'Marker nope could not be found.' } });
+    expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions?foo=1`, headers: as('alice:p1', '2.58') })).statusCode).toBe(400);
+    expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions?foo=1`, headers: as('alice:p1', '2.57') })).statusCode).toBe(200);
   });
 });
 

@@ -1,7 +1,7 @@
 // POST/GET/DELETE /servers against real PostgreSQL (API DB, cell0, cell1, a hung cell) and
 // a real RabbitMQ vhost where a fake super-conductor records the casts.
 import { getBuildRequest, getInstanceMapping, getRequestSpec, setInstanceMappingCell } from '@cellsched/api-db';
-import { addInstanceFault, createInstance } from '@cellsched/cell-db';
+import { addInstanceFault, createInstance, recordServiceHeartbeat, setServiceDisabled, setServiceForcedDown, upsertService } from '@cellsched/cell-db';
 import { as, IMAGE, startHarness, waitFor, type Harness } from './harness';
 
 let h: Harness;
@@ -9,7 +9,7 @@ beforeAll(async () => { h = await startHarness('servers'); }, 120_000);
 afterAll(async () => { await h?.close(); });
 
 const body = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ server: { name: 'vm', imageRef: IMAGE, flavorRef: '1', ...extra } });
-const TINY = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+const TINY = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 
 async function counts(): Promise<number[]> {
   const tables = ['build_requests', 'request_specs', 'instance_mappings'];
@@ -182,6 +182,34 @@ describe('GET /v2.1/servers', () => {
     expect(new Set([...first.servers, ...second.servers].map((s) => s.id))).toEqual(new Set(ids));
     const badMarker = await h.inject({ url: '/v2.1/servers?marker=11111111-2222-3333-4444-555555555555', headers: as('erin:p5') });
     expect(badMarker.statusCode).toBe(400);
+  });
+});
+
+describe('host_status (2.16+, admin): Nova\'s get_instance_host_status from the cell\'s services', () => {
+  it('UP, UNKNOWN, MAINTENANCE, DOWN or \'\' by the host\'s nova-compute service, in show and in the detailed list', async () => {
+    const hosts: Record<string, string> = { 'hs-up': 'UP', 'hs-silent': 'UNKNOWN', 'hs-disabled': 'MAINTENANCE', 'hs-forced': 'DOWN', 'hs-none': '' };
+    const ids: Record<string, string> = {};
+    for (const host of Object.keys(hosts)) {
+      if (host !== 'hs-none') {
+        const { service } = await upsertService(h.cell1.pool, { host, binary: 'nova-compute', topic: 'compute' });
+        await recordServiceHeartbeat(h.cell1.pool, host, 'nova-compute', host === 'hs-silent' ? new Date(Date.now() - 120_000) : new Date());
+        if (host === 'hs-disabled') await setServiceDisabled(h.cell1.pool, service.id, true, 'maintenance');
+        if (host === 'hs-forced') await setServiceForcedDown(h.cell1.pool, service.id, true);
+      }
+      const uuid = await create('alice:p1');
+      await createInstance(h.cell1.pool, { uuid, projectId: 'p1', userId: 'alice', flavor: TINY, imageRef: IMAGE, vmState: 'active', host, node: host });
+      await setInstanceMappingCell(h.apiDb.pool, uuid, h.cells.cell1.id);
+      await h.apiDb.pool.query('DELETE FROM build_requests WHERE instance_uuid = $1', [uuid]);
+      ids[host] = uuid;
+    }
+    const show = async (uuid: string, token = 'admin', version = '2.16'): Promise<Record<string, unknown>> =>
+      ((await h.inject({ url: `/v2.1/servers/${uuid}`, headers: as(token, version) })).json() as { server: Record<string, unknown> }).server;
+    for (const [host, status] of Object.entries(hosts)) expect([host, (await show(ids[host] ?? ''))['host_status']]).toEqual([host, status]);
+    const listed = ((await h.inject({ url: '/v2.1/servers/detail?all_tenants=1&limit=1000', headers: as('admin', '2.60') })).json() as { servers: { id: string; host_status: string }[] }).servers;
+    for (const [host, status] of Object.entries(hosts)) expect([host, listed.find((s) => s.id === ids[host])?.host_status]).toEqual([host, status]);
+    // not before 2.16, never for a member
+    expect('host_status' in (await show(ids['hs-up'] ?? '', 'admin', '2.15'))).toBe(false);
+    expect('host_status' in (await show(ids['hs-up'] ?? '', 'alice:p1', '2.60'))).toBe(false);
   });
 });
 

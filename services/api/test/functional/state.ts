@@ -11,7 +11,7 @@ export async function apiState(h: Harness): Promise<ApiState> {
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1");
   const digests = rows.map(({ name }) => `(SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM "${name}" t) AS "${name}"`);
   const r = await h.apiDb.pool.query<Record<string, string>>(`SELECT ${digests.join(', ')}`);
-  return { tables: { ...r.rows[0] }, casts: [h.seen.schedule.length, h.seen.deletes.length, h.seen.services.length] };
+  return { tables: { ...r.rows[0] }, casts: [h.seen.schedule.length, h.seen.deletes.length, h.seen.services.length, h.seen.actions.length] };
 }
 
 /** Nova's error body: exactly one key naming the fault, holding `{code, message}` with code = the HTTP status. */
@@ -30,5 +30,5 @@ export function isNovaError(status: number, text: string): boolean {
 /** Nova's fault names by status (nova/api/openstack/wsgi.py Fault._fault_names; any other status is a computeFault). */
 export const NOVA_FAULTS: Readonly<Record<number, string>> = {
   400: 'badRequest', 401: 'unauthorized', 403: 'forbidden', 404: 'itemNotFound', 405: 'badMethod',
-  406: 'notAcceptable', 409: 'conflictingRequest', 413: 'overLimit', 415: 'badMediaType',
+  406: 'notAcceptable', 409: 'conflictingRequest', 413: 'overLimit', 415: 'badMediaType', 429: 'overLimit', 503: 'serviceUnavailable',
 };

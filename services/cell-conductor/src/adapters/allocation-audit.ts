@@ -1,4 +1,6 @@
-import { listComputeNodes, listInstances, listPendingProviders, type ComputeNodeRecord, type InstanceRecord } from '@cellsched/cell-db';
+import {
+  findMigrations, listComputeNodes, listInstances, listPendingProviders, MIGRATION_FINAL_STATUSES, type ComputeNodeRecord, type InstanceRecord, type MigrationRecord,
+} from '@cellsched/cell-db';
 import { instanceConsumer, PlacementRestError, type PlacementClient, type ReportClient } from '@cellsched/placement-client';
 import { FAILURE_CODES } from '@cellsched/wire';
 import type { Pool } from 'pg';
@@ -15,7 +17,7 @@ export interface AuditReport {
   /** Suspicious allocations still within their grace period. */
   readonly suspects: number;
   readonly healed: readonly HealedAllocation[];
-  /** Instances holding resources (building/active) with no allocation in placement: reported, not healed. */
+  /** Instances holding resources (building, active, stopped, resized) with no allocation in placement: reported, not healed. */
   readonly missing: readonly string[];
   /** This cell's compute nodes placement has no provider for (registering, or deleted). */
   readonly unknownProviders: number;
@@ -36,8 +38,16 @@ export class AuditProvidersUnknownError extends Error {
   }
 }
 
-function nodeUuidOf(nodes: readonly ComputeNodeRecord[], i: InstanceRecord): string | undefined {
+function nodeUuidOf(nodes: readonly ComputeNodeRecord[], i: { readonly host: string | null; readonly node: string | null }): string | undefined {
   return nodes.find((n) => n.host === i.host && n.hypervisorHostname === (i.node ?? i.host))?.uuid;
+}
+
+/** What an instance's migrations (oldest first) say about where it may hold resources: the nodes of those in progress, a failed last one. */
+function moveOf(nodes: readonly ComputeNodeRecord[], ms: readonly MigrationRecord[]): { moveProviders: string[]; failedMove: boolean } {
+  const moveProviders = ms.filter((m) => !MIGRATION_FINAL_STATUSES.includes(m.status))
+    .flatMap((m) => [nodeUuidOf(nodes, { host: m.sourceCompute, node: m.sourceNode }), nodeUuidOf(nodes, { host: m.destCompute, node: m.destNode })])
+    .filter((u): u is string => u !== undefined);
+  return { moveProviders, failedMove: ms.at(-1)?.status === 'error' };
 }
 
 /** The compute nodes whose providers one pass reads. */
@@ -99,13 +109,17 @@ export class AllocationAudit {
   private async verdicts(nodes: readonly ComputeNodeRecord[], seen: readonly Seen[]): Promise<Map<string, AuditVerdict>> {
     const uuids = [...new Set(seen.map((s) => s.consumer))];
     const instances = new Map((await listInstances(this.pool, { uuids, includeDeleted: true })).map((i) => [i.uuid, i]));
-    const migrations = new Set((await this.pool.query<{ uuid: string }>('SELECT uuid FROM migrations WHERE uuid = ANY($1::uuid[])', [uuids])).rows.map((r) => r.uuid));
+    const migrations = await findMigrations(this.pool, { uuids, instanceUuids: [...instances.keys()] });
+    const statusOf = new Map(migrations.map((m) => [m.uuid, m.status]));
     const out = new Map<string, AuditVerdict>();
     for (const s of seen) {
       const i = instances.get(s.consumer);
+      const status = statusOf.get(s.consumer);
       out.set(`${s.consumer}/${s.provider}`, classifyAllocation({
-        consumerUuid: s.consumer, providerUuid: s.provider, isMigration: migrations.has(s.consumer),
-        instance: i === undefined ? undefined : { vmState: i.vmState, node: i.node, deleted: i.deletedAt !== null, computeNodeUuid: nodeUuidOf(nodes, i) },
+        consumerUuid: s.consumer, providerUuid: s.provider, isMigration: status !== undefined, ...(status === undefined ? {} : { migrationStatus: status }),
+        instance: i === undefined ? undefined : {
+          vmState: i.vmState, node: i.node, deleted: i.deletedAt !== null, computeNodeUuid: nodeUuidOf(nodes, i), ...moveOf(nodes, migrations.filter((m) => m.instanceUuid === i.uuid)),
+        },
       }));
     }
     return out;
@@ -141,7 +155,7 @@ export class AllocationAudit {
     }
     const instances = new Map((await listInstances(this.pool, { uuids: [...byConsumer.keys()], includeDeleted: true })).map((i) => [i.uuid, i]));
     for (const [consumer, providers] of byConsumer) await this.heal(consumer, providers, instances.get(consumer)?.deletedAt === null ? instances.get(consumer) : undefined);
-    const holding = await listInstances(this.pool, { vmStates: ['active', 'building'] });
+    const holding = await listInstances(this.pool, { vmStates: ['active', 'building', 'stopped', 'resized'] });
     const consumers = new Set(seen.map((s) => s.consumer));
     const missing = holding.filter((i) => i.host !== null && !consumers.has(i.uuid)).map((i) => i.uuid);
     return { providers: nodes.length, allocations: seen.length, suspects: suspects.length - healed.length, healed, missing, unknownProviders: unknown };

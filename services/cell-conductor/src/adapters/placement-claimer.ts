@@ -1,6 +1,6 @@
 import { AllocationRequestError, instanceConsumer, parseAllocationRequest, type ClaimOutcome, type PlacementClient } from '@cellsched/placement-client';
 import type { ConsumerGroup, InstanceGroup, Selection } from '@cellsched/wire';
-import type { ClaimConsumer, InstanceClaimer } from '../ports';
+import type { ClaimConsumer, InstanceClaimer, MovePlacement } from '../ports';
 
 /** Tries of a claim that keeps losing a provider-generation race before the alternate is skipped. */
 const CONFLICT_TRIES = 5;
@@ -17,10 +17,11 @@ function consumerGroup(g: InstanceGroup | undefined): ConsumerGroup | undefined 
  * took it since the scheduler chose it). A concurrent update is retried in a short bounded loop,
  * as the scheduler does; no capacity or the group's policy skips the host.
  */
-export class PlacementInstanceClaimer implements InstanceClaimer {
+export class PlacementInstanceClaimer implements InstanceClaimer, MovePlacement {
   constructor(private readonly placement: PlacementClient) {}
 
-  async claimSelection(consumer: ClaimConsumer, selection: Selection): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
+  /** Tries `claim` while it loses a provider-generation race (a bounded loop); the Selection's unreadable allocation request is `invalid`. */
+  private async withConflictRetry(selection: Selection, claim: (allocations: ReturnType<typeof parseAllocationRequest>) => Promise<ClaimOutcome>): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
     let allocations;
     try {
       allocations = parseAllocationRequest(selection.allocationRequest?.json ?? '');
@@ -30,10 +31,23 @@ export class PlacementInstanceClaimer implements InstanceClaimer {
     }
     let outcome: ClaimOutcome = { kind: 'conflict', message: 'not tried' };
     for (let i = 0; i < CONFLICT_TRIES && outcome.kind !== 'claimed'; i++) {
-      outcome = await this.placement.claim(instanceConsumer(consumer, allocations), { replace: true, group: consumerGroup(consumer.group) });
+      outcome = await claim(allocations);
       if (outcome.kind === 'no_capacity' || outcome.kind === 'group_policy') break;
     }
     return outcome;
+  }
+
+  claimSelection(consumer: ClaimConsumer, selection: Selection): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
+    return this.withConflictRetry(selection, (a) => this.placement.claim(instanceConsumer(consumer, a), { replace: true, group: consumerGroup(consumer.group) }));
+  }
+
+  /** ClaimMove of an alternate: the migration keeps the source, the instance's allocations become the alternate's. */
+  claimMove(consumer: ClaimConsumer, selection: Selection, migrationUuid: string): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
+    return this.withConflictRetry(selection, (a) => this.placement.claimMove(instanceConsumer(consumer, a), migrationUuid, consumerGroup(consumer.group)));
+  }
+
+  async revertMove(instanceUuid: string, migrationUuid: string): Promise<void> {
+    await this.placement.revertMove(instanceUuid, migrationUuid);
   }
 
   async release(consumerUuid: string): Promise<void> {

@@ -10,14 +10,15 @@ import type { TestDatabase } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { ComputeServiceService, type Selection } from '@cellsched/wire';
 import { AllocationAudit } from '../../src/adapters/allocation-audit';
-import { startCellConductor, type RunningCellConductor } from '../../src/app';
-import { startSimulatedComputeForTest, type TestCompute } from './compute-support';
+import type { RunningCellConductor } from '../../src/app';
+import { CellFixture } from './cell-fixture';
+import type { TestCompute } from './compute-support';
 import {
-  Bus, buildServices, createCellDb, createVhost, logger, selectionFor, startComputeChild, startPlacement, stopChild, superConductorStep, waitFor,
+  Bus, createVhost, selectionFor, startComputeChild, startPlacement, stopChild, superConductorStep, waitFor,
   type PlacementProcess,
 } from './harness';
 
-const CELL = randomUUID();
+let CELL: string;
 let cellDb: TestDatabase;
 let vhost: Awaited<ReturnType<typeof createVhost>>;
 let placementProc: PlacementProcess;
@@ -27,27 +28,19 @@ let conductor: RunningCellConductor;
 let good: TestCompute;
 let bad: TestCompute;
 
+let cell: CellFixture;
+
 beforeAll(async () => {
-  buildServices();
-  [cellDb, vhost, placementProc] = await Promise.all([createCellDb(), createVhost('cstest-cc'), startPlacement()]);
-  placement = new PlacementClient({ addresses: [placementProc.grpcAddress], deadlineMs: 10_000 });
-  bus = await Bus.connect({ url: vhost.url, logger });
-  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, logger, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8, serviceDownTimeMs: 60_000, watchdogIntervalMs: 0,
-    report: new ReportClient({ baseUrl: placementProc.restUrl }), auditIntervalMs: 0, auditGraceMs: 1000 });
-  const report = new ReportClient({ baseUrl: placementProc.restUrl });
-  good = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'good-', hosts: 2 });
-  bad = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'bad-', hosts: 2 });
+  cell = await CellFixture.start({ vhostPrefix: 'cstest-cc', build: true });
+  ({ cellDb, vhost, placementProc, placement, bus } = cell);
+  CELL = cell.cellUuid;
+  conductor = cell.conductor;
+  good = await cell.addCompute('good-', 2);
+  bad = await cell.addCompute('bad-', 2);
 }, 120_000);
 
 afterAll(async () => {
-  await good?.running.stop();
-  await bad?.running.stop();
-  await conductor?.stop();
-  await bus?.close();
-  placement?.close();
-  await placementProc?.stop();
-  await cellDb?.drop();
-  await vhost?.dispose();
+  await cell?.stop();
 });
 
 const sel = (c: TestCompute, i: number): Selection => {

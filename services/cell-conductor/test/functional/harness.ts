@@ -93,7 +93,7 @@ export async function startComputeChild(env: Record<string, string>): Promise<{ 
   return { child, controlPort };
 }
 
-export const FLAVOR: Flavor = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+export const FLAVOR: Flavor = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 
 /** The Selection the scheduler would give for a host (allocation request for FLAVOR on its provider). */
 export function selectionFor(host: string, nodeUuid: string, cellUuid: string): Selection {

@@ -8,16 +8,15 @@
 import { randomUUID } from 'node:crypto';
 import { getInstance, listComputeNodes, listInstanceActions, listInstanceFaults, listServices, startInstanceAction, type InstanceRecord } from '@cellsched/cell-db';
 import type { TestDatabase } from '@cellsched/db';
-import { PlacementClient, ReportClient } from '@cellsched/placement-client';
+import type { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { ComputeServiceService, type Selection } from '@cellsched/wire';
-import { startCellConductor, type RunningCellConductor } from '../../src/app';
+import type { RunningCellConductor } from '../../src/app';
 import { startSimulatedComputeForTest, type TestCompute } from './compute-support';
-import { Bus, createCellDb, createVhost, logger, rabbitmqctl, selectionFor, startPlacement, superConductorStep, waitFor, type PlacementProcess } from './harness';
+import { CellFixture } from './cell-fixture';
+import { Bus, createVhost, rabbitmqctl, selectionFor, superConductorStep, waitFor } from './harness';
 
-const CELL = randomUUID();
 let cellDb: TestDatabase;
 let vhost: Awaited<ReturnType<typeof createVhost>>;
-let placementProc: PlacementProcess;
 let placement: PlacementClient;
 let report: ReportClient;
 let bus: Bus;
@@ -31,15 +30,14 @@ async function deleteQueue(queue: string): Promise<void> {
   await rabbitmqctl('delete_queue', '-p', vhost.name, queue);
 }
 
+let cell: CellFixture;
+
 beforeAll(async () => {
-  [cellDb, vhost, placementProc] = await Promise.all([createCellDb(), createVhost('cstest-refused'), startPlacement()]);
-  placement = new PlacementClient({ addresses: [placementProc.grpcAddress], deadlineMs: 10_000 });
-  report = new ReportClient({ baseUrl: placementProc.restUrl });
-  bus = await Bus.connect({ url: vhost.url, logger });
-  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, logger, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8, serviceDownTimeMs: 60_000, watchdogIntervalMs: 0,
-    report, auditIntervalMs: 0, auditGraceMs: 1000 });
-  good = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'good-', hosts: 2 });
-  bad = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'bad-', hosts: 1 });
+  cell = await CellFixture.start({ vhostPrefix: 'cstest-refused' });
+  ({ cellDb, vhost, placement, report, bus } = cell);
+  conductor = cell.conductor;
+  good = await cell.addCompute('good-', 2);
+  bad = await cell.addCompute('bad-', 1);
   bad.running.control.update({ rescheduleRate: 1 });
   gone = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'gone-', hosts: 2 });
   await waitFor('the gone hosts registered', async () => ((await listServices(cellDb.pool)).length === 5 ? true : undefined));
@@ -48,20 +46,13 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await good?.running.stop();
-  await bad?.running.stop();
-  await conductor?.stop();
-  await bus?.close();
-  placement?.close();
-  await placementProc?.stop();
-  await cellDb?.drop();
-  await vhost?.dispose();
+  await cell?.stop();
 });
 
 const sel = (c: TestCompute, i: number): Selection => {
   const h = c.hosts[i];
   if (h === undefined) throw new Error('no such host');
-  return selectionFor(h.host, h.computeNodeUuid, CELL);
+  return selectionFor(h.host, h.computeNodeUuid, cell.cellUuid);
 };
 
 /** Plays the super-conductor (claim, create, cast the build to the first host), then waits until the instance settles. */
@@ -70,7 +61,7 @@ async function boot(hostList: Selection[]): Promise<InstanceRecord> {
   const inst = await superConductorStep(cellDb, placement, uuid, hostList);
   await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
     instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: inst.host ?? '',
-      node: inst.node ?? '', availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
+      node: inst.node ?? '', availabilityZone: '', cellUuid: cell.cellUuid, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
     requestSpec: undefined, hostList, attempt: 1, requestId: `req-${uuid}`,
   }, { server: hostList[0]?.serviceHost ?? '' });
   return settled(uuid);
@@ -114,11 +105,11 @@ test('a build queued for a host its pool stopped serving is reported by that poo
   await shrink.running.stop();
   // the process comes back simulating shrink-1 only (same pool queue): shrink-2's key is still bound to it
   const uuid = randomUUID();
-  const list = [selectionFor('shrink-2', hosts[1]?.computeNodeUuid ?? '', CELL), sel(good, 1)];
+  const list = [selectionFor('shrink-2', hosts[1]?.computeNodeUuid ?? '', cell.cellUuid), sel(good, 1)];
   const inst = await superConductorStep(cellDb, placement, uuid, list);
   await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
     instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: 'shrink-2',
-      node: 'shrink-2', availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
+      node: 'shrink-2', availabilityZone: '', cellUuid: cell.cellUuid, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
     requestSpec: undefined, hostList: list, attempt: 1, requestId: `req-${uuid}`,
   }, { server: 'shrink-2' });
   const smaller = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'shrink-', hosts: 1 });

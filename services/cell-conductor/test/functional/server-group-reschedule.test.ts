@@ -10,13 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import { createInstance, getInstance, listInstanceActions, listInstanceFaults, type InstanceRecord } from '@cellsched/cell-db';
 import type { TestDatabase } from '@cellsched/db';
-import { instanceConsumer, parseAllocationRequest, PlacementClient, ReportClient } from '@cellsched/placement-client';
+import { instanceConsumer, parseAllocationRequest, PlacementClient } from '@cellsched/placement-client';
 import { ComputeServiceService, RequestSpec, type ConsumerGroup, type InstanceGroup, type Selection } from '@cellsched/wire';
-import { startCellConductor, type RunningCellConductor } from '../../src/app';
-import { startSimulatedComputeForTest, type TestCompute } from './compute-support';
-import { Bus, buildServices, createCellDb, createVhost, FLAVOR, logger, selectionFor, startPlacement, waitFor, type PlacementProcess } from './harness';
+import type { RunningCellConductor } from '../../src/app';
+import { CellFixture } from './cell-fixture';
+import type { TestCompute } from './compute-support';
+import { Bus, createVhost, FLAVOR, selectionFor, waitFor, type PlacementProcess } from './harness';
 
-const CELL = randomUUID();
+let CELL: string;
 let cellDb: TestDatabase;
 let vhost: Awaited<ReturnType<typeof createVhost>>;
 let placementProc: PlacementProcess;
@@ -26,28 +27,20 @@ let conductor: RunningCellConductor;
 let good: TestCompute;
 let bad: TestCompute;
 
+let cell: CellFixture;
+
 beforeAll(async () => {
-  buildServices();
-  [cellDb, vhost, placementProc] = await Promise.all([createCellDb(), createVhost('cstest-ccgrp'), startPlacement()]);
-  placement = new PlacementClient({ addresses: [placementProc.grpcAddress], deadlineMs: 10_000 });
-  bus = await Bus.connect({ url: vhost.url, logger });
-  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, logger, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8, serviceDownTimeMs: 60_000, watchdogIntervalMs: 0,
-    report: new ReportClient({ baseUrl: placementProc.restUrl }), auditIntervalMs: 0, auditGraceMs: 1000 });
-  const report = new ReportClient({ baseUrl: placementProc.restUrl });
-  good = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'good-', hosts: 3 });
-  bad = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'bad-', hosts: 1 });
+  cell = await CellFixture.start({ vhostPrefix: 'cstest-ccgrp', build: true });
+  ({ cellDb, vhost, placementProc, placement, bus } = cell);
+  CELL = cell.cellUuid;
+  conductor = cell.conductor;
+  good = await cell.addCompute('good-', 3);
+  bad = await cell.addCompute('bad-', 1);
   bad.running.control.update({ rescheduleRate: 1, abortRate: 0 });
 }, 120_000);
 
 afterAll(async () => {
-  await good?.running.stop();
-  await bad?.running.stop();
-  await conductor?.stop();
-  await bus?.close();
-  placement?.close();
-  await placementProc?.stop();
-  await cellDb?.drop();
-  await vhost?.dispose();
+  await cell?.stop();
 });
 
 const sel = (c: TestCompute, i: number): Selection => {

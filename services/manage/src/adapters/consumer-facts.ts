@@ -67,7 +67,7 @@ export async function gatherConsumerFacts(apiDb: Pool, cells: readonly CellDb[],
   const migrations: MigrationFact[] = [];
   for (const cell of uuids.length === 0 ? [] : cells) {
     for (const i of await read(cell, () => listInstances(cell.pool, { uuids, includeDeleted: true }))) {
-      const fact = { cellUuid: cell.uuid, cellName: cell.name, vmState: i.vmState, host: i.host, node: i.node, deleted: i.deletedAt !== null };
+      const fact = { cellUuid: cell.uuid, cellName: cell.name, vmState: i.vmState, host: i.host, node: i.node, deleted: i.deletedAt !== null, launched: i.launchedAt !== null };
       instances.set(i.uuid, [...(instances.get(i.uuid) ?? []), fact]);
     }
     migrations.push(...(await read(cell, () => findMigrations(cell.pool, { uuids, instanceUuids: uuids }))).map(toMigrationFact));

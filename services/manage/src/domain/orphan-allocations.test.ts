@@ -34,6 +34,10 @@ describe('judgeAllocation', () => {
     ['a migration in progress', NODE, facts({ migration: mig() }), undefined],
     ['a finished migration', NODE, facts({ migration: mig({ status: 'confirmed' }) }), 'migration_finished'],
     ['a failed migration', NODE, facts({ migration: mig({ status: 'error' }) }), 'migration_finished'],
+    ["an evacuation 'done', its source not back yet (it holds the source)", NODE, facts({ migration: mig({ status: 'done' }) }), undefined],
+    ['an evacuation completed (the source gave its copy up)', NODE, facts({ migration: mig({ status: 'completed' }) }), 'migration_finished'],
+    ['ERROR after a failed move, launched, on this node (it keeps its host)', NODE, facts({ instances: [inst({ vmState: 'error', launched: true })] }), undefined],
+    ['ERROR after a failed move, launched, on another node', NODE, facts({ instances: [inst({ vmState: 'error', launched: true, host: 'h2', node: 'h2' })] }), 'not_on_node'],
   ])('%s', (_what, node, f, want) => {
     expect(judgeAllocation(node, f)).toBe(want);
   });

@@ -6,8 +6,13 @@ export const NOVA_RESOURCE_CLASSES: readonly string[] = Object.freeze([
   'VCPU', 'MEMORY_MB', 'DISK_GB', 'VGPU', 'NET_BW_EGR_KILOBIT_PER_SEC', 'NET_BW_IGR_KILOBIT_PER_SEC', 'PCPU', 'MEM_ENCRYPTION_CONTEXT',
 ]);
 
-/** Nova's final migration statuses: every other status is in progress (MigrationList.get_in_progress_*). */
-const FINAL_MIGRATION_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done']);
+/**
+ * Nova's final migration statuses: every other status is in progress (MigrationList.get_in_progress_*).
+ * Not 'done', unlike Nova: an evacuation is 'done' once rebuilt on its destination, and its
+ * migration consumer keeps the source's allocation until the source is heard from again and gives
+ * its copy up ('completed'); Nova keeps that allocation on the instance consumer instead.
+ */
+const FINAL_MIGRATION_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled']);
 
 /** The compute node a provider tree belongs to (its root provider's uuid is the node's uuid). */
 export interface NodeRef { readonly cellUuid: string; readonly host: string; readonly hypervisorHostname: string }
@@ -20,6 +25,8 @@ export interface InstanceFact {
   readonly host: string | null;
   readonly node: string | null;
   readonly deleted: boolean;
+  /** It was ACTIVE once (launched_at set): an ERROR instance that had launched (a failed move's rollback) still holds its host's resources. */
+  readonly launched?: boolean;
 }
 
 /** One migration row of a cell. */
@@ -52,8 +59,10 @@ export interface ConsumerFacts {
  * - `not_on_node`: a live instance that is not on this provider's compute node, with no move in
  *   progress to or from it (Nova's per-node check); a provider with no compute node counts here;
  * - `migration_finished`: a migration consumer whose move has ended (Nova: not an active migration);
- * - `instance_error`: beyond Nova — an ERROR instance holds nothing here (a build releases its
- *   claim before ERROR; a NoValidHost never had one), so its allocation is a leak.
+ * - `instance_error`: beyond Nova — an ERROR instance that never launched holds nothing here (a
+ *   build releases its claim before ERROR; a NoValidHost never had one), so its allocation is a
+ *   leak; one that had launched (a move that failed and could not be rolled back leaves it on its
+ *   host) is judged like a live instance, by its node.
  */
 export type OrphanReason = 'no_consumer' | 'instance_deleted' | 'not_on_node' | 'migration_finished' | 'instance_error';
 
@@ -78,7 +87,7 @@ export function judgeAllocation(node: NodeRef | undefined, facts: ConsumerFacts)
     if (facts.instances.length > 0) return 'instance_deleted';
     return facts.buildRequest ? undefined : 'no_consumer';
   }
-  if (live.vmState === 'error') return 'instance_error';
+  if (live.vmState === 'error' && live.launched !== true) return 'instance_error';
   if (live.vmState === 'building') return undefined;
   if (node === undefined) return 'not_on_node';
   if (live.cellUuid === node.cellUuid && atNode(live.host, live.node, node)) return undefined;

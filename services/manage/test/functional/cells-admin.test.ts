@@ -14,7 +14,7 @@ let otherDb: TestDatabase;
 let cell: CellMapping;
 let other: CellMapping;
 const run = (...args: string[]) => manage(['--api-db-url', api.url, ...args]);
-const flavor = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+const flavor = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 
 async function addCompute(db: TestDatabase, host: string): Promise<void> {
   const { service } = await upsertService(db.pool, { host, binary: 'nova-compute' });

@@ -13,7 +13,7 @@ import { Instance, VmState } from '@cellsched/wire';
 import { buildManage, manage } from './cli-support';
 import { freePort, placementCall, startPlacement, type PlacementProcess } from './placement-support';
 
-const flavor = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+const flavor = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 const RES = { VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 };
 let api: TestDatabase;
 let cell0: TestDatabase;

@@ -12,12 +12,13 @@ export type NodeLookup = (uuids: readonly string[]) => Promise<ReadonlyMap<strin
  * where each holds a claim comes from placement (GetConsumerAllocations), mapped to the service
  * host through the compute node records. A member without allocations counts nowhere. An
  * allocation on a provider that is not a known compute node (a nested or sharing provider) is
- * ignored: only root providers name a host. Read-only; safe to retry.
+ * ignored: only root providers name a host. Members in `exclude` (a moving instance) are not
+ * counted. Read-only; safe to retry.
  */
 export function groupMemberHosts(apiDb: ApiDb, placement: PlacementClient, lookup: NodeLookup) {
-  return async (group: InstanceGroup): Promise<ReadonlyMap<string, number>> => {
+  return async (group: InstanceGroup, exclude: readonly string[] = []): Promise<ReadonlyMap<string, number>> => {
     const row = await getInstanceGroup(apiDb, group.uuid);
-    const members = [...new Set([...group.members, ...(row?.members ?? [])])];
+    const members = [...new Set([...group.members, ...(row?.members ?? [])])].filter((m) => !exclude.includes(m));
     const held = await Promise.all(members.map(async (m) => {
       const held = await placement.consumerAllocations(m);
       return (held?.allocations ?? []).map((a) => a.resourceProviderUuid);

@@ -39,8 +39,8 @@ function claimEvent(s: SettledClaim): void {
  * share ClaimMany calls (one placement statement and commit for all of them, each still answered on
  * its own); outcomes as the client's (`claimed`, `conflict`, `no_capacity`, `group_policy`: each
  * claim carries the consumer's server group and placement keeps its policy atomically), anything
- * else throws (the core then releases the request's consumers). Release is idempotent and retried on another
- * replica. NOTE: the hot path is what it was when the batching lived here: one ClaimRequest and one
+ * else throws (the core then releases the request's consumers, or reverts the move). Release,
+ * ClaimMove and RevertMove are idempotent and retried on another replica. NOTE: the hot path is what it was when the batching lived here: one ClaimRequest and one
  * promise per claim, a closure instead of the candidate in the queue entry, the same outcome object.
  */
 export class PlacementClaimer implements Claimer {
@@ -60,6 +60,24 @@ export class PlacementClaimer implements Claimer {
 
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
     return this.batcher.claim({ consumer: consumerAllocations(consumer, candidate), replace: options.replace, group: consumerGroup(consumer) }, () => this.onClaimed(candidate));
+  }
+
+  /**
+   * A move's claim, straight to placement's ClaimMove (not batched: moves are rare, and ClaimMany
+   * carries no migration); the candidate cache is charged like a claim's.
+   */
+  async claimMove(consumer: ClaimConsumer, candidate: AllocationCandidate, migrationUuid: string): Promise<ClaimOutcome> {
+    const outcome = await this.client.claimMove(consumerAllocations(consumer, candidate), migrationUuid, consumerGroup(consumer));
+    spanEvent('scheduler.claim_move', {
+      'cellsched.scheduler.providers': candidate.allocations.map((a) => a.resourceProviderUuid).join(','),
+      'cellsched.scheduler.outcome': outcome.kind, 'cellsched.migration_uuid': migrationUuid,
+    });
+    if (outcome.kind === 'claimed') this.onClaimed(candidate);
+    return outcome;
+  }
+
+  async revertMove(instanceUuid: string, migrationUuid: string): Promise<void> {
+    await this.client.revertMove(instanceUuid, migrationUuid);
   }
 
   async release(consumerUuids: readonly string[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { FilterDiagnosis, GetAllocationCandidatesRequest, Selection } from '@cellsched/wire';
+import type { FilterDiagnosis, GetAllocationCandidatesRequest, InstanceGroup, Selection } from '@cellsched/wire';
 import type { SchedulerPorts } from '../ports';
 import type { SchedulingContext } from './context';
 import { InvalidSchedulerPolicy, InvalidSchedulerRequest } from './errors';
@@ -9,8 +9,10 @@ import { seededPrng, shuffled } from './prng';
 import { REQUEST_FILTERS } from './request-filters/registry';
 import type { RequestFilter } from './request-filters/types';
 import { alternatesFor } from './select/alternates';
+import { placeForcedMove } from './select/forced-move';
 import { gatherHosts } from './select/gather-hosts';
 import { groupState } from './select/group-state';
+import { moveSpec } from './select/move';
 import { type ClaimStats, type Pipeline, type Placement, placeInstances, rankHosts, type Ranking, type WeighedLine } from './select/place-instances';
 import { toSelection } from './select/selection';
 import { type SelectDestinationsRequest, validateRequest } from './select/validate-request';
@@ -91,9 +93,18 @@ export class SchedulerCore {
    * thrown after validation, releases all the request's consumers (inside the group lock when there
    * is one). Throws InvalidSchedulerRequest for bad input (nothing written or released), and whatever
    * the ports throw (GroupLock errors included: nothing is claimed before the lock is held).
+   *
+   * A move (`req.move`, one instance) is the same decision with three differences: the source host
+   * is excluded unless `allowSameHost` ({@link moveSpec}); the claim is a move claim (the source
+   * allocation goes to the migration consumer in the same write, Nova's two writes in one); and
+   * what a NoValidHost or an error undoes is that move (`revertMove`: the instance holds its source
+   * again), never a release, which would drop the instance's source allocation. A forced move
+   * (`move.force`) claims the requested host without filters or weighers ({@link placeForcedMove}).
    */
-  async selectDestinations(req: SelectDestinationsRequest): Promise<SelectDestinationsResult> {
-    const flavor = validateRequest(req);
+  async selectDestinations(request: SelectDestinationsRequest): Promise<SelectDestinationsResult> {
+    const flavor = validateRequest(request);
+    const req = request.move === undefined ? request : { ...request, spec: moveSpec(request.spec, request.move) };
+    if (req.move?.force === true) return this.settled(req, () => this.forced(req, flavor));
     const size = this.sampleSizeFor(req);
     if (size > 0) {
       // NOTE: a sample that cannot place the instance says nothing about the other hosts: start
@@ -102,11 +113,21 @@ export class SchedulerCore {
       const quick = await this.attempt(req, flavor, size);
       if (quick.result.kind === 'selected') return quick.result;
       if (!quick.sampled) {
-        await this.ports.claimer.release(req.instanceUuids);
+        await this.undo(req);
         return quick.result;
       }
     }
     return (await this.attempt(req, flavor, 0)).result;
+  }
+
+  /** A forced destination ({@link placeForcedMove}): the requested host claimed directly, no alternate. */
+  private async forced(req: SelectDestinationsRequest, flavor: ReturnType<typeof validateRequest>): Promise<SelectDestinationsResult> {
+    const ctx: SchedulingContext = { spec: req.spec, flavor, image: req.spec.image, policy: this.policy, now: this.ports.clock.now(), group: undefined };
+    const stats = { retries: 0 };
+    const claim = { claimer: this.ports.claimer, maxConflictRetries: this.policy.claimConflictRetries, migrationUuid: req.move?.migrationUuid };
+    const r = await placeForcedMove(req, ctx, this.ports.snapshot, claim, stats);
+    if (r.kind === 'no_valid_host') return { ...r, claimRetries: stats.retries };
+    return { kind: 'selected', destinations: [[r.selection]], claimRetries: stats.retries, explain: { diagnosis: r.diagnosis, top: [], sampled: false } };
   }
 
   /**
@@ -116,7 +137,7 @@ export class SchedulerCore {
    */
   private sampleSizeFor(req: SelectDestinationsRequest): number {
     const spec = req.spec;
-    const eligible = req.instanceUuids.length === 1 && spec.instanceGroup === undefined && spec.requestedDestination === undefined;
+    const eligible = req.instanceUuids.length === 1 && spec.instanceGroup === undefined && spec.requestedDestination === undefined && req.move === undefined;
     return eligible ? this.policy.hostSampleSize : 0;
   }
 
@@ -130,35 +151,50 @@ export class SchedulerCore {
     const releaseOnNoValidHost = sampleSize === 0;
     // NOTE: the sample's generator is its own, so the decision's stream (shuffle, subset) is the one an unsampled pass uses.
     const sample = sampleSize > 0 ? { size: sampleSize, rng: seededPrng(req.spec.seed + SAMPLE_SEED_OFFSET) } : undefined;
-    const gathered = await this.settled(req.instanceUuids, async () => {
+    const gathered = await this.settled(req, async () => {
       const aggregates = await this.ports.snapshot.getAggregates();
       return gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot, sample);
     }, releaseOnNoValidHost);
     if (gathered.kind === 'no_valid_host') return { result: { ...gathered, claimRetries: 0 }, sampled: false };
     const group = req.spec.instanceGroup;
-    const decide = (): Promise<SelectDestinationsResult> => this.settled(req.instanceUuids, async () => {
+    const decide = (): Promise<SelectDestinationsResult> => this.settled(req, async () => {
       const ctx: SchedulingContext = {
         ...base, now: this.ports.clock.now(),
-        group: group === undefined ? undefined : groupState(group, await this.ports.snapshot.getGroupMemberHosts(group)),
+        group: group === undefined ? undefined : groupState(group, await this.memberHosts(group, req)),
       };
       return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats: { retries: 0 } }, gathered.sampled);
     }, releaseOnNoValidHost);
     return { result: await (group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide)), sampled: gathered.sampled };
   }
 
-  /** Runs one stage; on NoValidHost or a throw, releases every consumer of the request (idempotent). */
-  private async settled<T extends { readonly kind: string }>(consumers: readonly string[], work: () => Promise<T>,
+  /** Where the group's members hold claims; a moving instance is not its own neighbour (Nova: `get_hosts(exclude=[instance])`). */
+  private memberHosts(group: InstanceGroup, req: SelectDestinationsRequest): Promise<ReadonlyMap<string, number>> {
+    return req.move === undefined ? this.ports.snapshot.getGroupMemberHosts(group) : this.ports.snapshot.getGroupMemberHosts(group, req.instanceUuids);
+  }
+
+  /** Runs one stage; on NoValidHost or a throw, undoes the request's claims (idempotent). */
+  private async settled<T extends { readonly kind: string }>(req: SelectDestinationsRequest, work: () => Promise<T>,
     releaseOnNoValidHost = true): Promise<T> {
     let result: T;
     try {
       result = await work();
     } catch (err) {
       // NOTE: bad input (a malformed extra spec found while building the query) changes nothing.
-      if (!(err instanceof InvalidSchedulerRequest)) await this.releaseAfterError(consumers, err);
+      if (!(err instanceof InvalidSchedulerRequest)) await this.undoAfterError(req, err);
       throw err;
     }
-    if (result.kind === 'no_valid_host' && releaseOnNoValidHost) await this.ports.claimer.release(consumers);
+    if (result.kind === 'no_valid_host' && releaseOnNoValidHost) await this.undo(req);
     return result;
+  }
+
+  /**
+   * What a failed request leaves: a boot releases every consumer of the request; a move reverts it
+   * (the instance holds its source again, also when a retried request had claimed a destination
+   * before). Idempotent.
+   */
+  private undo(req: SelectDestinationsRequest): Promise<void> {
+    if (req.move === undefined) return this.ports.claimer.release(req.instanceUuids);
+    return this.ports.claimer.revertMove(req.instanceUuids[0] as string, req.move.migrationUuid);
   }
 
   private async decide(req: SelectDestinationsRequest, hosts: HostState[], prefix: FilterDiagnosis[],
@@ -167,7 +203,8 @@ export class SchedulerCore {
     // equal weights break the same way for the same seed and differently across seeds.
     const rng = seededPrng(req.spec.seed);
     const ordered = shuffled(hosts, rng);
-    const deps = { claimer: this.ports.claimer, snapshot: this.ports.snapshot, query: run.query, maxConflictRetries: this.policy.claimConflictRetries };
+    const deps = { claimer: this.ports.claimer, snapshot: this.ports.snapshot, query: run.query, maxConflictRetries: this.policy.claimConflictRetries,
+      migrationUuid: req.move?.migrationUuid };
     const placed = await placeInstances(ordered, req.instanceUuids, this.pipeline, run.ctx, rng, deps, run.stats);
     if (placed.kind === 'no_valid_host') {
       return { kind: 'no_valid_host', reason: placed.reason, diagnosis: [...prefix, ...placed.diagnosis], claimRetries: run.stats.retries };
@@ -177,9 +214,9 @@ export class SchedulerCore {
   }
 
   /** Best effort: the original error is the one the caller needs; a release failure is attached to it. */
-  private async releaseAfterError(consumers: readonly string[], err: unknown): Promise<void> {
+  private async undoAfterError(req: SelectDestinationsRequest, err: unknown): Promise<void> {
     try {
-      await this.ports.claimer.release(consumers);
+      await this.undo(req);
     } catch (releaseErr) {
       if (err instanceof Error) (err as Error & { releaseError?: unknown }).releaseError = releaseErr;
     }

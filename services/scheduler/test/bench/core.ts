@@ -62,6 +62,8 @@ const ports: SchedulerPorts = {
       }
       return Promise.resolve({ kind: 'claimed' as const, consumerGeneration: 1 });
     },
+    claimMove: () => Promise.reject(new Error('the bench schedules boots only')),
+    revertMove: () => Promise.resolve(),
     release: () => Promise.resolve(),
   },
   groupLock: { withLock: (_g, fn) => fn() },
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
   const core = new SchedulerCore(ports, { ...DEFAULT_POLICY, hostSampleSize: arg('sample', 50) });
   const spec = (seed: number) => ({
     instanceUuid: '', projectId: 'bench', userId: 'bench', numInstances: 1, availabilityZone: '', instanceGroup: undefined,
-    flavor: { flavorid: 'b1', name: 'bench.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
+    flavor: { id: 0, flavorid: 'b1', name: 'bench.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
     image: { id: 'img', name: 'cirros', diskFormat: 'qcow2', sizeBytes: 0, properties: {} },
     schedulerHints: {}, requestedDestination: undefined, ignoreHosts: [], seed, requestId: 'r',
   });

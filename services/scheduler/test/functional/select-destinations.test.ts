@@ -86,7 +86,7 @@ test('NoValidHost is FAILED_PRECONDITION with a per-filter diagnosis', async () 
   const diagnosis = r.err.failure?.diagnosis as { filter: string; hostsBefore: number; hostsAfter: number; reason: string }[];
   expect(diagnosis).toContainEqual(expect.objectContaining({ filter: 'ComputeFilter', hostsBefore: 2, hostsAfter: 0 }));
 
-  const tooBig = await select(client, requestSpec({ flavor: { flavorid: 'x', name: 'huge', vcpus: 64, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} } }), [randomUUID()]);
+  const tooBig = await select(client, requestSpec({ flavor: { id: 0, flavorid: 'x', name: 'huge', vcpus: 64, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} } }), [randomUUID()]);
   expect(tooBig.ok).toBe(false);
   if (!tooBig.ok) expect(tooBig.err.failure?.code).toBe('scheduler.no_valid_host');
 });

@@ -32,9 +32,9 @@ export class FakeSnapshot implements HostStateSnapshot {
     return Promise.resolve(this.aggregates);
   }
 
-  getGroupMemberHosts(group: InstanceGroup): Promise<ReadonlyMap<string, number>> {
+  getGroupMemberHosts(group: InstanceGroup, exclude: readonly string[] = []): Promise<ReadonlyMap<string, number>> {
     this.calls.groupMemberHosts += 1;
-    const members = new Set([...group.members, ...(this.groupMembers.get(group.uuid) ?? [])]);
+    const members = new Set([...group.members, ...(this.groupMembers.get(group.uuid) ?? [])].filter((m) => !exclude.includes(m)));
     const byHost = new Map<string, number>();
     for (const m of members) {
       for (const rp of this.placement.allocations.get(m)?.keys() ?? []) {

@@ -106,37 +106,91 @@ export class FakePlacement implements Claimer {
     return Promise.resolve({ allocationRequests, providerSummaries: Object.fromEntries(fits.map((p) => [p.uuid, this.summary(p)])) });
   }
 
-  private fits(consumer: string, candidate: AllocationCandidate): boolean {
-    const old = this.byConsumer.get(consumer);
+  /** Whether the candidate fits once `old` (what the claim replaces, if anything) is given back. */
+  private fits(old: ReadonlyMap<string, Resources> | undefined, candidate: AllocationCandidate): boolean {
     return candidate.allocations.every((a) => Object.entries(a.resources).every(([rc, n]) => {
       const cap = this.providers.get(a.resourceProviderUuid)?.inventory[rc] ?? 0;
       return this.used(a.resourceProviderUuid, rc) - (old?.get(a.resourceProviderUuid)?.[rc] ?? 0) + n <= cap;
     }));
   }
 
-  async claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
-    this.stats.claims += 1;
-    this.claimGroups.push(consumer.group?.uuid);
+  /** Yields to the event loop between read and commit; true when a forced conflict or another write moved a generation meanwhile. */
+  private async raced(candidate: AllocationCandidate): Promise<boolean> {
     const rps = candidate.allocations.map((a) => a.resourceProviderUuid);
     const seen = rps.map((rp) => this.providers.get(rp)?.generation ?? -1);
     await new Promise<void>((resolve) => setImmediate(resolve));
     const forced = rps.find((rp) => (this.forcedConflicts.get(rp) ?? 0) > 0);
     if (forced !== undefined) this.forcedConflicts.set(forced, (this.forcedConflicts.get(forced) ?? 0) - 1);
-    const raced = rps.some((rp, i) => this.providers.get(rp)?.generation !== seen[i]);
-    const old = this.byConsumer.get(consumer.consumerUuid);
-    if (forced !== undefined || raced || (old !== undefined && !options.replace)) {
-      this.stats.conflicts += 1;
-      return { kind: 'conflict', message: 'fake: a concurrent write moved a generation' };
-    }
-    if (!this.fits(consumer.consumerUuid, candidate)) {
+    return forced !== undefined || rps.some((rp, i) => this.providers.get(rp)?.generation !== seen[i]);
+  }
+
+  /** The refusal of a claim that replaces `old` (conflict aside), or undefined when it may commit. */
+  private refusal(consumer: ClaimConsumer, candidate: AllocationCandidate, old: ReadonlyMap<string, Resources> | undefined): ClaimOutcome | undefined {
+    if (!this.fits(old, candidate)) {
       this.stats.noCapacity += 1;
       return { kind: 'no_capacity', message: 'fake: does not fit', resourceClass: undefined, providerUuid: undefined };
     }
+    const rps = candidate.allocations.map((a) => a.resourceProviderUuid);
     if (consumer.group !== undefined && rps.some((rp) => this.groupRefusals.has(rp))) {
       return { kind: 'group_policy', message: 'fake: another member is there', groupUuid: consumer.group.uuid, providerUuid: rps[0] };
     }
+    return undefined;
+  }
+
+  private conflict(): ClaimOutcome {
+    this.stats.conflicts += 1;
+    return { kind: 'conflict', message: 'fake: a concurrent write moved a generation' };
+  }
+
+  async claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
+    this.stats.claims += 1;
+    this.claimGroups.push(consumer.group?.uuid);
+    const raced = await this.raced(candidate);
+    const old = this.byConsumer.get(consumer.consumerUuid);
+    if (raced || (old !== undefined && !options.replace)) return this.conflict();
+    const refused = this.refusal(consumer, candidate, old);
+    if (refused !== undefined) return refused;
     this.commit(consumer.consumerUuid, candidate, old);
     return { kind: 'claimed', consumerGeneration: 1 };
+  }
+
+  /** Move claims made, in order: [instance, migration]. */
+  readonly moveClaims: [string, string][] = [];
+  /** RevertMove calls, in order: [instance, migration]. */
+  readonly reverts: [string, string][] = [];
+
+  /**
+   * Placement's ClaimMove: the instance's allocations go to the migration unless it holds some
+   * already, then the instance holds the candidate. The source stays counted (under the
+   * migration), so only a destination the instance held before (a retry) is given back.
+   */
+  async claimMove(consumer: ClaimConsumer, candidate: AllocationCandidate, migrationUuid: string): Promise<ClaimOutcome> {
+    this.stats.claims += 1;
+    this.moveClaims.push([consumer.consumerUuid, migrationUuid]);
+    const raced = await this.raced(candidate);
+    if (raced) return this.conflict();
+    const source = this.byConsumer.get(consumer.consumerUuid);
+    const moved = this.byConsumer.has(migrationUuid);
+    const refused = this.refusal(consumer, candidate, moved ? source : undefined);
+    if (refused !== undefined) return refused;
+    if (!moved && source !== undefined) {
+      this.byConsumer.set(migrationUuid, source);
+      this.byConsumer.delete(consumer.consumerUuid);
+    }
+    this.commit(consumer.consumerUuid, candidate, moved ? source : undefined);
+    return { kind: 'claimed', consumerGeneration: 1 };
+  }
+
+  /** Placement's RevertMove: the migration's allocations become the instance's again. Idempotent. */
+  revertMove(instanceUuid: string, migrationUuid: string): Promise<void> {
+    this.reverts.push([instanceUuid, migrationUuid]);
+    const source = this.byConsumer.get(migrationUuid);
+    if (source !== undefined) {
+      this.setAllocation(instanceUuid, Object.fromEntries(source));
+      this.account(source, -1);
+      this.byConsumer.delete(migrationUuid);
+    }
+    return Promise.resolve();
   }
 
   private commit(consumer: string, candidate: AllocationCandidate, old: Map<string, Resources> | undefined): void {

@@ -7,7 +7,7 @@ import { DEFAULT_POLICY, type SchedulerPolicy } from '../../src/domain/policy';
 export const NOW = new Date('2026-11-22T03:00:00Z');
 
 export function flavor(overrides: Partial<Flavor> = {}): Flavor {
-  return { flavorid: 'f1', name: 'm1.small', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {}, ...overrides };
+  return { id: 0, flavorid: 'f1', name: 'm1.small', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {}, ...overrides };
 }
 
 export function image(overrides: Partial<ImageMeta> = {}): ImageMeta {

@@ -95,7 +95,7 @@ export async function startRealCloud(prefix: string, opts: { placementPoolMax?: 
 export function requestSpec(overrides: Partial<RequestSpec> = {}): RequestSpec {
   return {
     instanceUuid: '', projectId: 'p1', userId: 'u1', numInstances: 1, availabilityZone: '', instanceGroup: undefined,
-    flavor: { flavorid: 'f1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
+    flavor: { id: 0, flavorid: 'f1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
     image: { id: 'img', name: 'cirros', diskFormat: 'qcow2', sizeBytes: 0, properties: {} },
     schedulerHints: {}, requestedDestination: undefined, ignoreHosts: [], seed: 7, requestId: `req-${randomUUID()}`, ...overrides,
   };
@@ -105,7 +105,7 @@ export function requestSpec(overrides: Partial<RequestSpec> = {}): RequestSpec {
 export async function select(client: SchedulerClient, spec: RequestSpec, instanceUuids: readonly string[], numAlternates = 0):
   Promise<{ ok: true; res: SelectDestinationsResponse } | { ok: false; err: Error & { code?: string; failure?: { code: string; diagnosis: unknown[] } } }> {
   try {
-    return { ok: true, res: await client.selectDestinations({ requestSpec: spec, instanceUuids: [...instanceUuids], numAlternates, allocationRequestVersion: '1.36' }) };
+    return { ok: true, res: await client.selectDestinations({ requestSpec: spec, instanceUuids: [...instanceUuids], numAlternates, allocationRequestVersion: '1.36', move: undefined }) };
   } catch (err) {
     return { ok: false, err: err as Error & { code?: string } };
   }

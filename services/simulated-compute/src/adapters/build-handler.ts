@@ -14,6 +14,10 @@ export interface ComputeDeps {
   readonly faults: () => FaultPlan;
   /** Resolves when hanging is switched off. */
   readonly hangReleased: () => Promise<void>;
+  /** How long a simulated instance step takes. */
+  readonly stepLatencyMs: number;
+  /** Resolves when this step on this host no longer hangs. */
+  readonly stepReleased: (step: string, host: string) => Promise<void>;
   /** Ends the process abruptly (SIGKILL of itself): the "crash mid-build" fault. */
   readonly crash: () => void;
 }
@@ -26,7 +30,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * conductor declares its queue when it starts, and the redelivered build reports again (the
  * guest is kept, so it is not built twice).
  */
-function conductorUnreachable(err: unknown): never {
+export function conductorUnreachable(err: unknown): never {
   if (isPublishUnroutable(err)) {
     throw Object.assign(new Error(`no cell conductor queue on this bus yet: ${err.message}`), { code: FAILURE_CODES.compute.conductorUnroutable, retryable: true });
   }
@@ -52,7 +56,7 @@ async function reportFailure(deps: ComputeDeps, host: string, req: BuildAndRunIn
 }
 
 /** The host a cast is for: the `<host>` of its `compute.<host>` routing key (the bus delivers only keys this process serves). */
-function hostOf(ctx: CastContext): string {
+export function hostOf(ctx: CastContext): string {
   if (ctx.server === undefined) throw Object.assign(new Error(`cast without a host in routing key ${ctx.routingKey}`), { code: FAILURE_CODES.compute.noHost, retryable: false });
   return ctx.server;
 }

@@ -5,22 +5,29 @@ import type { Guests } from '../domain/hosts';
 /** The mutable fault state the control endpoint edits. */
 export class FaultControl {
   private plan: FaultPlan;
-  private waiters: (() => void)[] = [];
+  private waiters: { readonly hung: (p: FaultPlan) => boolean; readonly release: () => void }[] = [];
 
   constructor(initial: FaultPlan) { this.plan = initial; }
 
   current(): FaultPlan { return this.plan; }
 
-  /** Applies a validated partial update; clearing `hang` releases the hung builds. */
+  /** Applies a validated partial update (`steps` replaced whole); clearing a hang releases what it held. */
   update(u: Partial<FaultPlan>): FaultPlan {
     this.plan = Object.freeze({ ...this.plan, ...u });
-    if (!this.plan.hang) { for (const w of this.waiters.splice(0)) w(); }
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters.splice(0)) (w.hung(this.plan) ? still.push(w) : w.release());
+    this.waiters.push(...still);
     return this.plan;
   }
 
-  /** Resolves once hanging is off. */
+  /** Resolves once `hung` is false of the plan (at once if it is now). */
+  releasedWhen(hung: (p: FaultPlan) => boolean): Promise<void> {
+    return hung(this.plan) ? new Promise((release) => { this.waiters.push({ hung, release }); }) : Promise.resolve();
+  }
+
+  /** Resolves once builds no longer hang. */
   released(): Promise<void> {
-    return this.plan.hang ? new Promise((r) => { this.waiters.push(r); }) : Promise.resolve();
+    return this.releasedWhen((p) => p.hang);
   }
 }
 
@@ -37,6 +44,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 async function route(req: IncomingMessage, res: ServerResponse, control: FaultControl, guests: Guests): Promise<void> {
   if (req.url === '/faults' && req.method === 'GET') return send(res, 200, control.current());
   if (req.url === '/guests' && req.method === 'GET') return send(res, 200, guests.snapshot());
+  if (req.url === '/guests/detail' && req.method === 'GET') return send(res, 200, guests.details());
   if (req.url === '/stats' && req.method === 'GET') return send(res, 200, guests.stats);
   if (req.url === '/faults' && (req.method === 'PUT' || req.method === 'PATCH')) {
     let body: unknown;
@@ -46,13 +54,14 @@ async function route(req: IncomingMessage, res: ServerResponse, control: FaultCo
     if (problems.length > 0) return send(res, 400, { error: problems.join('; ') });
     return send(res, 200, control.update(body as Partial<FaultPlan>));
   }
-  return send(res, 404, { error: 'GET /faults, PUT /faults, GET /guests, GET /stats' });
+  return send(res, 404, { error: 'GET /faults, PUT /faults, GET /guests, GET /guests/detail, GET /stats' });
 }
 
 /**
  * The loopback control endpoint: `GET /faults`, `PUT /faults` with any of
- * `{rescheduleRate, abortRate, crashRate, hang}` (all-or-nothing validation, 400 lists every
- * problem), `GET /guests` (host → instance uuids this process runs), `GET /stats`
+ * `{rescheduleRate, abortRate, crashRate, hang, steps}` (all-or-nothing validation, 400 lists every
+ * problem), `GET /guests` (host → instance uuids this process runs), `GET /guests/detail` (host →
+ * instance uuid → `{attempt, power, blockMigration?}`), `GET /stats`
  * (`{spawned, terminated}` guests since start). Binds 127.0.0.1 only.
  */
 export async function startControlServer(port: number, control: FaultControl, guests: Guests): Promise<{ server: Server; port: number }> {

@@ -45,6 +45,22 @@ test('hang holds builds until cleared', async () => {
   expect(released).toBe(true);
 });
 
+test('step faults: PUT replaces the steps map; a step hang holds only that step (and host) until cleared', async () => {
+  const res = await put('{"steps":{"prep_resize":{"failRate":1,"hosts":["h1"]},"finish_resize":{"hang":true}}}');
+  expect(res.status).toBe(200);
+  expect((await (await fetch(`${base}/faults`)).json() as { steps: unknown }).steps).toEqual({ prep_resize: { failRate: 1, hosts: ['h1'] }, finish_resize: { hang: true } });
+  let released = false;
+  const waiting = control.releasedWhen((p) => p.steps?.finish_resize?.hang === true).then(() => { released = true; });
+  await put('{"hang":false}');
+  await new Promise((r) => setTimeout(r, 50));
+  expect(released).toBe(false);
+  await put('{"steps":{"prep_resize":{"failRate":1}}}');
+  await waiting;
+  expect(released).toBe(true);
+  expect((await put('{"steps":{"nope":{}}}')).status).toBe(400);
+  await put('{"steps":{}}');
+});
+
 test('GET /guests and /stats report the guests', async () => {
   guests.add('h1', 'i1', 1);
   guests.add('h1', 'i2', 1);
@@ -52,4 +68,11 @@ test('GET /guests and /stats report the guests', async () => {
   expect(await (await fetch(`${base}/guests`)).json()).toEqual({ h1: ['i1'] });
   expect(await (await fetch(`${base}/stats`)).json()).toEqual({ spawned: 2, terminated: 1 });
   expect((await fetch(`${base}/nope`)).status).toBe(404);
+});
+
+test('GET /guests/detail: each guest\'s attempt, power and, placed by a live migration, its block_migration', async () => {
+  guests.place('h2', 'i3', 'running', 'false');
+  const detail = await (await fetch(`${base}/guests/detail`)).json() as Record<string, Record<string, unknown>>;
+  expect(detail.h1).toEqual({ i1: { attempt: 1, power: 'running' } });
+  expect(detail.h2).toEqual({ i3: { attempt: 0, power: 'running', blockMigration: 'false' } });
 });

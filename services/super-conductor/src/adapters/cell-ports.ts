@@ -1,16 +1,26 @@
-import { isPublishUnroutable } from '@cellsched/bus';
+import { BUS_ERROR, BusError, isPublishUnroutable } from '@cellsched/bus';
 import { addInstanceFault, EVENT_COMPUTE_BUILD, EVENT_ERROR, finishActionEvent, updateInstance } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import type { Pool } from 'pg';
 import type { CastResult, CellBuildPorts, CellBuildRecords, CellCaster, ClaimReleaser } from '../ports';
 import type { CellHandle } from './cells';
 
-async function castTo(send: () => Promise<unknown>): Promise<CastResult> {
+/**
+ * A cast to a cell: `unroutable` when nobody serves its key. A cell bus that refuses our user
+ * (its permissions revoked: a cell cut off, an operator fixing its vhost) is an outage of that
+ * cell, not a bad message: rethrown retryable, so the handler's transient retry and the bus's
+ * redeliveries ride it out (minutes) instead of dead-lettering a build whose instance is
+ * already in the cell. Anything else is thrown as it is.
+ */
+export async function castTo(send: () => Promise<unknown>): Promise<CastResult> {
   try {
     await send();
     return 'sent';
   } catch (err) {
     if (isPublishUnroutable(err)) return 'unroutable';
+    if (err instanceof BusError && !err.retryable && (err.code === BUS_ERROR.publishRefused || err.code === BUS_ERROR.accessRefused)) {
+      throw new BusError(err.code, `${err.message} (the cell's bus refuses us for now: retried)`, true, { cause: err });
+    }
     throw err;
   }
 }

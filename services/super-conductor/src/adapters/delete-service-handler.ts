@@ -23,33 +23,30 @@ export interface DeleteServiceDeps {
 
 type CellOutcome =
   | { readonly kind: 'unknown' }
+  | { readonly kind: 'deleted'; readonly service: ServiceRecord }
   | { readonly kind: 'in_use'; readonly service: ServiceRecord; readonly usage: HostUsage }
-  | { readonly kind: 'deleted'; readonly service: ServiceRecord; readonly nodes: readonly string[] };
+  | { readonly kind: 'deletable'; readonly service: ServiceRecord; readonly nodes: readonly string[] };
 
 /**
- * The cell part, under the service row's lock: Nova's conditions (a compute service is not
- * deleted while its host has instances or in-progress migrations; the api checked them too, this
- * is the check that counts), then the service and its nodes soft-deleted. A service deleted by an
- * earlier delivery is `deleted` again, with its nodes, so the rest is redone.
+ * Nova's conditions, judged under the service row's lock: a compute service is not deleted while
+ * its host has instances or in-progress migrations (the api checked them too; this is the check
+ * that counts). `deleted`: an earlier delivery finished the delete (the service row goes last).
  */
-async function deleteInCell(c: PoolClient, req: DeleteServiceRequest): Promise<CellOutcome> {
+async function judgeInCell(c: PoolClient, req: DeleteServiceRequest): Promise<CellOutcome> {
   const service = await getServiceById(c, req.serviceUuid, { includeDeleted: true, forUpdate: true });
   if (service === undefined) return { kind: 'unknown' };
-  const nodes = await listComputeNodes(c, { serviceId: service.id, includeDeleted: true });
-  if (service.deletedAt === null) {
-    if (service.binary === 'nova-compute') {
-      const usage = await hostUsage(c, service.host, nodes.filter((n) => n.deletedAt === null).map((n) => n.hypervisorHostname));
-      if (usage.instances > 0 || usage.migrations.length > 0) return { kind: 'in_use', service, usage };
-    }
-    await deleteServices(c, [service.id]);
+  if (service.deletedAt !== null) return { kind: 'deleted', service };
+  const nodes = (await listComputeNodes(c, { serviceId: service.id })).filter((n) => n.deletedAt === null);
+  if (service.binary === 'nova-compute') {
+    const usage = await hostUsage(c, service.host, nodes.map((n) => n.hypervisorHostname));
+    if (usage.instances > 0 || usage.migrations.length > 0) return { kind: 'in_use', service, usage };
   }
-  return { kind: 'deleted', service, nodes: nodes.map((n) => n.uuid) };
+  return { kind: 'deletable', service, nodes: nodes.map((n) => n.uuid) };
 }
 
-/** Nova's API-level cleanup of a deleted compute host: out of every aggregate, its host mapping gone (this cell's only). */
-async function forgetHost(apiDb: Pool, host: string, cellUuid: string): Promise<void> {
+/** Nova's API-level cleanup of a deleted compute host: out of every aggregate. */
+async function leaveAggregates(apiDb: Pool, host: string): Promise<void> {
   for (const a of await listAggregates(apiDb, { host })) await removeAggregateHost(apiDb, a.uuid, host);
-  await deleteHostMapping(apiDb, host, { cellUuid });
 }
 
 /**
@@ -71,31 +68,37 @@ async function removeProviders(deps: DeleteServiceDeps, pool: Pool, service: Ser
 
 /**
  * `delete_service` (api 1.2; Nova's os-services DELETE, done here because the api never writes a
- * cell DB): refused (logged, nothing changed) while the host still has instances or in-progress
- * migrations; otherwise the service and its compute nodes are soft-deleted in the cell (the
- * scheduler's host cache drops them at its next refresh), the host leaves its aggregates and loses
- * its host mapping, and its providers are deleted from placement. Idempotent: a redelivery finds
- * the service deleted and redoes only the idempotent rest; an unknown service is logged and acked.
+ * cell DB), in Nova's order: refused (logged, nothing changed) while the host still has instances
+ * or in-progress migrations; otherwise the host leaves its aggregates, its resource providers are
+ * deleted from placement, its host mapping goes (this cell's only), and last the service and its
+ * compute nodes are soft-deleted in the cell (the scheduler's host cache drops them at its next
+ * refresh). The service row going last makes it the completion mark: the api answers 204 once it
+ * is gone, so the answer means everything is done. Idempotent: a redelivery after a partial run
+ * redoes the idempotent steps; one after the end finds the service deleted and acks; an unknown
+ * service is logged and acked. Placement failing throws before the service is deleted (retried).
  */
 export function deleteServiceHandler(deps: DeleteServiceDeps) {
   return async (req: DeleteServiceRequest, ctx: CastContext): Promise<void> => {
     const cell = deps.cells.cell(req.cellUuid);
-    const outcome = await withTransaction(cell.pool, (c) => deleteInCell(c, req));
-    if (outcome.kind === 'unknown') {
-      ctx.logger.warn({ service_uuid: req.serviceUuid, service_host: req.host, target_cell: cell.name }, 'delete_service: no such service');
+    const fields = { service_uuid: req.serviceUuid, service_host: req.host, target_cell: cell.name };
+    const outcome = await withTransaction(cell.pool, (c) => judgeInCell(c, req));
+    if (outcome.kind === 'unknown' || outcome.kind === 'deleted') {
+      ctx.logger.warn({ ...fields, outcome: outcome.kind }, 'delete_service: no such live service');
       return;
     }
     if (outcome.kind === 'in_use') {
-      ctx.logger.warn({ service_host: outcome.service.host, target_cell: cell.name, instances: outcome.usage.instances, migrations: outcome.usage.migrations },
+      ctx.logger.warn({ ...fields, instances: outcome.usage.instances, migrations: outcome.usage.migrations },
         'delete_service refused: the host still has instances or in-progress migrations');
       return;
     }
     const { service, nodes } = outcome;
     let kept: string[] = [];
     if (service.binary === 'nova-compute') {
-      await forgetHost(deps.apiDb, service.host, cell.uuid);
+      await leaveAggregates(deps.apiDb, service.host);
       kept = await removeProviders(deps, cell.pool, service, nodes);
+      await deleteHostMapping(deps.apiDb, service.host, { cellUuid: cell.uuid });
     }
-    ctx.logger.info({ service_host: service.host, service_uuid: service.uuid, target_cell: cell.name, providers: nodes, providers_kept: kept }, 'service deleted');
+    await deleteServices(cell.pool, [service.id]);
+    ctx.logger.info({ ...fields, providers: nodes, providers_kept: kept }, 'service deleted');
   };
 }

@@ -1,5 +1,5 @@
 import { createGrpcClient, isFailureError, type GrpcClient } from '@cellsched/grpc';
-import { FAILURE_CODES, SchedulerServiceClient, type RequestSpec } from '@cellsched/wire';
+import { FAILURE_CODES, SchedulerServiceClient, type MoveContext, type RequestSpec } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import type { DestinationSelector, SelectOutcome } from '../ports';
 
@@ -8,7 +8,7 @@ const ALLOCATION_REQUEST_VERSION = '1.36';
 
 /**
  * {@link DestinationSelector} over the scheduler's gRPC replicas. SelectDestinations is
- * idempotent per instance uuid (replace claims), so it is retried on another replica,
+ * idempotent per instance uuid (replace claims; a move's per migration), so it is retried on another replica,
  * deadlines included. NoValidHost and other non-retryable failures are outcomes; a
  * retryable failure throws (the cast is redelivered later).
  */
@@ -21,10 +21,10 @@ export class GrpcDestinationSelector implements DestinationSelector {
     });
   }
 
-  async selectDestinations(spec: RequestSpec, instanceUuids: readonly string[], numAlternates: number): Promise<SelectOutcome> {
+  async selectDestinations(spec: RequestSpec, instanceUuids: readonly string[], numAlternates: number, move?: MoveContext): Promise<SelectOutcome> {
     try {
       const r = await this.grpc.selectDestinations(
-        { requestSpec: spec, instanceUuids: [...instanceUuids], numAlternates, allocationRequestVersion: ALLOCATION_REQUEST_VERSION },
+        { requestSpec: spec, instanceUuids: [...instanceUuids], numAlternates, allocationRequestVersion: ALLOCATION_REQUEST_VERSION, move },
         { retryOnDeadlineExceeded: true });
       return { kind: 'selected', destinations: r.destinations.map((d) => d.selections) };
     } catch (err) {

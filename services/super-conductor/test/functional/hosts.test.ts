@@ -34,7 +34,10 @@ class FakeProviders implements ServiceProviders {
   readonly inUse = new Set<string>();
   readonly deleted: string[] = [];
   readonly disabled: string[] = [];
+  /** Runs before each delete (a check of what the cell holds at that moment, or a placement outage). */
+  onDelete: (uuid: string) => Promise<void> = async () => undefined;
   async deleteResourceProvider(uuid: string): Promise<'deleted' | 'absent' | 'in_use'> {
+    await this.onDelete(uuid);
     if (this.inUse.has(uuid)) return 'in_use';
     this.deleted.push(uuid);
     return 'deleted';
@@ -87,9 +90,37 @@ describe('delete_service', () => {
     expect(await getHostMapping(apiDb.pool, 'del-1')).toBeUndefined();
     expect((await getAggregate(apiDb.pool, h.aggregate))?.hosts).toEqual([]);
     expect(providers.deleted.sort()).toEqual([...h.nodes].sort());
-    // a redelivery redoes only the idempotent rest
+    // the service row goes last: a redelivery after the end finds it deleted and does nothing
     await handler(request(h.uuid, 'del-1'), ctx);
-    expect(providers.deleted).toHaveLength(4);
+    expect(providers.deleted).toHaveLength(2);
+  });
+
+  it('works in Nova\'s order: the providers are deleted while the service is still there, the service row goes last', async () => {
+    const h = await computeHost('del-order', 2);
+    const providers = new FakeProviders();
+    const seen: { live: boolean; aggregates: readonly string[] }[] = [];
+    providers.onDelete = async () => {
+      seen.push({ live: (await getServiceById(cell1Db.pool, h.uuid)) !== undefined, aggregates: (await getAggregate(apiDb.pool, h.aggregate))?.hosts ?? [] });
+    };
+    await deleteServiceHandler({ apiDb: apiDb.pool, cells, providers })(request(h.uuid, 'del-order'), ctx);
+    // Nova: aggregates first, then the providers, then the host mapping, and service.destroy() last
+    expect(seen).toEqual([{ live: true, aggregates: [] }, { live: true, aggregates: [] }]);
+    expect(await getServiceById(cell1Db.pool, h.uuid)).toBeUndefined();
+  });
+
+  it('placement failing leaves the service in place (the api does not answer 204); the redelivery finishes the delete', async () => {
+    const h = await computeHost('del-flaky', 1);
+    const providers = new FakeProviders();
+    providers.onDelete = async () => { throw new Error('placement unreachable'); };
+    const handler = deleteServiceHandler({ apiDb: apiDb.pool, cells, providers });
+    await expect(handler(request(h.uuid, 'del-flaky'), ctx)).rejects.toThrow('placement unreachable');
+    expect((await getServiceById(cell1Db.pool, h.uuid))?.deletedAt).toBeNull();
+    expect(await listComputeNodes(cell1Db.pool, { host: 'del-flaky' })).toHaveLength(1);
+    providers.onDelete = async () => undefined;
+    await handler(request(h.uuid, 'del-flaky'), ctx);
+    expect(providers.deleted).toEqual(h.nodes);
+    expect(await getServiceById(cell1Db.pool, h.uuid)).toBeUndefined();
+    expect(await getHostMapping(apiDb.pool, 'del-flaky')).toBeUndefined();
   });
 
   it('keeps a provider a racing claim still holds, unschedulable, for the cell conductor\'s sweep', async () => {
@@ -105,7 +136,7 @@ describe('delete_service', () => {
   it('refuses while the host has an instance: nothing changes anywhere', async () => {
     const h = await computeHost('del-busy', 1);
     await createInstance(cell1Db.pool, { uuid: randomUUID(), projectId: 'p', userId: 'u', vmState: 'active', host: 'del-busy', node: 'del-busy-n0',
-      flavor: { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} } });
+      flavor: { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} } });
     const providers = new FakeProviders();
     await deleteServiceHandler({ apiDb: apiDb.pool, cells, providers })(request(h.uuid, 'del-busy'), ctx);
     expect((await getServiceById(cell1Db.pool, h.uuid))?.deletedAt).toBeNull();

@@ -7,7 +7,9 @@ import {
   saveRequestSpec, setInstanceMappingQueuedForDelete,
 } from '@cellsched/api-db';
 import { BUS_ERROR, BusError, type CastContext } from '@cellsched/bus';
-import { CELL_DB_MIGRATIONS_DIR, createInstance, getInstance, getService, listInstanceFaults, upsertComputeNode, upsertService } from '@cellsched/cell-db';
+import {
+  CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, getInstance, getMigration, getService, listInstanceFaults, updateInstance, upsertComputeNode, upsertService,
+} from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import type { BuildAndRunInstanceRequest, BuildInstancesRequest, Failure, Flavor, RequestSpec, Selection } from '@cellsched/wire';
@@ -19,7 +21,7 @@ import { scheduleAndBuildInstancesHandler, type ScheduleDeps } from '../../src/a
 import type { DestinationSelector, SelectOutcome } from '../../src/ports';
 
 const CELL1 = randomUUID();
-const FLAVOR: Flavor = { flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+const FLAVOR: Flavor = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 const ctx = { logger: pino({ level: 'silent' }) } as unknown as CastContext;
 let apiDb: TestDatabase;
 let cell0Db: TestDatabase;
@@ -202,6 +204,22 @@ test('delete_instance of a server in its cell: soft-deleted, claim released, gue
   expect(casts).toHaveLength(1);
 });
 
+test('delete_instance during a move: its migration ended and released, the guest terminated on both hosts', async () => {
+  const { uuid, spec } = await apiCreate();
+  await scheduleAndBuildInstancesHandler(deps(new FakeScheduler()))(cast(uuid, spec), ctx);
+  await updateInstance(cell1Db.pool, uuid, { vmState: 'resized', host: 'h2', node: 'h2' });
+  const { migration } = await createMigration(cell1Db.pool, { instanceUuid: uuid, migrationType: 'resize', status: 'finished', sourceCompute: 'h1', sourceNode: 'h1', destCompute: 'h2', destNode: 'h2' });
+  const { migration: old } = await createMigration(cell1Db.pool, { instanceUuid: uuid, migrationType: 'migration', status: 'confirmed', sourceCompute: 'h3', destCompute: 'h1' });
+  casts.length = 0;
+  released.length = 0;
+  await setInstanceMappingQueuedForDelete(apiDb.pool, uuid, true);
+  await deleteInstanceHandler(deps(new FakeScheduler()))({ instanceUuid: uuid, cellUuid: CELL1, requestId: `req-del-${uuid}`, userId: 'u1', projectId: 'p1' }, ctx);
+  expect(released).toEqual([uuid, migration.uuid]);
+  expect(await getMigration(cell1Db.pool, migration.uuid)).toMatchObject({ status: 'error' });
+  expect(await getMigration(cell1Db.pool, old.uuid)).toMatchObject({ status: 'confirmed' });
+  expect(casts.map((c) => c.host).sort()).toEqual(['h1', 'h2']);
+});
+
 test('update_service: disabled (with its reason) in the cell DB and COMPUTE_STATUS_DISABLED on the host\'s node providers; enabling clears both; an unknown host changes nothing', async () => {
   const { service } = await upsertService(cell1Db.pool, { host: 'svc-h1', binary: 'nova-compute' });
   const nodes = [randomUUID(), randomUUID()];
@@ -220,4 +238,20 @@ test('update_service: disabled (with its reason) in the cell DB and COMPUTE_STAT
   await handler({ ...req, host: 'no-such-host' }, ctx);
   expect(traits).toEqual([]);
   expect(await getService(cell1Db.pool, 'svc-h1', 'nova-compute')).toMatchObject({ disabled: false });
+});
+
+test('update_service forced_down: only_forced_down writes services.forced_down and leaves disabled and the trait alone; both at once in one cast', async () => {
+  await upsertService(cell1Db.pool, { host: 'svc-h2', binary: 'nova-compute' });
+  const traits: [string, boolean][] = [];
+  const handler = updateServiceHandler(cells, { setComputeStatusDisabled: async (rp, disabled) => { traits.push([rp, disabled]); } });
+  const req = { cellUuid: CELL1, host: 'svc-h2', binary: 'nova-compute', disabled: true, disabledReason: 'dead', requestId: 'req-down' };
+  await handler(req, ctx);
+  await handler({ ...req, disabled: false, disabledReason: '', forcedDown: true, onlyForcedDown: true }, ctx);
+  expect(await getService(cell1Db.pool, 'svc-h2', 'nova-compute')).toMatchObject({ forcedDown: true, disabled: true, disabledReason: 'dead' });
+  await handler({ ...req, forcedDown: true, onlyForcedDown: true }, ctx); // a redelivery changes nothing
+  expect(await getService(cell1Db.pool, 'svc-h2', 'nova-compute')).toMatchObject({ forcedDown: true, disabled: true });
+  await handler({ ...req, disabled: false, disabledReason: '', forcedDown: false }, ctx);
+  expect(await getService(cell1Db.pool, 'svc-h2', 'nova-compute')).toMatchObject({ forcedDown: false, disabled: false, disabledReason: null });
+  await handler({ ...req, disabled: true }, ctx); // no forced_down field: left as it is
+  expect(await getService(cell1Db.pool, 'svc-h2', 'nova-compute')).toMatchObject({ forcedDown: false, disabled: true });
 });

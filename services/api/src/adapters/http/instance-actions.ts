@@ -1,9 +1,11 @@
 import { getInstanceMapping, type InstanceMapping, type Queryable } from '@cellsched/api-db';
 import { getInstanceAction, listInstanceActions, type InstanceAction, type InstanceActionEvent } from '@cellsched/cell-db';
-import { ApiError, notFound } from '../../domain/errors';
+import { ApiError, badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
+import { nextLink, onlyQueryKeys, parsePaging } from '../../domain/paging';
 import { hostId } from '../../domain/server-view';
 import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
+import { MAX_LIMIT } from './servers';
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString().replace('Z', '').replace(/(\.\d{3})$/, '$1000'));
 
@@ -41,10 +43,27 @@ function eventView(e: InstanceActionEvent, a: InstanceAction, req: ApiRequest): 
   return v;
 }
 
+/** From 2.58 (Nova's `list_query_params_v258`): the page after `marker` (a request id), at most `limit`, changed since `changes-since`. */
+function page(req: ApiRequest, instanceUuid: string, actions: readonly InstanceAction[]): { items: readonly InstanceAction[]; links?: unknown[] } {
+  if (!atLeast(req.version, 58)) return { items: actions };
+  const withBefore = atLeast(req.version, 66);
+  onlyQueryKeys(req.query, ['limit', 'marker', 'changes-since', ...(withBefore ? ['changes-before'] : [])]);
+  const p = parsePaging(req.query, MAX_LIMIT, withBefore);
+  const start = p.marker === undefined ? 0 : actions.findIndex((a) => a.requestId === p.marker) + 1;
+  if (start === 0 && p.marker !== undefined) throw badRequest(`Marker ${p.marker} could not be found.`);
+  const updated = (a: InstanceAction): number => (a.finishTime ?? a.startTime).getTime();
+  const items = actions.slice(start)
+    .filter((a) => (p.changesSince === undefined || updated(a) >= p.changesSince.getTime()) && (p.changesBefore === undefined || updated(a) <= p.changesBefore.getTime()))
+    .slice(0, p.limit);
+  const links = nextLink(req.query, `${req.baseUrl}/v2.1/servers/${instanceUuid}/os-instance-actions`, items[items.length - 1]?.requestId, items.length, p.limit);
+  return links.length > 0 ? { items, links } : { items };
+}
+
 async function list(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const m = await mappingOf(req, deps);
   const actions = (await inCell(deps, m, (db) => listInstanceActions(db, m.instanceUuid))) ?? [];
-  return { status: 200, body: { instanceActions: actions.map((a) => actionView(a, req)) } };
+  const { items, links } = page(req, m.instanceUuid, actions);
+  return { status: 200, body: { instanceActions: items.map((a) => actionView(a, req)), ...(links === undefined ? {} : { links }) } };
 }
 
 async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {

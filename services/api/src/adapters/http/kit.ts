@@ -20,6 +20,8 @@ export interface ApiDeps {
   readonly castTimeoutMs: number;
   /** Longest PostgreSQL may spend matching a `name` pattern in the API DB (the cells have their own timeout). */
   readonly nameFilterTimeoutMs: number;
+  /** How long `PUT` and `DELETE /os-services/{id}` wait for the super-conductor to apply the change (default 10 s). */
+  readonly serviceWriteWaitMs?: number;
   readonly log: Logger;
 }
 

@@ -4,6 +4,7 @@ import { HYPERVISOR_ROUTES } from './hypervisors';
 import { IMAGE_ROUTES } from './images';
 import { INSTANCE_ACTION_ROUTES } from './instance-actions';
 import type { Route } from './kit';
+import { MIGRATION_ROUTES } from './migrations';
 import { SERVER_ACTION_ROUTES } from './server-actions';
 import { SERVER_GROUP_ROUTES } from './server-groups';
 import { SERVER_ROUTES } from './servers';
@@ -11,5 +12,5 @@ import { SERVICE_ROUTES } from './services';
 
 /** Every authenticated route of the compute API. */
 export const ROUTES: readonly Route[] = [
-  ...SERVER_ROUTES, ...SERVER_ACTION_ROUTES, ...INSTANCE_ACTION_ROUTES, ...FLAVOR_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
+  ...SERVER_ROUTES, ...SERVER_ACTION_ROUTES, ...INSTANCE_ACTION_ROUTES, ...MIGRATION_ROUTES, ...FLAVOR_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
 ];

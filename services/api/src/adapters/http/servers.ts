@@ -1,8 +1,9 @@
 import { annotateSpan } from '@cellsched/telemetry';
+import { randomPassword } from '../../domain/admin-password';
 import { badRequest, forbidden } from '../../domain/errors';
 import { parseCreateServer } from '../../domain/server-create';
 import { namePattern } from '../../domain/name-filter';
-import { vmStatesForStatus } from '../../domain/server-status';
+import { statusFilter } from '../../domain/server-status';
 import { links, serverDetail, serverSummary } from '../../domain/server-view';
 import { createServers } from '../create-server';
 import { deleteServer } from '../delete-server';
@@ -33,11 +34,6 @@ async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   return { status: 202, body: { server }, headers: { location: `${req.baseUrl}/v2.1/servers/${id}` } };
 }
 
-function randomPassword(): string {
-  const alphabet = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
-  return Array.from({ length: 12 }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('');
-}
-
 function limitOf(req: ApiRequest): number {
   const raw = queryValue(req, 'limit');
   if (raw === undefined) return MAX_LIMIT;
@@ -51,7 +47,7 @@ function filterOf(req: ApiRequest): ListFilter {
   const tenant = queryValue(req, 'project_id') ?? queryValue(req, 'tenant_id');
   const projectId = allTenants ? tenant : req.caller.projectId;
   const status = queryValue(req, 'status');
-  return { projectId, vmStates: status === undefined ? undefined : vmStatesForStatus(status), name: namePattern(queryValues(req, 'name')), limit: limitOf(req), marker: queryValue(req, 'marker') };
+  return { projectId, status: status === undefined ? undefined : statusFilter(status), name: namePattern(queryValues(req, 'name')), limit: limitOf(req), marker: queryValue(req, 'marker') };
 }
 
 function pageLinks(req: ApiRequest, path: string, page: { servers: readonly { uuid: string }[]; more: boolean }): Record<string, unknown> {

@@ -1,12 +1,15 @@
 import { listCellMappings, type CellMapping } from '@cellsched/api-db';
 import { getServiceById, hostUsage, listComputeNodes, type Queryable, type ServiceRecord } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
-import { badRequest, conflict, notFound } from '../../domain/errors';
+import { ApiError, badRequest, conflict, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import type { ApiDeps, ApiReply, ApiRequest } from './kit';
 
-/** How long DELETE waits for the super-conductor to apply the delete before answering (Nova's delete is synchronous). */
-export const SERVICE_DELETE_WAIT_MS = 10_000;
+/**
+ * How long a change to os-services (PUT, DELETE) waits for the super-conductor to apply it (Nova
+ * writes the cell DB synchronously); `ApiDeps.serviceWriteWaitMs` overrides it.
+ */
+export const SERVICE_WRITE_WAIT_MS = 10_000;
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const INSTANCES = 'Unable to delete compute service that is hosting instances. Migrate or delete the instances first.';
@@ -44,25 +47,48 @@ async function assertUnused(db: Queryable, s: ServiceRecord): Promise<void> {
   if (usage.migrations.length > 0) throw conflict(MIGRATIONS);
 }
 
-/** Waits (bounded) until the service is gone; if it is still there, a refusal that raced the cast answers as Nova would. */
-async function awaitDeleted(deps: ApiDeps, at: Located): Promise<void> {
+/**
+ * Waits (bounded) for the super-conductor's outcome, polling the cell: the service row is the
+ * last thing it deletes (after the aggregates, the resource providers and the host mapping), so
+ * its absence means the whole delete is done (204). The host gaining an instance or a migration
+ * meanwhile is the super-conductor's refusal: Nova's 409 at once. Still there at the bound: the
+ * cast is queued (durable) but not applied, and the answer says so (503) instead of a 204 that
+ * would claim the service is gone.
+ */
+async function awaitOutcome(deps: ApiDeps, at: Located): Promise<void> {
   const db = deps.cells.db(at.cell);
-  const deadline = Date.now() + SERVICE_DELETE_WAIT_MS;
-  while (Date.now() < deadline) {
-    if (await getServiceById(db, at.service.uuid) === undefined) return;
-    await new Promise((r) => setTimeout(r, 100));
+  await untilApplied(deps, at.service, 'delete', 'completed', async () => {
+    if (await getServiceById(db, at.service.uuid) === undefined) return true;
+    await assertUnused(db, at.service);
+    return undefined;
+  });
+}
+
+/**
+ * Polls `probe` (every 50 ms, at most `serviceWriteWaitMs`) until it answers a value: how the api
+ * waits for the super-conductor to apply an os-services change it cast. Not applied in time: a
+ * 503 saying the change is queued (the cast is durable) and logged; `probe`'s own errors pass.
+ */
+export async function untilApplied<T>(deps: ApiDeps, service: ServiceRecord, what: 'update' | 'delete', done: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + (deps.serviceWriteWaitMs ?? SERVICE_WRITE_WAIT_MS);
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 50));
   }
-  await assertUnused(db, at.service);
-  // NOTE: still there, nothing in the way: the cast is durable and the super-conductor applies it when it gets to it
-  deps.log.warn({ service_uuid: at.service.uuid, service_host: at.service.host }, 'service delete accepted but not applied yet');
+  deps.log.warn({ service_uuid: service.uuid, service_host: service.host }, `service ${what} queued but not applied in time`);
+  throw new ApiError(503, `The ${what} of service ${service.uuid} (host ${service.host}) was accepted but not ${done} in time; it is applied when the conductor gets to it. Check the service list again later.`);
 }
 
 /**
  * `DELETE /os-services/{id}` (admin: the route's `adminPolicy`): Nova's checks and errors (400 for a malformed id or an
  * integer id found in several cells, 404, 409 while the host has instances or in-progress
- * migrations), then a `delete_service` cast to the super-conductor, which does the deleting (the
- * api never writes a cell DB): the service and its compute nodes, the host's aggregates
- * membership and host mapping, its resource providers. Answers 204 once the service is gone.
+ * migrations), then a `delete_service` cast to the super-conductor, which does the deleting in
+ * Nova's order (the api never writes a cell DB): the host's aggregates membership, its resource
+ * providers, its host mapping, and last the service and its compute nodes. Answers 204 once the
+ * service is gone (everything is done then), 409 if the super-conductor refused (the host got an
+ * instance or a migration meanwhile), 503 if it did not finish within the bound.
  */
 export async function deleteService(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const id = parseId(req);
@@ -74,6 +100,6 @@ export async function deleteService(req: ApiRequest, deps: ApiDeps): Promise<Api
   await deps.conductor.deleteService({
     cellUuid: at.cell.uuid, serviceUuid: at.service.uuid, host: at.service.host, binary: at.service.binary, requestId: req.requestId,
   }, { timeoutMs: deps.castTimeoutMs });
-  await awaitDeleted(deps, at);
+  await awaitOutcome(deps, at);
   return { status: 204 };
 }

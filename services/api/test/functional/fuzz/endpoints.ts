@@ -4,7 +4,11 @@ import fc from 'fast-check';
 import { addUnknownAt, nastyString, removeAt, setAt, wrongType, type Mutation } from './junk';
 
 /** What the mutations and paths refer to (made by the test before fuzzing). */
-export interface Fixtures { readonly image: string; readonly serviceUuid: string; readonly serviceHost: string; readonly serverUuid: string }
+export interface Fixtures {
+  readonly image: string; readonly serviceUuid: string; readonly serviceHost: string; readonly serverUuid: string;
+  /** An ACTIVE server in a cell (on serviceHost, launched) for each action fuzzed, by action name. */
+  readonly actionServers: Readonly<Record<string, string>>;
+}
 
 /** One body the API reads. */
 export interface BodyEndpoint {
@@ -99,7 +103,7 @@ export const BODY_ENDPOINTS: readonly BodyEndpoint[] = [
   { name: 'PUT /os-services/{id} @2.53', method: 'PUT', path: (fx) => `/v2.1/os-services/${fx.serviceUuid}`, version: '2.53', adminOnly: true,
     valid: () => ({ status: 'disabled', disabled_reason: 'fuzz' }),
     breakers: [removeAt(['status']), setAt(['status'], fc.oneof(fc.constantFrom('Enabled', 'up', ''), wrongType('string'))), setAt(['disabled_reason'], serviceReason),
-      setAt(['forced_down'], fc.jsonValue()), addUnknownAt([], ['status', 'disabled_reason', 'forced_down']),
+      setAt(['forced_down'], notBoolean), addUnknownAt([], ['status', 'disabled_reason', 'forced_down']),
       setAt(['status'], fc.constant('enabled')).map((m) => (b: Record<string, unknown>) => { m(b); b.disabled_reason = 'why'; return b; })] },
   { name: 'PUT /os-services/disable @2.1', method: 'PUT', path: () => '/v2.1/os-services/disable', version: '2.1', adminOnly: true,
     valid: (fx) => ({ host: fx.serviceHost, binary: 'nova-compute' }),
@@ -114,13 +118,28 @@ export const BODY_ENDPOINTS: readonly BodyEndpoint[] = [
         .chain((k) => setAt(['extra_specs', k], fc.constant('v')))] },
 ];
 
+const actionPath = (name: string) => (fx: Fixtures): string => `/v2.1/servers/${fx.actionServers[name] ?? fx.serverUuid}/action`;
+
 /**
- * Server actions to fuzz, by name (`POST /servers/{id}/action` with `{"<name>": ...}`).
- * None is served yet; issue 13 adds one entry per action it adds, e.g.
- * `{ name: 'reboot', method: 'POST', path: (fx) => `/v2.1/servers/${fx.serverUuid}/action`, version: '2.1',
- *    adminOnly: false, valid: () => ({ reboot: { type: 'HARD' } }), breakers: [setAt(['reboot', 'type'], ...), ...] }`.
+ * Server actions to fuzz, by name (`POST /servers/{id}/action` with `{"<name>": ...}`); each has its
+ * own server (an accepted action holds it). Only the caller's own actions: an admin-only action's
+ * 403 comes after the dispatch's 400s, which the any-request property below does not model.
  */
-export const ACTION_ENDPOINTS: readonly BodyEndpoint[] = [];
+export const ACTION_ENDPOINTS: readonly BodyEndpoint[] = [
+  { name: 'reboot', method: 'POST', path: actionPath('reboot'), version: '2.60', adminOnly: false, valid: () => ({ reboot: { type: 'HARD' } }),
+    breakers: [removeAt(['reboot']), setAt(['reboot'], wrongType('object')), removeAt(['reboot', 'type']),
+      setAt(['reboot', 'type'], fc.oneof(fc.constantFrom('', 'HArd', 'reboot', 'HARD '), wrongType('string'))), addUnknownAt(['reboot'], ['type'])] },
+  { name: 'resize', method: 'POST', path: actionPath('resize'), version: '2.60', adminOnly: false, valid: () => ({ resize: { flavorRef: '3' } }),
+    breakers: [removeAt(['resize']), setAt(['resize'], wrongType('object')), removeAt(['resize', 'flavorRef']),
+      setAt(['resize', 'flavorRef'], fc.oneof(fc.constantFrom('', '999999', 'nope', '2', 1.5), wrongType('string', 'integer'))),
+      setAt(['resize', 'OS-DCF:diskConfig'], fc.oneof(fc.constantFrom('auto', ''), wrongType('string'))), addUnknownAt(['resize'], ['flavorRef', 'OS-DCF:diskConfig'])] },
+  { name: 'rebuild', method: 'POST', path: actionPath('rebuild'), version: '2.60', adminOnly: false, valid: (fx) => ({ rebuild: { imageRef: fx.image, name: 'fuzz-rebuilt' } }),
+    breakers: [removeAt(['rebuild']), setAt(['rebuild'], wrongType('object')), removeAt(['rebuild', 'imageRef']),
+      setAt(['rebuild', 'imageRef'], fc.oneof(notUuid, unknownUuid, wrongType('string'))), setAt(['rebuild', 'name'], badName),
+      setAt(['rebuild', 'key_name'], fc.oneof(nastyString, wrongType('string', 'null'))), setAt(['rebuild', 'user_data'], fc.oneof(fc.constantFrom('not base64!', 'abc'), wrongType('string', 'null'))),
+      setAt(['rebuild', 'preserve_ephemeral'], notBoolean), setAt(['rebuild', 'personality'], fc.constant([])),
+      addUnknownAt(['rebuild'], ['imageRef', 'name', 'adminPass', 'metadata', 'preserve_ephemeral', 'OS-DCF:diskConfig', 'accessIPv4', 'accessIPv6', 'description', 'key_name', 'user_data'])] },
+];
 
 /** The action route itself, for bodies that are not any action's. */
 export const ACTION_ROUTE: BodyEndpoint = {

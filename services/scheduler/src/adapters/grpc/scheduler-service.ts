@@ -10,7 +10,7 @@ import type { FilterDiagnosis } from '@cellsched/wire';
 /** Placement microversion labelled on allocation requests when the caller names none. */
 export const DEFAULT_ALLOCATION_REQUEST_VERSION = '1.36';
 
-/** Maps the wire request to the domain's; a seed of 0 becomes a random one (returned so it can be logged). */
+/** Maps the wire request to the domain's (MoveContext included); a seed of 0 becomes a random one (returned so it can be logged). */
 export function toDomainRequest(req: WireRequest): { request: SelectDestinationsRequest; seed: number } {
   if (req.requestSpec === undefined) throw new InvalidSchedulerRequest('request_spec is required');
   const seed = req.requestSpec.seed !== 0 ? req.requestSpec.seed : randomInt(1, 2 ** 31);
@@ -21,6 +21,11 @@ export function toDomainRequest(req: WireRequest): { request: SelectDestinations
       instanceUuids: req.instanceUuids,
       numAlternates: req.numAlternates,
       allocationRequestVersion: req.allocationRequestVersion === '' ? DEFAULT_ALLOCATION_REQUEST_VERSION : req.allocationRequestVersion,
+      move: req.move === undefined ? undefined
+        : {
+          migrationUuid: req.move.migrationUuid, sourceHost: req.move.sourceHost, sourceNode: req.move.sourceNode, allowSameHost: req.move.allowSameHost,
+          force: req.move.force,
+        },
     },
   };
 }
@@ -42,6 +47,7 @@ export function explainOnSpan(request: SelectDestinationsRequest, result: Select
   annotateSpan({
     'cellsched.instance_uuids': request.instanceUuids.join(','), 'cellsched.scheduler.seed': request.spec.seed,
     'cellsched.scheduler.outcome': result.kind, 'cellsched.scheduler.claim_retries': result.claimRetries,
+    'cellsched.migration_uuid': request.move?.migrationUuid, 'cellsched.scheduler.source_host': request.move?.sourceHost,
   });
   if (result.kind === 'no_valid_host') {
     annotateSpan({ 'cellsched.scheduler.reason': result.reason });

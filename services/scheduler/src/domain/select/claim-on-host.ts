@@ -15,6 +15,8 @@ export interface ClaimDeps {
   readonly snapshot: HostStateSnapshot;
   readonly query: GetAllocationCandidatesRequest;
   readonly maxConflictRetries: number;
+  /** A move's migration consumer: claims are move claims (the source goes to it in the same write). */
+  readonly migrationUuid?: string | undefined;
 }
 
 /** The request's query restricted to one compute node's tree (placement `in_tree`), unlimited. */
@@ -40,14 +42,16 @@ async function refreshHost(host: HostState, deps: ClaimDeps): Promise<void> {
  * Claims for the consumer on one host. A concurrent-update conflict is retried at once on the same
  * host, re-reading its candidate, at most `maxConflictRetries` times (Nomad's bounded optimistic
  * retry); no capacity (in placement, or already in this request's own accounting) or the server
- * group's policy (placement's check) gives up on the host. Throws whatever the ports throw.
+ * group's policy (placement's check) gives up on the host. A move claims with `claimMove` (same
+ * outcomes). Throws whatever the ports throw.
  */
 export async function claimOnHost(host: HostState, consumer: ClaimConsumer, deps: ClaimDeps): Promise<HostClaimResult> {
   let retries = 0;
   for (;;) {
     const candidate = firstFittingCandidate(host);
     if (candidate === undefined) return { kind: 'no_capacity', retries };
-    const outcome = await deps.claimer.claim(consumer, candidate, { replace: true });
+    const outcome = deps.migrationUuid === undefined ? await deps.claimer.claim(consumer, candidate, { replace: true })
+      : await deps.claimer.claimMove(consumer, candidate, deps.migrationUuid);
     if (outcome.kind === 'claimed') return { kind: 'claimed', candidate, retries };
     if (outcome.kind === 'no_capacity') return { kind: 'no_capacity', retries };
     if (outcome.kind === 'group_policy') return { kind: 'group_policy', retries };

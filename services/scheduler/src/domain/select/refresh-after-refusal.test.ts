@@ -25,7 +25,7 @@ function deps(answer: GetAllocationCandidatesResponse, limit: number): { deps: C
     calls,
     deps: {
       query: { ...baseQuery, limit }, maxConflictRetries: 3,
-      claimer: { claim: () => Promise.reject(new Error('unused')), release: () => Promise.resolve() },
+      claimer: { claim: () => Promise.reject(new Error('unused')), claimMove: () => Promise.reject(new Error('unused')), revertMove: () => Promise.resolve(), release: () => Promise.resolve() },
       snapshot: {
         getAllocationCandidates: (_q, o) => { calls.push(o ?? {}); return Promise.resolve(answer); },
         getComputeNodes: () => Promise.resolve(new Map()), getAggregates: () => Promise.resolve([]), getGroupMemberHosts: () => Promise.resolve(new Map()),
