@@ -10,6 +10,9 @@ import {
   BatchSpanProcessor, ConsoleSpanExporter, NoopSpanProcessor, SimpleSpanProcessor, type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { JsonlFileSpanExporter } from './jsonl-span-exporter';
+import { DEFAULT_ROTATION, type RotationOptions } from './rotating-file';
+import { DEFAULT_SAMPLING, type SamplingOptions, samplingProblems } from './sampling/sampling-policy';
+import { StorySampler } from './sampling/story-sampler';
 
 /** Where spans go. */
 export type TelemetryExporter = 'otlp' | 'file' | 'console' | 'none';
@@ -34,6 +37,13 @@ export interface TelemetryOptions {
    * `traceparent`, so consumer spans would hang under its publish span instead.
    */
   instrumentAmqplib?: boolean;
+  /**
+   * Which spans are recorded ({@link SamplingOptions}). Default: every trace of a server's
+   * story (create, action, delete) whole, no other trace, no database span.
+   */
+  sampling?: SamplingOptions;
+  /** Size-based rotation of the span file (exporter `file`). Default: 4 files of 64 MB. */
+  rotation?: RotationOptions;
   /** Flush on SIGTERM/SIGINT (see {@link startTelemetry}). Default true. */
   handleSignals?: boolean;
 }
@@ -53,6 +63,9 @@ export function validateTelemetryOptions(options: TelemetryOptions): string[] {
   if (!EXPORTERS.includes(options.exporter)) errors.push(`exporter must be one of ${EXPORTERS.join(', ')}, got '${String(options.exporter)}'`);
   if (options.exporter === 'file' && !options.file) errors.push("file is required when exporter is 'file'");
   if (options.endpoint !== undefined && !/^https?:\/\/[^/]+/.test(options.endpoint)) errors.push(`endpoint must be an http(s) URL, got '${options.endpoint}'`);
+  if (options.sampling) errors.push(...samplingProblems(options.sampling));
+  if (options.rotation && !(options.rotation.maxBytes >= 0)) errors.push('rotation.maxBytes must be >= 0');
+  if (options.rotation && !(options.rotation.keep >= 1)) errors.push('rotation.keep must be >= 1');
   return errors;
 }
 
@@ -61,7 +74,7 @@ function spanProcessorFor(options: TelemetryOptions): SpanProcessor {
     case 'console':
       return new SimpleSpanProcessor(new ConsoleSpanExporter());
     case 'file':
-      return new SimpleSpanProcessor(new JsonlFileSpanExporter(options.file ?? ''));
+      return new SimpleSpanProcessor(new JsonlFileSpanExporter(options.file ?? '', options.rotation ?? DEFAULT_ROTATION));
     case 'otlp': {
       const url = options.endpoint ? `${options.endpoint.replace(/\/+$/, '')}/v1/traces` : undefined;
       return new BatchSpanProcessor(new OTLPTraceExporter(url ? { url } : {}));
@@ -74,14 +87,16 @@ function spanProcessorFor(options: TelemetryOptions): SpanProcessor {
 }
 
 function instrumentations(options: TelemetryOptions) {
-  const list = [
+  const dbSpans = (options.sampling ?? DEFAULT_SAMPLING).dbSpansPerTrace > 0;
+  return [
     new HttpInstrumentation(),
     // NOTE: health probes would drown the real traces.
     new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
-    new PgInstrumentation({ requireParentSpan: true }),
     new PinoInstrumentation({ disableLogSending: true }),
+    // NOTE: no database span is wanted by default (the sampler would drop each): then pg is not even patched.
+    ...(dbSpans ? [new PgInstrumentation({ requireParentSpan: true })] : []),
+    ...(options.instrumentAmqplib ? [new AmqplibInstrumentation()] : []),
   ];
-  return options.instrumentAmqplib ? [...list, new AmqplibInstrumentation()] : list;
 }
 
 function onSignal(signal: NodeJS.Signals): void {
@@ -114,7 +129,8 @@ function delay(ms: number): Promise<void> {
 /**
  * Starts the OpenTelemetry SDK for this process: resource attributes `service.name`,
  * `host.name`, `cellsched.cell`; HTTP, gRPC, pg and pino instrumentations (W3C trace context
- * in gRPC metadata; the bus carries it in AMQP headers itself); the chosen span exporter. Logs and
+ * in gRPC metadata; the bus carries it in AMQP headers itself); the {@link StorySampler}
+ * (a server's story whole, the rest bounded); the chosen span exporter. Logs and
  * metrics exporters stay off. Load it before anything else (`node --require ./dist/tracing.js`)
  * so the instrumented modules are patched when first required.
  *
@@ -135,6 +151,7 @@ export function startTelemetry(options: TelemetryOptions): void {
     // process detector (it exports the command line, which may hold credentials).
     resourceDetectors: [envDetector],
     spanProcessors: [processor],
+    sampler: new StorySampler(options.sampling ?? DEFAULT_SAMPLING),
     instrumentations: instrumentations(options),
     // NOTE: empty lists, not the env defaults: otherwise NodeSDK sends logs and metrics over
     // OTLP to localhost and every exit stalls in retries (TOOLCHAIN gotcha 8).

@@ -1,87 +1,92 @@
 #!/usr/bin/env node
-// Live trace tail for operators: an OTLP/HTTP JSON receiver and/or a JSON-lines file tail,
-// printing each trace as a tree of one line per span. No dependencies. See --help.
-import { parseArgs } from 'node:util';
+// Live trace tail for operators, and the compose deployment's trace collector: an OTLP/HTTP
+// JSON receiver and/or a JSON-lines file tail, printing each trace as a tree of one line per
+// span; a query endpoint and client to read one server's whole trace. See --help.
+import { renderHelp, wantsHelp } from '@cellsched/config';
+import { RotatingFile } from '../rotating-file';
+import { traceTailPlan, traceTailSchema, type TraceTailPlan } from '../trace-tail/cli-config';
+import { searchSpanFiles } from '../trace-tail/file-search';
 import { formatTrace, traceMentions } from '../trace-tail/format';
+import { type FoundTrace, tracesFromJson } from '../trace-tail/found-trace';
 import type { TailSpan } from '../trace-tail/otlp-json';
-import { startReceiver, tailFile } from '../trace-tail/sources';
+import { startReceiver } from '../trace-tail/receiver';
+import { RecentTraces } from '../trace-tail/recent-traces';
+import { tailFile } from '../trace-tail/sources';
 import { TraceBuffer } from '../trace-tail/trace-buffer';
 
-const USAGE = `usage: trace-tail [--listen [HOST:]PORT] [--file SPANS.jsonl [--from-end | --once]] [--quiet-ms N] [--match TEXT]
+const USAGE = `usage: trace-tail [--listen [HOST:]PORT [--out SPANS.jsonl]] [--file SPANS.jsonl [--from-end | --once]] [--match TEXT] [--quiet-ms N]
+       trace-tail --collector http://HOST:4318 --match TEXT      (one server's whole trace from a running collector)
 
-  --listen ADDR   receive OTLP/HTTP JSON on ADDR (default 127.0.0.1:4318 when no --file);
-                  point services at it: exporter 'otlp', endpoint http://127.0.0.1:4318
-  --file PATH     read an OTLP JSON-lines span file (exporter 'file') and follow it
-  --from-end      skip what the file already holds
-  --once          print what the file holds, then exit
-  --quiet-ms N    print a trace once no span of it arrived for N ms (default 500)
-  --match TEXT    print only traces that mention TEXT in a span name or attribute: a server
-                  uuid (the create's trace, the scheduler's decision and why), a host, a request id`;
+  services export to it with exporter 'otlp', endpoint http://HOST:4318 (or exporter 'file' for --file)`;
 
-interface CliOptions {
-  listen: { host: string; port: number } | undefined;
-  file: string | undefined;
-  fromEnd: boolean;
-  once: boolean;
-  quietMs: number;
-  match: string | undefined;
+type FollowPlan = Extract<TraceTailPlan, { mode: 'follow' }>;
+
+function printTraces(traces: readonly FoundTrace[]): void {
+  for (const { traceId, spans } of traces) process.stdout.write(`${formatTrace(traceId, spans).join('\n')}\n`);
 }
 
-function parseListen(value: string): { host: string; port: number } {
-  const m = /^(?:(.+):)?(\d+)$/.exec(value);
-  const port = Number(m?.[2]);
-  if (!m || !Number.isInteger(port) || port > 65535) throw new Error(`--listen: expected [HOST:]PORT, got '${value}'`);
-  return { host: m[1] ?? '127.0.0.1', port };
+async function query(plan: Extract<TraceTailPlan, { mode: 'query' }>): Promise<void> {
+  const url = new URL('/v1/traces', plan.collector);
+  if (plan.match !== undefined) url.searchParams.set('match', plan.match);
+  url.searchParams.set('limit', String(plan.limit));
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url.toString()}: HTTP ${res.status} ${await res.text()}`);
+  const traces = tracesFromJson(await res.json());
+  printTraces(traces);
+  if (traces.length === 0) {
+    console.error(`trace-tail: the collector holds no trace${plan.match === undefined ? '' : ` that mentions '${plan.match}'`}`);
+    process.exitCode = 1;
+  }
 }
 
-function parseCli(argv: string[]): CliOptions | 'help' {
-  const { values } = parseArgs({
-    args: argv, strict: true,
-    options: {
-      listen: { type: 'string' }, file: { type: 'string' }, 'from-end': { type: 'boolean' }, once: { type: 'boolean' },
-      'quiet-ms': { type: 'string' }, match: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+function read(plan: Extract<TraceTailPlan, { mode: 'read' }>): void {
+  if (plan.match !== undefined) return printTraces(searchSpanFiles(plan.file, plan.match, Number.MAX_SAFE_INTEGER));
+  const buffer = new TraceBuffer(0);
+  tailFile(plan.file, { fromEnd: false, once: true, everyMs: 0 }, (spans) => buffer.add(spans, 0));
+  printTraces(buffer.release(0, true));
+}
+
+/** Where received spans go besides the printer: the rotated --out file and the memory the queries read. */
+function collector(plan: FollowPlan) {
+  const out = plan.out === undefined ? undefined : new RotatingFile(plan.out.file, plan.out.rotation);
+  const recent = new RecentTraces(plan.keepSpans);
+  return {
+    keep(spans: TailSpan[], request: unknown): void {
+      out?.append(`${JSON.stringify(request)}\n`);
+      recent.add(spans);
     },
-  });
-  if (values.help) return 'help';
-  const quietMs = Number(values['quiet-ms'] ?? 500);
-  if (!Number.isInteger(quietMs) || quietMs < 0) throw new Error(`--quiet-ms: expected a whole number, got '${values['quiet-ms']}'`);
-  if (values.once && !values.file) throw new Error('--once needs --file');
-  const listen = values.listen ?? (values.file ? undefined : '127.0.0.1:4318');
-  if (values.match === '') throw new Error('--match: expected some text');
-  return { listen: listen === undefined ? undefined : parseListen(listen), file: values.file, fromEnd: !!values['from-end'], once: !!values.once, quietMs, match: values.match };
-}
-
-function printer(buffer: TraceBuffer, match: string | undefined) {
-  return (all: boolean) => {
-    for (const { traceId, spans } of buffer.release(Date.now(), all)) {
-      if (match === undefined || traceMentions(spans, match)) process.stdout.write(`${formatTrace(traceId, spans).join('\n')}\n`);
-    }
+    find(match: string | undefined, limit: number): FoundTrace[] {
+      return out !== undefined && match !== undefined ? searchSpanFiles(out.file, match, limit) : recent.find(match, limit);
+    },
   };
 }
 
-async function main(argv: string[]): Promise<void> {
-  const opts = parseCli(argv);
-  if (opts === 'help') return void console.log(USAGE);
-  const buffer = new TraceBuffer(opts.quietMs);
-  const print = printer(buffer, opts.match);
+async function follow(plan: FollowPlan): Promise<void> {
+  const buffer = new TraceBuffer(plan.quietMs);
+  const print = (all: boolean) => printTraces(buffer.release(Date.now(), all).filter((t) => plan.match === undefined || traceMentions(t.spans, plan.match)));
   const add = (spans: TailSpan[]) => buffer.add(spans, Date.now());
-  if (opts.file && opts.once) {
-    tailFile(opts.file, { fromEnd: false, once: true, everyMs: 0 }, add);
-    return print(true);
-  }
   const stops: Array<() => void> = [];
-  if (opts.file) stops.push(tailFile(opts.file, { fromEnd: opts.fromEnd, once: false, everyMs: 200 }, add));
-  if (opts.listen) {
-    const server = await startReceiver(opts.listen.host, opts.listen.port, add);
+  if (plan.file) stops.push(tailFile(plan.file, { fromEnd: plan.fromEnd, once: false, everyMs: 200 }, add));
+  if (plan.listen) {
+    const store = collector(plan);
+    const server = await startReceiver(plan.listen.host, plan.listen.port, { onSpans: (spans, request) => { store.keep(spans, request); add(spans); }, find: store.find });
     const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : opts.listen.port;
-    console.error(`trace-tail: listening on http://${opts.listen.host}:${port}/v1/traces`);
+    const port = typeof address === 'object' && address ? address.port : plan.listen.port;
+    console.error(`trace-tail: listening on http://${plan.listen.host}:${port}/v1/traces${plan.out ? `, writing ${plan.out.file}` : ''}`);
     stops.push(() => server.close());
   }
-  const timer = setInterval(() => print(false), Math.max(50, Math.min(opts.quietMs, 250)));
+  const timer = setInterval(() => print(false), Math.max(50, Math.min(plan.quietMs, 250)));
   const stop = () => { clearInterval(timer); stops.forEach((s) => s()); print(true); };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+async function main(argv: string[]): Promise<void> {
+  if (wantsHelp(argv)) return void console.log(`${USAGE}\n\n${renderHelp(traceTailSchema)}`);
+  const plan = traceTailPlan(argv);
+  if (plan.mode === 'query') return query(plan);
+  if (plan.mode === 'read') return read(plan);
+  return follow(plan);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -48,9 +48,14 @@ export function formatEvents(span: TailSpan, depth: number): string[] {
   });
 }
 
+/** Whether the span mentions `text` in its name or an attribute value. */
+export function spanMentions(span: TailSpan, text: string): boolean {
+  return span.name.includes(text) || Object.values(span.attributes).some((v) => String(v).includes(text));
+}
+
 /** Whether any span of the trace mentions `text` in its name or an attribute value (a server uuid, a host, a request id). */
 export function traceMentions(spans: readonly TailSpan[], text: string): boolean {
-  return spans.some((s) => s.name.includes(text) || Object.values(s.attributes).some((v) => String(v).includes(text)));
+  return spans.some((s) => spanMentions(s, text));
 }
 
 /** Spans in tree order (parents before children, siblings by start time) with their depth. */

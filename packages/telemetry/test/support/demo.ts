@@ -40,9 +40,12 @@ export interface TraceTail {
   stop(): Promise<string>;
 }
 
-/** Starts `trace-tail --listen 127.0.0.1:0` (built by {@link buildDemo}). */
-export function startTraceTail(): Promise<TraceTail> {
-  const child = spawn(process.execPath, [join(ROOT, 'packages/telemetry/dist/bin/trace-tail.js'), '--listen', '127.0.0.1:0', '--quiet-ms', '200']);
+/** The trace-tail CLI (built by {@link buildDemo}). */
+export const TRACE_TAIL = join(ROOT, 'packages/telemetry/dist/bin/trace-tail.js');
+
+/** Starts `trace-tail --listen 127.0.0.1:0` (built by {@link buildDemo}), with `extra` options. */
+export function startTraceTail(extra: string[] = []): Promise<TraceTail> {
+  const child = spawn(process.execPath, [TRACE_TAIL, '--listen', '127.0.0.1:0', '--quiet-ms', '200', ...extra]);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
@@ -70,4 +73,12 @@ export async function signalIdle(endpoint: string, mode: 'default' | 'own-handle
   child.kill('SIGTERM');
   const [code, signal] = await exited;
   return { code, signal, ms: Date.now() - t0 };
+}
+
+/** Runs the story demo (test/trace-demo/src/story.ts) with the story sampler; resolves with its stdout (pino JSON lines). */
+export async function runStory(target: string, amqpUrl: string, serverUuid: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--require', './dist/story-tracing.js', './dist/story.js', target, amqpUrl, testInfra().pgAdminUrl, serverUuid], {
+    cwd: DEMO, timeout: 60_000,
+  });
+  return stdout;
 }

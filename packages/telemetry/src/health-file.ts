@@ -1,0 +1,24 @@
+import { rmSync, writeFileSync } from 'node:fs';
+
+/**
+ * Keeps `file` fresh while `healthy()` holds: it is rewritten every `everyMs`, so its age says
+ * whether the process is alive and connected. For processes with no port to probe (the bus
+ * consumers) under docker compose, whose health check tests the file's age. Off without a file.
+ * Returns a stop function that removes the file.
+ */
+export function keepHealthFile(file: string | undefined, healthy: () => boolean, everyMs = 5000): () => void {
+  if (file === undefined || file === '') return () => undefined;
+  const touch = (): void => {
+    if (!healthy()) return;
+    try {
+      writeFileSync(file, `${new Date().toISOString()}\n`);
+    } catch { /* an unwritable file only makes the process look unhealthy, as it should */ }
+  };
+  touch();
+  const timer = setInterval(touch, everyMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    rmSync(file, { force: true });
+  };
+}
