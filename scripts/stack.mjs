@@ -12,8 +12,9 @@ import { connect } from 'node:net';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureOwnedDatabase, ensureReadOnlyRole, ensureVhostWithUser } from '../deploy/launcher/provision.mjs';
+import { composeCommand, endpoints } from '../deploy/launcher/commands.mjs';
 import { purgeSystem, recordProvisioned, systemNames } from '../deploy/launcher/purge.mjs';
-import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts, systemPlan, systemServices, topology } from '../deploy/launcher/system.mjs';
+import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts, placementService, systemPlan, systemServices, topology } from '../deploy/launcher/system.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN_URL = process.env.CELLSCHED_PG_ADMIN_URL ?? 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres';
@@ -33,12 +34,11 @@ const placementProfile = (name, port, env) => ({
 
 /** The services table: order is start order. `plan` is the system's (ports, prefix); placement's row is the same with the defaults. */
 function servicesTable(plan, common) {
-  const pdb = `${plan.options.prefix}_placement`;
+  const pdb = plan.placement.role;
+  // alone (--only placement, for gabbi) it gets no telemetry
+  const row = placementService(plan, opts.only === undefined ? common : {});
   const placement = {
-    name: 'placement', build: 'services/placement', database: pdb, main: 'services/placement/dist/main.js',
-    cmd: ['node', ['--require', './services/placement/dist/tracing.js', 'services/placement/dist/main.js']],
-    env: () => ({ ...(opts.only === undefined ? common : {}), CELLSCHED_PLACEMENT_DB_URL: dbUrl(pdb), CELLSCHED_PLACEMENT_PORT: String(plan.ports.placement), CELLSCHED_PLACEMENT_GRPC_PORT: String(plan.ports.placementGrpc), CELLSCHED_PLACEMENT_HOST: '127.0.0.1' }),
-    ready: { http: `http://127.0.0.1:${plan.ports.placement}/` },
+    ...row, database: pdb,
     // keep what a fresh install has: standard classes and traits, and the migration record
     reset: `DO $$ BEGIN
       TRUNCATE allocations, consumers, projects, users, consumer_types, inventories, resource_provider_aggregates,
@@ -63,13 +63,15 @@ const NUMERIC = { '--cells': ['cells', 1, 50], '--hosts-per-cell': ['hostsPerCel
 
 function parseArgs(argv) {
   const [command = 'status', ...rest] = argv;
-  const opts = { command, only: undefined, purge: false, noBuild: false, signal: 'SIGKILL', stateDir: process.env.CELLSCHED_STACK_DIR, system: {} };
+  const opts = { command, only: undefined, purge: false, noBuild: false, check: false, out: undefined, signal: 'SIGKILL', stateDir: process.env.CELLSCHED_STACK_DIR, system: {} };
   for (let i = 0; i < rest.length; i++) {
     const [flag, inline] = rest[i].split(/=(.*)/s);
     const value = () => inline ?? rest[++i];
     if (flag === '--only') opts.only = value();
     else if (flag === '--purge') opts.purge = true;
     else if (flag === '--no-build') opts.noBuild = true;
+    else if (flag === '--check') opts.check = true;
+    else if (flag === '--out') opts.out = value();
     else if (flag === '--signal') opts.signal = value();
     else if (flag === '--state-dir') opts.stateDir = value();
     else if (flag === '--prefix') opts.system.prefix = value();
@@ -89,9 +91,11 @@ const SYSTEM_FILE = join(STATE, 'system.json');
 const saved = existsSync(SYSTEM_FILE) ? JSON.parse(readFileSync(SYSTEM_FILE, 'utf8')) : {};
 // `up` takes the options given (else the last system's, else the defaults); the others use the last system's
 const systemOptions = { ...SYSTEM_DEFAULTS, ...saved, ...opts.system };
-const PLAN = systemPlan(systemOptions, { adminUrl: ADMIN_URL, amqpBase: AMQP_BASE });
+// placement's role predates the plan's dev passwords: its password is its name (ensureDatabase)
+const PLAN = systemPlan(systemOptions, { adminUrl: ADMIN_URL, amqpBase: AMQP_BASE, placementDbUrl: dbUrl(`${systemOptions.prefix}_placement`) });
 const SPANS = join(STATE, 'spans.jsonl');
-const COMMON = { CELLSCHED_TELEMETRY_EXPORTER: 'file', CELLSCHED_TELEMETRY_FILE: SPANS };
+// NOTE: CELLSCHED_TELEMETRY_EXPORTER from the launcher's environment wins (`none`: a run without spans, as pnpm bench e2e compares)
+const COMMON = { CELLSCHED_TELEMETRY_EXPORTER: process.env.CELLSCHED_TELEMETRY_EXPORTER ?? 'file', CELLSCHED_TELEMETRY_FILE: SPANS };
 const SERVICES = servicesTable(PLAN, COMMON);
 
 function selected(only, withProfiles) {
@@ -223,7 +227,7 @@ cellsched is up: ${o.cells} cells x ${o.hostsPerCell} hosts, ${o.schedulers} sch
   vhosts        ${PLAN.vhosts.join(' ')} (user = vhost, dev password '<name>-dev')
   cells         node services/manage/dist/main.js cell_v2 list_cells (CELLSCHED_API_DB_URL=${PLAN.api.dbUrl}); provisioned: ${join(STATE, 'cells.json')}
   logs          ${STATE}/<service>.log     (pnpm stack status lists them)
-  traces        pnpm trace-tail --file ${SPANS}
+  traces        pnpm trace-tail --file ${SPANS}     one server's whole story: add --once --match SERVER_UUID
   stop          pnpm stack down${opts.stateDir ? ` --state-dir ${STATE}` : ''}`);
 }
 
@@ -290,12 +294,19 @@ async function start(services) {
   await down(services);
 }
 
-const COMMANDS = { up, start, down, stop: down, status, reset, kill };
+/** `compose [--out FILE] [--check]`: the plan as a compose file (defaults and the given options only, never a running stack's). */
+async function compose() { process.exitCode = composeCommand(ROOT, opts.system, opts.out, opts.check); }
+/** `endpoints`: the addresses of the system with these options, as JSON (harnesses read them). */
+async function printEndpoints() { console.log(JSON.stringify(endpoints(systemOptions))); }
+
+const COMMANDS = { up, start, down, stop: down, status, reset, kill, compose, endpoints: printEndpoints };
 const fn = COMMANDS[opts.command];
 if (!fn) {
   console.error(`usage: pnpm stack up [--cells N] [--hosts-per-cell M] [--schedulers K] [--build-failure-rate R] [--port-offset P] [--prefix NAME] [--state-dir DIR]
        pnpm stack up|status|down|reset [--only ${SERVICES.map((s) => s.name).join(',')}]   (down --purge also drops the system's databases (placement's too), roles and vhosts, and its files in the state dir)
-       pnpm stack kill --only NAME[,NAME] [--signal SIGKILL]     pnpm stack start --only NAME[,NAME] [--no-build]   (a running system's services)`);
+       pnpm stack kill --only NAME[,NAME] [--signal SIGKILL]     pnpm stack start --only NAME[,NAME] [--no-build]   (a running system's services)
+       pnpm stack compose [--cells N] [--hosts-per-cell M] [--schedulers K] [--build-failure-rate R] [--port-offset P] [--prefix NAME] [--out FILE] [--check]
+       pnpm stack endpoints [--port-offset P] [--schedulers K]   (the system's addresses, JSON)`);
   process.exit(2);
 }
 fn(selected(opts.only, ['down', 'stop', 'status', 'kill'].includes(opts.command))).catch((e) => { console.error(`stack ${opts.command}: ${e.message}`); process.exit(1); });

@@ -54,6 +54,36 @@ function chaos() {
   return status;
 }
 
+// .ci/run builds the base, PostgreSQL and RabbitMQ images in the background while the other steps run,
+// and writes the build's exit code to $CELLSCHED_IMAGES_RC: wait for it (bounded), show its log if it failed.
+function imagesBuilt() {
+  const rc = process.env.CELLSCHED_IMAGES_RC;
+  if (!rc) return 0;
+  const t0 = Date.now();
+  while (!existsSync(rc) && Date.now() - t0 < 1_200_000) spawnSync('sleep', ['2']);
+  const code = existsSync(rc) ? Number(readFileSync(rc, 'utf8').trim()) : 'none after 20 min';
+  console.log(`compose: the background image build ended with ${code} (waited ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  if (code !== 0) spawnSync('tail', ['-40', rc.replace(/\.rc$/, '.log')], { stdio: 'inherit' });
+  return code === 0 ? 0 : 1;
+}
+
+// The compose deployment for real (e2e/compose): needs a Docker engine, docker-compose and the images
+// (.ci/run installs and builds them: scripts/ensure-docker.sh, deploy/images/build.sh). Missing, the
+// step fails and says why; CELLSCHED_SKIP_COMPOSE=1 skips it, counted and printed as skipped.
+function compose() {
+  if (process.env.CELLSCHED_SKIP_COMPOSE === '1') { console.log('compose: SKIPPED (CELLSCHED_SKIP_COMPOSE=1)'); totals.skipped += 1; return 0; }
+  if (imagesBuilt() !== 0) return 1;
+  const missing = [['docker', ['info']], ['docker-compose', ['version']], ['docker', ['image', 'inspect', 'cellsched/base:bookworm', 'cellsched/postgres:dev', 'cellsched/rabbitmq:dev']]]
+    .filter(([cmd, args]) => spawnSync(cmd, args, { stdio: 'ignore' }).status !== 0).map(([cmd, args]) => `${cmd} ${args.join(' ')}`);
+  if (missing.length) {
+    console.error(`compose: these failed: ${missing.join('; ')}. Run scripts/ensure-docker.sh and deploy/images/build.sh (as .ci/run does; the step rebuilds the app image itself), or set CELLSCHED_SKIP_COMPOSE=1 to skip`);
+    return 1;
+  }
+  // the app image from this tree (bundle + docker build: seconds when nothing changed)
+  const app = run('bash', ['deploy/images/build.sh', '--app']);
+  return app !== 0 ? app : jest('e2e/compose/jest.config.js', ['--runInBand']);
+}
+
 function genIsFresh() {
   const gen = join(root, 'packages/wire/src/gen');
   const keep = mkdtempSync(join(tmpdir(), 'cellsched-gen-'));
@@ -66,6 +96,17 @@ function genIsFresh() {
   return 0;
 }
 
+// The launcher's own tests (node:test): the committed deploy/compose.yaml is what the plan renders, and its isolation.
+function launcher() {
+  const r = spawnSync('node', ['--test', '--test-reporter=tap', 'deploy/launcher/'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  process.stdout.write((r.stdout ?? '').split('\n').filter((l) => /^(not )?ok |^# (pass|fail)/.test(l)).join('\n') + '\n');
+  const pass = /^# pass (\d+)/m.exec(r.stdout ?? ''); const fail = /^# fail (\d+)/m.exec(r.stdout ?? '');
+  if (!pass || !fail) { console.error('node --test printed no summary'); return 1; }
+  totals.passed += Number(pass[1]); totals.failed += Number(fail[1]);
+  if (Number(pass[1]) === 0) { console.error('node --test ran no test'); return 1; }
+  return r.status ?? 1;
+}
+
 function bufBreaking() {
   const hasMain = spawnSync('git', ['rev-parse', '--verify', '-q', 'main^{commit}'], { cwd: root }).status === 0;
   if (!hasMain) { console.log('buf breaking: no main branch to compare with, skipped'); return 0; }
@@ -76,6 +117,7 @@ const STEPS = {
   'buf-lint': () => run('buf', ['lint']),
   'gen-fresh': genIsFresh,
   'buf-breaking': bufBreaking,
+  launcher,
   lint: () => run('eslint', ['--max-warnings=0', '.']),
   typecheck: () => run('tsc', ['-b']) || run('tsc', ['-p', 'tsconfig.test.json']),
   jest: () => jest('jest.config.js', []),
@@ -83,6 +125,7 @@ const STEPS = {
   gabbi,
   // The boot flow against the real multi-process system (its own private stack).
   e2e: () => jest('e2e/boot/jest.config.js', ['--runInBand']),
+  compose,
   chaos,
 };
 

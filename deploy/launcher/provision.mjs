@@ -53,6 +53,24 @@ export function ensureVhostWithUser(name) {
   ctl('set_permissions', '-p', name, name, '.*', '.*', '.*');
 }
 
+/**
+ * The same vhost, user and permissions as {@link ensureVhostWithUser}, through RabbitMQ's
+ * management HTTP API (`apiUrl`: http://ADMIN:PASSWORD@HOST:15672), for a deployment whose
+ * init has no rabbitmqctl (docker compose). PUT re-sets the password like change_password.
+ */
+export async function ensureVhostWithUserHttp(apiUrl, name) {
+  const u = new URL(apiUrl);
+  const auth = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  const put = async (path, body) => {
+    const r = await fetch(`${u.protocol}//${u.host}/api${path}`, { method: 'PUT', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!r.ok) throw new Error(`RabbitMQ management PUT ${path}: ${r.status} ${await r.text()}`);
+  };
+  const n = encodeURIComponent(name);
+  await put(`/vhosts/${n}`, {});
+  await put(`/users/${n}`, { password: devPassword(name), tags: '' });
+  await put(`/permissions/${n}/${n}`, { configure: '.*', write: '.*', read: '.*' });
+}
+
 /** Deletes vhost and user `name` (`down --purge`); idempotent. */
 export function dropVhostWithUser(name) {
   try { ctl('delete_vhost', name); } catch { /* absent */ }

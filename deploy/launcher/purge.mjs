@@ -8,8 +8,8 @@ import { dropOwnedDatabase, dropRole, dropVhostWithUser } from './provision.mjs'
 
 const RECORD = 'provisioned.json';
 
-/** Files the launcher writes in a state dir: topology and option files, spans, each service's pid and log. */
-const STATE_FILE = /^(system\.json|provisioned\.json|cells\.json|scheduler-cells\.json|spans\.jsonl|(placement(-[a-z-]+)?|cell-conductor-cell\d+|compute-cell\d+|scheduler-\d+|super-conductor|api)\.(pid|log))$/;
+/** Files the launcher writes in a state dir: topology and option files, spans (and their rotated files), each service's pid and log. */
+const STATE_FILE = /^(system\.json|provisioned\.json|cells\.json|scheduler-cells\.json|spans(\.\d{8}T\d{9}Z-\d+-\d{6})?\.jsonl|(placement(-[a-z-]+)?|cell-conductor-cell\d+|compute-cell\d+|scheduler-\d+|super-conductor|api)\.(pid|log))$/;
 
 /** The system's own names: `databases` are owned by a role of the same name; `readOnlyRoles` own nothing. */
 export function systemNames(plan) {
