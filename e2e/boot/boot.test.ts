@@ -215,6 +215,22 @@ test('one trace covers a create from the API to ACTIVE, reschedules included', a
   expect(create).toMatch(/· scheduler\.claim\s+providers=[0-9a-f-]{36}\s+outcome=claimed\s+call=(Claim|ClaimMany of \d+)/);
 });
 
+test("only servers' stories are traced: every root is an API create, action or delete, no database span, reads and background loops leave nothing", async () => {
+  // a read and a listing now; heartbeats, sweepers, audits and inventory refreshes have run all along
+  expect((await stack.api('GET', '/servers/detail')).status).toBe(200);
+  expect((await stack.api('GET', '/os-services')).status).toBe(200);
+  const spans = readSpans(stack.spansFile());
+  const roots = spans.filter((x) => x.parentSpanId === '');
+  expect(roots.length).toBeGreaterThan(0);
+  const story = /^(POST \/v2\.1\/servers|POST \/v2\.1\/servers\/[0-9a-f-]{36}\/action|DELETE \/v2\.1\/servers\/[0-9a-f-]{36})$/;
+  for (const r of roots) {
+    expect([r.service, r.kind, r.attributes['cellsched.sampled_by']]).toEqual(['api', SPAN_KIND.server, 'story-request']);
+    expect(`${r.attributes['http.request.method']} ${r.attributes['url.path']}`).toMatch(story);
+  }
+  expect(spans.filter((x) => x.name.startsWith('pg'))).toEqual([]);
+  expect(spans.filter((x) => ['/v2.1/servers/detail', '/v2.1/os-services'].includes(String(x.attributes['url.path'])))).toEqual([]);
+});
+
 /** Everything a server could leave behind: none of it may remain once it is deleted (the cell row may stay soft-deleted, as Nova's). */
 async function leftovers(id: string): Promise<string[]> {
   const t = stack.topology();

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { planEndpoints } from '../endpoints';
 import { IMAGE, Stack, waitFor } from './harness';
 
 // Ghost allocations (issue 12): `down --purge` must drop everything the system made, placement's
@@ -17,7 +18,7 @@ const ADMIN = process.env.CELLSCHED_PG_ADMIN_URL ?? 'postgres://cellsched:cellsc
 const AUDIT_GRACE_MS = 15_000;
 const bystander = { prefix: `${stack.prefix}x`, offset: 3900 + ((SEED + 50) % 100), stateDir: mkdtempSync(join(tmpdir(), 'cellsched-e2e-bystander-')) };
 const bystanderFlags = ['--state-dir', bystander.stateDir, '--prefix', bystander.prefix, '--port-offset', String(bystander.offset)];
-const bystanderUrl = `http://127.0.0.1:${8778 + bystander.offset}`;
+const bystanderUrl = planEndpoints(bystander.offset).placement;
 const RES = { VCPU: 1, MEMORY_MB: 64, DISK_GB: 1 };
 /** The cell conductors audit every second; a leak is healed AUDIT_GRACE_MS after it is first seen. */
 const AUDIT_ENV = { CELLSCHED_AUDIT_INTERVAL_MS: '1000', CELLSCHED_AUDIT_GRACE_MS: String(AUDIT_GRACE_MS) };

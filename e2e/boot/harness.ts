@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from 'pg';
+import { planEndpoints } from '../endpoints';
 
 const ROOT = join(__dirname, '../..');
 
@@ -21,8 +22,8 @@ export class Stack {
   private env: Record<string, string> = {};
   constructor(readonly prefix: string, readonly portOffset: number) {}
 
-  get apiUrl(): string { return `http://127.0.0.1:${8774 + this.portOffset}/v2.1`; }
-  get placementUrl(): string { return `http://127.0.0.1:${8778 + this.portOffset}`; }
+  get apiUrl(): string { return planEndpoints(this.portOffset).api; }
+  get placementUrl(): string { return planEndpoints(this.portOffset).placement; }
   private get flags(): string[] { return ['--state-dir', this.stateDir, '--prefix', this.prefix, '--port-offset', String(this.portOffset)]; }
 
   /** Starts the system (builds first); the launcher's output is printed on failure. `env`: service options every process gets. */
@@ -121,6 +122,16 @@ export class Stack {
     return out;
   }
 
+  /** Instance uuid → host → that guest's state (`power`, `blockMigration` for one a live migration placed), over every simulated compute. */
+  async guestDetails(): Promise<Map<string, Record<string, { power: string; blockMigration?: string }>>> {
+    const out = new Map<string, Record<string, { power: string; blockMigration?: string }>>();
+    for (const url of this.computeControls()) {
+      const byHost = await (await fetch(`${url}/guests/detail`)).json() as Record<string, Record<string, { power: string; blockMigration?: string }>>;
+      for (const [host, guests] of Object.entries(byHost)) for (const [u, g] of Object.entries(guests)) out.set(u, { ...out.get(u), [host]: g });
+    }
+    return out;
+  }
+
   /** The trace id of the create request that made `instanceUuid` (the api logs the cast with both). */
   createTraceId(instanceUuid: string): string {
     const line = readFileSync(this.logFile('api'), 'utf8').split('\n')
@@ -212,10 +223,17 @@ export interface FlatSpan {
   attributes: Record<string, string | number | boolean>;
 }
 
-/** Every span of an OTLP JSON-lines span file. */
+/** A span file's rotated files (`spans.<time>-<pid>-<n>.jsonl`, see @cellsched/telemetry's RotatingFile), oldest first, then the file. */
+export function spanFiles(file: string): string[] {
+  const dir = dirname(file);
+  const rotated = readdirSync(dir).filter((n) => /^spans\.\d{8}T\d{9}Z-\d+-\d{6}\.jsonl$/.test(n)).sort().map((n) => join(dir, n));
+  return existsSync(file) ? [...rotated, file] : rotated;
+}
+
+/** Every span of an OTLP JSON-lines span file and its rotated files. */
 export function readSpans(file: string): FlatSpan[] {
   const out: FlatSpan[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
+  for (const line of spanFiles(file).flatMap((f) => readFileSync(f, 'utf8').split('\n'))) {
     if (line === '') continue;
     for (const rs of (JSON.parse(line) as OtlpLine).resourceSpans ?? []) {
       const service = String(value(rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value));

@@ -3,7 +3,7 @@ import { parseAuditLog } from './audit-check';
 import { Ledger } from './context';
 import { groupViolations, type ApiGroup, type HostedServer } from './group-invariant';
 import { seededRng } from './rng';
-import { flavorResources, parseDuration, parseSocketOwners, scenarioSeed } from './util';
+import { flavorResources, parseDuration, parseSocketOwners, scenarioSeed, soakOrder } from './util';
 
 describe('seeded PRNG', () => {
   const draws = (seed: number, n = 20): number[] => { const r = seededRng(seed); return Array.from({ length: n }, () => r.next()); };
@@ -109,4 +109,11 @@ test('server groups: anti-affinity counts ACTIVE members per host against max_se
     'anti-affinity group anti1 (anti1): 2 ACTIVE members on h1 (at most 1): a, b',
     'affinity group aff (aff): ACTIVE members on 2 hosts: h1: a; h2: c',
   ]);
+});
+
+test('a soak interleaves the move scenarios with the build ones, each in its order', () => {
+  const s = (name: string, moves?: boolean): { name: string; moves?: boolean } => ({ name, ...(moves === undefined ? {} : { moves }) });
+  const order = soakOrder([s('b1'), s('b2'), s('b3', false), s('m1', true), s('b4'), s('m2', true)]).map((x) => x.name);
+  expect(order).toEqual(['b1', 'm1', 'b2', 'm2', 'b3', 'b4']);
+  expect(soakOrder([s('m1', true), s('m2', true)]).map((x) => x.name)).toEqual(['m1', 'm2']);
 });

@@ -1,9 +1,10 @@
 // The ChaosContext the runner hands to a scenario: load generator (with the ledger of every
 // 202), compute fault control, seeded PRNG, deadline, logging, scenario-level checks.
 import { setMaxListeners } from 'node:events';
+import { unsettled } from './move-model';
 import { seededRng } from './rng';
 import type {
-  BootOptions, BootOutcome, ChaosContext, FaultControl, FaultPlan, LoadGenerator, LoadOptions, Profile, Rng,
+  BootOptions, BootOutcome, ChaosContext, FaultControl, FaultPlan, HttpResult, LoadGenerator, LoadOptions, Profile, Rng, ServerActionName,
 } from './scenario';
 import type { ChaosStack } from './stack';
 
@@ -21,6 +22,16 @@ export interface LedgerEntry {
 export class Ledger {
   readonly entries = new Map<string, LedgerEntry>();
   readonly refused: Record<string, number> = {};
+  /** Server actions asked of the API: action → HTTP status → count. */
+  readonly actions: Record<string, Record<string, number>> = {};
+  acted(action: string, status: number): void {
+    const a = (this.actions[action] ??= {});
+    a[String(status)] = (a[String(status)] ?? 0) + 1;
+  }
+  /** Actions the API accepted (2xx). */
+  actionsAccepted(): number {
+    return Object.values(this.actions).reduce((n, by) => n + Object.entries(by).filter(([st]) => st.startsWith('2')).reduce((m, [, c]) => m + c, 0), 0);
+  }
   accept(id: string): void { this.entries.set(id, { id, acceptedAt: Date.now() }); }
   refuse(status: number): void { this.refused[String(status)] = (this.refused[String(status)] ?? 0) + 1; }
   deleted(id: string, status: number): void {
@@ -33,11 +44,14 @@ export class Ledger {
   liveIds(): string[] { return [...this.entries.values()].filter((e) => e.deleteStatus !== 204 && e.deleteStatus !== 404).map((e) => e.id); }
 }
 
-const FAULT_OFF: Required<FaultPlan> = { failRate: 0, nonReschedulableRate: 0, hang: false, crashMidBuild: 0 };
+type FullPlan = Required<Omit<FaultPlan, 'steps'>> & Pick<FaultPlan, 'steps'>;
+const FAULT_OFF: FullPlan = { failRate: 0, nonReschedulableRate: 0, hang: false, crashMidBuild: 0 };
 
 /** The simulated computes' control endpoints; the plan per cell is remembered and re-applied after a restart. */
 export class ComputeFaults implements FaultControl {
-  private readonly plans = new Map<string, Required<FaultPlan>>();
+  private readonly plans = new Map<string, FullPlan>();
+  /** Cells whose step faults were ever set: a clear sends `steps: {}` to them (computes without step faults refuse the field). */
+  private readonly stepsSet = new Set<string>();
   constructor(private readonly stack: ChaosStack) {
     stack.onStarted = async (name) => {
       if (!name.startsWith('compute-')) return;
@@ -54,8 +68,9 @@ export class ComputeFaults implements FaultControl {
     return [cell];
   }
 
-  private async put(cell: string, p: Required<FaultPlan>): Promise<void> {
-    const body = { rescheduleRate: p.failRate, abortRate: p.nonReschedulableRate, hang: p.hang, crashRate: p.crashMidBuild };
+  private async put(cell: string, p: FullPlan): Promise<void> {
+    const body = { rescheduleRate: p.failRate, abortRate: p.nonReschedulableRate, hang: p.hang, crashRate: p.crashMidBuild,
+      ...(this.stepsSet.has(cell) ? { steps: p.steps ?? {} } : {}) };
     const r = await fetch(`http://127.0.0.1:${this.stack.controlPort(cell)}/faults`, {
       method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(10_000),
     });
@@ -65,18 +80,43 @@ export class ComputeFaults implements FaultControl {
   async set(cell: string, plan: FaultPlan): Promise<void> {
     for (const c of this.cells(cell)) {
       const merged = { ...(this.plans.get(c) ?? FAULT_OFF), ...plan };
+      if (plan.steps !== undefined) this.stepsSet.add(c);
       this.plans.set(c, merged);
       if (this.stack.isRunning(`compute-${c}`)) await this.put(c, merged);
     }
   }
 
-  async clear(): Promise<void> { await this.set('all', FAULT_OFF); }
+  async clear(): Promise<void> { await this.set('all', { ...FAULT_OFF, steps: undefined }); }
 
   async guests(cell: string): Promise<Record<string, string[]>> {
     const r = await fetch(`http://127.0.0.1:${this.stack.controlPort(cell)}/guests`, { signal: AbortSignal.timeout(10_000) });
     if (r.status !== 200) throw new Error(`guests of ${cell}: ${r.status}`);
     return (await r.json()) as Record<string, string[]>;
   }
+}
+
+/** Nova's minimal body of each server action (what `openstack server <verb>` sends). */
+export function defaultActionArgs(action: ServerActionName): unknown {
+  switch (action) {
+    case 'reboot': return { type: 'SOFT' };
+    case 'rebuild': return { imageRef: IMAGE };
+    case 'resize': return { flavorRef: '2' };
+    case 'os-migrateLive': return { host: null, block_migration: 'auto' };
+    case 'evacuate': return {};
+    default: return null;
+  }
+}
+
+/** POST /servers/{id}/action; counted in the ledger by action and status (0: the request failed). */
+export async function serverAction(stack: ChaosStack, ledger: Ledger, id: string, action: ServerActionName, args?: unknown): Promise<HttpResult<unknown>> {
+  let r: HttpResult<unknown>;
+  try {
+    r = await stack.api('POST', `/servers/${id}/action`, { [action]: args === undefined ? defaultActionArgs(action) : args });
+  } catch (e) {
+    r = { status: 0, body: (e as Error).message };
+  }
+  ledger.acted(action, r.status);
+  return r;
 }
 
 /** POST /servers one at a time per slot; records 202s in the ledger. */
@@ -213,6 +253,8 @@ export function createContext(p: ContextParts): RunContext {
     bootDetailed,
     boot: async (n, o) => (await bootDetailed(n, o)).accepted,
     deleteServer,
+    act: (id, action, args) => serverAction(p.stack, p.ledger, id, action, args),
+    liveServers: () => p.ledger.liveIds(),
     load: new BackgroundLoad(p.stack, p.ledger, rng.fork(), `chaos-${p.scenario}`, deleteServer),
     faults: p.faults,
     log,
@@ -233,7 +275,7 @@ export function createContext(p: ContextParts): RunContext {
   return ctx;
 }
 
-interface ServerRow { id: string; status: string }
+interface ServerRow { id: string; status: string; 'OS-EXT-STS:task_state'?: string | null }
 
 /** Servers of every cell (admin, all tenants), with the API's marker for a cell it could not reach. */
 export async function listServers(stack: ChaosStack): Promise<ServerRow[]> {
@@ -248,21 +290,41 @@ export async function listServers(stack: ChaosStack): Promise<ServerRow[]> {
   }
 }
 
-/** Waits (bounded) until no server is BUILD and no build request is left; returns the ids still not settled. */
-export async function quiesce(stack: ChaosStack, timeoutMs: number): Promise<string[]> {
+/** The API DB's server_task_intents (an accepted action not yet held by its cell), if the table exists. */
+async function pendingIntents(stack: ChaosStack): Promise<{ instance_uuid: string; action: string }[]> {
+  const url = stack.adminUrl(`${stack.prefix}_api`);
+  const [t] = await stack.query<{ ok: boolean }>(url, "SELECT to_regclass('server_task_intents') IS NOT NULL AS ok");
+  return t?.ok ? stack.query(url, 'SELECT instance_uuid::text, action FROM server_task_intents') : [];
+}
+
+/**
+ * Waits (bounded) until every server is at rest — no BUILD, no task_state (a move, a
+ * lifecycle action), no build request, no pending action intent — and returns what is still
+ * not, id → why (`BUILD/spawning`, `RESIZE/resize_migrating`, `build request`, `intent migrate`).
+ */
+export async function quiesceDetailed(stack: ChaosStack, timeoutMs: number): Promise<Map<string, string>> {
   const until = Date.now() + timeoutMs;
-  let pending: string[] = [];
+  let pending = new Map<string, string>();
+  let quiet = 0;
   for (;;) {
     try {
-      const servers = await listServers(stack);
-      pending = servers.filter((s) => s.status !== 'ACTIVE' && s.status !== 'ERROR').map((s) => s.id);
-      const br = await stack.query<{ instance_uuid: string }>(stack.adminUrl(`${stack.prefix}_api`), 'SELECT instance_uuid FROM build_requests');
-      pending = [...new Set([...pending, ...br.map((b) => b.instance_uuid)])];
-      if (pending.length === 0) return [];
+      pending = new Map();
+      for (const s of await listServers(stack)) { const why = unsettled(s); if (why !== undefined) pending.set(s.id, why); }
+      const br = await stack.query<{ instance_uuid: string }>(stack.adminUrl(`${stack.prefix}_api`), 'SELECT instance_uuid::text FROM build_requests');
+      for (const b of br) if (!pending.has(b.instance_uuid)) pending.set(b.instance_uuid, 'build request');
+      for (const i of await pendingIntents(stack)) if (!pending.has(i.instance_uuid)) pending.set(i.instance_uuid, `intent ${i.action}`);
+      // NOTE: quiet twice in a row: one listing can catch a server between its cell's row and its pending action
+      quiet = pending.size === 0 ? quiet + 1 : 0;
+      if (quiet >= 2) return pending;
     } catch (e) {
-      pending = [`(listing failed: ${(e as Error).message})`];
+      pending = new Map([[`(listing failed: ${(e as Error).message})`, 'unknown']]);
     }
     if (Date.now() > until) return pending;
     await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+/** Waits (bounded) until every server is at rest (see quiesceDetailed); returns the ids still not. */
+export async function quiesce(stack: ChaosStack, timeoutMs: number): Promise<string[]> {
+  return [...(await quiesceDetailed(stack, timeoutMs)).keys()];
 }

@@ -1,10 +1,11 @@
 // The casts dead-lettered during a scenario, read from outside: every `<queue>.dlq` of the
 // system's vhosts (rabbitmqctl lists them; a channel with each bus's own credentials reads them
-// without acking, so they stay), decoded with the wire types to the instances they concern.
+// without acking, so they stay), decoded with the wire types to the instances they concern
+// (builds, deletes, and the moves' server_action / instance_action / instance_step(_result)).
 import { execFileSync } from 'node:child_process';
 import {
-  BuildAndRunInstanceRequest, BuildAbortedRequest, BuildInstancesRequest, BuildSucceededRequest, DeleteInstanceRequest, ScheduleAndBuildInstancesRequest,
-  TerminateInstanceRequest,
+  BuildAndRunInstanceRequest, BuildAbortedRequest, BuildInstancesRequest, BuildSucceededRequest, DeleteInstanceRequest, InstanceActionRequest,
+  InstanceStepRequest, InstanceStepResultRequest, ScheduleAndBuildInstancesRequest, ServerActionRequest, TerminateInstanceRequest,
 } from '@cellsched/wire';
 import amqp from 'amqplib';
 import type { ChaosStack } from './stack';
@@ -30,6 +31,10 @@ function instancesOf(method: string, body: Buffer): string[] {
     case 'build_aborted': return [BuildAbortedRequest.decode(body).instanceUuid];
     case 'delete_instance': return [DeleteInstanceRequest.decode(body).instanceUuid];
     case 'terminate_instance': return [TerminateInstanceRequest.decode(body).instanceUuid];
+    case 'server_action': return [ServerActionRequest.decode(body).instanceUuid];
+    case 'instance_action': return [InstanceActionRequest.decode(body).instanceUuid];
+    case 'instance_step': return [InstanceStepRequest.decode(body).instance?.uuid ?? ''];
+    case 'instance_step_result': return [InstanceStepResultRequest.decode(body).instanceUuid];
     default: return [];
   }
 }

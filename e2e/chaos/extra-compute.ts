@@ -33,6 +33,11 @@ export class ExtraCompute {
     this.first = Number(host.slice(this.prefix.length));
   }
 
+  /** Whether its process is alive. */
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   /** The host names it simulates now. */
   get hostNames(): string[] {
     return Array.from({ length: this.hosts }, (_, i) => `${this.prefix}${this.first + i}`);

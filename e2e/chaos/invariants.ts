@@ -5,14 +5,18 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { auditFindings, auditProblems } from './audit-check';
-import { listServers, quiesce, type Ledger } from './context';
+import { listServers, quiesceDetailed, type Ledger } from './context';
 import { deadLettersSince } from './dead-letters';
 import { serverGroupProblems, type HostedServer } from './group-invariant';
 import type { Monitor } from './monitor';
+import {
+  awaiting, consumerProblems, describeConsumer, expectedHoldings, guestProblems, isFinal, migrationProblems, providerProblems, unsettled,
+  type InstanceFacts, type MigrationFacts, type SourceBack,
+} from './move-model';
+import type { StackHandle } from './scenario';
 import type { ChaosStack } from './stack';
-import { flavorResources } from './util';
 
-export const INVARIANTS = ['settled', 'dead-letters', 'none-lost', 'allocations-exact', 'capacity', 'single-host', 'isolation', 'error-faults', 'audit', 'server-groups'] as const;
+export const INVARIANTS = ['settled', 'dead-letters', 'none-lost', 'allocations-exact', 'migrations-final', 'capacity', 'single-host', 'isolation', 'error-faults', 'audit', 'server-groups'] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
 export interface InvariantResult {
@@ -33,9 +37,8 @@ export interface CheckOutcome {
     deadLettered: number };
 }
 
-interface InstanceRow { uuid: string; vm_state: string; host: string | null; node: string | null; flavor: FlavorJson; deleted: boolean; cell: string }
-interface FlavorJson { vcpus?: number; memoryMb?: number; rootGb?: number; ephemeralGb?: number; swap?: number }
-interface ApiServer { id: string; status: string; fault?: { message?: string; code?: number; details?: string } }
+type InstanceRow = InstanceFacts & { vm_state: string };
+interface ApiServer { id: string; status: string; 'OS-EXT-STS:task_state'?: string | null; fault?: { message?: string; code?: number; details?: string } }
 
 class Problems {
   readonly list: string[] = [];
@@ -43,24 +46,53 @@ class Problems {
   result(name: InvariantName): InvariantResult { return { name, ok: this.list.length === 0, problems: this.list.slice(0, 20), count: this.list.length }; }
 }
 
-const same = (a: Record<string, number>, b: Record<string, number>): boolean => {
-  const ka = Object.keys(a).filter((k) => a[k] !== 0).sort();
-  const kb = Object.keys(b).filter((k) => b[k] !== 0).sort();
-  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && a[k] === b[k]);
-};
-const fmt = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k}=${v}`).join(',');
-
 /** Every instance row of every cell and cell 0 (deleted ones flagged). */
-async function instanceRows(stack: ChaosStack): Promise<InstanceRow[]> {
+export async function instanceRows(stack: Pick<StackHandle, 'topology' | 'prefix' | 'query' | 'adminUrl'>): Promise<InstanceRow[]> {
   const topo = stack.topology();
   const dbs = [{ name: 'cell0', db: `${stack.prefix}_cell0` }, ...topo.cells.map((c) => ({ name: c.name, db: `${stack.prefix}_${c.name}` }))];
   const out: InstanceRow[] = [];
   for (const d of dbs) {
-    const rows = await stack.query<Omit<InstanceRow, 'cell'>>(stack.adminUrl(d.db),
-      "SELECT uuid::text, vm_state, host, node, flavor, (deleted_at IS NOT NULL OR vm_state = 'deleted') AS deleted FROM instances");
-    for (const r of rows) out.push({ ...r, cell: d.name });
+    // NOTE: old_flavor through to_jsonb: the column comes with the moves (cell-db migration 006)
+    const rows = await stack.query<Omit<InstanceFacts, 'cell'> & { vm_state: string }>(stack.adminUrl(d.db), `
+      SELECT uuid::text, vm_state, vm_state AS "vmState", task_state AS "taskState", host, node, flavor, to_jsonb(i) -> 'old_flavor' AS "oldFlavor",
+        launched_at IS NOT NULL AS launched, (deleted_at IS NOT NULL OR vm_state = 'deleted') AS deleted FROM instances i`);
+    for (const r of rows) out.push({ ...r, oldFlavor: r.oldFlavor ?? null, cell: d.name });
   }
   return out;
+}
+
+/** Every migration record of every cell (cell 0 has none). */
+export async function migrationRows(stack: StackHandle): Promise<MigrationFacts[]> {
+  const out: MigrationFacts[] = [];
+  for (const c of stack.topology().cells) {
+    const rows = await stack.query<Omit<MigrationFacts, 'cell' | 'createdAt'> & { createdAt: Date }>(stack.adminUrl(`${stack.prefix}_${c.name}`), `
+      SELECT uuid::text, instance_uuid::text AS "instanceUuid", migration_type AS type, status, source_compute AS "sourceCompute", source_node AS "sourceNode",
+        dest_compute AS "destCompute", dest_node AS "destNode", created_at AS "createdAt", deleted_at IS NOT NULL AS deleted FROM migrations`);
+    for (const r of rows) out.push({ ...r, createdAt: r.createdAt.getTime(), cell: c.name });
+  }
+  return out;
+}
+
+/** Whether each compute host's service is up (heard from recently and not forced down), from os-services. */
+export async function sourceBackOf(stack: StackHandle): Promise<SourceBack> {
+  const r = await stack.api<{ services: { host: string; state: string; forced_down?: boolean }[] }>('GET', '/os-services?binary=nova-compute');
+  if (r.status !== 200) throw new Error(`GET /os-services: ${r.status}`);
+  const up = new Set(r.body.services.filter((s) => s.state === 'up' && s.forced_down !== true).map((s) => s.host));
+  return (host) => host !== null && up.has(host);
+}
+
+/**
+ * Waits (until `until`) for every migration created since `since` to be final or to wait
+ * legitimately (VERIFY_RESIZE, an evacuation's source not back); returns the migrations then.
+ */
+async function settleMigrations(stack: ChaosStack, since: number, until: number): Promise<{ migrations: MigrationFacts[]; sourceBack: SourceBack }> {
+  for (;;) {
+    const [migrations, rows, sourceBack] = [await migrationRows(stack), await instanceRows(stack), await sourceBackOf(stack)];
+    const live = new Map(rows.filter((r) => !r.deleted).map((r) => [r.uuid, r]));
+    const open = migrations.filter((m) => m.createdAt >= since && !isFinal(m.status) && !m.deleted && awaiting(m, live.get(m.instanceUuid), sourceBack) === undefined);
+    if (open.length === 0 || Date.now() > until) return { migrations, sourceBack };
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 /** Placement's allocations by consumer: provider name → resources (REST, like any client). */
@@ -70,6 +102,7 @@ async function allocations(stack: ChaosStack): Promise<{ byConsumer: Map<string,
   const byConsumer = new Map<string, Map<string, Record<string, number>>>();
   for (const rp of rps.body.resource_providers) {
     const r = await stack.placement<{ allocations: Record<string, { resources: Record<string, number> }> }>('GET', `/resource_providers/${rp.uuid}/allocations`);
+    if (r.status === 404) continue; // deleted since it was listed: it holds nothing
     if (r.status !== 200) throw new Error(`placement GET allocations of ${rp.name}: ${r.status}`);
     for (const [consumer, a] of Object.entries(r.body.allocations)) {
       const m = byConsumer.get(consumer) ?? new Map<string, Record<string, number>>();
@@ -93,13 +126,16 @@ export interface CheckOptions {
 export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor: Monitor, o: CheckOptions): Promise<CheckOutcome> {
   const results: InvariantResult[] = [];
 
-  // settled: every request ACTIVE or ERROR, none stuck past the bound
-  const stuck = await quiesce(stack, o.settleMs);
+  // settled: every request at rest (no BUILD, no task_state, no build request or pending action), none stuck past the bound;
+  // then (within what is left of the bound) every migration final or legitimately waiting
+  const t0 = Date.now();
+  const stuck = await quiesceDetailed(stack, o.settleMs);
+  const { migrations, sourceBack } = await settleMigrations(stack, o.since, t0 + o.settleMs);
   const quiescedAt = Date.now();
   const settled = new Problems();
-  for (const id of stuck) settled.add(`${id} not ACTIVE/ERROR (or its build request is left) ${Math.round(o.settleMs / 1000)} s after the scenario`);
+  for (const [id, why] of stuck) settled.add(`${id} not at rest (${why}) ${Math.round(o.settleMs / 1000)} s after the scenario`);
   results.push(settled.result('settled'));
-  const stuckSet = new Set(stuck);
+  const stuckSet = new Set(stuck.keys());
 
   const servers = await listServers(stack);
   const apiById = new Map(servers.map((s) => [s.id, s as ApiServer]));
@@ -109,8 +145,9 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
   const deadLetters = new Problems();
   for (const d of dead) {
     for (const id of d.instances) {
-      const status = apiById.get(id)?.status ?? (await stack.api('GET', `/servers/${id}`)).status.toString();
-      if (status !== 'ACTIVE' && status !== 'ERROR' && status !== '404') {
+      const s = apiById.get(id);
+      const status = s === undefined ? (await stack.api('GET', `/servers/${id}`)).status.toString() : unsettled(s) ?? s.status;
+      if (s === undefined ? status !== '404' : unsettled(s) !== undefined) {
         deadLetters.add(`${id}: its ${d.method} was dead-lettered from ${d.queue} (${d.code}: ${d.reason.slice(0, 200)}) and it is ${status}`);
       }
     }
@@ -158,38 +195,33 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
   for (const b of leftBuildRequests) if (!stuckSet.has(b.instance_uuid)) lost.add(`${b.instance_uuid}: build request left at quiescence`);
   results.push(lost.result('none-lost'));
 
-  // allocations-exact: consumers = ACTIVE instances, each exactly its flavor on its node's provider; per provider, usage = sum of its ACTIVE instances
+  // allocations-exact: consumers = the instances on a host (current flavor, current node) and the migrations still
+  // holding a source (VERIFY_RESIZE, an evacuation whose source is not back), exactly; per provider, usages = their sum
   const alloc = await allocations(stack);
   const exact = new Problems();
-  const active = live.filter((r) => r.vm_state === 'active');
-  const expectedByProvider = new Map<string, Record<string, number>>();
-  for (const r of active) {
-    const want = flavorResources(r.flavor);
-    const node = r.node ?? r.host ?? '';
-    const acc = expectedByProvider.get(node) ?? {};
-    for (const [k, v] of Object.entries(want)) acc[k] = (acc[k] ?? 0) + v;
-    expectedByProvider.set(node, acc);
-    const got = alloc.byConsumer.get(r.uuid);
-    if (got === undefined) { exact.add(`${r.uuid}: ACTIVE on ${node} (${r.cell}) with no allocation (missing)`); continue; }
-    const others = [...got.keys()].filter((p) => p !== node);
-    if (others.length) exact.add(`${r.uuid}: ACTIVE on ${node} but also allocated on ${others.join(',')}`);
-    const mine = got.get(node);
-    if (mine === undefined) exact.add(`${r.uuid}: ACTIVE on ${node} but allocated only on ${[...got.keys()].join(',')}`);
-    else if (!same(mine, want)) exact.add(`${r.uuid}: ACTIVE on ${node}: allocation ${fmt(mine)} ≠ flavor ${fmt(want)}`);
+  const instancesById = new Map(live.map((r) => [r.uuid, r as InstanceFacts]));
+  const migrationsById = new Map(migrations.map((m) => [m.uuid, m]));
+  const expected = expectedHoldings(live, migrations, sourceBack);
+  // NOTE: not judged: what is still settling (reported by settled/migrations-final): its instance and its open migrations
+  const unjudged = new Set(stuckSet);
+  for (const m of migrations) {
+    if (stuckSet.has(m.instanceUuid) || (!isFinal(m.status) && !m.deleted && awaiting(m, instancesById.get(m.instanceUuid), sourceBack) === undefined)) unjudged.add(m.uuid);
   }
-  const activeSet = new Set(active.map((r) => r.uuid));
-  for (const [consumer, m] of alloc.byConsumer) {
-    if (activeSet.has(consumer) || stuckSet.has(consumer)) continue;
-    const rowState = byUuid.get(consumer)?.[0]?.vm_state ?? (rows.some((r) => r.uuid === consumer) ? 'deleted' : 'no instance');
-    exact.add(`${consumer}: allocation on ${[...m.keys()].join(',')} but the instance is ${rowState} (leaked)`);
-  }
-  if (stuckSet.size === 0) {
+  const everSeen = new Set(rows.map((r) => r.uuid));
+  for (const p of consumerProblems(expected, alloc.byConsumer, unjudged, (c) => describeConsumer(c, instancesById, migrationsById, everSeen))) exact.add(p);
+  if (unjudged.size === 0) {
+    const usages = new Map<string, Record<string, number>>();
     for (const rp of alloc.providers) {
       const u = await stack.placement<{ usages: Record<string, number> }>('GET', `/resource_providers/${rp.uuid}/usages`);
-      const want = expectedByProvider.get(rp.name) ?? {};
-      if (u.status === 200 && !same(u.body.usages, want)) exact.add(`provider ${rp.name}: usages ${fmt(u.body.usages) || 'none'} ≠ its ACTIVE instances' ${fmt(want) || 'none'}`);
+      if (u.status === 200) usages.set(rp.name, u.body.usages);
     }
+    for (const p of providerProblems(expected, usages)) exact.add(p);
   }
+
+  // migrations-final: every migration created during the scenario is final, or waits for the user (VERIFY_RESIZE) or its source
+  const final = new Problems();
+  for (const p of migrationProblems(migrations.filter((m) => m.createdAt >= o.since), instancesById, sourceBack, Math.round(o.settleMs / 1000))) final.add(p);
+  results.push(final.result('migrations-final'));
 
   // capacity: now, per provider and class, and every sample taken during the run
   await monitor.sample(true);
@@ -198,6 +230,8 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
   for (const rp of alloc.providers) {
     const inv = await stack.placement<{ inventories: Record<string, { total: number; reserved: number; allocation_ratio: number }> }>('GET', `/resource_providers/${rp.uuid}/inventories`);
     const u = await stack.placement<{ usages: Record<string, number> }>('GET', `/resource_providers/${rp.uuid}/usages`);
+    // NOTE: a provider deleted since it was listed (a compute service deleted at the end of a scenario) holds nothing
+    if (inv.status === 404 && u.status === 404) continue;
     if (inv.status !== 200 || u.status !== 200) { cap.add(`provider ${rp.name}: inventories ${inv.status}, usages ${u.status}`); continue; }
     for (const [rc, used] of Object.entries(u.body.usages)) {
       const i = inv.body.inventories[rc];
@@ -221,26 +255,16 @@ export async function checkInvariants(stack: ChaosStack, ledger: Ledger, monitor
       GROUP BY a.instance_uuid HAVING count(DISTINCT e.host) > 1`);
     for (const d of dup) single.add(`${d.instance_uuid}: build succeeded on ${d.hosts} (${c.name} instance actions)`);
   }
-  const state = new Map(live.map((r) => [r.uuid, r]));
   for (let attempt = 0; ; attempt++) {
-    const ghosts: string[] = [];
-    const hostsOf = new Map<string, string[]>();
+    const guests: { host: string; uuid: string }[] = [];
     for (const c of topo.cells) {
       if (!stack.isRunning(`compute-${c.name}`)) continue;
       const r = await fetch(`http://127.0.0.1:${stack.controlPort(c.name)}/guests`, { signal: AbortSignal.timeout(10_000) });
-      const guests = (await r.json()) as Record<string, string[]>;
-      for (const [host, uuids] of Object.entries(guests)) {
-        for (const u of uuids) {
-          hostsOf.set(u, [...(hostsOf.get(u) ?? []), host]);
-          const row = state.get(u);
-          if (stuckSet.has(u)) continue;
-          if (row === undefined || row.vm_state !== 'active' || row.host !== host) ghosts.push(`${u}: runs on ${host} (compute's guests) but the instance is ${row ? `${row.vm_state} on ${row.host ?? '-'}` : 'deleted or absent'}`);
-        }
-      }
+      for (const [host, uuids] of Object.entries((await r.json()) as Record<string, string[]>)) for (const uuid of uuids) guests.push({ host, uuid });
     }
-    const twice = [...hostsOf].filter(([, hs]) => hs.length > 1).map(([u, hs]) => `${u}: runs on ${hs.join(' and ')} (computes' guests)`);
-    // a terminate cast may still be in flight at quiescence: look again (≤ 10 s) before calling it a ghost
-    if ((ghosts.length === 0 && twice.length === 0) || attempt >= 10) { for (const p of [...twice, ...ghosts]) single.add(p); break; }
+    const found = guestProblems(guests, instancesById, migrations, sourceBack, stuckSet);
+    // a terminate (or a confirm's, a live migration's, an evacuation's source cleanup) may still be in flight at quiescence: look again (≤ 10 s)
+    if (found.length === 0 || attempt >= 10) { for (const p of found) single.add(p); break; }
     await new Promise((r) => setTimeout(r, 1000));
   }
   results.push(single.result('single-host'));

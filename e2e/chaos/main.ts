@@ -11,7 +11,7 @@ import { randomSeed } from './rng';
 import type { Profile, Scenario, StackShape } from './scenario';
 import { SCENARIOS } from './scenarios';
 import { ChaosStack, ROOT } from './stack';
-import { parseDuration, scenarioSeed } from './util';
+import { parseDuration, scenarioSeed, soakOrder } from './util';
 
 const PROFILES: Record<'ci' | 'full', Profile & { settleMs: number }> = {
   ci: { name: 'ci', stack: { cells: 2, hostsPerCell: 3, schedulers: 2, buildLatencyMs: 100 }, scale: 0.25, settleMs: 60_000 },
@@ -50,6 +50,8 @@ interface ScenarioReport {
   name: string; iteration: number; seed: number; startedAt: string; durationMs: number;
   builds: number; active: number; error: number; errorInCell0: number; deleted: number; refused: Record<string, number>;
   attempts: number; failedAttempts: number;
+  /** Server actions asked (action → HTTP status → count) and how many the API accepted. */
+  actions: Record<string, Record<string, number>>; actionsAccepted: number;
   kills: number; starts: number; killed: string[];
   invariants: InvariantResult[]; expectations: { ok: boolean; message: string }[]; notes: Record<string, unknown>;
   failure?: string; ok: boolean; log: string[];
@@ -81,6 +83,8 @@ async function main(): Promise<void> {
     if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
     scenarios = SCENARIOS.filter((s) => args.only?.includes(s.name));
   }
+  // a soak interleaves the move scenarios with the build ones, so moves are mixed in from the first minutes
+  if (args.durationMs !== undefined) scenarios = soakOrder(scenarios);
   if (args.list) { for (const s of SCENARIOS) console.log(`${s.ci ? 'ci ' : '   '} ${s.name.padEnd(32)} ${s.summary}`); return; }
   if (scenarios.length === 0) throw new Error('no scenario selected');
 
@@ -189,11 +193,11 @@ async function runScenario(sc: Scenario, iteration: number, args: Args, profile:
   for (const r of results) if (!r.ok) ctx.log(`INVARIANT ${r.name} FAILED (${r.count}): ${r.problems.slice(0, 5).join(' | ')}`);
   await cleanup(stack, ctx);
   const ok = failure === undefined && results.every((r) => r.ok) && ctx.expectations.every((e) => e.ok);
-  progress.line(`${ok ? '✔' : '✘'} ${sc.name}: ${stats.accepted} builds, ${stats.active} ACTIVE, ${stats.error} ERROR, ${events.filter((e) => e.what === 'kill').length} kills, ${secs(durationMs)}${ok ? '' : ' — FAILED'}`);
+  progress.line(`${ok ? '✔' : '✘'} ${sc.name}: ${stats.accepted} builds, ${stats.active} ACTIVE, ${stats.error} ERROR, ${ledger.actionsAccepted()} actions, ${events.filter((e) => e.what === 'kill').length} kills, ${secs(durationMs)}${ok ? '' : ' — FAILED'}`);
   return {
     name: sc.name, iteration, seed, startedAt: new Date(start).toISOString(), durationMs,
     builds: stats.accepted, active: stats.active, error: stats.error, errorInCell0: stats.errorInCell0, deleted: stats.deleted, refused: ledger.refused,
-    attempts: stats.attempts, failedAttempts: stats.failedAttempts,
+    attempts: stats.attempts, failedAttempts: stats.failedAttempts, actions: ledger.actions, actionsAccepted: ledger.actionsAccepted(),
     kills: events.filter((e) => e.what === 'kill').length, starts: events.filter((e) => e.what === 'start').length,
     killed: events.filter((e) => e.what === 'kill').map((e) => `${e.service}:${e.signal ?? ''}`),
     invariants: results, expectations: ctx.expectations, notes: ctx.notes, ...(failure ? { failure } : {}), ok, log: ctx.logLines,
@@ -241,22 +245,23 @@ async function runningGuests(stack: ChaosStack): Promise<string[]> {
 function totals(rs: ScenarioReport[]) {
   const sum = (f: (r: ScenarioReport) => number): number => rs.reduce((a, r) => a + f(r), 0);
   return { scenarios: rs.length, failed: rs.filter((r) => !r.ok).length, builds: sum((r) => r.builds), active: sum((r) => r.active), error: sum((r) => r.error),
-    attempts: sum((r) => r.attempts), failedAttempts: sum((r) => r.failedAttempts),
+    attempts: sum((r) => r.attempts), failedAttempts: sum((r) => r.failedAttempts), actions: sum((r) => r.actionsAccepted),
     kills: sum((r) => r.kills), lost: sum((r) => r.invariants.find((i) => i.name === 'none-lost')?.count ?? 0),
     allocationProblems: sum((r) => r.invariants.find((i) => i.name === 'allocations-exact')?.count ?? 0),
+    migrationsNotFinal: sum((r) => r.invariants.find((i) => i.name === 'migrations-final')?.count ?? 0),
     overCapacity: sum((r) => r.invariants.find((i) => i.name === 'capacity')?.count ?? 0),
     singleHostViolations: sum((r) => r.invariants.find((i) => i.name === 'single-host')?.count ?? 0),
     auditProblems: sum((r) => r.invariants.find((i) => i.name === 'audit')?.count ?? 0),
     groupViolations: sum((r) => r.invariants.find((i) => i.name === 'server-groups')?.count ?? 0) };
 }
 
-const SHORT: Record<string, string> = { settled: 'settled', 'dead-letters': 'dlq', 'none-lost': 'lost', 'allocations-exact': 'alloc', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault', audit: 'audit', 'server-groups': 'groups' };
+const SHORT: Record<string, string> = { settled: 'settled', 'dead-letters': 'dlq', 'none-lost': 'lost', 'allocations-exact': 'alloc', 'migrations-final': 'migr', capacity: 'cap', 'single-host': '1host', isolation: 'iso', 'error-faults': 'fault', audit: 'audit', 'server-groups': 'groups' };
 
 function table(rs: ScenarioReport[]): string {
-  const head = ['scenario', 'seed', 'builds', 'ACTIVE', 'ERROR', 'failed attempts', 'kills', ...INVARIANTS.map((i) => SHORT[i] ?? i), 'checks', 'duration'];
+  const head = ['scenario', 'seed', 'builds', 'ACTIVE', 'ERROR', 'failed attempts', 'actions', 'kills', ...INVARIANTS.map((i) => SHORT[i] ?? i), 'checks', 'duration'];
   const rows = rs.map((r) => [
     `${r.name}${r.iteration ? `#${r.iteration + 1}` : ''}`, String(r.seed), String(r.builds), String(r.active), String(r.error),
-    `${r.failedAttempts}/${r.attempts}`, String(r.kills),
+    `${r.failedAttempts}/${r.attempts}`, String(r.actionsAccepted), String(r.kills),
     ...INVARIANTS.map((n) => { const x = r.invariants.find((i) => i.name === n); return x === undefined ? '-' : x.ok ? 'pass' : `FAIL(${x.count})`; }),
     r.failure ? 'FAIL(run)' : r.expectations.every((e) => e.ok) ? `pass(${r.expectations.length})` : `FAIL(${r.expectations.filter((e) => !e.ok).length})`,
     secs(r.durationMs),
@@ -269,7 +274,7 @@ function table(rs: ScenarioReport[]): string {
 function totalsLine(rs: ScenarioReport[]): string {
   const t = totals(rs);
   const pct = t.attempts ? Math.round((100 * t.failedAttempts) / t.attempts) : 0;
-  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.failedAttempts}/${t.attempts} build attempts failed (${pct}%), ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}, audit problems (failed or missing passes, orphans) ${t.auditProblems}, server-group violations ${t.groupViolations}`;
+  return `totals: ${t.builds} builds, ${t.active} ACTIVE, ${t.error} ERROR, ${t.failedAttempts}/${t.attempts} build attempts failed (${pct}%), ${t.actions} server actions accepted, ${t.kills} kills; lost ${t.lost}, allocation problems ${t.allocationProblems}, migrations not final ${t.migrationsNotFinal}, over capacity ${t.overCapacity}, single-host violations (duplicate or ghost guests) ${t.singleHostViolations}, audit problems (failed or missing passes, orphans) ${t.auditProblems}, server-group violations ${t.groupViolations}`;
 }
 
 main().catch((e: unknown) => { console.error(`chaos: ${(e as Error).message}`); process.exitCode = 2; });

@@ -16,6 +16,8 @@ export interface Scenario {
   stack?: Partial<StackShape>;
   /** false: `--fail-rate` (the soak's baseline of reschedulable failures) is not applied before this scenario (exact outcomes expected). Default true. */
   baselineFaults?: boolean;
+  /** It moves servers (issue 13): a soak (`--duration`) interleaves these with the build scenarios, so moves run from the start. */
+  moves?: boolean;
   /** Upper bound of `run` in ms at profile scale 1 (default 90 s); the runner aborts it after this. */
   timeoutMs?: number;
   /** Drives the system. Throwing (or `ctx.expect` failing) fails the scenario's own check. */
@@ -59,9 +61,9 @@ export interface StackHandle {
   readonly portOffset: number;
   readonly stateDir: string;
   readonly shape: StackShape;
-  /** `http://127.0.0.1:<8774+offset>/v2.1` */
+  /** The compute API, `http://127.0.0.1:<port>/v2.1` (the plan's port at this offset: e2e/endpoints.ts) */
   readonly apiUrl: string;
-  /** `http://127.0.0.1:<8778+offset>` */
+  /** Placement's REST API, `http://127.0.0.1:<port>` */
   readonly placementUrl: string;
   topology(): Topology;
   /** Every service of the system, in start order. */
@@ -130,6 +132,14 @@ export interface BootOutcome {
   refused: Record<string, number>;
 }
 
+/**
+ * A server action (`POST /servers/{id}/action`), by the request body's key: Nova's os-stop,
+ * os-start, reboot, rebuild, migrate, resize, confirmResize, revertResize, os-migrateLive,
+ * evacuate, shelve, shelveOffload, unshelve.
+ */
+export type ServerActionName = 'os-stop' | 'os-start' | 'reboot' | 'rebuild' | 'migrate' | 'resize' | 'confirmResize' | 'revertResize'
+  | 'os-migrateLive' | 'evacuate' | 'shelve' | 'shelveOffload' | 'unshelve';
+
 export interface LoadOptions {
   /** Creates per second. */
   rate: number;
@@ -156,6 +166,24 @@ export interface FaultPlan {
   hang?: boolean;
   /** Share of builds during which the compute process SIGKILLs itself half-way (0..1). */
   crashMidBuild?: number;
+  /**
+   * Faults of instance steps (moves, lifecycle actions), by step name (`prep_resize`,
+   * `finish_resize`, `pre_live_migration`, ...) or `*` for every step; replaced whole when given
+   * (`{}`: none). The simulated compute's `PUT /faults` `steps`.
+   */
+  steps?: Record<string, StepFault>;
+}
+
+/** The faults of one instance step (or of every step: key `*`). */
+export interface StepFault {
+  /** Share of these steps that fail (reported with a failure), 0..1. */
+  failRate?: number;
+  /** Share of these steps during which the compute process SIGKILLs itself, 0..1. */
+  crashRate?: number;
+  /** These steps hang (never finish, never acked) until cleared. */
+  hang?: boolean;
+  /** Only on these hosts (default: every host of the process). */
+  hosts?: string[];
 }
 
 export interface FaultControl {
@@ -187,6 +215,15 @@ export interface ChaosContext {
   bootDetailed(n: number, opts?: BootOptions): Promise<BootOutcome>;
   /** DELETE /servers/{id}; records the delete in the ledger (a deleted server must be gone, with no allocation). */
   deleteServer(id: string): Promise<number>;
+  /**
+   * POST /servers/{id}/action with `{[action]: args}` (args default: Nova's minimal body — `null`,
+   * `{type: 'SOFT'}` for reboot, `{imageRef}` for rebuild, `{flavorRef: '2'}` for resize,
+   * `{host: null, block_migration: 'auto'}` for os-migrateLive, `{}` for evacuate); the answer is
+   * counted in the ledger per action and status (status 0: connection error). Never throws.
+   */
+  act(id: string, action: ServerActionName, args?: unknown): Promise<HttpResult<unknown>>;
+  /** The ids of the ledger so far (every 202 of this scenario) whose delete did not go through. */
+  liveServers(): string[];
   /** Background create loop. */
   readonly load: LoadGenerator;
   readonly faults: FaultControl;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { planEndpoints } from '../endpoints';
 import type { HttpResult, ServiceKind, StackHandle, StackShape, Topology } from './scenario';
 
 const run = promisify(execFile);
@@ -31,8 +32,8 @@ export class ChaosStack implements StackHandle {
     mkdirSync(this.stateDir, { recursive: true });
   }
 
-  get apiUrl(): string { return `http://127.0.0.1:${8774 + this.portOffset}/v2.1`; }
-  get placementUrl(): string { return `http://127.0.0.1:${8778 + this.portOffset}`; }
+  get apiUrl(): string { return planEndpoints(this.portOffset).api; }
+  get placementUrl(): string { return planEndpoints(this.portOffset).placement; }
   private get flags(): string[] { return ['--state-dir', this.stateDir, '--prefix', this.prefix, '--port-offset', String(this.portOffset)]; }
 
   private async stackCmd(args: string[], timeoutMs: number): Promise<string> {
@@ -49,7 +50,7 @@ export class ChaosStack implements StackHandle {
 
   /** Starts the whole system (building first); the previous run's logs and spans in the state dir go first. */
   async up(): Promise<void> {
-    for (const f of readdirSync(this.stateDir)) if (f.endsWith('.log') || f === 'spans.jsonl') rmSync(join(this.stateDir, f), { force: true });
+    for (const f of readdirSync(this.stateDir)) if (f.endsWith('.log') || /^spans(\..+)?\.jsonl$/.test(f)) rmSync(join(this.stateDir, f), { force: true });
     this.ports.clear();
     const s = this.shape;
     await this.stackCmd(['up', '--cells', String(s.cells), '--hosts-per-cell', String(s.hostsPerCell), '--schedulers', String(s.schedulers),

@@ -39,3 +39,17 @@ export function flavorResources(f: { vcpus?: number; memoryMb?: number; rootGb?:
   if (disk) out.DISK_GB = disk;
   return out;
 }
+
+/** A soak's order: the move scenarios interleaved with the others (b1, m1, b2, m2, ...), each list in its own order. Pure. */
+export function soakOrder<T extends { moves?: boolean }>(scenarios: readonly T[]): T[] {
+  const moves = scenarios.filter((s) => s.moves === true);
+  const builds = scenarios.filter((s) => s.moves !== true);
+  const out: T[] = [];
+  for (let i = 0; i < Math.max(moves.length, builds.length); i++) {
+    const b = builds[i];
+    const m = moves[i];
+    if (b !== undefined) out.push(b);
+    if (m !== undefined) out.push(m);
+  }
+  return out;
+}

@@ -129,8 +129,19 @@ export const hostRemoved: Scenario = {
       if (ctx.load.running) all.push(...await ctx.load.stop());
       // leave the cloud as it was: the extra process gone, its servers deleted, its services deleted
       await extra.stop('SIGTERM');
-      await deleteServersOn(ctx, extra.hostNames).catch((e: unknown) => ctx.log(`deleting the extra hosts' servers: ${(e as Error).message}`));
+      // every server of the four extra hosts: the retired ones keep the servers that were ACTIVE there (and their providers, while held)
+      const names = ['1', '2', '3', '4'].map((i) => `${cell.name}-extra-${i}`);
+      await deleteServersOn(ctx, names).catch((e: unknown) => ctx.log(`deleting the extra hosts' servers: ${(e as Error).message}`));
       for (const h of extra.hostNames) await deleteService(ctx, h).catch((e: unknown) => ctx.log(`deleting ${h}: ${(e as Error).message}`));
+      // the retired and deleted hosts' providers go too, once nothing holds them (the cell conductor's sweep)
+      let stillThere: string[] = [];
+      const left = await ctx.waitFor('the extra hosts\' providers deleted', async () => {
+        const rps = await ctx.stack.placement<{ resource_providers: { name: string }[] }>('GET', '/resource_providers');
+        const still = rps.body.resource_providers.filter((p) => names.includes(p.name)).map((p) => p.name);
+        stillThere = still;
+        return still.length === 0 ? still : undefined;
+      }, 60_000).catch(() => undefined);
+      ctx.expect(left !== undefined, `every provider of the removed hosts is deleted from placement once nothing holds it (still there: ${stillThere.join(',') || 'none'})`);
     }
   },
 };

@@ -16,6 +16,12 @@ import { cellCutOff } from './12-cell-cut-off';
 import { brokerRefuses } from './13-broker-refuses';
 import { serverGroups } from './14-server-groups';
 import { hostRemoved } from './15-host-removed';
+import { resizeDestKilled } from './16-resize-dest-killed';
+import { cellConductorKillMoves } from './17-cell-conductor-kill-moves';
+import { revertRacingConfirm } from './18-revert-racing-confirm';
+import { deletesRacingMoves } from './19-deletes-racing-moves';
+import { evacuateKilledCompute } from './20-evacuate-killed-compute';
+import { movesMixed } from './21-moves-mixed';
 
 export const SCENARIOS: readonly Scenario[] = [
   reschedulableFailures,
@@ -34,4 +40,10 @@ export const SCENARIOS: readonly Scenario[] = [
   brokerRefuses,
   serverGroups,
   hostRemoved,
+  resizeDestKilled,
+  cellConductorKillMoves,
+  revertRacingConfirm,
+  deletesRacingMoves,
+  evacuateKilledCompute,
+  movesMixed,
 ];

@@ -1,0 +1,41 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Stack } from './harness';
+
+// Issue 13's sequence with the real OpenStack client (Debian's python3-openstackclient and
+// osc-placement): e2e/moves/openstack-moves.sh against a private stack of one cell of 3 hosts.
+// The script checks each step's status, host and flavor, and placement's allocations; then
+// e2e/moves/openstack-service-delete.sh deletes compute services with the client.
+const SEED = Number(process.env.CELLSCHED_E2E_SEED ?? Date.now() % 100000);
+const stack = new Stack(`e2eosc${SEED}`, 4500 + (SEED % 100));
+
+beforeAll(() => {
+  console.log(`e2e openstack moves: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
+  stack.up(['--cells', '1', '--hosts-per-cell', '3', '--schedulers', '1', '--build-latency-ms', '50']);
+}, 400_000);
+
+afterAll(() => stack.down(), 120_000);
+
+test('openstack server stop/start/reboot/migrate/resize/confirm/revert/live-migrate/shelve/unshelve/rebuild/evacuate and server migration list, as a user types them', () => {
+  let out = '';
+  try {
+    out = execFileSync('bash', [join(__dirname, '../moves/openstack-moves.sh'), stack.apiUrl, stack.placementUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 540_000 });
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string };
+    throw new Error(`openstack-moves.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
+  }
+  expect(out).toContain('openstack-moves: every step passed');
+}, 600_000);
+
+// Last (it deletes two of the stack's three hosts): `openstack compute service delete` refused for
+// a host with a server, and for an idle host its service and resource provider gone when it returns.
+test('openstack compute service delete: 409 for a busy host; the service and its resource provider gone when it returns', () => {
+  let out = '';
+  try {
+    out = execFileSync('bash', [join(__dirname, '../moves/openstack-service-delete.sh'), stack.apiUrl, stack.placementUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string };
+    throw new Error(`openstack-service-delete.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
+  }
+  expect(out).toContain('openstack-service-delete: every step passed');
+}, 300_000);
