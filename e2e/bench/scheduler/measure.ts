@@ -24,7 +24,7 @@ export interface RunStats {
 export function spec(seed: number): RequestSpec {
   return {
     instanceUuid: '', projectId: 'bench', userId: 'bench', numInstances: 1, availabilityZone: '', instanceGroup: undefined,
-    flavor: { flavorid: 'b1', name: 'bench.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
+    flavor: { id: 0, flavorid: 'b1', name: 'bench.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
     image: { id: 'img', name: 'cirros', diskFormat: 'qcow2', sizeBytes: 0, properties: {} },
     schedulerHints: {}, requestedDestination: undefined, ignoreHosts: [], seed, requestId: `req-${randomUUID()}`,
   };
@@ -43,7 +43,7 @@ export async function decide(client: SchedulerClient, seed: number, consumer: st
   Promise<{ kind: 'ok' | 'no_valid_host' | 'error'; ms: number; retries: number; error?: string }> {
   const t = performance.now();
   try {
-    const r = await client.selectDestinations({ requestSpec: spec(seed), instanceUuids: [consumer], numAlternates, allocationRequestVersion: '1.36' });
+    const r = await client.selectDestinations({ requestSpec: spec(seed), instanceUuids: [consumer], numAlternates, allocationRequestVersion: '1.36', move: undefined });
     return { kind: 'ok', ms: performance.now() - t, retries: r.claimRetries };
   } catch (err) {
     const failure = (err as { failure?: { code: string; metadata?: Record<string, string> } }).failure;
