@@ -2,7 +2,7 @@ import { createTestDatabase, runMigrations, type TestDatabase } from '@cellsched
 import { API_DB_MIGRATIONS_DIR } from '@cellsched/api-db';
 import { syncCellDb } from '@cellsched/cell-db';
 
-const TABLES = ['compute_nodes', 'compute_processes', 'instance_actions', 'instance_actions_events', 'instance_faults', 'instances', 'migrations',
+const TABLES = ['compute_nodes', 'compute_processes', 'instance_actions', 'instance_actions_events', 'instance_faults', 'instance_tasks', 'instances', 'migrations',
   'schema_migrations', 'services'];
 
 describe('cell database migrations', () => {
@@ -11,7 +11,7 @@ describe('cell database migrations', () => {
   afterAll(async () => { await db.drop(); });
 
   it('apply from empty, create every table and are idempotent', async () => {
-    expect(await syncCellDb(db.pool)).toEqual(['001_initial', '002_instances_created_at_uuid_idx', '003_instances_trace_parent', '004_retired_hosts', '005_instances_created_at_ms']);
+    expect(await syncCellDb(db.pool)).toEqual(['001_initial', '002_instances_created_at_uuid_idx', '003_instances_trace_parent', '004_retired_hosts', '005_instances_created_at_ms', '006_instance_moves', '007_migration_instance_types', '008_migrations_created_at_ms']);
     expect(await syncCellDb(db.pool)).toEqual([]);
     const r = await db.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");

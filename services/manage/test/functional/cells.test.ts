@@ -4,7 +4,7 @@ import { listComputeNodes, upsertComputeNode, upsertService } from '@cellsched/c
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import { buildManage, manage } from './cli-support';
 
-const CELL_MIGRATIONS = '001_initial, 002_instances_created_at_uuid_idx, 003_instances_trace_parent, 004_retired_hosts, 005_instances_created_at_ms';
+const CELL_MIGRATIONS = '001_initial, 002_instances_created_at_uuid_idx, 003_instances_trace_parent, 004_retired_hosts, 005_instances_created_at_ms, 006_instance_moves, 007_migration_instance_types, 008_migrations_created_at_ms';
 const UUID_LINE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\n$/;
 let api: TestDatabase;
 let cell0: TestDatabase;
@@ -33,9 +33,9 @@ async function addCompute(db: TestDatabase, host: string, nodes = 1): Promise<vo
 
 describe('cellsched-manage cell_v2 (child processes against real databases)', () => {
   it('api_db sync applies then has nothing to do', async () => {
-    expect(await run('api_db', 'sync')).toEqual({ code: 0, stdout: 'Applied 001_initial\nApplied 002_build_request_trace\nApplied 003_cell_mapping_endpoints\n', stderr: '' });
+    expect(await run('api_db', 'sync')).toEqual({ code: 0, stdout: 'Applied 001_initial\nApplied 002_build_request_trace\nApplied 003_cell_mapping_endpoints\nApplied 004_server_task_intents\n', stderr: '' });
     expect(await run('api_db', 'sync')).toEqual({ code: 0, stdout: '', stderr: '' });
-    expect((await run('api_db', 'version')).stdout).toBe('3\n');
+    expect((await run('api_db', 'version')).stdout).toBe('4\n');
   });
 
   it('map_cell0 is idempotent', async () => {
@@ -68,7 +68,7 @@ describe('cellsched-manage cell_v2 (child processes against real databases)', ()
       `cell 'cell1' (${cell1Uuid}): applied ${CELL_MIGRATIONS}`, `cell 'cell2' (${cell2Uuid}): applied ${CELL_MIGRATIONS}`].sort());
     expect((await run('db', 'sync')).stdout).toMatch(/^(.*: up to date\n){3}$/);
     expect((await run('db', 'sync', '--database_connection', cell1.url)).stdout).toBe('database: up to date\n');
-    expect((await manage(['db', 'version', '--database_connection', cell1.url])).stdout).toBe('5\n');
+    expect((await manage(['db', 'version', '--database_connection', cell1.url])).stdout).toBe('8\n');
   });
 
   it('list_cells masks passwords unless --verbose', async () => {
