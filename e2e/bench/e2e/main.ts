@@ -2,7 +2,7 @@
  * `pnpm bench e2e [--hosts 1000,5000,10000] [--cells 2] [--schedulers 2] [--build-latency-ms 200]
  *  [--clients 64] [--phase-s 30] [--start-rate 40] [--rate-step 20] [--max-rate 400] [--step-s 20]
  *  [--sustain-s 300] [--p99-bound-ms 2000] [--failure-rate 0.2] [--no-tracing-off] [--no-counts | --counts-only]
- *  [--port-offset 6200] [--out FILE.json]`
+ *  [--phases closed,multi,failures,ramp,sustained] [--cpu-prof DIR] [--port-offset 6200] [--out FILE.json]`
  *
  * The whole pipeline, POST /servers to ACTIVE, on a system `pnpm stack up` starts (2 cells, the
  * hosts split between them, tracing exported as the launcher ships it: the story sampler to the
@@ -40,9 +40,12 @@ const { values: o } = parseArgs({
     'step-s': { type: 'string', default: '20' }, 'sustain-s': { type: 'string', default: '300' }, 'p99-bound-ms': { type: 'string', default: '2000' },
     'failure-rate': { type: 'string', default: '0.2' }, 'no-tracing-off': { type: 'boolean', default: false }, 'no-counts': { type: 'boolean', default: false }, 'counts-only': { type: 'boolean', default: false },
     'port-offset': { type: 'string', default: '6200' }, out: { type: 'string' },
+    phases: { type: 'string', default: 'closed,multi,failures,ramp,sustained' }, 'cpu-prof': { type: 'string' },
   },
 });
 const N = (k: keyof typeof o): number => Number(o[k]);
+const PHASES = new Set((o.phases ?? '').split(',').filter(Boolean));
+for (const p of PHASES) if (!['closed', 'multi', 'failures', 'ramp', 'sustained'].includes(p)) throw new Error(`--phases: unknown phase ${p}`);
 const PREFIX = 'benche2e';
 const ADMIN_URL = process.env.CELLSCHED_PG_ADMIN_URL ?? 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres';
 const AMQP_URL = process.env.CELLSCHED_AMQP_BASE_URL ?? 'amqp://127.0.0.1:5672/';
@@ -60,7 +63,9 @@ function up(hosts: number, env: Record<string, string>): ChaosStack {
   execFileSync('node', ['scripts/stack.mjs', 'up', ...flags, '--cells', String(cells), '--hosts-per-cell', String(Math.ceil(hosts / cells)),
     '--schedulers', o.schedulers ?? '2', '--build-latency-ms', o['build-latency-ms'] ?? '200', '--build-failure-rate', '0'],
   // NOTE: the cell conductors' allocation audit every 20 s (default 5 min), so the chaos checker's `audit` invariant sees a pass after quiescence
-  { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 900_000, env: { ...process.env, CELLSCHED_SCHEDULER_DECISION_LOG_INTERVAL_MS: '1000', CELLSCHED_AUDIT_INTERVAL_MS: '20000', ...env } });
+  { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 900_000, env: { ...process.env, CELLSCHED_SCHEDULER_DECISION_LOG_INTERVAL_MS: '1000', CELLSCHED_AUDIT_INTERVAL_MS: '20000',
+    // --cpu-prof: every service writes a V8 CPU profile to DIR when `stack down` stops it
+    ...(o['cpu-prof'] === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${o['cpu-prof']}` }), ...env } });
   return stack;
 }
 
@@ -155,22 +160,24 @@ async function runHosts(hosts: number): Promise<HostRun> {
   const drain = 60_000;
   const phases: Measured[] = [];
   await phase('warmup', stack.apiUrl, tracker, drain, (c) => closedLoop(c, 16, 10));
-  phases.push(await measured(stack, tracker, 'closed', drain, (c) => closedLoop(c, clients, phaseS)));
-  phases.push(await measured(stack, tracker, 'multi-create x10', drain, (c) => closedLoop(c, Math.max(1, clients / 16), phaseS, 10, 2000)));
-  const faults = new ComputeFaults(stack);
-  await faults.set('all', { failRate: N('failure-rate') });
-  phases.push(await measured(stack, tracker, `closed, ${N('failure-rate') * 100}% builds failing`, drain, (c) => closedLoop(c, clients, phaseS)));
-  await faults.set('all', { failRate: 0 });
+  if (PHASES.has('closed')) phases.push(await measured(stack, tracker, 'closed', drain, (c) => closedLoop(c, clients, phaseS)));
+  if (PHASES.has('multi')) phases.push(await measured(stack, tracker, 'multi-create x10', drain, (c) => closedLoop(c, Math.max(1, clients / 16), phaseS, 10, 2000)));
+  if (PHASES.has('failures')) {
+    const faults = new ComputeFaults(stack);
+    await faults.set('all', { failRate: N('failure-rate') });
+    phases.push(await measured(stack, tracker, `closed, ${N('failure-rate') * 100}% builds failing`, drain, (c) => closedLoop(c, clients, phaseS)));
+    await faults.set('all', { failRate: 0 });
+  }
   const ramp: Measured[] = [];
   let best = 0;
-  for (let rate = N('start-rate'); rate <= N('max-rate'); rate += N('rate-step')) {
+  for (let rate = N('start-rate'); PHASES.has('ramp') && rate <= N('max-rate'); rate += N('rate-step')) {
     const r = await measured(stack, tracker, `open ${rate}/s`, 15_000, (c) => openLoop(c, rate, N('step-s')));
     ramp.push(r);
     if (!held(r, rate)) break;
     best = rate;
   }
   let sustained: Measured | undefined;
-  if (best > 0) sustained = await measured(stack, tracker, `sustained ${best}/s`, 60_000, (c) => openLoop(c, best, N('sustain-s')));
+  if (best > 0 && PHASES.has('sustained')) sustained = await measured(stack, tracker, `sustained ${best}/s`, 60_000, (c) => openLoop(c, best, N('sustain-s')));
   await tracker.close();
   await monitor.stop();
   for (const id of await liveIds(stack)) ledger.accept(id);
@@ -189,7 +196,7 @@ async function runHosts(hosts: number): Promise<HostRun> {
     tracker.start();
     await phase('warmup', stack.apiUrl, tracker, drain, (c) => closedLoop(c, 16, 10));
     tracingOff.push(await measured(stack, tracker, 'closed, tracing off', drain, (c) => closedLoop(c, clients, phaseS)));
-    if (best > 0) tracingOff.push(await measured(stack, tracker, `sustained ${best}/s, tracing off`, 60_000, (c) => openLoop(c, best, Math.min(60, N('sustain-s')))));
+    if (best > 0 && PHASES.has('sustained')) tracingOff.push(await measured(stack, tracker, `sustained ${best}/s, tracing off`, 60_000, (c) => openLoop(c, best, Math.min(60, N('sustain-s')))));
     await tracker.close();
   }
   down(stack);

@@ -1,4 +1,4 @@
-import { Instance } from '@cellsched/wire';
+import { Instance, RequestSpec } from '@cellsched/wire';
 import { ApiDbError, checkUuid, checkUuids, type Queryable } from './db';
 
 /** Nova's BuildRequest: the server as the API shows it until it has a cell. */
@@ -12,11 +12,14 @@ export interface BuildRequest {
 }
 
 interface Row { instance_uuid: string; project_id: string; instance: unknown; created_at: Date; trace_parent: string | null }
-const toBuildRequest = (r: Row): BuildRequest => ({
+/** @internal a build_requests row (its {@link BUILD_REQUEST_COLUMNS}) as a BuildRequest. */
+export const toBuildRequest = (r: Row): BuildRequest => ({
   instanceUuid: r.instance_uuid, projectId: r.project_id, instance: Instance.fromJSON(r.instance), createdAt: r.created_at,
   traceParent: r.trace_parent ?? undefined,
 });
 const COLUMNS = 'instance_uuid, project_id, instance, created_at, trace_parent';
+/** @internal */
+export type BuildRequestRow = Row;
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /**
@@ -64,9 +67,59 @@ export async function deleteBuildRequest(db: Queryable, instanceUuid: string): P
   return (r.rowCount ?? 0) > 0;
 }
 
+/**
+ * The super-conductor's step 4 in the API database, in ONE statement: points the mapping at the
+ * cell (Nova's `instance_mapping.cell_mapping = cell; save()`) and deletes the build request.
+ * Returns whether this call deleted the build request: false means the user deleted the server
+ * meanwhile (as {@link deleteBuildRequest}), and the caller cleans up. Idempotent.
+ */
+export async function mapToCellAndDeleteBuildRequest(db: Queryable, instanceUuid: string, cellId: number): Promise<boolean> {
+  const uuid = checkUuid(instanceUuid, 'instance uuid');
+  const r = await db.query(
+    `WITH m AS (UPDATE instance_mappings SET cell_id = $2, updated_at = now() WHERE instance_uuid = $1)
+     DELETE FROM build_requests WHERE instance_uuid = $1`, [uuid, cellId]);
+  return (r.rowCount ?? 0) > 0;
+}
+
 /** Which of `instanceUuids` still have a build request (not scheduled to a cell yet). Read-only. */
 export async function instancesWithBuildRequest(db: Queryable, instanceUuids: readonly string[]): Promise<Set<string>> {
   const r = await db.query<{ instance_uuid: string }>('SELECT instance_uuid::text FROM build_requests WHERE instance_uuid = ANY($1::uuid[])',
     [checkUuids(instanceUuids, 'instance uuid')]);
   return new Set(r.rows.map((x) => x.instance_uuid));
+}
+
+/** One server of {@link createServerRecords}: its RequestSpec and its would-be instance. */
+export interface NewServerRecord { readonly spec: RequestSpec; readonly instance: Instance }
+
+/**
+ * DESIGN boot step 1's writes, in ONE statement (atomic without an explicit transaction: one
+ * round trip instead of BEGIN, three INSERTs per server and COMMIT): per server its RequestSpec
+ * (replaced if present), its BuildRequest and its InstanceMapping without a cell (both kept if
+ * present), and, with `groupUuid`, its membership of that server group. Every server must
+ * belong to `projectId`. Idempotent.
+ */
+export async function createServerRecords(db: Queryable, servers: readonly NewServerRecord[],
+  o: { readonly projectId: string; readonly userId?: string; readonly traceParent?: string; readonly groupUuid?: string }): Promise<void> {
+  if (o.projectId === '') throw new ApiDbError('api_db.build_request.invalid', 'projectId must not be empty');
+  if (o.traceParent !== undefined && !TRACEPARENT.test(o.traceParent)) {
+    throw new ApiDbError('api_db.build_request.invalid', `traceParent ${JSON.stringify(o.traceParent)} is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)`);
+  }
+  const rows = servers.map(({ spec, instance }) => {
+    const uuid = checkUuid(instance.uuid, 'instance uuid');
+    if (spec.instanceUuid !== instance.uuid) throw new ApiDbError('api_db.build_request.invalid', `request spec ${spec.instanceUuid} is not instance ${uuid}'s`);
+    if (instance.projectId !== o.projectId) throw new ApiDbError('api_db.build_request.invalid', `instance ${uuid} is not of project ${o.projectId}`);
+    if (spec.flavor === undefined) throw new ApiDbError('api_db.request_spec.invalid', 'request spec must carry a flavor');
+    return { u: uuid, spec: RequestSpec.toJSON(spec), inst: Instance.toJSON(instance) };
+  });
+  if (rows.length === 0) return;
+  await db.query(
+    `WITH t AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(u uuid, spec jsonb, inst jsonb)),
+     s AS (INSERT INTO request_specs (instance_uuid, spec) SELECT u, spec FROM t
+       ON CONFLICT (instance_uuid) DO UPDATE SET spec = EXCLUDED.spec, updated_at = now()),
+     b AS (INSERT INTO build_requests (instance_uuid, project_id, instance, trace_parent) SELECT u, $2, inst, $4 FROM t
+       ON CONFLICT (instance_uuid) DO NOTHING),
+     g AS (INSERT INTO instance_group_member (group_id, instance_uuid) SELECT ig.id, t.u FROM instance_groups ig, t WHERE ig.uuid = $5::uuid
+       ON CONFLICT DO NOTHING)
+     INSERT INTO instance_mappings (instance_uuid, project_id, user_id) SELECT u, $2, $3 FROM t ON CONFLICT (instance_uuid) DO NOTHING`,
+    [JSON.stringify(rows), o.projectId, o.userId ?? null, o.traceParent ?? null, o.groupUuid === undefined ? null : checkUuid(o.groupUuid, 'server group uuid')]);
 }

@@ -1,5 +1,6 @@
 import type { Flavor as WireFlavor } from '@cellsched/wire';
 import { ApiDbError, type Queryable } from './db';
+import { IMAGE_COLUMNS_PREFIXED, toImage, type Image, type ImageRow } from './images';
 
 /** Nova's Flavor (the `flavors` row with its extra specs). */
 export interface Flavor {
@@ -92,6 +93,23 @@ export async function createFlavor(db: Queryable, f: NewFlavor): Promise<Flavor>
 export async function getFlavorByFlavorId(db: Queryable, flavorid: string): Promise<Flavor | undefined> {
   const r = await db.query<Row>(`${SELECT} WHERE f.flavorid = $1`, [flavorid]);
   return r.rows[0] === undefined ? undefined : toFlavor(r.rows[0]);
+}
+
+const IMAGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * {@link getFlavorByFlavorId} and `getImage` in one round trip (what a server create resolves
+ * first); each undefined when not found (an image id that is not a uuid is never found). Read-only.
+ */
+export async function getFlavorAndImage(db: Queryable, flavorid: string, imageId: string): Promise<{ flavor: Flavor | undefined; image: Image | undefined }> {
+  const r = await db.query<Partial<Row> & Record<string, unknown>>(
+    `SELECT fl.*, im.* FROM (SELECT 1) one
+     LEFT JOIN (${SELECT} WHERE f.flavorid = $1) fl ON true
+     LEFT JOIN (SELECT ${IMAGE_COLUMNS_PREFIXED} FROM images WHERE id = $2::uuid) im ON true`,
+    [flavorid, IMAGE_ID.test(imageId) ? imageId : null]);
+  const row = r.rows[0] ?? {};
+  const image = Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith('image_')).map(([k, v]) => [k.slice('image_'.length), v])) as unknown as ImageRow;
+  return { flavor: row.id === null || row.id === undefined ? undefined : toFlavor(row as Row), image: image.id === null || image.id === undefined ? undefined : toImage(image) };
 }
 
 /** The flavor with this name, or undefined. Read-only. */

@@ -21,15 +21,20 @@ export interface Image {
   readonly createdAt: Date;
 }
 
-interface Row {
+/** @internal */
+export interface ImageRow {
   id: string; name: string | null; status: string; visibility: string; owner: string | null; container_format: string | null;
   disk_format: string | null; min_disk: number; min_ram: number; size: string | null; properties: Record<string, string>; created_at: Date;
 }
-const toImage = (r: Row): Image => ({
+type Row = ImageRow;
+/** @internal */
+export const toImage = (r: Row): Image => ({
   id: r.id, name: r.name, status: r.status, visibility: r.visibility, owner: r.owner, containerFormat: r.container_format, diskFormat: r.disk_format,
   minDisk: r.min_disk, minRam: r.min_ram, size: r.size === null ? null : Number(r.size), properties: r.properties, createdAt: r.created_at,
 });
 const COLUMNS = 'id, name, status, visibility, owner, container_format, disk_format, min_disk, min_ram, size, properties, created_at';
+/** @internal the image columns, each prefixed `image_` (to read beside another table's). */
+export const IMAGE_COLUMNS_PREFIXED = COLUMNS.split(', ').map((c) => `${c} AS image_${c}`).join(', ');
 
 /** The wire ImageMeta a RequestSpec carries. Pure. */
 export function toImageMeta(i: Image): ImageMeta {

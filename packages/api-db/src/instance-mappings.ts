@@ -1,3 +1,4 @@
+import { toBuildRequest, type BuildRequest, type BuildRequestRow } from './build-requests';
 import { CELL_COLUMNS, toCellMapping, type CellMapping } from './cell-mappings';
 import { ApiDbError, checkUuid, checkUuids, type Queryable } from './db';
 
@@ -52,6 +53,25 @@ export async function createInstanceMapping(db: Queryable, m: NewInstanceMapping
 export async function getInstanceMapping(db: Queryable, instanceUuid: string): Promise<InstanceMapping | undefined> {
   const r = await db.query<Row>(`${SELECT} WHERE m.instance_uuid = $1`, [checkUuid(instanceUuid, 'instance uuid')]);
   return r.rows[0] === undefined ? undefined : toInstanceMapping(r.rows[0]);
+}
+
+/**
+ * Mappings of these instances (unknown uuids are absent), each with its build request if it
+ * still has one: what the super-conductor reads before scheduling, in one round trip. Read-only.
+ */
+export async function getInstanceMappingsWithBuildRequests(db: Queryable, instanceUuids: readonly string[]):
+Promise<{ readonly mapping: InstanceMapping; readonly buildRequest: BuildRequest | undefined }[]> {
+  const r = await db.query<Row & { br_instance: unknown; br_project_id: string | null; br_created_at: Date | null; br_trace_parent: string | null }>(
+    `SELECT m.instance_uuid, m.project_id, m.user_id, m.queued_for_delete, m.created_at, ${CELL_COLUMNS},
+       b.instance AS br_instance, b.project_id AS br_project_id, b.created_at AS br_created_at, b.trace_parent AS br_trace_parent
+     FROM instance_mappings m LEFT JOIN cell_mappings c ON c.id = m.cell_id LEFT JOIN build_requests b ON b.instance_uuid = m.instance_uuid
+     WHERE m.instance_uuid = ANY($1::uuid[]) ORDER BY m.id`, [checkUuids(instanceUuids, 'instance uuid')]);
+  return r.rows.map((x) => ({
+    mapping: toInstanceMapping(x),
+    buildRequest: x.br_project_id === null ? undefined : toBuildRequest({
+      instance_uuid: x.instance_uuid, project_id: x.br_project_id, instance: x.br_instance, created_at: x.br_created_at as Date, trace_parent: x.br_trace_parent,
+    } satisfies BuildRequestRow),
+  }));
 }
 
 /** Mappings of these instances (unknown uuids are absent). Read-only. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  API_DB_MIGRATIONS_DIR, createBuildRequest, deleteBuildRequest, deleteRequestSpec, getBuildRequest, getFlavorByFlavorId,
-  getImage, getRequestSpec, instancesWithBuildRequest, listBuildRequests, saveRequestSpec, toImageMeta, toWireFlavor,
+  API_DB_MIGRATIONS_DIR, createBuildRequest, createCellMapping, createInstanceGroup, createServerRecords, DEFAULT_IMAGE_ID, deleteBuildRequest, deleteRequestSpec,
+  getBuildRequest, getFlavorAndImage, getFlavorByFlavorId, getImage, getInstanceGroup, getInstanceMappingsWithBuildRequests, getRequestSpec, mapToCellAndDeleteBuildRequest, instancesWithBuildRequest, listBuildRequests, saveRequestSpec, toImageMeta, toWireFlavor,
 } from '@cellsched/api-db';
 import { Instance, RequestSpec, VmState } from '@cellsched/wire';
 
@@ -87,5 +87,59 @@ describe('request specs', () => {
 
   it('refuses a spec without flavor', async () => {
     await expect(saveRequestSpec(db.pool, RequestSpec.fromPartial({ instanceUuid: randomUUID() }))).rejects.toMatchObject({ code: 'api_db.request_spec.invalid' });
+  });
+});
+
+describe('a create\'s records in one statement (createServerRecords) and step 4 (mapToCellAndDeleteBuildRequest)', () => {
+  const server = async (projectId: string, name: string) => {
+    const uuid = randomUUID();
+    const flavor = await tiny();
+    return {
+      spec: RequestSpec.fromPartial({ instanceUuid: uuid, projectId, userId: 'u1', flavor, numInstances: 2, requestId: 'req-1' }),
+      instance: Instance.fromPartial({ uuid, projectId, userId: 'u1', displayName: name, flavor, vmState: VmState.VM_STATE_BUILDING, taskState: 'scheduling', launchIndex: 0 }),
+    };
+  };
+  const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+  it('writes each server\'s spec, build request, mapping without a cell and group membership; a repeat changes nothing', async () => {
+    const { group } = await createInstanceGroup(db.pool, { name: 'g', policy: 'anti-affinity', projectId: 'p5', userId: 'u1' });
+    const servers = [await server('p5', 'a'), await server('p5', 'b')];
+    const ids = servers.map((s) => s.instance.uuid);
+    await createServerRecords(db.pool, servers, { projectId: 'p5', userId: 'u1', traceParent: tp, groupUuid: group.uuid });
+    await createServerRecords(db.pool, servers, { projectId: 'p5', userId: 'u1', traceParent: tp, groupUuid: group.uuid });
+    expect((await listBuildRequests(db.pool, { projectId: 'p5' })).map((b) => [b.instanceUuid, b.instance.displayName, b.traceParent])).toEqual([[ids[0], 'a', tp], [ids[1], 'b', tp]]);
+    expect((await getRequestSpec(db.pool, ids[1] ?? ''))?.instanceUuid).toBe(ids[1]);
+    const rows = await getInstanceMappingsWithBuildRequests(db.pool, ids);
+    expect(rows.map((r) => [r.mapping.instanceUuid, r.mapping.projectId, r.mapping.userId, r.mapping.cell, r.buildRequest?.instance.displayName])).toEqual([
+      [ids[0], 'p5', 'u1', undefined, 'a'], [ids[1], 'p5', 'u1', undefined, 'b']]);
+    expect([...(await getInstanceGroup(db.pool, group.uuid))?.members ?? []].sort()).toEqual([...ids].sort());
+  });
+
+  it('refuses bad input and writes nothing', async () => {
+    const s = await server('p6', 'x');
+    await expect(createServerRecords(db.pool, [s], { projectId: 'p6', traceParent: 'nope' })).rejects.toMatchObject({ code: 'api_db.build_request.invalid' });
+    await expect(createServerRecords(db.pool, [s], { projectId: 'other' })).rejects.toMatchObject({ code: 'api_db.build_request.invalid' });
+    await expect(createServerRecords(db.pool, [{ ...s, instance: { ...s.instance, uuid: 'bad' } }], { projectId: 'p6' })).rejects.toMatchObject({ code: 'api_db.invalid_uuid' });
+    expect(await getInstanceMappingsWithBuildRequests(db.pool, [s.instance.uuid])).toEqual([]);
+    expect(await getRequestSpec(db.pool, s.instance.uuid)).toBeUndefined();
+  });
+
+  it('maps to the cell and deletes the build request at once; only the first caller deletes it', async () => {
+    const { cell } = await createCellMapping(db.pool, { name: `c-${randomUUID().slice(0, 6)}`, transportUrl: 'rabbit://x', databaseConnection: 'postgres://x/y' });
+    const s = await server('p7', 'y');
+    await createServerRecords(db.pool, [s], { projectId: 'p7' });
+    expect(await mapToCellAndDeleteBuildRequest(db.pool, s.instance.uuid, cell.id)).toBe(true);
+    expect(await mapToCellAndDeleteBuildRequest(db.pool, s.instance.uuid, cell.id)).toBe(false);
+    const [row] = await getInstanceMappingsWithBuildRequests(db.pool, [s.instance.uuid]);
+    expect([row?.mapping.cell?.uuid, row?.buildRequest]).toEqual([cell.uuid, undefined]);
+  });
+
+  it('reads a flavor and an image in one round trip, each absent when unknown', async () => {
+    const both = await getFlavorAndImage(db.pool, '1', DEFAULT_IMAGE_ID);
+    expect(both.flavor).toEqual(await getFlavorByFlavorId(db.pool, '1'));
+    expect(both.image).toEqual(await getImage(db.pool, DEFAULT_IMAGE_ID));
+    expect(await getFlavorAndImage(db.pool, 'nope', 'not-a-uuid')).toEqual({ flavor: undefined, image: undefined });
+    expect((await getFlavorAndImage(db.pool, 'nope', DEFAULT_IMAGE_ID)).image?.id).toBe(DEFAULT_IMAGE_ID);
+    expect((await getFlavorAndImage(db.pool, '1', randomUUID())).image).toBeUndefined();
   });
 });

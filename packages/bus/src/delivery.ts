@@ -18,6 +18,11 @@ export interface CastContext {
   readonly rpcVersion: string;
   /** 1-based delivery attempt (from the quorum queue's `x-delivery-count`). */
   readonly attempt: number;
+  /**
+   * Whether this cast may have been handed to a consumer before (the broker's `redelivered` flag,
+   * or an attempt above 1): false only for a first delivery, whose effects cannot exist yet.
+   */
+  readonly redelivered: boolean;
   readonly routingKey: string;
   /** The server the cast is addressed to (`host-12` of `compute.host-12`); undefined for a topic-wide cast. */
   readonly server: string | undefined;
@@ -119,7 +124,7 @@ async function runHandler(deps: DeliveryDeps, channel: Channel, msg: ConsumeMess
         rpc_method: route.entry.wireName, attempt, routing_key: msg.fields.routingKey, message_id: attrs.messageId, ...traceFields(otelContext),
       });
       const ctx: CastContext = {
-        method: route.entry.wireName, rpcVersion: headerString(headers, HEADER.rpcVersion) ?? '', attempt,
+        method: route.entry.wireName, rpcVersion: headerString(headers, HEADER.rpcVersion) ?? '', attempt, redelivered: msg.fields.redelivered || attempt > 1,
         routingKey: msg.fields.routingKey, server: serverOf(deps.service.topic, msg.fields.routingKey), messageId: msg.properties.messageId as string | undefined, headers, logger, otelContext,
       };
       await route.handler(request, ctx);

@@ -146,3 +146,30 @@ export async function getInstanceAction(db: Queryable, instanceUuid: string, req
   const r = await db.query<Row>(`${SELECT} WHERE a.instance_uuid = $1 AND a.request_id = $2`, [checkUuid(instanceUuid, 'instance uuid'), requestId]);
   return r.rows[0] === undefined ? undefined : toAction(r.rows[0]);
 }
+
+/**
+ * {@link startInstanceAction} then {@link finishActionEvent}, in ONE statement (one round trip):
+ * the action is started if missing, then the event recorded finished. Idempotent as the two.
+ * Returns false only if the action could not be seen (a concurrent first start not yet visible to
+ * this statement's snapshot); the caller then falls back to the two statements.
+ */
+export async function startActionAndFinishEvent(db: Queryable, a: NewInstanceAction, key: Omit<EventKey, 'instanceUuid' | 'requestId'>,
+  outcome: { result: typeof EVENT_SUCCESS | typeof EVENT_ERROR; traceback?: string; details?: string }): Promise<boolean> {
+  if (a.requestId === '' || a.action === '') throw new CellDbError('cell_db.instance_action.invalid', 'request_id and action must not be empty');
+  if (outcome.result !== EVENT_SUCCESS && outcome.result !== EVENT_ERROR) throw new CellDbError('cell_db.instance_action.invalid', 'result must be Success or Error');
+  const r = await db.query(
+    `WITH ins AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time, message)
+       VALUES ($1, $2, $3, $4, $5, coalesce($6, now()), CASE WHEN $9 = 'Error' THEN 'Error' END)
+       ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id),
+     upd AS (UPDATE instance_actions SET message = CASE WHEN $9 = 'Error' THEN 'Error' ELSE message END, updated_at = now()
+       WHERE instance_uuid = $1 AND request_id = $2 RETURNING id),
+     aid AS (SELECT id FROM ins UNION ALL SELECT id FROM upd),
+     e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result, traceback, details)
+       SELECT id, $7, $8, now(), $9, $10, $11 FROM aid
+       ON CONFLICT (action_id, event, (coalesce(host, ''))) DO UPDATE SET finish_time = coalesce(instance_actions_events.finish_time, EXCLUDED.finish_time),
+         result = EXCLUDED.result, traceback = EXCLUDED.traceback, details = EXCLUDED.details, updated_at = now())
+     SELECT id FROM aid`,
+    [checkUuid(a.instanceUuid, 'instance uuid'), a.requestId, a.action, a.userId ?? null, a.projectId ?? null, a.startTime ?? null,
+      key.event, key.host, outcome.result, outcome.traceback ?? null, outcome.details ?? null]);
+  return r.rows.length > 0;
+}

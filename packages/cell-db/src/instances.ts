@@ -57,10 +57,59 @@ export async function createInstance(db: Queryable, i: NewInstance): Promise<{ i
   return { instance: existing, created: false };
 }
 
-/** The instance, or undefined (Nova's InstanceNotFound). Deleted ones only with `includeDeleted`. Read-only. */
-export async function getInstance(db: Queryable, uuid: string, opts: { includeDeleted?: boolean } = {}): Promise<InstanceRecord | undefined> {
+/** The action a {@link createInstanceWithAction} starts, and the event it records finished with Success. */
+export interface CreatedAction {
+  readonly requestId: string;
+  /** Nova's action name (`create`). */
+  readonly action: string;
+  /** Nova's event name (`conductor_schedule_and_build_instances`). */
+  readonly event: string;
+  readonly host: string | null;
+}
+
+/**
+ * {@link createInstance} with the instance's action started and one event of it finished with
+ * Success, in ONE statement (one round trip; atomic without an explicit transaction), as the
+ * super-conductor's step 4 writes them. Idempotent: a second call changes nothing but the event's
+ * finish details (as `finishActionEvent`), and returns the existing row with `created` false.
+ */
+export async function createInstanceWithAction(db: Queryable, i: NewInstance, a: CreatedAction): Promise<{ instance: InstanceRecord; created: boolean }> {
+  validate(i);
+  if (a.requestId === '' || a.action === '' || a.event === '') throw new CellDbError('cell_db.instance_action.invalid', 'request_id, action and event must not be empty');
+  const uuid = checkUuid(i.uuid, 'instance uuid');
   const r = await db.query<InstanceRow>(
-    `SELECT ${INSTANCE_COLUMNS} FROM instances WHERE uuid = $1 AND ($2 OR deleted_at IS NULL)`, [checkUuid(uuid, 'instance uuid'), opts.includeDeleted ?? false]);
+    `WITH ins AS (
+       INSERT INTO instances (uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, host, node,
+         availability_zone, reservation_id, launch_index, build_host_list, build_request_spec, build_deadline_at, trace_parent)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+       ON CONFLICT (uuid) DO NOTHING RETURNING ${INSTANCE_COLUMNS}),
+     a AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time)
+       VALUES ($1, $19, $20, $3, $2, now()) ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id),
+     aid AS (SELECT id FROM a UNION ALL SELECT id FROM instance_actions WHERE instance_uuid = $1 AND request_id = $19 AND NOT EXISTS (SELECT 1 FROM a)),
+     e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result)
+       SELECT id, $21, $22, now(), 'Success' FROM aid
+       ON CONFLICT (action_id, event, (coalesce(host, ''))) DO UPDATE SET finish_time = coalesce(instance_actions_events.finish_time, EXCLUDED.finish_time),
+         result = EXCLUDED.result, traceback = NULL, details = NULL, updated_at = now())
+     SELECT * FROM ins`,
+    [uuid, i.projectId, i.userId, i.displayName ?? null, i.hostname ?? null, JSON.stringify(i.flavor), i.imageRef ?? null, i.vmState,
+      i.taskState ?? null, i.host ?? null, i.node ?? null, i.availabilityZone ?? null, i.reservationId ?? null, i.launchIndex ?? 0,
+      hostListJson(i.buildHostList ?? []), i.buildRequestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(i.buildRequestSpec)),
+      i.buildDeadlineAt ?? null, i.traceParent ?? null, a.requestId, a.action, a.event, a.host]);
+  if (r.rows[0] !== undefined) return { instance: toInstanceRecord(r.rows[0]), created: true };
+  const existing = await getInstance(db, uuid, { includeDeleted: true });
+  if (existing === undefined) throw new CellDbError('cell_db.instance.race', `instance ${uuid} vanished during create`);
+  return { instance: existing, created: false };
+}
+
+/**
+ * The instance, or undefined (Nova's InstanceNotFound). Deleted ones only with `includeDeleted`.
+ * Read-only; `forUpdate` also takes its row lock (`SELECT … FOR UPDATE`, in the caller's
+ * transaction), reading and locking in one round trip.
+ */
+export async function getInstance(db: Queryable, uuid: string, opts: { includeDeleted?: boolean; forUpdate?: boolean } = {}): Promise<InstanceRecord | undefined> {
+  const r = await db.query<InstanceRow>(
+    `SELECT ${INSTANCE_COLUMNS} FROM instances WHERE uuid = $1 AND ($2 OR deleted_at IS NULL)${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
+    [checkUuid(uuid, 'instance uuid'), opts.includeDeleted ?? false]);
   return r.rows[0] === undefined ? undefined : toInstanceRecord(r.rows[0]);
 }
 

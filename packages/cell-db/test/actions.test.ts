@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  CELL_DB_MIGRATIONS_DIR, finishActionEvent, finishInstanceAction, getInstanceAction, listInstanceActions, startActionEvent, startInstanceAction,
+  CELL_DB_MIGRATIONS_DIR, createInstanceWithAction, finishActionEvent, startActionAndFinishEvent, finishInstanceAction, getInstanceAction, listInstanceActions, startActionEvent, startInstanceAction,
 } from '@cellsched/cell-db';
 
 let db: TestDatabase;
@@ -50,5 +50,41 @@ describe('instance actions and events', () => {
     await expect(startInstanceAction(db.pool, { instanceUuid, requestId: '', action: 'create' })).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
     await expect(finishActionEvent(db.pool, { instanceUuid, requestId: 'r1', event: 'e', host: 'h' }, { result: 'Maybe' as never }))
       .rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
+  });
+});
+
+describe('one-statement writes of the build path', () => {
+  const flavor = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+
+  it('createInstanceWithAction creates the instance, its action and the finished event; a repeat returns the row as it is', async () => {
+    const uuid = randomUUID();
+    const requestId = `req-${randomUUID()}`;
+    const created = await createInstanceWithAction(db.pool, { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', taskState: 'scheduling', host: 'h1' },
+      { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: 'h1' });
+    expect(created).toMatchObject({ created: true, instance: { uuid, vmState: 'building', host: 'h1', projectId: 'p' } });
+    const again = await createInstanceWithAction(db.pool, { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', host: 'h2' },
+      { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: 'h1' });
+    expect(again).toMatchObject({ created: false, instance: { uuid, host: 'h1' } });
+    const actions = await listInstanceActions(db.pool, uuid);
+    expect(actions.map((a) => [a.action, a.requestId, a.userId, a.projectId, a.events.map((e) => [e.event, e.host, e.result])])).toEqual([
+      ['create', requestId, 'u', 'p', [['conductor_schedule_and_build_instances', 'h1', 'Success']]]]);
+    await expect(createInstanceWithAction(db.pool, { uuid: randomUUID(), projectId: 'p', userId: 'u', flavor, vmState: 'building' },
+      { requestId: '', action: 'create', event: 'x', host: null })).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
+  });
+
+  it('startActionAndFinishEvent starts a missing action, records the event, marks the action Error on an error, idempotently', async () => {
+    const instanceUuid = randomUUID();
+    const requestId = `req-${randomUUID()}`;
+    const action = { instanceUuid, requestId, action: 'create', userId: 'u', projectId: 'p' };
+    expect(await startActionAndFinishEvent(db.pool, action, { event: 'compute__do_build_and_run_instance', host: 'hA' }, { result: 'Error', details: 'disk full' })).toBe(true);
+    expect(await startActionAndFinishEvent(db.pool, action, { event: 'compute__do_build_and_run_instance', host: 'hB' }, { result: 'Success' })).toBe(true);
+    expect(await startActionAndFinishEvent(db.pool, action, { event: 'compute__do_build_and_run_instance', host: 'hB' }, { result: 'Success' })).toBe(true);
+    const [a] = await listInstanceActions(db.pool, instanceUuid);
+    expect(a?.message).toBe('Error');
+    expect(a?.events.map((e) => [e.host, e.result, e.details]).sort()).toEqual([['hA', 'Error', 'disk full'], ['hB', 'Success', null]]);
+    const fresh = { ...action, instanceUuid: randomUUID() };
+    expect(await startActionAndFinishEvent(db.pool, fresh, { event: 'e', host: null }, { result: 'Success' })).toBe(true);
+    expect((await listInstanceActions(db.pool, fresh.instanceUuid))[0]?.message).toBeNull();
+    await expect(startActionAndFinishEvent(db.pool, fresh, { event: 'e', host: null }, { result: 'Maybe' as never })).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
   });
 });

@@ -60,7 +60,7 @@ export class BuildRequestSweeper {
     const spec = await getRequestSpec(this.deps.apiDb, first.instanceUuid);
     if (spec === undefined) return undefined;
     const buildRequests = group.map((br) => ({ instanceUuid: br.instanceUuid, displayName: br.instance.displayName, launchIndex: br.instance.launchIndex }));
-    return { requestSpec: { ...spec, numInstances: group.length }, buildRequests, requestId: spec.requestId };
+    return { requestSpec: { ...spec, numInstances: group.length }, buildRequests, requestId: spec.requestId, recast: true };
   }
 
   private async sweepDeletes(now: number, due: (uuid: string) => boolean): Promise<string[]> {

@@ -1,10 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
-  addInstanceGroupMembers, createBuildRequest, createInstanceMapping, getFlavorByFlavorId, getImage, getInstanceGroup, listAggregates, AZ_METADATA_KEY,
-  saveRequestSpec, toImageMeta, toWireFlavor, type Flavor, type Image, type InstanceGroup,
+  createServerRecords, getFlavorAndImage, getInstanceGroup, listAggregates, AZ_METADATA_KEY, toImageMeta, toWireFlavor, type Flavor, type Image, type InstanceGroup,
 } from '@cellsched/api-db';
 import { activeTraceParent } from '@cellsched/bus';
-import { withTransaction } from '@cellsched/db';
 import { Instance, RequestSpec, VmState, type ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
 import type { Caller } from '../domain/auth';
 import { badRequest } from '../domain/errors';
@@ -17,9 +15,8 @@ export interface CreatedServers { readonly uuids: readonly string[]; readonly re
 interface Resolved { flavor: Flavor; image: Image; group: InstanceGroup | undefined }
 
 async function resolve(deps: ApiDeps, input: CreateServerInput, caller: Caller): Promise<Resolved> {
-  const flavor = await getFlavorByFlavorId(deps.apiDb, input.flavorRef);
+  const { flavor, image } = await getFlavorAndImage(deps.apiDb, input.flavorRef, input.imageRef);
   if (flavor === undefined || (flavor.disabled && !caller.isAdmin)) throw badRequest('Invalid flavorRef provided.');
-  const image = await getImage(deps.apiDb, input.imageRef);
   if (image === undefined) throw badRequest(`Image ${input.imageRef} could not be found.`);
   if (input.availabilityZone !== undefined) {
     const zones = new Set((await listAggregates(deps.apiDb)).flatMap((a) => a.metadata[AZ_METADATA_KEY] ?? []));
@@ -57,7 +54,7 @@ function instanceFor(input: CreateServerInput, r: Resolved, caller: Caller, uuid
 
 /**
  * DESIGN boot flow step 1: resolves flavor, image, AZ and group (400 and nothing written if
- * any is wrong), then writes in ONE transaction a RequestSpec, a BuildRequest and an
+ * any is wrong), then writes in ONE statement a RequestSpec, a BuildRequest and an
  * InstanceMapping (no cell) per server, and the server-group memberships. Returns the cast
  * to send; sending it is the caller's job (after the commit).
  */
@@ -67,15 +64,10 @@ export async function createServers(deps: ApiDeps, input: CreateServerInput, cal
   const names = displayNames(input.name, input.maxCount);
   const uuids = names.map(() => randomUUID());
   const traceParent = activeTraceParent();
-  await withTransaction(deps.apiDb, async (c) => {
-    for (const [i, uuid] of uuids.entries()) {
-      await saveRequestSpec(c, specFor(input, resolved, caller, uuid, requestId));
-      await createBuildRequest(c, instanceFor(input, resolved, caller, uuid, names[i] ?? input.name, i, resId), traceParent);
-      await createInstanceMapping(c, { instanceUuid: uuid, projectId: caller.projectId, userId: caller.userId });
-    }
-    if (resolved.group !== undefined) await addInstanceGroupMembers(c, resolved.group.uuid, uuids);
-  });
+  await createServerRecords(deps.apiDb, uuids.map((uuid, i) => ({
+    spec: specFor(input, resolved, caller, uuid, requestId), instance: instanceFor(input, resolved, caller, uuid, names[i] ?? input.name, i, resId),
+  })), { projectId: caller.projectId, userId: caller.userId, traceParent, groupUuid: resolved.group?.uuid });
   const spec = specFor(input, resolved, caller, uuids[0] ?? '', requestId);
-  const cast = { requestSpec: spec, buildRequests: uuids.map((u, i) => ({ instanceUuid: u, displayName: names[i] ?? '', launchIndex: i })), requestId };
+  const cast = { requestSpec: spec, buildRequests: uuids.map((u, i) => ({ instanceUuid: u, displayName: names[i] ?? '', launchIndex: i })), requestId, recast: false };
   return { uuids, reservationId: resId, cast };
 }

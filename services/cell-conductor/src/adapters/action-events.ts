@@ -1,4 +1,4 @@
-import { EVENT_COMPUTE_BUILD, EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, listInstanceActions, startInstanceAction, type Queryable } from '@cellsched/cell-db';
+import { EVENT_COMPUTE_BUILD, EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, listInstanceActions, startActionAndFinishEvent, startInstanceAction, type Queryable } from '@cellsched/cell-db';
 import type { BuildEvent, InstanceSnapshot } from '../ports';
 
 /** Our event for the cell conductor's in-cell retry (details: from which host to which). */
@@ -14,9 +14,12 @@ const EVENT_NAMES: Readonly<Record<BuildEvent, string>> = { compute_build: EVENT
 export async function recordEvent(db: Queryable, inst: InstanceSnapshot, requestId: string, event: BuildEvent, host: string | null,
   outcome: { readonly ok: boolean; readonly details?: string }): Promise<void> {
   if (requestId === '') return;
-  await startInstanceAction(db, { instanceUuid: inst.uuid, requestId, action: 'create', userId: inst.userId, projectId: inst.projectId });
-  await finishActionEvent(db, { instanceUuid: inst.uuid, requestId, event: EVENT_NAMES[event], host },
-    { result: outcome.ok ? EVENT_SUCCESS : EVENT_ERROR, ...(outcome.details === undefined ? {} : { details: outcome.details }) });
+  const action = { instanceUuid: inst.uuid, requestId, action: 'create', userId: inst.userId, projectId: inst.projectId };
+  const result = { result: outcome.ok ? EVENT_SUCCESS : EVENT_ERROR, ...(outcome.details === undefined ? {} : { details: outcome.details }) } as const;
+  if (await startActionAndFinishEvent(db, action, { event: EVENT_NAMES[event], host }, result)) return;
+  // NOTE: a concurrent first start of the action was not visible to that statement: the two statements see it
+  await startInstanceAction(db, action);
+  await finishActionEvent(db, { instanceUuid: inst.uuid, requestId, event: EVENT_NAMES[event], host }, result);
 }
 
 /** The request id of the instance's create action ('' when none). Read-only. */

@@ -87,8 +87,7 @@ function actionTransaction(c: PoolClient, cellUuid: string): ActionTransaction {
 /** Locks the live instance row (SELECT … FOR UPDATE); undefined when it is gone. */
 async function lockInstance(c: PoolClient, uuid: string): Promise<InstanceRecord | undefined> {
   if (!UUID.test(uuid)) return undefined;
-  const r = await c.query('SELECT 1 FROM instances WHERE uuid = $1 AND deleted_at IS NULL FOR UPDATE', [uuid]);
-  return r.rowCount === 0 ? undefined : getInstance(c, uuid);
+  return getInstance(c, uuid, { forUpdate: true });
 }
 
 /**

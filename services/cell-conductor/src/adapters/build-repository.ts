@@ -16,10 +16,8 @@ export function snapshotOf(r: InstanceRecord, cellUuid: string): InstanceSnapsho
  * Locks the live instance row (SELECT ... FOR UPDATE) inside the caller's transaction and
  * returns it, or undefined when it is gone (deleted during the build).
  */
-async function lockInstance(client: PoolClient, uuid: string): Promise<InstanceRecord | undefined> {
-  const r = await client.query('SELECT 1 FROM instances WHERE uuid = $1 AND deleted_at IS NULL FOR UPDATE', [uuid]);
-  if (r.rowCount === 0) return undefined;
-  return getInstance(client, uuid);
+function lockInstance(client: PoolClient, uuid: string): Promise<InstanceRecord | undefined> {
+  return getInstance(client, uuid, { forUpdate: true });
 }
 
 const BUILDING = { expectedVmState: ['building' as const] };

@@ -1,7 +1,6 @@
-import { deleteBuildRequest, getBuildRequest, setInstanceMappingCell } from '@cellsched/api-db';
-import { createInstance, destroyInstance, EVENT_SUCCESS, finishActionEvent, getInstance, startInstanceAction, toWireInstance, type InstanceRecord } from '@cellsched/cell-db';
+import { deleteBuildRequest, mapToCellAndDeleteBuildRequest, setInstanceMappingCell, type BuildRequest } from '@cellsched/api-db';
+import { createInstanceWithAction, destroyInstance, getInstance, toWireInstance, type InstanceRecord } from '@cellsched/cell-db';
 import { activeTraceParent } from '@cellsched/bus';
-import { withTransaction } from '@cellsched/db';
 import type { RequestSpec, Selection } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { EVENT_SCHEDULE } from '../domain/build-plan';
@@ -16,6 +15,8 @@ export interface Placement {
   readonly spec: RequestSpec;
   readonly hostList: readonly Selection[];
   readonly requestId: string;
+  /** The build request as read before scheduling; undefined: it was already gone (the user deleted the server). */
+  readonly buildRequest: BuildRequest | undefined;
 }
 
 /** The user deleted the server while it was scheduled: release the claim, leave nothing behind. Idempotent. */
@@ -37,36 +38,31 @@ async function castBuild(deps: BuildDeps, cell: CellHandle, inst: InstanceRecord
   await castFirstBuild(cellBuildPorts(cell, deps.claims), log, build);
 }
 
-async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br: NonNullable<Awaited<ReturnType<typeof getBuildRequest>>>): Promise<InstanceRecord> {
+async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br: BuildRequest): Promise<InstanceRecord> {
   const chosen = p.hostList[0] as Selection;
-  return withTransaction(cell.pool, async (c) => {
-    const { instance } = await createInstance(c, {
-      ...instanceFrom(br, p.spec), vmState: 'building', taskState: 'scheduling', host: chosen.serviceHost, node: chosen.nodename,
-      availabilityZone: chosen.availabilityZone || p.spec.availabilityZone || null, buildHostList: p.hostList.slice(1), buildRequestSpec: p.spec,
-      buildDeadlineAt: new Date(Date.now() + deps.buildTimeoutMs), traceParent: activeTraceParent() ?? null, // the watchdog resumes this trace
-    });
-    await startInstanceAction(c, { instanceUuid: p.instanceUuid, requestId: p.requestId, action: 'create', userId: instance.userId, projectId: instance.projectId });
-    await finishActionEvent(c, { instanceUuid: p.instanceUuid, requestId: p.requestId, event: EVENT_SCHEDULE, host: chosen.serviceHost }, { result: EVENT_SUCCESS });
-    return instance;
-  });
+  const { instance } = await createInstanceWithAction(cell.pool, {
+    ...instanceFrom(br, p.spec), vmState: 'building', taskState: 'scheduling', host: chosen.serviceHost, node: chosen.nodename,
+    availabilityZone: chosen.availabilityZone || p.spec.availabilityZone || null, buildHostList: p.hostList.slice(1), buildRequestSpec: p.spec,
+    buildDeadlineAt: new Date(Date.now() + deps.buildTimeoutMs), traceParent: activeTraceParent() ?? null, // the watchdog resumes this trace
+  }, { requestId: p.requestId, action: 'create', event: EVENT_SCHEDULE, host: chosen.serviceHost });
+  return instance;
 }
 
 /**
  * DESIGN step 4 for one scheduled instance: create it in the chosen host's cell (ON CONFLICT
- * DO NOTHING), record the create action's schedule event, point the mapping at the cell,
- * delete the build request, cast `build_and_run_instance` with [chosen, ...alternates].
- * Build request gone (before or after the create): the user deleted the server, so the
- * claim is released and the instance, mapping and request spec are removed. Idempotent.
+ * DO NOTHING), record the create action's schedule event, point the mapping at the cell and
+ * delete the build request (one statement), cast `build_and_run_instance` with [chosen,
+ * ...alternates]. Build request gone (before scheduling, or by the time it is deleted): the
+ * user deleted the server, so the claim is released and the instance, mapping and request
+ * spec are removed. Idempotent.
  */
 export async function placeInstance(deps: BuildDeps, p: Placement, log: Logger): Promise<'cast' | 'deleted'> {
   const chosen = p.hostList[0];
   if (chosen === undefined) throw new Error(`the scheduler returned no host for ${p.instanceUuid}`);
   const cell = deps.cells.cell(chosen.cellUuid);
-  const br = await getBuildRequest(deps.apiDb, p.instanceUuid);
-  if (br === undefined) return cleanUpDeleted(deps, cell, p.instanceUuid);
-  const inst = await createInCell(deps, cell, p, br);
-  await setInstanceMappingCell(deps.apiDb, p.instanceUuid, await deps.cells.mappingId(cell.uuid));
-  if (!(await deleteBuildRequest(deps.apiDb, p.instanceUuid))) return cleanUpDeleted(deps, cell, p.instanceUuid);
+  if (p.buildRequest === undefined) return cleanUpDeleted(deps, cell, p.instanceUuid);
+  const inst = await createInCell(deps, cell, p, p.buildRequest);
+  if (!(await mapToCellAndDeleteBuildRequest(deps.apiDb, p.instanceUuid, await deps.cells.mappingId(cell.uuid)))) return cleanUpDeleted(deps, cell, p.instanceUuid);
   await castBuild(deps, cell, inst, p.hostList, p.spec, p.requestId, log);
   log.info({ instance_uuid: p.instanceUuid, selected_host: chosen.serviceHost, target_cell: cell.name, alternates: p.hostList.length - 1 }, 'build cast');
   return 'cast';

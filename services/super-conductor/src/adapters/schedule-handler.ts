@@ -1,8 +1,8 @@
-import { getInstanceMappings } from '@cellsched/api-db';
+import { getInstanceMappingsWithBuildRequests, type BuildRequest } from '@cellsched/api-db';
 import type { CastContext } from '@cellsched/bus';
 import type { RequestSpec, ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
 import type { Logger } from 'pino';
-import { noValidHostFault, planBuild, type BuildPlan, type MappingState } from '../domain/build-plan';
+import { mayBeInACell, noValidHostFault, planBuild, type BuildPlan, type MappingState } from '../domain/build-plan';
 import type { DestinationSelector } from '../ports';
 import type { BuildDeps } from './build-deps';
 import { buryInCell0 } from './bury-instance';
@@ -15,19 +15,23 @@ export interface ScheduleDeps extends BuildDeps {
   readonly numAlternates: number;
 }
 
-async function readMappings(deps: BuildDeps, uuids: readonly string[]): Promise<MappingState[]> {
-  const byUuid = new Map((await getInstanceMappings(deps.apiDb, uuids)).map((m) => [m.instanceUuid, m]));
-  return uuids.map((u) => {
+/** The mappings of the cast's instances and the build requests they still have (one round trip). */
+async function readMappings(deps: BuildDeps, uuids: readonly string[]): Promise<{ mappings: MappingState[]; buildRequests: Map<string, BuildRequest> }> {
+  const rows = await getInstanceMappingsWithBuildRequests(deps.apiDb, uuids);
+  const byUuid = new Map(rows.map((r) => [r.mapping.instanceUuid, r.mapping]));
+  const buildRequests = new Map(rows.flatMap((r) => (r.buildRequest === undefined ? [] : [[r.mapping.instanceUuid, r.buildRequest] as const])));
+  const mappings = uuids.map((u) => {
     const m = byUuid.get(u);
     return { instanceUuid: u, exists: m !== undefined, cellUuid: m?.cell?.uuid, queuedForDelete: m?.queuedForDelete ?? false };
   });
+  return { mappings, buildRequests };
 }
 
-async function scheduleAndPlace(deps: ScheduleDeps, spec: RequestSpec, uuids: readonly string[], requestId: string, log: Logger): Promise<void> {
+async function scheduleAndPlace(deps: ScheduleDeps, spec: RequestSpec, uuids: readonly string[], buildRequests: ReadonlyMap<string, BuildRequest>, requestId: string, log: Logger): Promise<void> {
   const outcome = await deps.selector.selectDestinations({ ...spec, numInstances: uuids.length }, uuids, deps.numAlternates);
   if (outcome.kind === 'selected') {
     for (const [i, instanceUuid] of uuids.entries()) {
-      await placeInstance(deps, { instanceUuid, spec, hostList: outcome.destinations[i] ?? [], requestId }, log);
+      await placeInstance(deps, { instanceUuid, spec, hostList: outcome.destinations[i] ?? [], requestId, buildRequest: buildRequests.get(instanceUuid) }, log);
     }
     return;
   }
@@ -49,7 +53,8 @@ async function resumeAll(deps: ScheduleDeps, plan: BuildPlan, mappings: readonly
  * the request's unplaced instances with the configured number of alternates, then per
  * instance either the cell placement and build cast, or (NoValidHost) burial in cell0 with
  * the scheduler's diagnosis. Redelivery-safe: instances a previous delivery already put in a
- * cell are finished, never scheduled again. A retryable scheduler failure throws, so the
+ * cell are finished, never scheduled again (looked for in every cell unless this is the
+ * create's first cast on its first delivery, see {@link mayBeInACell}). A retryable scheduler failure throws, so the
  * bus redelivers the cast (dead-lettered after its delivery limit).
  */
 export function scheduleAndBuildInstancesHandler(deps: ScheduleDeps) {
@@ -62,11 +67,13 @@ export function scheduleAndBuildInstancesHandler(deps: ScheduleDeps) {
     }
     const requestId = req.requestId || spec.requestId || `req-${uuids[0] ?? ''}`;
     const log = ctx.logger.child({ request_id: requestId });
-    const mappings = await readMappings(deps, uuids);
-    const found = await deps.cells.locate(mappings.filter((m) => m.exists && m.cellUuid === undefined).map((m) => m.instanceUuid));
+    const { mappings, buildRequests } = await readMappings(deps, uuids);
+    const unplaced = mappings.filter((m) => m.exists && m.cellUuid === undefined).map((m) => m.instanceUuid);
+    // NOTE: a first cast on its first delivery cannot have put anything in a cell: no query per cell
+    const found = mayBeInACell({ redelivered: ctx.redelivered, recast: req.recast, rpcVersion: ctx.rpcVersion }) ? await deps.cells.locate(unplaced) : new Map<string, string>();
     const plan = planBuild(mappings, found);
     for (const s of plan.skipped) log.info({ instance_uuid: s.instanceUuid, reason: s.reason }, 'instance skipped');
     await resumeAll(deps, plan, mappings, spec, requestId, log);
-    if (plan.toSchedule.length > 0) await scheduleAndPlace(deps, spec, plan.toSchedule, requestId, log);
+    if (plan.toSchedule.length > 0) await scheduleAndPlace(deps, spec, plan.toSchedule, buildRequests, requestId, log);
   };
 }

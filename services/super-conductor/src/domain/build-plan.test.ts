@@ -1,5 +1,5 @@
 import type { Failure } from '@cellsched/wire';
-import { noValidHostFault, numAlternates, planBuild, type MappingState } from './build-plan';
+import { mayBeInACell, noValidHostFault, numAlternates, planBuild, type MappingState } from './build-plan';
 
 const makeFailure = (code: string, message: string, extra: Partial<Failure> = {}): Failure =>
   ({ code, message, retryable: false, expected: true, metadata: {}, diagnosis: [], ...extra });
@@ -17,6 +17,14 @@ test('fresh instances are scheduled, placed ones resumed, deleted ones skipped',
   expect(plan.toSchedule).toEqual(['a']);
   expect(plan.resume).toEqual([{ instanceUuid: 'b', cellUuid: 'c1' }, { instanceUuid: 'c', cellUuid: 'c2' }]);
   expect(plan.skipped.map((s) => s.instanceUuid)).toEqual(['d', 'e']);
+});
+
+test.each([
+  // redelivered, recast, sender's version: may the instances already be in a cell?
+  [false, false, '1.5', false], [false, false, '1.12', false], [false, false, '2.0', false],
+  [true, false, '1.5', true], [false, true, '1.5', true], [false, false, '1.4', true], [false, false, '', true], [false, false, 'junk', true],
+])('redelivered %s, recast %s, sender %s: look in every cell %s', (redelivered, recast, rpcVersion, expected) => {
+  expect(mayBeInACell({ redelivered, recast, rpcVersion })).toBe(expected);
 });
 
 test('a queued-for-delete instance already in a cell is resumed (the cell copy gets cleaned up there)', () => {

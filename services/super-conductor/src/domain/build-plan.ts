@@ -8,6 +8,18 @@ export function numAlternates(maxAttempts: number): number {
   return Math.max(0, Math.floor(maxAttempts) - 1);
 }
 
+/**
+ * Whether a `schedule_and_build_instances` cast's instances may already be in a cell database,
+ * put there by an earlier delivery or an earlier cast of the same create that stopped before
+ * pointing the mapping at the cell: unless this is the create's first cast (a 1.5 sender says so
+ * with `recast` false) on its first delivery. Only then is looking in every cell skipped. Pure.
+ */
+export function mayBeInACell(c: { readonly redelivered: boolean; readonly recast: boolean; readonly rpcVersion: string }): boolean {
+  const [major, minor] = c.rpcVersion.split('.').map(Number);
+  const knowsRecast = major !== undefined && minor !== undefined && (major > 1 || (major === 1 && minor >= 5));
+  return c.redelivered || c.recast || !knowsRecast;
+}
+
 /** What one build request's instance mapping says before scheduling. */
 export interface MappingState {
   readonly instanceUuid: string;

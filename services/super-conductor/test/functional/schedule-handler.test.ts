@@ -22,7 +22,8 @@ import type { DestinationSelector, SelectOutcome } from '../../src/ports';
 
 const CELL1 = randomUUID();
 const FLAVOR: Flavor = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
-const ctx = { logger: pino({ level: 'silent' }) } as unknown as CastContext;
+/** A first delivery of a 1.5 sender's cast. */
+const ctx = { logger: pino({ level: 'silent' }), redelivered: false, rpcVersion: '1.5' } as unknown as CastContext;
 let apiDb: TestDatabase;
 let cell0Db: TestDatabase;
 let cell1Db: TestDatabase;
@@ -57,7 +58,7 @@ async function apiCreate(): Promise<{ uuid: string; spec: RequestSpec }> {
   return { uuid, spec };
 }
 
-const cast = (uuid: string, spec: RequestSpec) => ({ requestSpec: spec, buildRequests: [{ instanceUuid: uuid, displayName: 'vm', launchIndex: 0 }], requestId: `req-${uuid}` });
+const cast = (uuid: string, spec: RequestSpec) => ({ requestSpec: spec, buildRequests: [{ instanceUuid: uuid, displayName: 'vm', launchIndex: 0 }], requestId: `req-${uuid}`, recast: false });
 
 beforeAll(async () => {
   apiDb = await createTestDatabase({ kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR, prefix: 'sc_api' });
@@ -118,7 +119,7 @@ test('a refused build in a cell with no conductor queue ends in ERROR with a fau
   noConductorQueue = true;
   const s = new FakeScheduler();
   s.next = async (uuids) => ({ kind: 'selected', destinations: uuids.map((_u, i) => (i === 0 ? [sel('h1'), sel('h2')] : [sel('h2')])) });
-  const multi = { requestSpec: a.spec, buildRequests: [{ instanceUuid: a.uuid, displayName: 'vm', launchIndex: 0 }, { instanceUuid: b.uuid, displayName: 'vm', launchIndex: 1 }], requestId: `req-${a.uuid}` };
+  const multi = { requestSpec: a.spec, buildRequests: [{ instanceUuid: a.uuid, displayName: 'vm', launchIndex: 0 }, { instanceUuid: b.uuid, displayName: 'vm', launchIndex: 1 }], requestId: `req-${a.uuid}`, recast: false };
   await scheduleAndBuildInstancesHandler(deps(s))(multi, ctx);
   expect(await getInstance(cell1Db.pool, a.uuid)).toMatchObject({ vmState: 'error' });
   expect(released).toEqual([a.uuid]);
@@ -139,11 +140,15 @@ test('a redelivered cast never schedules again: the build is re-cast to the same
   expect(released).toEqual([]);
 });
 
-test('a delivery that crashed after creating the instance is resumed in that cell without the scheduler', async () => {
+test.each([
+  ['redelivered', { ...ctx, redelivered: true }, false],
+  ['a re-cast (the api\'s retry, the sweeper)', ctx, true],
+  ['from a 1.4 sender (no recast field)', { ...ctx, rpcVersion: '1.4' }, false],
+])('a delivery that crashed after creating the instance is resumed in that cell without the scheduler: %s', async (_what, c, recast) => {
   const { uuid, spec } = await apiCreate();
   await createInstance(cell1Db.pool, { uuid, projectId: 'p1', userId: 'u1', flavor: FLAVOR, vmState: 'building', host: 'h2', node: 'h2', buildHostList: [sel('h3')] });
   const s = new FakeScheduler();
-  await scheduleAndBuildInstancesHandler(deps(s))(cast(uuid, spec), ctx);
+  await scheduleAndBuildInstancesHandler(deps(s))({ ...cast(uuid, spec), recast }, c);
   expect(s.calls).toBe(0);
   expect((await getInstanceMapping(apiDb.pool, uuid))?.cell?.uuid).toBe(CELL1);
   expect(await getBuildRequest(apiDb.pool, uuid)).toBeUndefined();

@@ -26,7 +26,8 @@ async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
     // NOTE: the rows are committed: the request is accepted whatever happens to the cast.
     deps.log.warn({ ...log, err }, 'schedule_and_build_instances not confirmed; retrying in the background');
     deps.retrier.retry({ ...log, rpc_method: 'schedule_and_build_instances' },
-      () => deps.conductor.scheduleAndBuildInstances(created.cast, { timeoutMs: deps.castTimeoutMs }));
+      // recast: the first may still arrive, and after this one put the servers in a cell
+      () => deps.conductor.scheduleAndBuildInstances({ ...created.cast, recast: true }, { timeoutMs: deps.castTimeoutMs }));
   }
   if (input.returnReservationId) return { status: 202, body: { reservation_id: created.reservationId } };
   const id = created.uuids[0] ?? '';

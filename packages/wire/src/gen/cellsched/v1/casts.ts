@@ -31,6 +31,12 @@ export interface ScheduleAndBuildInstancesRequest {
   requestSpec: RequestSpec | undefined;
   buildRequests: BuildRequestRef[];
   requestId: string;
+  /**
+   * 1.5: set on every cast of a create but its first (the api's retry of an unconfirmed cast,
+   * the sweeper's re-cast): an earlier one may have put an instance in a cell already. The first
+   * cast, delivered for the first time, skips looking for its instances in every cell.
+   */
+  recast: boolean;
 }
 
 export interface ScheduleAndBuildInstancesResponse {
@@ -498,7 +504,7 @@ export const BuildRequestRef: MessageFns<BuildRequestRef> = {
 };
 
 function createBaseScheduleAndBuildInstancesRequest(): ScheduleAndBuildInstancesRequest {
-  return { requestSpec: undefined, buildRequests: [], requestId: "" };
+  return { requestSpec: undefined, buildRequests: [], requestId: "", recast: false };
 }
 
 export const ScheduleAndBuildInstancesRequest: MessageFns<ScheduleAndBuildInstancesRequest> = {
@@ -511,6 +517,9 @@ export const ScheduleAndBuildInstancesRequest: MessageFns<ScheduleAndBuildInstan
     }
     if (message.requestId !== "") {
       writer.uint32(26).string(message.requestId);
+    }
+    if (message.recast !== false) {
+      writer.uint32(32).bool(message.recast);
     }
     return writer;
   },
@@ -552,6 +561,14 @@ export const ScheduleAndBuildInstancesRequest: MessageFns<ScheduleAndBuildInstan
             message.requestId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.recast = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -581,6 +598,7 @@ export const ScheduleAndBuildInstancesRequest: MessageFns<ScheduleAndBuildInstan
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      recast: isSet(object.recast) ? globalThis.Boolean(object.recast) : false,
     };
   },
 
@@ -594,6 +612,9 @@ export const ScheduleAndBuildInstancesRequest: MessageFns<ScheduleAndBuildInstan
     }
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
+    }
+    if (message.recast !== false) {
+      obj.recast = message.recast;
     }
     return obj;
   },
@@ -612,6 +633,7 @@ export const ScheduleAndBuildInstancesRequest: MessageFns<ScheduleAndBuildInstan
       : undefined;
     message.buildRequests = object.buildRequests?.map((e) => BuildRequestRef.fromPartial(e)) || [];
     message.requestId = object.requestId ?? "";
+    message.recast = object.recast ?? false;
     return message;
   },
 };
@@ -4362,6 +4384,7 @@ export const InstanceStepResponse: MessageFns<InstanceStepResponse> = {
 /** API bus, topic "conductor". */
 export type SuperConductorServiceService = typeof SuperConductorServiceService;
 export const SuperConductorServiceService = {
+  /** 1.5: ScheduleAndBuildInstancesRequest.recast */
   scheduleAndBuildInstances: {
     path: "/cellsched.v1.SuperConductorService/ScheduleAndBuildInstances" as const,
     requestStream: false as const,
@@ -4423,6 +4446,7 @@ export const SuperConductorServiceService = {
 } as const;
 
 export interface SuperConductorServiceServer extends UntypedServiceImplementation {
+  /** 1.5: ScheduleAndBuildInstancesRequest.recast */
   scheduleAndBuildInstances: handleUnaryCall<ScheduleAndBuildInstancesRequest, ScheduleAndBuildInstancesResponse>;
   /** 1.1 */
   deleteInstance: handleUnaryCall<DeleteInstanceRequest, DeleteInstanceResponse>;
@@ -4435,6 +4459,7 @@ export interface SuperConductorServiceServer extends UntypedServiceImplementatio
 }
 
 export interface SuperConductorServiceClient extends Client {
+  /** 1.5: ScheduleAndBuildInstancesRequest.recast */
   scheduleAndBuildInstances(
     request: ScheduleAndBuildInstancesRequest,
     callback: (error: ServiceError | null, response: ScheduleAndBuildInstancesResponse) => void,
