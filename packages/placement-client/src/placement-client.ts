@@ -34,7 +34,7 @@ export class PlacementClient {
   constructor(opts: PlacementClientOptions | { readonly grpc: PlacementGrpc }) {
     this.grpc = 'grpc' in opts ? opts.grpc : createGrpcClient(PlacementServiceClient, {
       addresses: opts.addresses, deadlineMs: opts.deadlineMs ?? 5000, maxAttempts: opts.maxAttempts ?? 3,
-      idempotent: ['getAllocationCandidates', 'release', 'getConsumerAllocations', 'getUsages', 'claimMove', 'revertMove'],
+      idempotent: ['getAllocationCandidates', 'release', 'getConsumerAllocations', 'getUsages', 'claimMove', 'revertMove', 'listProviderConsumers'],
       ...(opts.logger === undefined ? {} : { logger: opts.logger }),
     });
   }
@@ -111,6 +111,20 @@ export class PlacementClient {
     const r = await this.grpc.getConsumerAllocations({ consumerUuid });
     if (!r.exists || r.consumer === undefined || r.consumer.allocations.length === 0) return undefined;
     return { allocations: r.consumer.allocations, generation: r.consumer.consumerGeneration };
+  }
+
+  /**
+   * The consumers holding allocations on each of these providers (provider uuid → sorted consumer
+   * uuids), asked in calls of at most `batch` providers; a provider placement does not know is
+   * absent. Read-only.
+   */
+  async providerConsumers(providerUuids: readonly string[], batch = 1000): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    for (let i = 0; i < providerUuids.length; i += batch) {
+      const r = await this.grpc.listProviderConsumers({ providerUuids: providerUuids.slice(i, i + batch) });
+      for (const p of r.providers) out.set(p.providerUuid, p.consumerUuids);
+    }
+    return out;
   }
 
   /** Usages of a provider by resource class. Read-only. */

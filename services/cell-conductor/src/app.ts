@@ -131,7 +131,7 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
   };
   const stopWatchdog = periodic(o.watchdogIntervalMs, runBuilds, o.logger, 'build watchdog');
   const stopActionPasses = periodic(o.watchdogIntervalMs, runActionPasses, o.logger, 'action passes');
-  const audit = new AllocationAudit(o.pool, o.report, o.placement, o.auditGraceMs, o.placementUrl);
+  const audit = new AllocationAudit(o.pool, o.placement, o.auditGraceMs, o.placementUrl);
   // NOTE: a pass rides out a placement or PostgreSQL restart like a cast does; one that still cannot run is
   // logged `allocation audit failed` (error), which the chaos checker counts as a failure of the scenario.
   const runAudit = async (now?: number): Promise<AuditReport> => {

@@ -1,7 +1,7 @@
 import {
   findMigrations, listComputeNodes, listInstances, listPendingProviders, MIGRATION_FINAL_STATUSES, type ComputeNodeRecord, type InstanceRecord, type MigrationRecord,
 } from '@cellsched/cell-db';
-import { instanceConsumer, PlacementRestError, type PlacementClient, type ReportClient } from '@cellsched/placement-client';
+import { instanceConsumer, type PlacementClient } from '@cellsched/placement-client';
 import { FAILURE_CODES } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import { classifyAllocation, LeakTracker, type AuditVerdict } from '../domain/audit';
@@ -84,7 +84,7 @@ async function auditedNodes(pool: Pool): Promise<AuditedNodes> {
 export class AllocationAudit {
   private readonly tracker: LeakTracker;
 
-  constructor(private readonly pool: Pool, private readonly report: ReportClient, private readonly placement: PlacementClient, graceMs: number,
+  constructor(private readonly pool: Pool, private readonly placement: PlacementClient, graceMs: number,
     private readonly placementUrl = '(placement)') {
     this.tracker = new LeakTracker(graceMs);
   }
@@ -93,14 +93,13 @@ export class AllocationAudit {
   private async gather({ live, retired }: AuditedNodes): Promise<{ seen: Seen[]; unknown: number }> {
     const seen: Seen[] = [];
     let unknown = 0;
+    // NOTE: one gRPC call per 1,000 providers (a REST request per provider was 5,000 requests a pass at 5,000 hosts)
+    const consumers = await this.placement.providerConsumers([...live, ...retired].map((n) => n.uuid));
     for (const n of [...live, ...retired]) {
-      const allocations = await this.report.providerAllocations(n.uuid).catch((err: unknown) => {
-        if (!(err instanceof PlacementRestError && err.status === 404)) throw err;
-        // NOTE: a retired node's provider is expected to go (the sweep deletes it); only a live one placement lacks is unknown
-        if (n.deletedAt === null) unknown++;
-        return {};
-      });
-      for (const consumer of Object.keys(allocations)) seen.push({ consumer, provider: n.uuid });
+      const held = consumers.get(n.uuid);
+      // NOTE: a retired node's provider is expected to go (the sweep deletes it); only a live one placement lacks is unknown
+      if (held === undefined && n.deletedAt === null) unknown++;
+      for (const consumer of held ?? []) seen.push({ consumer, provider: n.uuid });
     }
     if (live.length > 0 && unknown === live.length) throw new AuditProvidersUnknownError(live.length, this.placementUrl);
     return { seen, unknown };

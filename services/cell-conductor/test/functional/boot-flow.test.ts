@@ -248,13 +248,23 @@ test('allocation audit: heals a leaked claim (unknown consumer, ERROR instance) 
 test("allocation audit: a placement that knows none of the cell's nodes (another system's) or none at all is a failed pass, not an empty one", async () => {
   const other = await startPlacement();
   try {
-    const wrong = new AllocationAudit(cellDb.pool, new ReportClient({ baseUrl: other.restUrl }), placement, 1000, other.restUrl);
-    await expect(wrong.run()).rejects.toMatchObject({ code: 'cell_conductor.audit.providers_unknown', message: expect.stringContaining(other.restUrl) as string });
+    const otherClient = new PlacementClient({ addresses: [other.grpcAddress] });
+    try {
+      const wrong = new AllocationAudit(cellDb.pool, otherClient, 1000, other.restUrl);
+      await expect(wrong.run()).rejects.toMatchObject({ code: 'cell_conductor.audit.providers_unknown', message: expect.stringContaining(other.restUrl) as string });
+    } finally {
+      otherClient.close();
+    }
   } finally {
     await other.stop();
   }
-  const nowhere = new AllocationAudit(cellDb.pool, new ReportClient({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 2000 }), placement, 1000);
-  await expect(nowhere.run()).rejects.toMatchObject({ code: 'placement_client.placement.unreachable', retryable: true });
+  const unreachable = new PlacementClient({ addresses: ['127.0.0.1:1'], deadlineMs: 2000, maxAttempts: 1 });
+  try {
+    const nowhere = new AllocationAudit(cellDb.pool, unreachable, 1000);
+    await expect(nowhere.run()).rejects.toMatchObject({ retryable: true });
+  } finally {
+    unreachable.close();
+  }
   expect((await conductor.runAudit()).unknownProviders).toBe(0);
 });
 

@@ -109,6 +109,18 @@ test('Move swaps an instance to a migration consumer atomically; Release is idem
   expect((await client.getUsages({ resourceProviderUuid: '', projectId: 'p1', userId: '', consumerType: '' })).usages).toEqual({ VCPU: 2 });
 });
 
+test('ListProviderConsumers answers the consumers on each known provider, in the order asked, unknown ones absent', async () => {
+  const [a, c] = [randomUUID(), randomUUID()].sort();
+  await client.claim({ consumer: consumer(a as string, cn1, 1), replace: false, group: undefined });
+  await client.claim({ consumer: { ...consumer(c as string, cn1, 1), allocations: [{ resourceProviderUuid: cn1.uuid, resources: { VCPU: 1, MEMORY_MB: 64 } }] }, replace: false, group: undefined });
+  const unknown = randomUUID();
+  expect((await client.listProviderConsumers({ providerUuids: [cn2.uuid, unknown, cn1.uuid.toUpperCase()] })).providers).toEqual([
+    { providerUuid: cn2.uuid, consumerUuids: [] }, { providerUuid: cn1.uuid, consumerUuids: [a, c] }]);
+  expect((await client.listProviderConsumers({ providerUuids: [] })).providers).toEqual([]);
+  const bad = await failure(client.listProviderConsumers({ providerUuids: ['nope'] }));
+  expect(bad.status).toBe(GrpcStatus.INVALID_ARGUMENT);
+});
+
 test('bad input is INVALID_ARGUMENT and writes nothing', async () => {
   const bad = await failure(client.claim({ consumer: { ...consumer(randomUUID(), cn1, 1), allocations: [{ resourceProviderUuid: 'nope', resources: { VCPU: 1 } }] }, replace: false, group: undefined }));
   expect(bad.status).toBe(GrpcStatus.INVALID_ARGUMENT);

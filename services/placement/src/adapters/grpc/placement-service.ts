@@ -128,8 +128,21 @@ export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBa
       const consumer = await consumerOf(pool, uuid as string);
       return consumer ? { consumer, exists: true } : { consumer: undefined, exists: false };
     }),
+    listProviderConsumers: (req) => withFailures(async () => {
+      const wanted = uuids(req.providerUuids);
+      if (wanted.length > MAX_LISTED_PROVIDERS) throw invalid(`at most ${MAX_LISTED_PROVIDERS} providers per call, got ${wanted.length}`);
+      const found = await rows<{ p: string; c: string[] }>(pool,
+        `SELECT rp.uuid::text AS p, coalesce(array_agg(DISTINCT a.consumer_id::text ORDER BY a.consumer_id::text) FILTER (WHERE a.consumer_id IS NOT NULL), '{}') AS c
+         FROM resource_providers rp LEFT JOIN allocations a ON a.resource_provider_id = rp.id
+         WHERE rp.uuid = ANY($1::uuid[]) GROUP BY rp.uuid`, [wanted]);
+      const byUuid = new Map(found.map((f) => [f.p, f.c]));
+      return { providers: wanted.flatMap((p) => (byUuid.has(p) ? [{ providerUuid: p, consumerUuids: byUuid.get(p) ?? [] }] : [])) };
+    }),
   };
 }
+
+/** Providers one ListProviderConsumers call may ask about. */
+export const MAX_LISTED_PROVIDERS = 10_000;
 
 /** The service binding to pass to `startGrpcServer`. */
 export function placementServiceBinding(pool: Pool): ServiceBinding {

@@ -254,6 +254,25 @@ export interface GetConsumerAllocationsResponse {
   exists: boolean;
 }
 
+/**
+ * 1.3: the consumers holding allocations on each of many providers, in one call (the cell
+ * conductors' allocation audit read each provider's allocations one REST request at a time).
+ */
+export interface ListProviderConsumersRequest {
+  providerUuids: string[];
+}
+
+export interface ProviderConsumers {
+  providerUuid: string;
+  /** Sorted; empty when the provider holds no allocation. */
+  consumerUuids: string[];
+}
+
+export interface ListProviderConsumersResponse {
+  /** One per provider placement knows, in the order asked; an unknown provider is absent. */
+  providers: ProviderConsumers[];
+}
+
 function createBaseProviderAllocation(): ProviderAllocation {
   return { resourceProviderUuid: "", resources: {} };
 }
@@ -3660,6 +3679,245 @@ export const GetConsumerAllocationsResponse: MessageFns<GetConsumerAllocationsRe
   },
 };
 
+function createBaseListProviderConsumersRequest(): ListProviderConsumersRequest {
+  return { providerUuids: [] };
+}
+
+export const ListProviderConsumersRequest: MessageFns<ListProviderConsumersRequest> = {
+  encode(message: ListProviderConsumersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.providerUuids) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListProviderConsumersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListProviderConsumersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.providerUuids.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListProviderConsumersRequest {
+    return {
+      providerUuids: globalThis.Array.isArray(object?.providerUuids)
+        ? object.providerUuids.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.provider_uuids)
+        ? object.provider_uuids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListProviderConsumersRequest): unknown {
+    const obj: any = {};
+    if (message.providerUuids?.length) {
+      obj.providerUuids = message.providerUuids;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListProviderConsumersRequest>, I>>(base?: I): ListProviderConsumersRequest {
+    return ListProviderConsumersRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListProviderConsumersRequest>, I>>(object: I): ListProviderConsumersRequest {
+    const message = createBaseListProviderConsumersRequest();
+    message.providerUuids = object.providerUuids?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseProviderConsumers(): ProviderConsumers {
+  return { providerUuid: "", consumerUuids: [] };
+}
+
+export const ProviderConsumers: MessageFns<ProviderConsumers> = {
+  encode(message: ProviderConsumers, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.providerUuid !== "") {
+      writer.uint32(10).string(message.providerUuid);
+    }
+    for (const v of message.consumerUuids) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProviderConsumers {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProviderConsumers();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.providerUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.consumerUuids.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProviderConsumers {
+    return {
+      providerUuid: isSet(object.providerUuid)
+        ? globalThis.String(object.providerUuid)
+        : isSet(object.provider_uuid)
+        ? globalThis.String(object.provider_uuid)
+        : "",
+      consumerUuids: globalThis.Array.isArray(object?.consumerUuids)
+        ? object.consumerUuids.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.consumer_uuids)
+        ? object.consumer_uuids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ProviderConsumers): unknown {
+    const obj: any = {};
+    if (message.providerUuid !== "") {
+      obj.providerUuid = message.providerUuid;
+    }
+    if (message.consumerUuids?.length) {
+      obj.consumerUuids = message.consumerUuids;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProviderConsumers>, I>>(base?: I): ProviderConsumers {
+    return ProviderConsumers.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProviderConsumers>, I>>(object: I): ProviderConsumers {
+    const message = createBaseProviderConsumers();
+    message.providerUuid = object.providerUuid ?? "";
+    message.consumerUuids = object.consumerUuids?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseListProviderConsumersResponse(): ListProviderConsumersResponse {
+  return { providers: [] };
+}
+
+export const ListProviderConsumersResponse: MessageFns<ListProviderConsumersResponse> = {
+  encode(message: ListProviderConsumersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.providers) {
+      ProviderConsumers.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListProviderConsumersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListProviderConsumersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.providers.push(ProviderConsumers.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListProviderConsumersResponse {
+    return {
+      providers: globalThis.Array.isArray(object?.providers)
+        ? object.providers.map((e: any) => ProviderConsumers.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListProviderConsumersResponse): unknown {
+    const obj: any = {};
+    if (message.providers?.length) {
+      obj.providers = message.providers.map((e) => ProviderConsumers.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListProviderConsumersResponse>, I>>(base?: I): ListProviderConsumersResponse {
+    return ListProviderConsumersResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListProviderConsumersResponse>, I>>(
+    object: I,
+  ): ListProviderConsumersResponse {
+    const message = createBaseListProviderConsumersResponse();
+    message.providers = object.providers?.map((e) => ProviderConsumers.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * The hot path of the scheduler and conductors over the same core as the REST API.
  * Errors: ABORTED + Failure{code: "placement.concurrent_update"} for a lost race (retry);
@@ -3764,6 +4022,18 @@ export const PlacementServiceService = {
     responseDeserialize: (value: Buffer): GetConsumerAllocationsResponse =>
       GetConsumerAllocationsResponse.decode(value),
   },
+  /** 1.3. Read-only. */
+  listProviderConsumers: {
+    path: "/cellsched.v1.PlacementService/ListProviderConsumers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListProviderConsumersRequest): Buffer =>
+      Buffer.from(ListProviderConsumersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListProviderConsumersRequest => ListProviderConsumersRequest.decode(value),
+    responseSerialize: (value: ListProviderConsumersResponse): Buffer =>
+      Buffer.from(ListProviderConsumersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListProviderConsumersResponse => ListProviderConsumersResponse.decode(value),
+  },
 } as const;
 
 export interface PlacementServiceServer extends UntypedServiceImplementation {
@@ -3784,6 +4054,8 @@ export interface PlacementServiceServer extends UntypedServiceImplementation {
   release: handleUnaryCall<ReleaseRequest, ReleaseResponse>;
   getUsages: handleUnaryCall<GetUsagesRequest, GetUsagesResponse>;
   getConsumerAllocations: handleUnaryCall<GetConsumerAllocationsRequest, GetConsumerAllocationsResponse>;
+  /** 1.3. Read-only. */
+  listProviderConsumers: handleUnaryCall<ListProviderConsumersRequest, ListProviderConsumersResponse>;
 }
 
 export interface PlacementServiceClient extends Client {
@@ -3926,6 +4198,22 @@ export interface PlacementServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetConsumerAllocationsResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.3. Read-only. */
+  listProviderConsumers(
+    request: ListProviderConsumersRequest,
+    callback: (error: ServiceError | null, response: ListProviderConsumersResponse) => void,
+  ): ClientUnaryCall;
+  listProviderConsumers(
+    request: ListProviderConsumersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListProviderConsumersResponse) => void,
+  ): ClientUnaryCall;
+  listProviderConsumers(
+    request: ListProviderConsumersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListProviderConsumersResponse) => void,
   ): ClientUnaryCall;
 }
 
