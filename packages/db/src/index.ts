@@ -3,7 +3,7 @@
  * runner, a transaction helper that retries serialization failures and deadlocks, and
  * throwaway databases for tests.
  */
-export { createPool, type PoolOptions } from './pool';
+export { createPool, MAX_PREPARED_TEXTS, preparedName, type PoolOptions } from './pool';
 export { DbInputError, uuidChecks, type Queryable, type UuidChecks } from './schema-layer';
 export { runMigrations, type DbKind, type MigrateOptions } from './migrations';
 export { readMigrationFiles, MigrationError, type MigrationFile } from './migration-files';

@@ -1,10 +1,41 @@
-import { createPool, createTestDatabase, isConnectionError, type TestDatabase } from '@cellsched/db';
+import { createPool, createTestDatabase, isConnectionError, preparedName, type TestDatabase } from '@cellsched/db';
 
 let db: TestDatabase;
 beforeAll(async () => { db = await createTestDatabase({ prefix: 'db_pool' }); });
 afterAll(async () => { await db.drop(); });
 
 describe('createPool', () => {
+  test('sends statements with parameters as named prepared statements (once per connection), others as they are; prepare: false sends none', async () => {
+    const text = 'SELECT $1::int + 1 AS n';
+    const prepared = async (pool: ReturnType<typeof createPool>): Promise<string[]> => {
+      const client = await pool.connect();
+      try {
+        expect((await client.query<{ n: number }>(text, [1])).rows[0]?.n).toBe(2);
+        expect((await client.query<{ n: number }>(text, [41])).rows[0]?.n).toBe(42);
+        expect((await client.query<{ n: number }>('SELECT 7 AS n')).rows[0]?.n).toBe(7);
+        // planned per call: a generic plan would ignore the values (a sequential scan for `$1 IS NULL OR col = $1`)
+        expect((await client.query<{ mode: string }>("SELECT current_setting('plan_cache_mode') AS mode")).rows[0]?.mode).toBe(pool === on ? 'force_custom_plan' : 'auto');
+        return (await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE 'cs\\_%'")).rows.map((r) => r.name);
+      } finally {
+        client.release();
+      }
+    };
+    const on = createPool({ url: db.url, max: 1 });
+    const off = createPool({ url: db.url, max: 1, prepare: false });
+    try {
+      const name = preparedName(text);
+      expect(name).toMatch(/^cs_[0-9a-f]{24}$/);
+      expect(preparedName(text)).toBe(name);
+      expect(preparedName(`${text} `)).not.toBe(name);
+      expect(await prepared(on)).toEqual([name]);
+      expect(await prepared(off)).toEqual([]);
+      await expect(on.query('SELECT $1::int / 0', [1])).rejects.toMatchObject({ code: '22012' });
+      expect((await on.query<{ n: number }>(text, [2])).rows[0]?.n).toBe(3);
+    } finally {
+      await Promise.all([on.end(), off.end()]);
+    }
+  });
+
   test('sets application_name and statement_timeout on every connection', async () => {
     const pool = createPool({ url: db.url, max: 2, applicationName: 'cellsched-pool-test', statementTimeoutMs: 100 });
     try {
