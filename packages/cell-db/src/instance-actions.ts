@@ -82,6 +82,10 @@ export async function startInstanceAction(db: Queryable, a: NewInstanceAction): 
   return { id: Number(row.id), created: row.created };
 }
 
+/** @internal An event's finish written over its start or an earlier finish (per action, event and host). */
+export const EVENT_UPSERT = `ON CONFLICT (action_id, event, (coalesce(host, ''))) DO UPDATE SET finish_time = coalesce(instance_actions_events.finish_time, EXCLUDED.finish_time),
+         result = EXCLUDED.result, traceback = EXCLUDED.traceback, details = EXCLUDED.details, updated_at = now()`;
+
 /** Marks an action finished (Nova's action_finish). Idempotent. Returns false if the action does not exist. */
 export async function finishInstanceAction(db: Queryable, instanceUuid: string, requestId: string, finishTime?: Date): Promise<boolean> {
   const r = await db.query(
@@ -127,9 +131,7 @@ export async function finishActionEvent(db: Queryable, key: EventKey, outcome: {
     `WITH a AS (UPDATE instance_actions SET message = CASE WHEN $5 = 'Error' THEN 'Error' ELSE message END, updated_at = now()
        WHERE instance_uuid = $1 AND request_id = $2 RETURNING id),
      e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result, traceback, details)
-       SELECT id, $3, $4, now(), $5, $6, $7 FROM a
-       ON CONFLICT (action_id, event, (coalesce(host, ''))) DO UPDATE SET finish_time = coalesce(instance_actions_events.finish_time, EXCLUDED.finish_time),
-         result = EXCLUDED.result, traceback = EXCLUDED.traceback, details = EXCLUDED.details, updated_at = now())
+       SELECT id, $3, $4, now(), $5, $6, $7 FROM a ${EVENT_UPSERT})
      SELECT id FROM a`,
     [checkUuid(key.instanceUuid, 'instance uuid'), key.requestId, key.event, key.host, outcome.result, outcome.traceback ?? null, outcome.details ?? null]);
   return r.rows.length > 0;
@@ -165,9 +167,7 @@ export async function startActionAndFinishEvent(db: Queryable, a: NewInstanceAct
        WHERE instance_uuid = $1 AND request_id = $2 RETURNING id),
      aid AS (SELECT id FROM ins UNION ALL SELECT id FROM upd),
      e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result, traceback, details)
-       SELECT id, $7, $8, now(), $9, $10, $11 FROM aid
-       ON CONFLICT (action_id, event, (coalesce(host, ''))) DO UPDATE SET finish_time = coalesce(instance_actions_events.finish_time, EXCLUDED.finish_time),
-         result = EXCLUDED.result, traceback = EXCLUDED.traceback, details = EXCLUDED.details, updated_at = now())
+       SELECT id, $7, $8, now(), $9, $10, $11 FROM aid ${EVENT_UPSERT})
      SELECT id FROM aid`,
     [checkUuid(a.instanceUuid, 'instance uuid'), a.requestId, a.action, a.userId ?? null, a.projectId ?? null, a.startTime ?? null,
       key.event, key.host, outcome.result, outcome.traceback ?? null, outcome.details ?? null]);

@@ -1,5 +1,6 @@
 import { RequestSpec, type Flavor, type Selection } from '@cellsched/wire';
 import { CellDbError, checkUuid, checkUuids, type Queryable } from './db';
+import { EVENT_UPSERT } from './instance-actions';
 import { hostListJson, INSTANCE_COLUMNS, toInstanceRecord, type InstanceRecord, type InstanceRow } from './instance-record';
 import type { VmStateName } from './vm-states';
 
@@ -42,16 +43,26 @@ function validate(i: NewInstance): void {
 export async function createInstance(db: Queryable, i: NewInstance): Promise<{ instance: InstanceRecord; created: boolean }> {
   validate(i);
   const uuid = checkUuid(i.uuid, 'instance uuid');
-  const r = await db.query<InstanceRow>(
-    `INSERT INTO instances (uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, host, node,
+  const r = await db.query<InstanceRow>(`${INSERT_INSTANCE} RETURNING ${INSTANCE_COLUMNS}`, insertParams(uuid, i));
+  return createdOrExisting(db, uuid, r.rows[0]);
+}
+
+/** The INSERT of a new instance ($1..$18 as {@link insertParams}), ON CONFLICT DO NOTHING; without RETURNING. */
+const INSERT_INSTANCE = `INSERT INTO instances (uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, host, node,
        availability_zone, reservation_id, launch_index, build_host_list, build_request_spec, build_deadline_at, trace_parent)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-     ON CONFLICT (uuid) DO NOTHING RETURNING ${INSTANCE_COLUMNS}`,
-    [uuid, i.projectId, i.userId, i.displayName ?? null, i.hostname ?? null, JSON.stringify(i.flavor), i.imageRef ?? null, i.vmState,
-      i.taskState ?? null, i.host ?? null, i.node ?? null, i.availabilityZone ?? null, i.reservationId ?? null, i.launchIndex ?? 0,
-      hostListJson(i.buildHostList ?? []), i.buildRequestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(i.buildRequestSpec)),
-      i.buildDeadlineAt ?? null, i.traceParent ?? null]);
-  if (r.rows[0] !== undefined) return { instance: toInstanceRecord(r.rows[0]), created: true };
+     ON CONFLICT (uuid) DO NOTHING`;
+
+function insertParams(uuid: string, i: NewInstance): unknown[] {
+  return [uuid, i.projectId, i.userId, i.displayName ?? null, i.hostname ?? null, JSON.stringify(i.flavor), i.imageRef ?? null, i.vmState,
+    i.taskState ?? null, i.host ?? null, i.node ?? null, i.availabilityZone ?? null, i.reservationId ?? null, i.launchIndex ?? 0,
+    hostListJson(i.buildHostList ?? []), i.buildRequestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(i.buildRequestSpec)),
+    i.buildDeadlineAt ?? null, i.traceParent ?? null];
+}
+
+/** The row an INSERT returned (created), else the existing one, deleted or not (a repeat). */
+async function createdOrExisting(db: Queryable, uuid: string, inserted: InstanceRow | undefined): Promise<{ instance: InstanceRecord; created: boolean }> {
+  if (inserted !== undefined) return { instance: toInstanceRecord(inserted), created: true };
   const existing = await getInstance(db, uuid, { includeDeleted: true });
   if (existing === undefined) throw new CellDbError('cell_db.instance.race', `instance ${uuid} vanished during create`);
   return { instance: existing, created: false };
@@ -78,27 +89,15 @@ export async function createInstanceWithAction(db: Queryable, i: NewInstance, a:
   if (a.requestId === '' || a.action === '' || a.event === '') throw new CellDbError('cell_db.instance_action.invalid', 'request_id, action and event must not be empty');
   const uuid = checkUuid(i.uuid, 'instance uuid');
   const r = await db.query<InstanceRow>(
-    `WITH ins AS (
-       INSERT INTO instances (uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, host, node,
-         availability_zone, reservation_id, launch_index, build_host_list, build_request_spec, build_deadline_at, trace_parent)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-       ON CONFLICT (uuid) DO NOTHING RETURNING ${INSTANCE_COLUMNS}),
+    `WITH ins AS (${INSERT_INSTANCE} RETURNING ${INSTANCE_COLUMNS}),
      a AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time)
        VALUES ($1, $19, $20, $3, $2, now()) ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id),
      aid AS (SELECT id FROM a UNION ALL SELECT id FROM instance_actions WHERE instance_uuid = $1 AND request_id = $19 AND NOT EXISTS (SELECT 1 FROM a)),
-     e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result)
-       SELECT id, $21, $22, now(), 'Success' FROM aid
-       ON CONFLICT (action_id, event, (coalesce(host, ''))) DO UPDATE SET finish_time = coalesce(instance_actions_events.finish_time, EXCLUDED.finish_time),
-         result = EXCLUDED.result, traceback = NULL, details = NULL, updated_at = now())
+     e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result, traceback, details)
+       SELECT id, $21, $22, now(), 'Success', NULL, NULL FROM aid ${EVENT_UPSERT})
      SELECT * FROM ins`,
-    [uuid, i.projectId, i.userId, i.displayName ?? null, i.hostname ?? null, JSON.stringify(i.flavor), i.imageRef ?? null, i.vmState,
-      i.taskState ?? null, i.host ?? null, i.node ?? null, i.availabilityZone ?? null, i.reservationId ?? null, i.launchIndex ?? 0,
-      hostListJson(i.buildHostList ?? []), i.buildRequestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(i.buildRequestSpec)),
-      i.buildDeadlineAt ?? null, i.traceParent ?? null, a.requestId, a.action, a.event, a.host]);
-  if (r.rows[0] !== undefined) return { instance: toInstanceRecord(r.rows[0]), created: true };
-  const existing = await getInstance(db, uuid, { includeDeleted: true });
-  if (existing === undefined) throw new CellDbError('cell_db.instance.race', `instance ${uuid} vanished during create`);
-  return { instance: existing, created: false };
+    [...insertParams(uuid, i), a.requestId, a.action, a.event, a.host]);
+  return createdOrExisting(db, uuid, r.rows[0]);
 }
 
 /**
