@@ -173,7 +173,10 @@ async function startOne(s) {
   const from = existsSync(logFile(s)) ? statSync(logFile(s)).size : 0;
   const out = openSync(logFile(s), 'a');
   const [cmd, args] = s.cmd;
-  const child = spawn(cmd, args, { cwd: ROOT, detached: true, stdio: ['ignore', out, out], env: { ...process.env, ...s.env() } });
+  // CELLSCHED_NODE_ARGS: extra node flags for every service (e.g. `--cpu-prof --cpu-prof-dir=DIR`,
+  // which Node refuses in NODE_OPTIONS)
+  const nodeArgs = cmd === 'node' ? (process.env.CELLSCHED_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(cmd, [...nodeArgs, ...args], { cwd: ROOT, detached: true, stdio: ['ignore', out, out], env: { ...process.env, ...s.env() } });
   writeFileSync(pidFile(s), String(child.pid));
   child.unref();
   const limitMs = s.readyTimeoutMs ?? 60_000;

@@ -65,7 +65,7 @@ function up(hosts: number, env: Record<string, string>): ChaosStack {
   // NOTE: the cell conductors' allocation audit every 20 s (default 5 min), so the chaos checker's `audit` invariant sees a pass after quiescence
   { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 900_000, env: { ...process.env, CELLSCHED_SCHEDULER_DECISION_LOG_INTERVAL_MS: '1000', CELLSCHED_AUDIT_INTERVAL_MS: '20000',
     // --cpu-prof: every service writes a V8 CPU profile to DIR when `stack down` stops it
-    ...(o['cpu-prof'] === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${o['cpu-prof']}` }), ...env } });
+    ...(o['cpu-prof'] === undefined ? {} : { CELLSCHED_NODE_ARGS: `--cpu-prof --cpu-prof-dir=${o['cpu-prof']}` }), ...env } });
   return stack;
 }
 

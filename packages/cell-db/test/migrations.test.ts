@@ -1,6 +1,6 @@
 import { createTestDatabase, runMigrations, type TestDatabase } from '@cellsched/db';
 import { API_DB_MIGRATIONS_DIR } from '@cellsched/api-db';
-import { syncCellDb } from '@cellsched/cell-db';
+import { recordServiceHeartbeats, syncCellDb } from '@cellsched/cell-db';
 
 const TABLES = ['compute_nodes', 'compute_processes', 'instance_actions', 'instance_actions_events', 'instance_faults', 'instance_tasks', 'instances', 'migrations',
   'schema_migrations', 'services'];
@@ -11,7 +11,8 @@ describe('cell database migrations', () => {
   afterAll(async () => { await db.drop(); });
 
   it('apply from empty, create every table and are idempotent', async () => {
-    expect(await syncCellDb(db.pool)).toEqual(['001_initial', '002_instances_created_at_uuid_idx', '003_instances_trace_parent', '004_retired_hosts', '005_instances_created_at_ms', '006_instance_moves', '007_migration_instance_types', '008_migrations_created_at_ms']);
+    expect(await syncCellDb(db.pool)).toEqual(['001_initial', '002_instances_created_at_uuid_idx', '003_instances_trace_parent', '004_retired_hosts', '005_instances_created_at_ms', '006_instance_moves', '007_migration_instance_types', '008_migrations_created_at_ms',
+      '009_services_heartbeat_hot']);
     expect(await syncCellDb(db.pool)).toEqual([]);
     const r = await db.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
@@ -22,8 +23,24 @@ describe('cell database migrations', () => {
     await expect(runMigrations(db.pool, { kind: 'api', dir: API_DB_MIGRATIONS_DIR })).rejects.toMatchObject({ code: 'db.migration.kind_mismatch' });
   });
 
-  it('indexes compute_nodes.updated_at and services.updated_at for the incremental host cache', async () => {
+  it('indexes compute_nodes.updated_at for the incremental host cache, and no column a heartbeat changes', async () => {
     const r = await db.pool.query<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE indexname LIKE '%updated_at%' ORDER BY 1");
-    expect(r.rows.map((i) => i.indexname)).toEqual(['compute_nodes_updated_at_idx', 'services_updated_at_idx']);
+    expect(r.rows.map((i) => i.indexname)).toEqual(['compute_nodes_updated_at_idx']);
+  });
+
+  it('updates services in place on a heartbeat (heap-only tuples: no index entry written)', async () => {
+    await db.pool.query(`INSERT INTO services (uuid, host, "binary", topic, last_seen_up) SELECT gen_random_uuid(), 'hot-' || g, 'nova-compute', 'compute', now() FROM generate_series(1, 200) g`);
+    const hosts = Array.from({ length: 200 }, (_, i) => `hot-${i + 1}`);
+    // NOTE: pg_stat_xact_user_tables counts the open transaction's own updates
+    const c = await db.pool.connect();
+    try {
+      await c.query('BEGIN');
+      expect(await recordServiceHeartbeats(c, hosts, 'nova-compute')).toEqual([]);
+      const s = await c.query<{ upd: string; hot: string }>("SELECT n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot FROM pg_stat_xact_user_tables WHERE relname = 'services'");
+      expect(s.rows[0]).toEqual({ upd: '200', hot: '200' });
+    } finally {
+      await c.query('ROLLBACK');
+      c.release();
+    }
   });
 });
