@@ -16,6 +16,17 @@ beforeAll(() => {
 
 afterAll(() => stack.down(), 120_000);
 
+test('openstack server create --hint same_host / different_host: on the hinted server\'s host / elsewhere, placement agreeing; no such server: NoValidHost', () => {
+  let out = '';
+  try {
+    out = execFileSync('bash', [join(__dirname, '../clients/host-hints.sh'), stack.apiUrl, stack.placementUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string };
+    throw new Error(`host-hints.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
+  }
+  expect(out).toContain('host-hints: every step passed');
+}, 360_000);
+
 test('openstack server stop/start/reboot/migrate/resize/confirm/revert/live-migrate/shelve/unshelve/rebuild/evacuate and server migration list, as a user types them', () => {
   let out = '';
   try {

@@ -12,7 +12,7 @@ import { AdvisoryGroupLock } from './adapters/advisory-group-lock';
 import { CellDirectory } from './adapters/cell-sources';
 import { systemClock } from './adapters/clock';
 import { schedulerServiceBinding, type DecisionObserver } from './adapters/grpc/scheduler-service';
-import { groupMemberHosts } from './adapters/group-members';
+import { groupMemberHosts, instanceHosts } from './adapters/group-members';
 import { HostCache } from './adapters/host-cache';
 import { HostMappingCache, mappedHostsOnly } from './adapters/host-mappings';
 import { CandidateCache } from './adapters/candidate-cache';
@@ -113,6 +113,7 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
       getComputeNodes: mappedHostsOnly((uuids) => cache.getComputeNodes(uuids), mappings),
       getAggregates: () => cache.getAggregates(),
       getGroupMemberHosts: groupMemberHosts(apiDb, placement, (uuids) => cache.getComputeNodes(uuids)),
+      getInstanceHosts: instanceHosts(placement, (uuids) => cache.getComputeNodes(uuids)),
     };
     const claimer = new PlacementClaimer(placement, (c) => candidates.consume(c));
     const core = new SchedulerCore({ snapshot, claimer, groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);

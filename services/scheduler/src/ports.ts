@@ -48,6 +48,12 @@ export interface HostStateSnapshot {
    * neighbour).
    */
   getGroupMemberHosts(group: InstanceGroup, exclude?: readonly string[]): Promise<ReadonlyMap<string, number>>;
+  /**
+   * The service hosts on which any of these instances holds a claim, read fresh (the
+   * `same_host` / `different_host` hints: Nova's host_state.instances). An unknown or unplaced
+   * instance is on no host. Read-only.
+   */
+  getInstanceHosts(instanceUuids: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 /** A server group whose policy placement keeps atomically with a claim. */

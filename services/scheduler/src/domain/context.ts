@@ -14,6 +14,22 @@ export interface GroupState {
   readonly membersByHost: Map<string, number>;
 }
 
+/**
+ * Where the instances named by the request's `same_host` / `different_host` scheduler hints are:
+ * the service hosts on which they hold claims, read once per decision. A hint that is absent is
+ * undefined; a hint naming only unknown or unplaced instances is an empty set.
+ */
+export interface HintedHosts {
+  readonly sameHost?: ReadonlySet<string>;
+  readonly differentHost?: ReadonlySet<string>;
+}
+
+/** The instance uuids of a `same_host` / `different_host` hint (the API joins a list with commas), or [] without it. */
+export function hintedInstances(spec: RequestSpec, hint: 'same_host' | 'different_host'): string[] {
+  const value = spec.schedulerHints[hint];
+  return value === undefined ? [] : value.split(',').map((u) => u.trim()).filter((u) => u !== '');
+}
+
 /** Everything a host filter or weigher may read about the request. */
 export interface SchedulingContext {
   readonly spec: RequestSpec;
@@ -23,6 +39,8 @@ export interface SchedulingContext {
   readonly policy: SchedulerPolicy;
   /** The decision's "now" (from the Clock port), so heartbeat ages are reproducible in tests. */
   readonly now: Date;
+  /** Where the `same_host` / `different_host` hints' instances are (absent: no such hint). */
+  readonly hinted?: HintedHosts;
 }
 
 /** Members of the group on a service host (0 when none, or when the request has no group). */

@@ -1,6 +1,6 @@
 import type { FilterDiagnosis, GetAllocationCandidatesRequest, InstanceGroup, Selection } from '@cellsched/wire';
 import type { SchedulerPorts } from '../ports';
-import type { SchedulingContext } from './context';
+import { hintedInstances, type HintedHosts, type SchedulingContext } from './context';
 import { InvalidSchedulerPolicy, InvalidSchedulerRequest } from './errors';
 import { FILTER_REGISTRY, unknownFilterNames } from './filters/registry';
 import type { HostFilter } from './filters/types';
@@ -137,7 +137,9 @@ export class SchedulerCore {
    */
   private sampleSizeFor(req: SelectDestinationsRequest): number {
     const spec = req.spec;
-    const eligible = req.instanceUuids.length === 1 && spec.instanceGroup === undefined && spec.requestedDestination === undefined && req.move === undefined;
+    // NOTE: a same_host hint names one host or a few, which a sample would likely miss
+    const eligible = req.instanceUuids.length === 1 && spec.instanceGroup === undefined && spec.requestedDestination === undefined && req.move === undefined
+      && !('same_host' in spec.schedulerHints);
     return eligible ? this.policy.hostSampleSize : 0;
   }
 
@@ -161,10 +163,23 @@ export class SchedulerCore {
       const ctx: SchedulingContext = {
         ...base, now: this.ports.clock.now(),
         group: group === undefined ? undefined : groupState(group, await this.memberHosts(group, req)),
+        hinted: await this.hintedHosts(req),
       };
       return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats: { retries: 0 } }, gathered.sampled);
     }, releaseOnNoValidHost);
     return { result: await (group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide)), sampled: gathered.sampled };
+  }
+
+  /** Where the `same_host` / `different_host` hints' instances hold claims (one read per hint given; the moving instance itself excluded). */
+  private async hintedHosts(req: SelectDestinationsRequest): Promise<HintedHosts | undefined> {
+    const read = async (hint: 'same_host' | 'different_host'): Promise<ReadonlySet<string> | undefined> => {
+      if (!(hint in req.spec.schedulerHints)) return undefined;
+      const uuids = hintedInstances(req.spec, hint).filter((u) => !req.instanceUuids.includes(u));
+      return uuids.length === 0 ? new Set() : this.ports.snapshot.getInstanceHosts(uuids);
+    };
+    const [sameHost, differentHost] = await Promise.all([read('same_host'), read('different_host')]);
+    if (sameHost === undefined && differentHost === undefined) return undefined;
+    return { ...(sameHost === undefined ? {} : { sameHost }), ...(differentHost === undefined ? {} : { differentHost }) };
   }
 
   /** Where the group's members hold claims; a moving instance is not its own neighbour (Nova: `get_hosts(exclude=[instance])`). */

@@ -53,6 +53,7 @@ const ports: SchedulerPorts = {
     },
     getAggregates: () => Promise.resolve([]),
     getGroupMemberHosts: () => Promise.resolve(new Map()),
+    getInstanceHosts: () => Promise.resolve(new Set()),
   },
   claimer: {
     claim: (_consumer, candidate: AllocationCandidate) => {

@@ -44,6 +44,17 @@ export class FakeSnapshot implements HostStateSnapshot {
     }
     return Promise.resolve(byHost);
   }
+
+  getInstanceHosts(instanceUuids: readonly string[]): Promise<ReadonlySet<string>> {
+    const hosts = new Set<string>();
+    for (const u of instanceUuids) {
+      for (const rp of this.placement.allocations.get(u)?.keys() ?? []) {
+        const host = this.records.get(rp)?.host;
+        if (host !== undefined) hosts.add(host);
+      }
+    }
+    return Promise.resolve(hosts);
+  }
 }
 
 /** An in-process mutex per group; records the highest number of holders seen at once. */

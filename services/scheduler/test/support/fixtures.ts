@@ -1,5 +1,5 @@
 import type { Flavor, ImageMeta, RequestSpec } from '@cellsched/wire';
-import type { GroupPolicy, GroupState, SchedulingContext } from '../../src/domain/context';
+import type { GroupPolicy, GroupState, HintedHosts, SchedulingContext } from '../../src/domain/context';
 import type { ComputeNodeRecord, HostState, ResourceUsage } from '../../src/domain/host-state';
 import { DEFAULT_POLICY, type SchedulerPolicy } from '../../src/domain/policy';
 
@@ -49,10 +49,11 @@ export function group(policy: GroupPolicy, membersByHost: Readonly<Record<string
   return { uuid: 'g1', policy, maxServerPerHost, membersByHost: new Map(Object.entries(membersByHost)) };
 }
 
-export function ctx(overrides: { spec?: RequestSpec; group?: GroupState; policy?: Partial<SchedulerPolicy>; now?: Date } = {}): SchedulingContext {
+export function ctx(overrides: { spec?: RequestSpec; group?: GroupState; policy?: Partial<SchedulerPolicy>; now?: Date; hinted?: HintedHosts } = {}): SchedulingContext {
   const s = overrides.spec ?? spec();
   return {
     spec: s, flavor: s.flavor ?? flavor(), image: s.image, group: overrides.group,
     policy: { ...DEFAULT_POLICY, ...overrides.policy }, now: overrides.now ?? NOW,
+    ...(overrides.hinted === undefined ? {} : { hinted: overrides.hinted }),
   };
 }

@@ -2,7 +2,9 @@ import { InvalidSchedulerPolicy } from '../errors';
 import { aggregateInstanceExtraSpecsFilter } from './aggregate-instance-extra-specs-filter';
 import { availabilityZoneFilter } from './availability-zone-filter';
 import { computeFilter } from './compute-filter';
+import { differentHostFilter } from './different-host-filter';
 import { imagePropertiesFilter } from './image-properties-filter';
+import { sameHostFilter } from './same-host-filter';
 import { serverGroupAffinityFilter } from './server-group-affinity-filter';
 import { serverGroupAntiAffinityFilter } from './server-group-anti-affinity-filter';
 import type { HostFilter } from './types';
@@ -10,7 +12,7 @@ import type { HostFilter } from './types';
 /** Every host filter this scheduler knows, keyed by Nova's class name (the `enabled_filters` values). */
 export const FILTER_REGISTRY: ReadonlyMap<string, HostFilter> = new Map(
   [computeFilter, availabilityZoneFilter, imagePropertiesFilter, aggregateInstanceExtraSpecsFilter,
-    serverGroupAntiAffinityFilter, serverGroupAffinityFilter].map((f) => [f.name, f]),
+    serverGroupAntiAffinityFilter, serverGroupAffinityFilter, sameHostFilter, differentHostFilter].map((f) => [f.name, f]),
 );
 
 /** Unknown names in `enabled_filters`, as readable problems. */

@@ -29,6 +29,7 @@ function deps(answer: GetAllocationCandidatesResponse, limit: number): { deps: C
       snapshot: {
         getAllocationCandidates: (_q, o) => { calls.push(o ?? {}); return Promise.resolve(answer); },
         getComputeNodes: () => Promise.resolve(new Map()), getAggregates: () => Promise.resolve([]), getGroupMemberHosts: () => Promise.resolve(new Map()),
+        getInstanceHosts: () => Promise.resolve(new Set()),
       },
     },
   };

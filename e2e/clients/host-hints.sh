@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The same_host and different_host scheduler hints through the real OpenStack client (Debian's
+# python3-openstackclient), as a user types them, against a running cellsched:
+#   e2e/clients/host-hints.sh [COMPUTE_ENDPOINT] [PLACEMENT_ENDPOINT]
+# defaults http://127.0.0.1:8774/v2.1 and http://127.0.0.1:8778. Needs >= 2 enabled hosts.
+# Boots a server, then servers with --hint same_host=<it> (each on its host) and
+# --hint different_host=<it> (each elsewhere), checks that placement holds each server's
+# allocation on the compute node of the host the server shows, and that a same_host naming no
+# server ends in ERROR with NoValidHost; deletes what it made. Exits non-zero at the first
+# difference, printing it.
+set -euo pipefail
+COMPUTE=${1:-http://127.0.0.1:8774/v2.1}
+PLACEMENT=${2:-http://127.0.0.1:8778}
+IMAGE=${CELLSCHED_IMAGE:-155d900f-4e14-4e4c-a73d-069cbf4541e6}
+WAIT_S=${CELLSCHED_CLIENT_WAIT_S:-120}
+os() { openstack --os-auth-type admin_token --os-token admin --os-endpoint "$COMPUTE" --os-compute-api-version 2.60 "$@"; }
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
+api_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: compute 2.60' "$COMPUTE$1"; }
+pl_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: placement 1.28' "$PLACEMENT$1"; }
+show() { api_get "/servers/$1" | python3 -c "import json,sys; s=json.load(sys.stdin)['server']; print({'status': s['status'], 'host': s.get('OS-EXT-SRV-ATTR:host') or 'None', 'node': s.get('OS-EXT-SRV-ATTR:hypervisor_hostname') or 'None', 'fault': (s.get('fault') or {}).get('message', '')}[sys.argv[1]])" "$2"; }
+MADE=()
+cleanup() { for s in "${MADE[@]}"; do os server delete "$s" >/dev/null 2>&1 || true; done; }
+trap cleanup EXIT
+
+settle() { # settle SERVER WANT: waits for ACTIVE or ERROR, fails unless it is WANT
+  local deadline=$((SECONDS + WAIT_S)) s
+  while :; do
+    s=$(show "$1" status)
+    [ "$s" = ACTIVE ] || [ "$s" = ERROR ] && break
+    [ $SECONDS -ge $deadline ] && fail "server $1 still $s after ${WAIT_S}s"
+    sleep 1
+  done
+  [ "$s" = "$2" ] || fail "server $1 is $s, expected $2 ($(show "$1" fault))"
+}
+
+create() { # create NAME [HINT...]: the new server's id
+  local name=$1; shift
+  local args=() id
+  for h in "$@"; do args+=(--hint "$h"); done
+  id=$(os server create --flavor 1 --image "$IMAGE" --network none "${args[@]}" -f value -c id "$name")
+  MADE+=("$id")
+  echo "$id"
+}
+
+# Placement holds the server's allocation on the compute node the server shows (a compute
+# node's resource provider is named after its hypervisor_hostname, as in Nova).
+allocated_on_node() { # allocated_on_node SERVER
+  local rp
+  rp=$(pl_get "/allocations/$1" | python3 -c "import json,sys; a=json.load(sys.stdin)['allocations']; print(' '.join(a))")
+  [ -n "$rp" ] || fail "placement holds no allocation of $1"
+  local name node
+  name=$(pl_get "/resource_providers/$rp" | python3 -c "import json,sys; print(json.load(sys.stdin)['name'])")
+  node=$(show "$1" node)
+  [ "$name" = "$node" ] || fail "placement holds $1 on $name, the server shows $node"
+}
+
+step "a first server"
+FIRST=$(create hint-first)
+settle "$FIRST" ACTIVE
+HOME_HOST=$(show "$FIRST" host)
+echo "on $HOME_HOST"
+
+step "openstack server create --hint same_host=$FIRST (x3)"
+for i in 1 2 3; do
+  S=$(create "hint-same-$i" "same_host=$FIRST")
+  settle "$S" ACTIVE
+  H=$(show "$S" host)
+  [ "$H" = "$HOME_HOST" ] || fail "same_host server $S on $H, not $HOME_HOST"
+  allocated_on_node "$S"
+  echo "$S on $H"
+done
+
+step "openstack server create --hint different_host=$FIRST (x3)"
+for i in 1 2 3; do
+  S=$(create "hint-apart-$i" "different_host=$FIRST")
+  settle "$S" ACTIVE
+  H=$(show "$S" host)
+  [ "$H" != "$HOME_HOST" ] || fail "different_host server $S on $HOME_HOST"
+  allocated_on_node "$S"
+  echo "$S on $H"
+done
+
+step "openstack server create --hint same_host=<no such server>: NoValidHost"
+S=$(create hint-nowhere "same_host=$(python3 -c 'import uuid; print(uuid.uuid4())')")
+settle "$S" ERROR
+FAULT=$(show "$S" fault)
+case "$FAULT" in *"No valid host"*) echo "ERROR: $FAULT" ;; *) fail "fault is '$FAULT', expected No valid host" ;; esac
+
+step "openstack server create --hint different_host=<not a uuid>: refused, nothing made"
+if os server create --flavor 1 --image "$IMAGE" --network none --hint different_host=not-a-uuid hint-bad >/tmp/hint-bad.$$ 2>&1; then
+  fail "a different_host that is not a uuid was accepted"
+fi
+grep -q "400" /tmp/hint-bad.$$ || fail "expected HTTP 400, got: $(cat /tmp/hint-bad.$$)"
+rm -f /tmp/hint-bad.$$
+[ -z "$(os server list --name '^hint-bad$' -f value -c ID)" ] || fail "the refused create left a server"
+
+echo
+echo "host-hints: every step passed"
