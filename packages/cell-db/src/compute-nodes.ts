@@ -25,6 +25,8 @@ export interface ComputeNodeRecord {
   readonly supportedInstances: readonly SupportedInstanceTriple[];
   /** Nova's stats, e.g. `{ num_instances: "3", io_workload: "1", failed_builds: "0" }`. */
   readonly stats: Readonly<Record<string, string>>;
+  /** Nova's cpu_info: JSON text as the compute reported it (`{}` when it did not). */
+  readonly cpuInfo: string;
   readonly mapped: number;
   readonly createdAt: Date;
   readonly updatedAt: Date;
@@ -35,17 +37,17 @@ interface Row {
   id: number; uuid: string; service_id: number | null; host: string; hypervisor_hostname: string; vcpus: number; memory_mb: number; local_gb: number;
   vcpus_used: number; memory_mb_used: number; local_gb_used: number; hypervisor_type: string; hypervisor_version: number;
   cpu_allocation_ratio: number; ram_allocation_ratio: number; disk_allocation_ratio: number; running_vms: number;
-  supported_instances: SupportedInstanceTriple[]; stats: Record<string, string>; mapped: number; created_at: Date; updated_at: Date; deleted_at: Date | null;
+  supported_instances: SupportedInstanceTriple[]; stats: Record<string, string>; cpu_info: string; mapped: number; created_at: Date; updated_at: Date; deleted_at: Date | null;
 }
 const COLUMNS = `id, uuid, service_id, host, hypervisor_hostname, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used,
   hypervisor_type, hypervisor_version, cpu_allocation_ratio, ram_allocation_ratio, disk_allocation_ratio, running_vms, supported_instances,
-  stats, mapped, created_at, updated_at, deleted_at`;
+  stats, cpu_info, mapped, created_at, updated_at, deleted_at`;
 const toNode = (r: Row): ComputeNodeRecord => ({
   id: r.id, uuid: r.uuid, serviceId: r.service_id, host: r.host, hypervisorHostname: r.hypervisor_hostname, vcpus: r.vcpus, memoryMb: r.memory_mb,
   localGb: r.local_gb, vcpusUsed: r.vcpus_used, memoryMbUsed: r.memory_mb_used, localGbUsed: r.local_gb_used, hypervisorType: r.hypervisor_type,
   hypervisorVersion: r.hypervisor_version, cpuAllocationRatio: r.cpu_allocation_ratio, ramAllocationRatio: r.ram_allocation_ratio,
   diskAllocationRatio: r.disk_allocation_ratio, runningVms: r.running_vms, supportedInstances: r.supported_instances, stats: r.stats,
-  mapped: r.mapped, createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
+  cpuInfo: r.cpu_info, mapped: r.mapped, createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
 });
 
 /** What a compute reports about one of its nodes (Nova's resource tracker update). */
@@ -68,6 +70,8 @@ export interface ComputeNodeReport {
   runningVms?: number;
   supportedInstances?: readonly SupportedInstanceTriple[];
   stats?: Readonly<Record<string, string>>;
+  /** JSON text (Nova's cpu_info); `{}` when not said. */
+  cpuInfo?: string;
 }
 
 function validate(n: ComputeNodeReport): void {
@@ -80,7 +84,17 @@ function validate(n: ComputeNodeReport): void {
   for (const [what, v] of [['cpu', n.cpuAllocationRatio], ['ram', n.ramAllocationRatio], ['disk', n.diskAllocationRatio]] as const) {
     if (v !== undefined && !(v > 0)) problems.push(`${what}_allocation_ratio must be > 0`);
   }
+  if (n.cpuInfo !== undefined && !isJsonObject(n.cpuInfo)) problems.push('cpu_info must be a JSON object');
   if (problems.length > 0) throw new CellDbError('cell_db.compute_node.invalid', `invalid compute node: ${problems.join('; ')}`);
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -94,20 +108,20 @@ export async function upsertComputeNode(db: Queryable, n: ComputeNodeReport): Pr
   const r = await db.query<Row & { created: boolean }>(
     `INSERT INTO compute_nodes AS c (uuid, service_id, host, hypervisor_hostname, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used,
        local_gb_used, hypervisor_type, hypervisor_version, cpu_allocation_ratio, ram_allocation_ratio, disk_allocation_ratio, running_vms,
-       supported_instances, stats)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+       supported_instances, stats, cpu_info)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      ON CONFLICT (uuid) DO UPDATE SET service_id = EXCLUDED.service_id, host = EXCLUDED.host, hypervisor_hostname = EXCLUDED.hypervisor_hostname,
        vcpus = EXCLUDED.vcpus, memory_mb = EXCLUDED.memory_mb, local_gb = EXCLUDED.local_gb, vcpus_used = EXCLUDED.vcpus_used,
        memory_mb_used = EXCLUDED.memory_mb_used, local_gb_used = EXCLUDED.local_gb_used, hypervisor_type = EXCLUDED.hypervisor_type,
        hypervisor_version = EXCLUDED.hypervisor_version, cpu_allocation_ratio = EXCLUDED.cpu_allocation_ratio,
        ram_allocation_ratio = EXCLUDED.ram_allocation_ratio, disk_allocation_ratio = EXCLUDED.disk_allocation_ratio,
        running_vms = EXCLUDED.running_vms, supported_instances = EXCLUDED.supported_instances, stats = EXCLUDED.stats,
-       deleted_at = NULL, updated_at = now()
+       cpu_info = EXCLUDED.cpu_info, deleted_at = NULL, updated_at = now()
      RETURNING ${COLUMNS}, (xmax = 0) AS created`,
     [checkUuid(n.uuid, 'compute node uuid'), n.serviceId, n.host, n.hypervisorHostname, n.vcpus, n.memoryMb, n.localGb, n.vcpusUsed ?? 0,
       n.memoryMbUsed ?? 0, n.localGbUsed ?? 0, n.hypervisorType ?? 'fake', n.hypervisorVersion ?? 0, n.cpuAllocationRatio ?? 4.0,
       n.ramAllocationRatio ?? 1.0, n.diskAllocationRatio ?? 1.0, n.runningVms ?? 0, JSON.stringify(n.supportedInstances ?? []),
-      JSON.stringify(n.stats ?? {})]);
+      JSON.stringify(n.stats ?? {}), n.cpuInfo ?? '{}']);
   const row = r.rows[0];
   if (row === undefined) throw new CellDbError('cell_db.compute_node.race', 'compute node upsert returned nothing');
   return { node: toNode(row), created: row.created };
@@ -121,6 +135,32 @@ export async function updateComputeNodeStats(db: Queryable, uuid: string, stats:
   const r = await db.query('UPDATE compute_nodes SET stats = stats || $2::jsonb, updated_at = now() WHERE uuid = $1 AND deleted_at IS NULL',
     [checkUuid(uuid, 'compute node uuid'), JSON.stringify(stats)]);
   return (r.rowCount ?? 0) > 0;
+}
+
+/** One node's resource tracker stats for {@link updateComputeNodesStats}. */
+export interface NodeStats {
+  readonly uuid: string;
+  /** Keys to set (values replace the node's; keys not named are kept). */
+  readonly stats: Readonly<Record<string, string>>;
+  readonly runningVms: number;
+}
+
+/**
+ * The resource tracker's stats of many nodes in one statement (a compute process's periodic
+ * update): each node's stats merged with the given keys, running_vms set. Deleted or unknown
+ * nodes are skipped. Returns how many nodes were updated.
+ */
+export async function updateComputeNodesStats(db: Queryable, nodes: readonly NodeStats[]): Promise<number> {
+  if (nodes.length === 0) return 0;
+  checkUuids(nodes.map((n) => n.uuid), 'compute node uuid');
+  const bad = nodes.filter((n) => !Number.isSafeInteger(n.runningVms) || n.runningVms < 0);
+  if (bad.length > 0) throw new CellDbError('cell_db.compute_node.invalid', `invalid compute node: running_vms must be a non-negative integer (${bad.map((n) => n.uuid).join(', ')})`);
+  const r = await db.query(
+    `UPDATE compute_nodes c SET stats = c.stats || x.stats, running_vms = x.running_vms, updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS x(uuid uuid, stats jsonb, running_vms integer)
+     WHERE c.uuid = x.uuid AND c.deleted_at IS NULL`,
+    [JSON.stringify(nodes.map((n) => ({ uuid: n.uuid, stats: n.stats, running_vms: n.runningVms })))]);
+  return r.rowCount ?? 0;
 }
 
 /** The compute node with this uuid (deleted ones only with `includeDeleted`), or undefined. Read-only. */

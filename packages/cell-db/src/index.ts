@@ -17,7 +17,7 @@ export * from './instance-actions';
 export * from './server-actions';
 export * from './services';
 export {
-  upsertComputeNode, updateComputeNodeStats, getComputeNode, listComputeNodes, deleteComputeNode, listUnmappedComputeHosts,
+  upsertComputeNode, updateComputeNodeStats, updateComputeNodesStats, type NodeStats, getComputeNode, listComputeNodes, deleteComputeNode, listUnmappedComputeHosts,
   markComputeNodesMapped, unmarkComputeNodesMapped, type ComputeNodeRecord, type ComputeNodeReport, type SupportedInstanceTriple,
 } from './compute-nodes';
 export * from './host-changes';

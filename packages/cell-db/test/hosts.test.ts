@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
   CELL_DB_MIGRATIONS_DIR, deleteComputeNode, deleteService, getComputeNode, getService, getServiceById, listComputeNodes,
   listHostChangesSplitSince, listHostRecordsChangedSince, listServices, listUnmappedComputeHosts, markComputeNodesMapped, recordServiceHeartbeat,
-  recordServiceHeartbeats, listServicesChangedSince, setServiceDisabled, setServiceForcedDown, updateComputeNodeStats, upsertComputeNode, upsertService,
+  recordServiceHeartbeats, listServicesChangedSince, setServiceDisabled, setServiceForcedDown, updateComputeNodeStats, updateComputeNodesStats, upsertComputeNode, upsertService,
   type ComputeNodeReport,
 } from '@cellsched/cell-db';
 
@@ -70,6 +70,30 @@ describe('compute nodes', () => {
     await expect(upsertComputeNode(db.pool, report('c2', null, { vcpus: -1, ramAllocationRatio: 0 }))).rejects.toThrow(
       'invalid compute node: vcpus must be a non-negative integer; ram_allocation_ratio must be > 0');
     expect(await updateComputeNodeStats(db.pool, randomUUID(), {})).toBe(false);
+  });
+
+  it('keeps the reported cpu_info; refuses one that is not a JSON object', async () => {
+    const { service } = await upsertService(db.pool, { host: 'cpu1', binary: 'nova-compute' });
+    const input = report('cpu1', service.id, { cpuInfo: '{"arch":"aarch64"}' });
+    expect((await upsertComputeNode(db.pool, input)).node.cpuInfo).toBe('{"arch":"aarch64"}');
+    expect((await upsertComputeNode(db.pool, report('cpu2', null))).node.cpuInfo).toBe('{}');
+    await expect(upsertComputeNode(db.pool, report('cpu3', null, { cpuInfo: '[1]' }))).rejects.toThrow('cpu_info must be a JSON object');
+  });
+
+  it('periodic stats of many nodes in one statement: keys merged, running_vms set, unknown and deleted nodes skipped', async () => {
+    const a = (await upsertComputeNode(db.pool, report('st1', null))).node;
+    const b = (await upsertComputeNode(db.pool, report('st2', null))).node;
+    await deleteComputeNode(db.pool, b.uuid);
+    const n = await updateComputeNodesStats(db.pool, [
+      { uuid: a.uuid, stats: { failed_builds: '2', num_instances: '5' }, runningVms: 5 },
+      { uuid: b.uuid, stats: { failed_builds: '9' }, runningVms: 1 },
+      { uuid: randomUUID(), stats: {}, runningVms: 0 },
+    ]);
+    expect(n).toBe(1);
+    expect(await getComputeNode(db.pool, a.uuid)).toMatchObject({ runningVms: 5, stats: { failed_builds: '2', io_workload: '0', num_instances: '5' } });
+    expect((await getComputeNode(db.pool, b.uuid, { includeDeleted: true }))?.stats).toEqual({ failed_builds: '0', io_workload: '0' });
+    await expect(updateComputeNodesStats(db.pool, [{ uuid: a.uuid, stats: {}, runningVms: -1 }])).rejects.toMatchObject({ code: 'cell_db.compute_node.invalid' });
+    expect(await updateComputeNodesStats(db.pool, [])).toBe(0);
   });
 
   it('unmapped hosts are listed until marked mapped', async () => {

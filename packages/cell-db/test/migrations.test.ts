@@ -12,7 +12,7 @@ describe('cell database migrations', () => {
 
   it('apply from empty, create every table and are idempotent', async () => {
     expect(await syncCellDb(db.pool)).toEqual(['001_initial', '002_instances_created_at_uuid_idx', '003_instances_trace_parent', '004_retired_hosts', '005_instances_created_at_ms', '006_instance_moves', '007_migration_instance_types', '008_migrations_created_at_ms',
-      '009_services_heartbeat_hot']);
+      '009_services_heartbeat_hot', '010_compute_nodes_cpu_info']);
     expect(await syncCellDb(db.pool)).toEqual([]);
     const r = await db.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");

@@ -11,7 +11,7 @@ import { PgBuildRepository } from './adapters/build-repository';
 import { buildAbortedHandler, buildSucceededHandler } from './adapters/build-result-handlers';
 import { runBuildWatchdog } from './adapters/build-watchdog';
 import { busComputeCaster } from './adapters/compute-caster';
-import { reportComputeHostsHandler, serviceHeartbeatsHandler } from './adapters/host-handlers';
+import { reportComputeHostsHandler, serviceHeartbeatsHandler, updateHostStatsHandler } from './adapters/host-handlers';
 import { removeRetiredProviders, type RetiredProvidersPass } from './adapters/host-retirement';
 import { PlacementInstanceClaimer } from './adapters/placement-claimer';
 import { buildInstancesHandler } from './adapters/reschedule-handler';
@@ -92,7 +92,7 @@ function periodic(ms: number, fn: () => Promise<unknown>, log: Logger, what: str
 }
 
 /**
- * Serves the cell bus topic `conductor` (CellConductorService 1.2): build results, the in-cell
+ * Serves the cell bus topic `conductor` (CellConductorService 1.4): build results, the in-cell
  * retry, service and compute-node reports, heartbeats, server actions and their step results; and
  * runs the build watchdog, the action passes (step watchdog, auto-confirm, deleted instances'
  * moves), the allocation audit and the retired providers' sweep.
@@ -121,6 +121,7 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
     serviceHeartbeats: async (req, ctx) => { await heartbeats(req, ctx); await heardFrom(req.hosts, ctx.logger); },
     instanceAction: retryTransient(instanceActionHandler(actionPorts), retry),
     instanceStepResult: retryTransient(instanceStepResultHandler(actionPorts), retry),
+    updateHostStats: retryTransient(updateHostStatsHandler(o.pool), retry),
   }, { prefetch: o.prefetch, maxDeliveries: 10 });
   const runBuilds = (): Promise<number> => runBuildWatchdog(o.pool, ports, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
   const runActionPasses = async (): Promise<ActionPassesReport> => {

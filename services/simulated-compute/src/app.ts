@@ -4,9 +4,10 @@ import { CellConductorServiceService, ComputeServiceService } from '@cellsched/w
 import type { Logger } from 'pino';
 import { buildHandler, notServedBuildHandler, notServedTerminateHandler, terminateHandler, type ComputeDeps } from './adapters/build-handler';
 import { FaultControl, startControlServer } from './adapters/control-server';
-import { registerHosts, reportToPlacement } from './adapters/registration';
+import { registerHosts, reportHostStats, reportToPlacement } from './adapters/registration';
 import { instanceStepHandler, notServedStepHandler } from './adapters/step-handler';
 import { seededRandom, stepHangs, type FaultPlan } from './domain/fault-plan';
+import { HostStatsTracker } from './domain/host-stats';
 import { Guests, type SimulatedHost } from './domain/hosts';
 
 export interface SimulatedComputeOptions {
@@ -23,6 +24,8 @@ export interface SimulatedComputeOptions {
   /** How long an instance step takes (default: the build latency). */
   readonly stepLatencyMs?: number;
   readonly heartbeatIntervalMs: number;
+  /** How often the hosts whose stats changed are reported (default: the heartbeat interval). */
+  readonly statsIntervalMs?: number;
   /** Builds in flight in the whole process (the queue's prefetch). */
   readonly prefetch: number;
   /** Hosts reported to placement at a time. Default 8 (the config default is 16). */
@@ -98,15 +101,18 @@ async function untilDone(fn: () => Promise<void>, log: Logger, budgetMs = 120_00
 /**
  * Starts the simulated hosts of one cell: declares and consumes each `compute.<host>` queue
  * first (so no cast to a host is unroutable once it is schedulable), registers services and
- * compute nodes through the cell conductor, reports providers to placement, then heartbeats.
+ * compute nodes through the cell conductor, reports providers to placement, then heartbeats and
+ * reports the resource tracker's stats of the hosts whose stats changed, every stats interval.
  */
 export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise<RunningCompute> {
   const bus = await Bus.connect({ url: o.transportUrl, logger: o.logger, name: `simulated-compute ${o.cell}/${o.processName}` });
   try {
     const conductor = bus.castClient(CellConductorServiceService);
     const control = new FaultControl(o.faults);
-    const guests = new Guests();
+    const tracker = new HostStatsTracker();
+    const guests = new Guests((host) => tracker.instancesChanged(host));
     const deps: ComputeDeps = {
+      tracker,
       conductor, guests, buildLatencyMs: o.buildLatencyMs, random: seededRandom(o.seed), faults: () => control.current(),
       hangReleased: () => control.released(), crash: o.crash, stepLatencyMs: o.stepLatencyMs ?? o.buildLatencyMs,
       stepReleased: (step, host) => control.releasedWhen((p) => stepHangs(p, step, host)),
@@ -115,7 +121,7 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
     const sub = await serveHosts(o, deps, bus);
     const served = Date.now();
     // NOTE: this run's start time orders its reports after every earlier run's (a restart with fewer hosts retires the others)
-    await registerHosts(conductor, o.hosts, o.resources, { computeProcess: o.processName, incarnation: started });
+    await registerHosts(conductor, o.hosts, o.resources, { computeProcess: o.processName, incarnation: started }, (h) => tracker.statsOf(h, guests.count(h)));
     const registered = Date.now();
     await untilDone(() => reportToPlacement(o.report, o.hosts, o.resources, o.traits, o.placementConcurrency), o.logger);
     const reported = Date.now();
@@ -123,6 +129,16 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
     const beat = (): void => { conductor.cast('serviceHeartbeats', { binary: 'nova-compute', hosts: names }).catch((err: unknown) => o.logger.warn({ err }, 'heartbeat failed')); };
     beat();
     const timer = setInterval(beat, o.heartbeatIntervalMs);
+    const nodes = new Map(o.hosts.map((h) => [h.host, h]));
+    let reporting = false;
+    const reportStats = (): void => {
+      if (reporting) return;
+      reporting = true;
+      reportHostStats(conductor, tracker, nodes, (h) => guests.count(h))
+        .catch((err: unknown) => o.logger.warn({ err }, 'host stats update failed: reported again next period'))
+        .finally(() => { reporting = false; });
+    };
+    const statsTimer = setInterval(reportStats, o.statsIntervalMs ?? o.heartbeatIntervalMs);
     const ctl = o.controlPort >= 0 ? await startControlServer(o.controlPort, control, guests) : undefined;
     o.logger.info({
       hosts: o.hosts.length, queue: sub.queue, control_port: ctl?.port, seed: o.seed,
@@ -132,6 +148,7 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
       controlPort: ctl?.port, guests, control, queue: sub.queue, connected: () => bus.connected,
       stop: async () => {
         clearInterval(timer);
+        clearInterval(statsTimer);
         ctl?.server.close();
         control.update({ hang: false, steps: {} });
         await sub.close(5000);

@@ -24,6 +24,12 @@ export const simulatedComputeConfigSchema = defineConfig({
   buildLatencyMs: { type: 'int', env: 'CELLSCHED_BUILD_LATENCY_MS', default: 200, min: 0, max: 3600000, help: 'How long a simulated spawn takes.' },
   stepLatencyMs: { type: 'int', env: 'CELLSCHED_STEP_LATENCY_MS', default: -1, min: -1, max: 3600000, help: 'How long a simulated instance step (power off, prep_resize, live_migration, ...) takes (-1: the build latency).' },
   heartbeatIntervalMs: { type: 'int', env: 'CELLSCHED_REPORT_INTERVAL_MS', default: 10000, min: 100, max: 600000, help: "Heartbeat period (Nova's report_interval)." },
+  statsIntervalMs: {
+    type: 'int', env: 'CELLSCHED_COMPUTE_STATS_INTERVAL_MS', default: 5000, min: 100, max: 600000,
+    help: "How often the stats of hosts that changed (num_instances, io_workload, failed_builds) are written (Nova's resource tracker update).",
+  },
+  arch: { type: 'string', env: 'CELLSCHED_COMPUTE_ARCH', default: 'x86_64', help: "Every host's CPU architecture (supported_instances, cpu_info), unless hostArchs names another." },
+  hostArchs: { type: 'list', env: 'CELLSCHED_COMPUTE_HOST_ARCHS', default: [], help: 'host=arch pairs: these hosts have another architecture (e.g. cell1-compute-3=aarch64).' },
   processName: {
     type: 'string', env: 'CELLSCHED_COMPUTE_PROCESS_NAME', default: '',
     help: "This process's name in the cell (letters, digits, '.', '_', ':', '-'): its queue is compute-pool.<cell>.<name>. Default <host prefix><first host>. Keep it across restarts.",

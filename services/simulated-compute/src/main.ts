@@ -19,15 +19,20 @@ async function main(): Promise<void> {
     throw new ConfigError([`processName ${JSON.stringify(processName)} and cell ${JSON.stringify(c.cell)} must be names of letters, digits, '.', '_', ':', '-'`],
       'config.invalid', 'simulated-compute');
   }
+  const hostArchs = (pairs: readonly string[]): Record<string, string> => {
+    const bad = pairs.filter((p) => !/^[^=\s]+=[A-Za-z0-9_]+$/.test(p));
+    if (bad.length > 0) throw new ConfigError([`hostArchs: ${bad.join(', ')} is not host=arch`], 'config.invalid', 'simulated-compute');
+    return Object.fromEntries(pairs.map((p) => p.split('=') as [string, string]));
+  };
   const logger = createLogger(loggerOptionsFrom(c, { service: 'simulated-compute', host: hostname(), cell: c.cell }));
   const running = await startSimulatedCompute({
     transportUrl: c.transportUrl, logger, cell: c.cell, processName, placementConcurrency: c.placementConcurrency,
-    hosts: simulatedHosts(c.cell, c.hostPrefix, c.hosts, c.firstHost),
+    hosts: simulatedHosts(c.cell, c.hostPrefix, c.hosts, c.firstHost, c.arch, hostArchs(c.hostArchs)),
     resources: { vcpus: c.vcpus, memoryMb: c.memoryMb, localGb: c.diskGb, reservedHostMemoryMb: c.reservedHostMemoryMb,
       cpuAllocationRatio: c.cpuAllocationRatio, ramAllocationRatio: c.ramAllocationRatio, diskAllocationRatio: c.diskAllocationRatio },
     traits: c.traits, report: new ReportClient({ baseUrl: c.placementUrl }), buildLatencyMs: c.buildLatencyMs,
     ...(c.stepLatencyMs >= 0 ? { stepLatencyMs: c.stepLatencyMs } : {}),
-    heartbeatIntervalMs: c.heartbeatIntervalMs, prefetch: c.prefetch,
+    heartbeatIntervalMs: c.heartbeatIntervalMs, statsIntervalMs: c.statsIntervalMs, prefetch: c.prefetch,
     faults: { rescheduleRate: c.rescheduleRate, abortRate: c.abortRate, crashRate: 0, hang: false }, seed: c.seed, controlPort: c.controlPort,
     crash: () => { logger.warn('crash fault: killing this process mid-build or mid-step'); process.kill(process.pid, 'SIGKILL'); },
   });

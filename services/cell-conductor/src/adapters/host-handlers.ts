@@ -1,7 +1,7 @@
 import type { CastContext } from '@cellsched/bus';
-import { forgetPendingProviders, recordComputeProcessRun, recordServiceHeartbeats, upsertComputeNode, upsertService, type DeletedServices } from '@cellsched/cell-db';
+import { forgetPendingProviders, recordComputeProcessRun, recordServiceHeartbeats, updateComputeNodesStats, upsertComputeNode, upsertService, type DeletedServices } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
-import type { ComputeHostReport, ReportComputeHostsRequest, ServiceHeartbeatsRequest } from '@cellsched/wire';
+import type { ComputeHostReport, ReportComputeHostsRequest, ServiceHeartbeatsRequest, UpdateHostStatsRequest } from '@cellsched/wire';
 import type { Pool, PoolClient } from 'pg';
 import type { RetiredProviders } from '../ports';
 import { removeRetiredProviders, retireHostsNotServed } from './host-retirement';
@@ -18,6 +18,8 @@ async function recordHost(c: PoolClient, h: ComputeHostReport, computeProcess: s
     ...(h.cpuAllocationRatio > 0 ? { cpuAllocationRatio: h.cpuAllocationRatio } : {}),
     ...(h.ramAllocationRatio > 0 ? { ramAllocationRatio: h.ramAllocationRatio } : {}),
     ...(h.diskAllocationRatio > 0 ? { diskAllocationRatio: h.diskAllocationRatio } : {}),
+    supportedInstances: h.supportedInstances.map((t) => [t.arch, t.hvType, t.vmMode] as const), stats: h.stats,
+    ...(h.cpuInfo === '' ? {} : { cpuInfo: h.cpuInfo }),
   });
 }
 
@@ -67,5 +69,17 @@ export function serviceHeartbeatsHandler(pool: Pool) {
   return async (req: ServiceHeartbeatsRequest, ctx: CastContext): Promise<void> => {
     const unknown = await recordServiceHeartbeats(pool, req.hosts, req.binary || 'nova-compute');
     if (unknown.length > 0) ctx.logger.warn({ unknown: unknown.slice(0, 10), count: unknown.length }, 'heartbeat from unregistered hosts');
+  };
+}
+
+/**
+ * `update_host_stats` (1.4): the resource tracker stats of the hosts whose stats changed, in one
+ * statement (BuildFailureWeigher's failed_builds, IoOpsWeigher's io_workload, num_instances,
+ * running_vms). A node not registered (or retired) is skipped. Idempotent.
+ */
+export function updateHostStatsHandler(pool: Pool) {
+  return async (req: UpdateHostStatsRequest, ctx: CastContext): Promise<void> => {
+    const updated = await updateComputeNodesStats(pool, req.hosts.map((h) => ({ uuid: h.computeNodeUuid, stats: h.stats, runningVms: h.runningVms })));
+    if (updated < req.hosts.length) ctx.logger.warn({ reported: req.hosts.length, updated }, 'stats of unregistered compute nodes skipped');
   };
 }

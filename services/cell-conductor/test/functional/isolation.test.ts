@@ -76,7 +76,7 @@ test('with its cell credentials the conductor records a compute registration', a
   await adminBus.castClient(CellConductorServiceService).cast('reportComputeHosts', { hosts: [{
     host: 'iso-1', binary: 'nova-compute', topic: 'compute', serviceVersion: 1, computeNodeUuid: randomUUID(), hypervisorHostname: 'iso-1', vcpus: 2,
     memoryMb: 2048, localGb: 10, hypervisorType: 'fake', cpuAllocationRatio: 4, ramAllocationRatio: 1, diskAllocationRatio: 1,
-    vcpusUsed: 0, memoryMbUsed: 0, localGbUsed: 0, runningVms: 0 }], computeProcess: '', incarnation: 0, hostSet: [] });
+    vcpusUsed: 0, memoryMbUsed: 0, localGbUsed: 0, runningVms: 0, supportedInstances: [], cpuInfo: '', stats: {} }], computeProcess: '', incarnation: 0, hostSet: [] });
   const services = await waitFor('service row', async () => {
     const s = await listServices(cellDb.pool);
     return s.length > 0 ? s : undefined;

@@ -2,6 +2,7 @@ import { isPublishUnroutable, type CastClient, type CastContext } from '@cellsch
 import { makeFailure } from '@cellsched/grpc';
 import { CellConductorServiceService, FAILURE_CODES, type BuildAndRunInstanceRequest, type Failure, type TerminateInstanceRequest } from '@cellsched/wire';
 import { decideOutcome, type FaultPlan } from '../domain/fault-plan';
+import type { HostStatsTracker } from '../domain/host-stats';
 import type { Guests } from '../domain/hosts';
 
 /** What the build handler of every host shares. */
@@ -20,6 +21,8 @@ export interface ComputeDeps {
   readonly stepReleased: (step: string, host: string) => Promise<void>;
   /** Ends the process abruptly (SIGKILL of itself): the "crash mid-build" fault. */
   readonly crash: () => void;
+  /** The resource tracker's stats (builds in flight, consecutive failures). */
+  readonly tracker: HostStatsTracker;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -75,10 +78,15 @@ export function buildHandler(deps: ComputeDeps) {
     const attempt = req.attempt >= 1 ? req.attempt : 1;
     const node = req.hostList[0]?.nodename ?? host;
     if (!deps.guests.has(host, uuid, attempt)) {
-      const outcome = decideOutcome(deps.faults(), deps.random());
-      if (deps.faults().hang) await deps.hangReleased();
-      await sleep(outcome === 'crash' ? deps.buildLatencyMs / 2 : deps.buildLatencyMs);
-      if (outcome === 'crash') deps.crash();
+      const outcome = decideOutcome(deps.faults(), deps.random(), host);
+      deps.tracker.buildStarted(host);
+      try {
+        if (deps.faults().hang) await deps.hangReleased();
+        await sleep(outcome === 'crash' ? deps.buildLatencyMs / 2 : deps.buildLatencyMs);
+        if (outcome === 'crash') deps.crash();
+      } finally {
+        deps.tracker.buildEnded(host, outcome === 'succeed' || outcome === 'crash');
+      }
       ctx.logger.info({ instance_uuid: uuid, host, attempt, outcome }, 'build finished');
       if (outcome === 'reschedule' || outcome === 'abort') return reportFailure(deps, host, req, attempt, outcome === 'reschedule').catch(conductorUnreachable);
       deps.guests.add(host, uuid, attempt);

@@ -22,7 +22,7 @@ test('faultPlanProblems lists every problem', () => {
 
 test('hosts have stable uuids and guests are per attempt', () => {
   const [h1] = simulatedHosts('cell1', 'cmp-', 2);
-  expect(h1).toEqual({ host: 'cmp-1', nodename: 'cmp-1', computeNodeUuid: nameUuid('cellsched:cell1:cmp-1') });
+  expect(h1).toEqual({ host: 'cmp-1', nodename: 'cmp-1', computeNodeUuid: nameUuid('cellsched:cell1:cmp-1'), arch: 'x86_64' });
   expect(nameUuid('x')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   expect(() => simulatedHosts('c', 'h', 0)).toThrow(RangeError);
   const g = new Guests();
@@ -31,4 +31,17 @@ test('hosts have stable uuids and guests are per attempt', () => {
   expect(g.remove('h1', 'i1', 1)).toBe(false);
   expect(g.remove('h1', 'i1', 2)).toBe(true);
   expect(g.snapshot()).toEqual({});
+});
+
+test('a failing host fails every build reschedulably, whatever the draw; other hosts draw as usual', () => {
+  const plan = { ...NO_FAULTS, failingHosts: ['bad-1'] };
+  expect([0, 0.5, 0.999].map((d) => decideOutcome(plan, d, 'bad-1'))).toEqual(['reschedule', 'reschedule', 'reschedule']);
+  expect(decideOutcome(plan, 0.5, 'good-1')).toBe('succeed');
+  expect(faultPlanProblems({ failingHosts: ['a', 'b'] })).toEqual([]);
+  expect(faultPlanProblems({ failingHosts: 'a' })).toEqual(['failingHosts must be a list of host names']);
+});
+
+test('a host of another architecture', () => {
+  const hosts = simulatedHosts('cell1', 'cmp-', 3, 1, 'x86_64', { 'cmp-3': 'aarch64' });
+  expect(hosts.map((h) => h.arch)).toEqual(['x86_64', 'x86_64', 'aarch64']);
 });

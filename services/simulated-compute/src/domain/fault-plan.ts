@@ -8,6 +8,8 @@ export interface FaultPlan {
   readonly crashRate: number;
   /** While true, new builds hang (never finish, never acked) until it is cleared. */
   readonly hang: boolean;
+  /** Hosts on which every build fails reschedulably (a broken hypervisor: BuildFailureWeigher's case). */
+  readonly failingHosts?: readonly string[];
   /**
    * Faults of instance steps (issue 13), by step name (`prep_resize`, ...) or `*` for every step: a
    * step uses its own entry, else `*`'s, else none. Replaced whole by a PUT that names it.
@@ -63,14 +65,22 @@ export function faultPlanProblems(update: Record<string, unknown>): string[] {
   for (const [k, v] of Object.entries(update)) {
     if (k === 'hang') { if (typeof v !== 'boolean') problems.push('hang must be a boolean'); continue; }
     if (k === 'steps') { problems.push(...stepFaultProblems(v)); continue; }
+    if (k === 'failingHosts') {
+      if (!Array.isArray(v) || !v.every((h) => typeof h === 'string')) problems.push('failingHosts must be a list of host names');
+      continue;
+    }
     if (!['rescheduleRate', 'abortRate', 'crashRate'].includes(k)) { problems.push(`unknown field ${k}`); continue; }
     if (typeof v !== 'number' || !(v >= 0 && v <= 1)) problems.push(`${k} must be a number in [0, 1]`);
   }
   return problems;
 }
 
-/** Picks a build's fate from one uniform draw in [0, 1): crash, then abort, then reschedule, else success. Pure. */
-export function decideOutcome(plan: FaultPlan, draw: number): BuildOutcome {
+/**
+ * Picks a build's fate from one uniform draw in [0, 1): crash, then abort, then reschedule, else
+ * success; on a failing host, a reschedule whatever the draw. Pure.
+ */
+export function decideOutcome(plan: FaultPlan, draw: number, host?: string): BuildOutcome {
+  if (host !== undefined && plan.failingHosts?.includes(host) === true) return 'reschedule';
   if (draw < plan.crashRate) return 'crash';
   if (draw < plan.crashRate + plan.abortRate) return 'abort';
   if (draw < plan.crashRate + plan.abortRate + plan.rescheduleRate) return 'reschedule';

@@ -6,6 +6,8 @@ export interface SimulatedHost {
   readonly nodename: string;
   /** Stable across restarts (derived from cell and host), so a restarted process is the same provider. */
   readonly computeNodeUuid: string;
+  /** The node's CPU architecture (Nova's supported_instances and cpu_info). */
+  readonly arch: string;
 }
 
 /** A uuid-shaped name-based id (SHA-1 of the name, RFC 4122 version 5 bits). Pure. */
@@ -17,12 +19,16 @@ export function nameUuid(name: string): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
-/** Hosts `<prefix><first>` ... of one cell. Pure; throws RangeError for a bad count. */
-export function simulatedHosts(cell: string, prefix: string, count: number, first = 1): SimulatedHost[] {
+/**
+ * Hosts `<prefix><first>` ... of one cell, each of architecture `arch` unless `archOf` names
+ * another for it. Pure; throws RangeError for a bad count.
+ */
+export function simulatedHosts(cell: string, prefix: string, count: number, first = 1, arch = 'x86_64',
+  archOf: Readonly<Record<string, string>> = {}): SimulatedHost[] {
   if (!Number.isSafeInteger(count) || count < 1) throw new RangeError('host count must be a positive integer');
   return Array.from({ length: count }, (_, i) => {
     const host = `${prefix}${first + i}`;
-    return { host, nodename: host, computeNodeUuid: nameUuid(`cellsched:${cell}:${host}`) };
+    return { host, nodename: host, computeNodeUuid: nameUuid(`cellsched:${cell}:${host}`), arch: archOf[host] ?? arch };
   });
 }
 
@@ -51,6 +57,12 @@ export class Guests {
   /** Guests spawned and terminated since start (the control endpoint's /stats). */
   readonly stats = { spawned: 0, terminated: 0 };
 
+  /** `onChange(host)`: a guest was placed on or destroyed from the host (the resource tracker's stats). */
+  constructor(private readonly onChange: (host: string) => void = () => undefined) {}
+
+  /** How many guests the host runs. */
+  count(host: string): number { return this.byHost.get(host)?.size ?? 0; }
+
   has(host: string, uuid: string, attempt: number): boolean { return this.byHost.get(host)?.get(uuid)?.attempt === attempt; }
 
   /** The guest of `uuid` on `host`, if any. */
@@ -61,6 +73,7 @@ export class Guests {
     if (m === undefined) this.byHost.set(host, (m = new Map()));
     if (!m.has(uuid)) this.stats.spawned++;
     m.set(uuid, g);
+    this.onChange(host);
   }
 
   add(host: string, uuid: string, attempt: number): void {
@@ -87,7 +100,9 @@ export class Guests {
     const g = m?.get(uuid);
     if (m === undefined || g === undefined || g.attempt > attempt) return false;
     this.stats.terminated++;
-    return m.delete(uuid);
+    m.delete(uuid);
+    this.onChange(host);
+    return true;
   }
 
   /** Destroys the instance's guest on `host`, whatever its attempt. Idempotent: whether one went. */

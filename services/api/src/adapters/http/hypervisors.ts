@@ -14,13 +14,23 @@ function summary(n: Node, req: ApiRequest): Record<string, unknown> {
   };
 }
 
+function parsedCpuInfo(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return {};
+  }
+}
+
 function detail(n: Node, req: ApiRequest): Record<string, unknown> {
   const { node, service } = n;
   return {
     ...summary(n, req), vcpus: node.vcpus, memory_mb: node.memoryMb, local_gb: node.localGb, vcpus_used: node.vcpusUsed,
     memory_mb_used: node.memoryMbUsed, local_gb_used: node.localGbUsed, hypervisor_type: node.hypervisorType, hypervisor_version: node.hypervisorVersion,
     free_ram_mb: node.memoryMb - node.memoryMbUsed, free_disk_gb: node.localGb - node.localGbUsed, current_workload: Number(node.stats.io_workload ?? 0),
-    running_vms: node.runningVms, disk_available_least: node.localGb - node.localGbUsed, host_ip: '127.0.0.1', cpu_info: '{}',
+    running_vms: node.runningVms, disk_available_least: node.localGb - node.localGbUsed, host_ip: '127.0.0.1',
+    // NOTE: Nova's cpu_info is the driver's JSON text before 2.28, the object from it
+    cpu_info: atLeast(req.version, 28) ? parsedCpuInfo(node.cpuInfo) : node.cpuInfo,
     service: { host: node.host, id: atLeast(req.version, 53) ? service?.uuid : service?.id, disabled_reason: service?.disabledReason ?? null },
   };
 }

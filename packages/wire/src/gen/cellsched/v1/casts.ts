@@ -99,6 +99,27 @@ export interface ComputeHostReport {
   memoryMbUsed: number;
   localGbUsed: number;
   runningVms: number;
+  /**
+   * Nova's supported_instances: the (architecture, hypervisor type, vm mode) triples the node
+   * can run (ImagePropertiesFilter). Empty from a sender that does not say (the row keeps its own).
+   */
+  supportedInstances: SupportedInstance[];
+  /** Nova's cpu_info: the node's CPU as JSON (arch, model, vendor, topology, features); empty: not said. */
+  cpuInfo: string;
+  /** Nova's resource tracker stats (num_instances, io_workload, failed_builds, num_vm_<state>, ...). */
+  stats: { [key: string]: string };
+}
+
+export interface ComputeHostReport_StatsEntry {
+  key: string;
+  value: string;
+}
+
+/** One (architecture, hypervisor type, vm mode) triple of Nova's supported_instances. */
+export interface SupportedInstance {
+  arch: string;
+  hvType: string;
+  vmMode: string;
 }
 
 /**
@@ -137,6 +158,32 @@ export interface ServiceHeartbeatsRequest {
 }
 
 export interface ServiceHeartbeatsResponse {
+}
+
+/**
+ * Cast from a compute process to its cell conductor every stats interval, for the hosts whose
+ * resource tracker stats changed since the last one (Nova's update_available_resource, batched):
+ * the new stats replace the keys they name.
+ */
+export interface UpdateHostStatsRequest {
+  hosts: HostStats[];
+}
+
+/** One compute node's resource tracker stats. */
+export interface HostStats {
+  computeNodeUuid: string;
+  /** num_instances, io_workload, failed_builds, num_vm_active, num_vm_building (decimal strings). */
+  stats: { [key: string]: string };
+  /** Instances on the node (Nova's running_vms). */
+  runningVms: number;
+}
+
+export interface HostStats_StatsEntry {
+  key: string;
+  value: string;
+}
+
+export interface UpdateHostStatsResponse {
 }
 
 /** Cast from a compute to its cell conductor once an instance is spawned. */
@@ -1161,6 +1208,9 @@ function createBaseComputeHostReport(): ComputeHostReport {
     memoryMbUsed: 0,
     localGbUsed: 0,
     runningVms: 0,
+    supportedInstances: [],
+    cpuInfo: "",
+    stats: {},
   };
 }
 
@@ -1217,6 +1267,15 @@ export const ComputeHostReport: MessageFns<ComputeHostReport> = {
     if (message.runningVms !== 0) {
       writer.uint32(136).int32(message.runningVms);
     }
+    for (const v of message.supportedInstances) {
+      SupportedInstance.encode(v!, writer.uint32(146).fork()).join();
+    }
+    if (message.cpuInfo !== "") {
+      writer.uint32(154).string(message.cpuInfo);
+    }
+    globalThis.Object.entries(message.stats).forEach(([key, value]: [string, string]) => {
+      ComputeHostReport_StatsEntry.encode({ key: key as any, value }, writer.uint32(162).fork()).join();
+    });
     return writer;
   },
 
@@ -1369,6 +1428,33 @@ export const ComputeHostReport: MessageFns<ComputeHostReport> = {
             message.runningVms = reader.int32();
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.supportedInstances.push(SupportedInstance.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.cpuInfo = reader.string();
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            const entry20 = ComputeHostReport_StatsEntry.decode(reader, reader.uint32());
+            if (entry20.value !== undefined) {
+              message.stats[entry20.key] = entry20.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1452,6 +1538,30 @@ export const ComputeHostReport: MessageFns<ComputeHostReport> = {
         : isSet(object.running_vms)
         ? globalThis.Number(object.running_vms)
         : 0,
+      supportedInstances: globalThis.Array.isArray(object?.supportedInstances)
+        ? object.supportedInstances.map((e: any) => SupportedInstance.fromJSON(e))
+        : globalThis.Array.isArray(object?.supported_instances)
+        ? object.supported_instances.map((e: any) => SupportedInstance.fromJSON(e))
+        : [],
+      cpuInfo: isSet(object.cpuInfo)
+        ? globalThis.String(object.cpuInfo)
+        : isSet(object.cpu_info)
+        ? globalThis.String(object.cpu_info)
+        : "",
+      stats: isObject(object.stats)
+        ? (globalThis.Object.entries(object.stats) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -1508,6 +1618,21 @@ export const ComputeHostReport: MessageFns<ComputeHostReport> = {
     if (message.runningVms !== 0) {
       obj.runningVms = Math.round(message.runningVms);
     }
+    if (message.supportedInstances?.length) {
+      obj.supportedInstances = message.supportedInstances.map((e) => SupportedInstance.toJSON(e));
+    }
+    if (message.cpuInfo !== "") {
+      obj.cpuInfo = message.cpuInfo;
+    }
+    if (message.stats) {
+      const entries = globalThis.Object.entries(message.stats) as [string, string][];
+      if (entries.length > 0) {
+        obj.stats = {};
+        entries.forEach(([k, v]) => {
+          obj.stats[k] = v;
+        });
+      }
+    }
     return obj;
   },
 
@@ -1533,6 +1658,211 @@ export const ComputeHostReport: MessageFns<ComputeHostReport> = {
     message.memoryMbUsed = object.memoryMbUsed ?? 0;
     message.localGbUsed = object.localGbUsed ?? 0;
     message.runningVms = object.runningVms ?? 0;
+    message.supportedInstances = object.supportedInstances?.map((e) => SupportedInstance.fromPartial(e)) || [];
+    message.cpuInfo = object.cpuInfo ?? "";
+    message.stats = (globalThis.Object.entries(object.stats ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseComputeHostReport_StatsEntry(): ComputeHostReport_StatsEntry {
+  return { key: "", value: "" };
+}
+
+export const ComputeHostReport_StatsEntry: MessageFns<ComputeHostReport_StatsEntry> = {
+  encode(message: ComputeHostReport_StatsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ComputeHostReport_StatsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseComputeHostReport_StatsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ComputeHostReport_StatsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ComputeHostReport_StatsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ComputeHostReport_StatsEntry>, I>>(base?: I): ComputeHostReport_StatsEntry {
+    return ComputeHostReport_StatsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ComputeHostReport_StatsEntry>, I>>(object: I): ComputeHostReport_StatsEntry {
+    const message = createBaseComputeHostReport_StatsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseSupportedInstance(): SupportedInstance {
+  return { arch: "", hvType: "", vmMode: "" };
+}
+
+export const SupportedInstance: MessageFns<SupportedInstance> = {
+  encode(message: SupportedInstance, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.arch !== "") {
+      writer.uint32(10).string(message.arch);
+    }
+    if (message.hvType !== "") {
+      writer.uint32(18).string(message.hvType);
+    }
+    if (message.vmMode !== "") {
+      writer.uint32(26).string(message.vmMode);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SupportedInstance {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSupportedInstance();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.arch = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.hvType = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.vmMode = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SupportedInstance {
+    return {
+      arch: isSet(object.arch) ? globalThis.String(object.arch) : "",
+      hvType: isSet(object.hvType)
+        ? globalThis.String(object.hvType)
+        : isSet(object.hv_type)
+        ? globalThis.String(object.hv_type)
+        : "",
+      vmMode: isSet(object.vmMode)
+        ? globalThis.String(object.vmMode)
+        : isSet(object.vm_mode)
+        ? globalThis.String(object.vm_mode)
+        : "",
+    };
+  },
+
+  toJSON(message: SupportedInstance): unknown {
+    const obj: any = {};
+    if (message.arch !== "") {
+      obj.arch = message.arch;
+    }
+    if (message.hvType !== "") {
+      obj.hvType = message.hvType;
+    }
+    if (message.vmMode !== "") {
+      obj.vmMode = message.vmMode;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SupportedInstance>, I>>(base?: I): SupportedInstance {
+    return SupportedInstance.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SupportedInstance>, I>>(object: I): SupportedInstance {
+    const message = createBaseSupportedInstance();
+    message.arch = object.arch ?? "";
+    message.hvType = object.hvType ?? "";
+    message.vmMode = object.vmMode ?? "";
     return message;
   },
 };
@@ -1847,6 +2177,351 @@ export const ServiceHeartbeatsResponse: MessageFns<ServiceHeartbeatsResponse> = 
   },
   fromPartial<I extends Exact<DeepPartial<ServiceHeartbeatsResponse>, I>>(_: I): ServiceHeartbeatsResponse {
     const message = createBaseServiceHeartbeatsResponse();
+    return message;
+  },
+};
+
+function createBaseUpdateHostStatsRequest(): UpdateHostStatsRequest {
+  return { hosts: [] };
+}
+
+export const UpdateHostStatsRequest: MessageFns<UpdateHostStatsRequest> = {
+  encode(message: UpdateHostStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.hosts) {
+      HostStats.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateHostStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateHostStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hosts.push(HostStats.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateHostStatsRequest {
+    return {
+      hosts: globalThis.Array.isArray(object?.hosts) ? object.hosts.map((e: any) => HostStats.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: UpdateHostStatsRequest): unknown {
+    const obj: any = {};
+    if (message.hosts?.length) {
+      obj.hosts = message.hosts.map((e) => HostStats.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateHostStatsRequest>, I>>(base?: I): UpdateHostStatsRequest {
+    return UpdateHostStatsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateHostStatsRequest>, I>>(object: I): UpdateHostStatsRequest {
+    const message = createBaseUpdateHostStatsRequest();
+    message.hosts = object.hosts?.map((e) => HostStats.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseHostStats(): HostStats {
+  return { computeNodeUuid: "", stats: {}, runningVms: 0 };
+}
+
+export const HostStats: MessageFns<HostStats> = {
+  encode(message: HostStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.computeNodeUuid !== "") {
+      writer.uint32(10).string(message.computeNodeUuid);
+    }
+    globalThis.Object.entries(message.stats).forEach(([key, value]: [string, string]) => {
+      HostStats_StatsEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    if (message.runningVms !== 0) {
+      writer.uint32(24).int32(message.runningVms);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HostStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHostStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.computeNodeUuid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = HostStats_StatsEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.stats[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.runningVms = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HostStats {
+    return {
+      computeNodeUuid: isSet(object.computeNodeUuid)
+        ? globalThis.String(object.computeNodeUuid)
+        : isSet(object.compute_node_uuid)
+        ? globalThis.String(object.compute_node_uuid)
+        : "",
+      stats: isObject(object.stats)
+        ? (globalThis.Object.entries(object.stats) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      runningVms: isSet(object.runningVms)
+        ? globalThis.Number(object.runningVms)
+        : isSet(object.running_vms)
+        ? globalThis.Number(object.running_vms)
+        : 0,
+    };
+  },
+
+  toJSON(message: HostStats): unknown {
+    const obj: any = {};
+    if (message.computeNodeUuid !== "") {
+      obj.computeNodeUuid = message.computeNodeUuid;
+    }
+    if (message.stats) {
+      const entries = globalThis.Object.entries(message.stats) as [string, string][];
+      if (entries.length > 0) {
+        obj.stats = {};
+        entries.forEach(([k, v]) => {
+          obj.stats[k] = v;
+        });
+      }
+    }
+    if (message.runningVms !== 0) {
+      obj.runningVms = Math.round(message.runningVms);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HostStats>, I>>(base?: I): HostStats {
+    return HostStats.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HostStats>, I>>(object: I): HostStats {
+    const message = createBaseHostStats();
+    message.computeNodeUuid = object.computeNodeUuid ?? "";
+    message.stats = (globalThis.Object.entries(object.stats ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.runningVms = object.runningVms ?? 0;
+    return message;
+  },
+};
+
+function createBaseHostStats_StatsEntry(): HostStats_StatsEntry {
+  return { key: "", value: "" };
+}
+
+export const HostStats_StatsEntry: MessageFns<HostStats_StatsEntry> = {
+  encode(message: HostStats_StatsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HostStats_StatsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHostStats_StatsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HostStats_StatsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: HostStats_StatsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HostStats_StatsEntry>, I>>(base?: I): HostStats_StatsEntry {
+    return HostStats_StatsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HostStats_StatsEntry>, I>>(object: I): HostStats_StatsEntry {
+    const message = createBaseHostStats_StatsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseUpdateHostStatsResponse(): UpdateHostStatsResponse {
+  return {};
+}
+
+export const UpdateHostStatsResponse: MessageFns<UpdateHostStatsResponse> = {
+  encode(_: UpdateHostStatsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateHostStatsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateHostStatsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): UpdateHostStatsResponse {
+    return {};
+  },
+
+  toJSON(_: UpdateHostStatsResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateHostStatsResponse>, I>>(base?: I): UpdateHostStatsResponse {
+    return UpdateHostStatsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateHostStatsResponse>, I>>(_: I): UpdateHostStatsResponse {
+    const message = createBaseUpdateHostStatsResponse();
     return message;
   },
 };
@@ -4635,6 +5310,18 @@ export const CellConductorServiceService = {
       Buffer.from(InstanceStepResultResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): InstanceStepResultResponse => InstanceStepResultResponse.decode(value),
   },
+  /** 1.4 */
+  updateHostStats: {
+    path: "/cellsched.v1.CellConductorService/UpdateHostStats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateHostStatsRequest): Buffer =>
+      Buffer.from(UpdateHostStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateHostStatsRequest => UpdateHostStatsRequest.decode(value),
+    responseSerialize: (value: UpdateHostStatsResponse): Buffer =>
+      Buffer.from(UpdateHostStatsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateHostStatsResponse => UpdateHostStatsResponse.decode(value),
+  },
 } as const;
 
 export interface CellConductorServiceServer extends UntypedServiceImplementation {
@@ -4651,6 +5338,8 @@ export interface CellConductorServiceServer extends UntypedServiceImplementation
   instanceAction: handleUnaryCall<InstanceActionRequest, InstanceActionResponse>;
   /** 1.2 */
   instanceStepResult: handleUnaryCall<InstanceStepResultRequest, InstanceStepResultResponse>;
+  /** 1.4 */
+  updateHostStats: handleUnaryCall<UpdateHostStatsRequest, UpdateHostStatsResponse>;
 }
 
 export interface CellConductorServiceClient extends Client {
@@ -4764,6 +5453,22 @@ export interface CellConductorServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: InstanceStepResultResponse) => void,
+  ): ClientUnaryCall;
+  /** 1.4 */
+  updateHostStats(
+    request: UpdateHostStatsRequest,
+    callback: (error: ServiceError | null, response: UpdateHostStatsResponse) => void,
+  ): ClientUnaryCall;
+  updateHostStats(
+    request: UpdateHostStatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateHostStatsResponse) => void,
+  ): ClientUnaryCall;
+  updateHostStats(
+    request: UpdateHostStatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateHostStatsResponse) => void,
   ): ClientUnaryCall;
 }
 
@@ -4907,6 +5612,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {
