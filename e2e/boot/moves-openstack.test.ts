@@ -38,6 +38,19 @@ test('openstack server stop/start/reboot/migrate/resize/confirm/revert/live-migr
   expect(out).toContain('openstack-moves: every step passed');
 }, 600_000);
 
+// Issue 16: every `openstack flavor` command (create, list, show, set/unset, access, delete) as
+// against Nova; the script cleans up the flavors it made.
+test('openstack flavor create/list/show/set/unset/delete and flavor access, as an operator types them', () => {
+  let out = '';
+  try {
+    out = execFileSync('bash', [join(__dirname, '../clients/flavors.sh'), stack.apiUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string };
+    throw new Error(`flavors.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
+  }
+  expect(out).toContain('openstack-flavors: every step passed');
+}, 300_000);
+
 // Last (it deletes two of the stack's three hosts): `openstack compute service delete` refused for
 // a host with a server, and for an idle host its service and resource provider gone when it returns.
 test('openstack compute service delete: 409 for a busy host; the service and its resource provider gone when it returns', () => {

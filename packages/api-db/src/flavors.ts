@@ -67,10 +67,16 @@ function validate(f: NewFlavor): void {
   if (problems.length > 0) throw new ApiDbError('api_db.flavor.invalid', `invalid flavor: ${problems.join('; ')}`);
 }
 
+/** Nova's FlavorIdExists or FlavorExists for a create that conflicted (the ID is named first, as Nova does). */
+async function flavorExists(db: Queryable, f: NewFlavor): Promise<ApiDbError> {
+  const r = await db.query<{ id_taken: boolean }>('SELECT bool_or(flavorid = $1) AS id_taken FROM flavors WHERE flavorid = $1 OR name = $2', [f.flavorid, f.name]);
+  return new ApiDbError('api_db.flavor.exists', r.rows[0]?.id_taken === true ? `Flavor with ID ${f.flavorid} already exists.` : `Flavor with name ${f.name} already exists.`);
+}
+
 /**
  * Creates a flavor with its extra specs in one statement. Not idempotent by design:
- * a name or flavorid already in use throws `api_db.flavor.exists` (Nova's FlavorExists)
- * and nothing is written. Bad values throw `api_db.flavor.invalid`.
+ * a name or flavorid already in use throws `api_db.flavor.exists` (Nova's FlavorIdExists or
+ * FlavorExists, with Nova's message) and nothing is written. Bad values throw `api_db.flavor.invalid`.
  */
 export async function createFlavor(db: Queryable, f: NewFlavor): Promise<Flavor> {
   validate(f);
@@ -83,7 +89,7 @@ export async function createFlavor(db: Queryable, f: NewFlavor): Promise<Flavor>
     [f.name, f.flavorid, f.vcpus, f.memoryMb, f.rootGb ?? 0, f.ephemeralGb ?? 0, f.swap ?? 0, f.rxtxFactor ?? 1, f.isPublic ?? true,
       f.description ?? null, specs.map(([k]) => k), specs.map(([, v]) => v)]);
   const id = r.rows[0]?.id;
-  if (id === undefined) throw new ApiDbError('api_db.flavor.exists', `Flavor with name ${f.name} or ID ${f.flavorid} already exists.`);
+  if (id === undefined) throw await flavorExists(db, f);
   const created = await db.query<Row>(`${SELECT} WHERE f.id = $1`, [id]);
   if (created.rows[0] === undefined) throw new ApiDbError('api_db.flavor.race', `flavor ${f.flavorid} vanished during create`);
   return toFlavor(created.rows[0]);
@@ -119,17 +125,39 @@ export async function getFlavorByName(db: Queryable, name: string): Promise<Flav
 }
 
 /**
- * Flavors ordered by `flavorid` as Nova's API (default sort key `flavorid`). With
- * `projectId`, private flavors are included only where that project has access; with
- * no project, every flavor (admin). Read-only.
+ * What {@link listFlavors} returns: `isPublic` true is the public flavors and, with
+ * `projectId`, the private ones that project may use; false the private ones only; null every
+ * flavor. It defaults to true with a project, null without (Nova's filters for a member, and
+ * the admin's `is_public` query parameter).
  */
-export async function listFlavors(db: Queryable, opts: { projectId?: string; includeDisabled?: boolean } = {}): Promise<Flavor[]> {
+export interface FlavorFilters {
+  projectId?: string;
+  isPublic?: boolean | null;
+  includeDisabled?: boolean;
+  minMemoryMb?: number;
+  minRootGb?: number;
+  /** Only the flavors after this flavorid in the list's order (Nova's marker; the caller checks it exists). */
+  marker?: string;
+  limit?: number;
+}
+
+/** Flavors ordered by `flavorid` as Nova's API (default sort key `flavorid`), filtered as {@link FlavorFilters}. Read-only. */
+export async function listFlavors(db: Queryable, opts: FlavorFilters = {}): Promise<Flavor[]> {
+  const isPublic = opts.isPublic === undefined ? (opts.projectId === undefined ? null : true) : opts.isPublic;
   const r = await db.query<Row>(
-    `${SELECT} WHERE ($1::text IS NULL OR f.is_public
-       OR EXISTS (SELECT 1 FROM flavor_projects p WHERE p.flavor_id = f.id AND p.project_id = $1))
-       AND ($2 OR NOT f.disabled)
-     ORDER BY f.flavorid, f.id`, [opts.projectId ?? null, opts.includeDisabled ?? false]);
+    `${SELECT} WHERE ($1::boolean IS NULL OR f.is_public = $1
+       OR ($1 AND EXISTS (SELECT 1 FROM flavor_projects p WHERE p.flavor_id = f.id AND p.project_id = $2)))
+       AND ($3 OR NOT f.disabled) AND f.memory_mb >= $4 AND f.root_gb >= $5
+       AND ($6::text IS NULL OR (f.flavorid, f.id) > (SELECT m.flavorid, m.id FROM flavors m WHERE m.flavorid = $6))
+     ORDER BY f.flavorid, f.id LIMIT $7`,
+    [isPublic, opts.projectId ?? null, opts.includeDisabled ?? false, opts.minMemoryMb ?? 0, opts.minRootGb ?? 0, opts.marker ?? null, opts.limit ?? null]);
   return r.rows.map(toFlavor);
+}
+
+/** Sets a flavor's description (Nova's flavor update, 2.55). Returns the flavor, or undefined if there is none. */
+export async function setFlavorDescription(db: Queryable, flavorid: string, description: string | null): Promise<Flavor | undefined> {
+  await db.query('UPDATE flavors SET description = $2, updated_at = now() WHERE flavorid = $1', [flavorid, description]);
+  return getFlavorByFlavorId(db, flavorid);
 }
 
 /**
@@ -153,13 +181,31 @@ export async function deleteFlavorExtraSpec(db: Queryable, flavorid: string, key
   return (r.rowCount ?? 0) > 0;
 }
 
-/** Grants a project access to a private flavor. Idempotent. Returns false if the flavor does not exist. */
-export async function addFlavorAccess(db: Queryable, flavorid: string, projectId: string): Promise<boolean> {
-  const r = await db.query<{ id: number }>(
+/**
+ * Grants a project access to a flavor: `added`, `exists` (Nova's FlavorAccessExists; nothing
+ * written) or `not_found` (no such flavor). Safe to retry: a second call answers `exists`.
+ */
+export async function addFlavorAccess(db: Queryable, flavorid: string, projectId: string): Promise<'added' | 'exists' | 'not_found'> {
+  const r = await db.query<{ added: boolean }>(
     `WITH f AS (SELECT id FROM flavors WHERE flavorid = $1),
-     p AS (INSERT INTO flavor_projects (flavor_id, project_id) SELECT id, $2 FROM f ON CONFLICT DO NOTHING)
-     SELECT id FROM f`, [flavorid, projectId]);
-  return r.rows.length > 0;
+     p AS (INSERT INTO flavor_projects (flavor_id, project_id) SELECT id, $2 FROM f ON CONFLICT DO NOTHING RETURNING id)
+     SELECT EXISTS (SELECT 1 FROM p) AS added FROM f`, [flavorid, projectId]);
+  const row = r.rows[0];
+  return row === undefined ? 'not_found' : row.added ? 'added' : 'exists';
+}
+
+/** Withdraws a project's access to a flavor. Idempotent: returns whether it had access. */
+export async function removeFlavorAccess(db: Queryable, flavorid: string, projectId: string): Promise<boolean> {
+  const r = await db.query(
+    'DELETE FROM flavor_projects p USING flavors f WHERE p.flavor_id = f.id AND f.flavorid = $1 AND p.project_id = $2', [flavorid, projectId]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** The projects with access to a flavor, in the order access was granted. Read-only. */
+export async function listFlavorAccess(db: Queryable, flavorid: string): Promise<string[]> {
+  const r = await db.query<{ project_id: string }>(
+    'SELECT p.project_id FROM flavor_projects p JOIN flavors f ON f.id = p.flavor_id WHERE f.flavorid = $1 ORDER BY p.id', [flavorid]);
+  return r.rows.map((x) => x.project_id);
 }
 
 /** Deletes a flavor and its extra specs (instances keep their embedded copy). Idempotent: returns whether it existed. */

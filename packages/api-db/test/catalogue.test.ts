@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
   addAggregateHost, addFlavorAccess, API_DB_MIGRATIONS_DIR, createAggregate, createFlavor, createImage, deleteAggregate, deleteFlavor,
-  deleteFlavorExtraSpec, deleteImage, getAggregate, getFlavorByFlavorId, getFlavorByName, getImage, listAggregates, listFlavors, listImages,
-  removeAggregateHost, setAggregateMetadata, setFlavorExtraSpecs, toWireFlavor,
+  deleteFlavorExtraSpec, deleteImage, getAggregate, getFlavorByFlavorId, getFlavorByName, getImage, listAggregates, listFlavorAccess, listFlavors, listImages,
+  removeAggregateHost, removeFlavorAccess, setAggregateMetadata, setFlavorDescription, setFlavorExtraSpecs, toWireFlavor,
 } from '@cellsched/api-db';
 
 let db: TestDatabase;
@@ -17,8 +17,11 @@ describe('flavors', () => {
     expect(f).toMatchObject({ flavorid: 'gpu-1', vcpus: 4, isPublic: false, extraSpecs: { 'resources:CUSTOM_GPU': '1' } });
     expect(toWireFlavor(f)).toEqual({ id: f.id, flavorid: 'gpu-1', name: 'gpu.big', vcpus: 4, memoryMb: 4096, rootGb: 10, ephemeralGb: 0, swap: 0,
       extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' } });
-    await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'other', vcpus: 1, memoryMb: 1 })).rejects.toMatchObject({ code: 'api_db.flavor.exists' });
-    await expect(createFlavor(db.pool, { name: 'other', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 })).rejects.toMatchObject({ code: 'api_db.flavor.exists' });
+    await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'other', vcpus: 1, memoryMb: 1 }))
+      .rejects.toMatchObject({ code: 'api_db.flavor.exists', message: 'Flavor with name gpu.big already exists.' });
+    await expect(createFlavor(db.pool, { name: 'other', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 }))
+      .rejects.toMatchObject({ code: 'api_db.flavor.exists', message: 'Flavor with ID gpu-1 already exists.' });
+    await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 })).rejects.toThrow('Flavor with ID gpu-1 already exists.');
     expect(await setFlavorExtraSpecs(db.pool, 'gpu-1', { 'resources:CUSTOM_GPU': '2', 'hw:cpu_policy': 'dedicated' })).toBe(true);
     expect(await deleteFlavorExtraSpec(db.pool, 'gpu-1', 'trait:HW_CPU_X86_AVX2')).toBe(true);
     expect(await deleteFlavorExtraSpec(db.pool, 'gpu-1', 'trait:HW_CPU_X86_AVX2')).toBe(false);
@@ -26,10 +29,22 @@ describe('flavors', () => {
     expect(await setFlavorExtraSpecs(db.pool, 'nope', { a: 'b' })).toBe(false);
     // Private: invisible to a project without access, visible after access is granted, always to admin listing.
     expect((await listFlavors(db.pool, { projectId: 'p1' })).map((x) => x.flavorid)).not.toContain('gpu-1');
-    expect(await addFlavorAccess(db.pool, 'gpu-1', 'p1')).toBe(true);
-    expect(await addFlavorAccess(db.pool, 'gpu-1', 'p1')).toBe(true);
+    expect(await addFlavorAccess(db.pool, 'gpu-1', 'p1')).toBe('added');
+    expect(await addFlavorAccess(db.pool, 'gpu-1', 'p1')).toBe('exists');
+    expect(await addFlavorAccess(db.pool, 'nope', 'p1')).toBe('not_found');
+    expect(await addFlavorAccess(db.pool, 'gpu-1', 'p0')).toBe('added');
+    expect(await listFlavorAccess(db.pool, 'gpu-1')).toEqual(['p1', 'p0']);
     expect((await listFlavors(db.pool, { projectId: 'p1' })).map((x) => x.flavorid)).toContain('gpu-1');
     expect((await listFlavors(db.pool)).map((x) => x.flavorid)).toEqual(['1', '2', '3', '4', '5', 'gpu-1']);
+    // The admin's is_public filter: private only, public (and its project's) by default, paged after a marker.
+    expect((await listFlavors(db.pool, { isPublic: false })).map((x) => x.flavorid)).toEqual(['gpu-1']);
+    expect((await listFlavors(db.pool, { projectId: 'admin', isPublic: true })).map((x) => x.flavorid)).toEqual(['1', '2', '3', '4', '5']);
+    expect((await listFlavors(db.pool, { isPublic: null, minMemoryMb: 4096, minRootGb: 40, marker: '3', limit: 1 })).map((x) => x.flavorid)).toEqual(['4']);
+    expect(await removeFlavorAccess(db.pool, 'gpu-1', 'p0')).toBe(true);
+    expect(await removeFlavorAccess(db.pool, 'gpu-1', 'p0')).toBe(false);
+    expect(await listFlavorAccess(db.pool, 'gpu-1')).toEqual(['p1']);
+    expect((await setFlavorDescription(db.pool, 'gpu-1', 'for GPUs'))?.description).toBe('for GPUs');
+    expect(await setFlavorDescription(db.pool, 'nope', 'x')).toBeUndefined();
     expect(await deleteFlavor(db.pool, 'gpu-1')).toBe(true);
     expect(await deleteFlavor(db.pool, 'gpu-1')).toBe(false);
     expect(await getFlavorByFlavorId(db.pool, 'gpu-1')).toBeUndefined();

@@ -67,12 +67,12 @@ describe('authentication and authorization before the body', () => {
     const put = await refused({ method: 'PUT', url: '/v2.1/os-services/disable', headers: json('alice:p1'), body: MALFORMED });
     expect(put.statusCode).toBe(403);
     expect(put.json()).toEqual({ forbidden: { code: 403, message: "Policy doesn't allow os_compute_api:os-services:update to be performed." } });
-    const specs = await refused({ method: 'POST', url: '/v2.1/flavors/1/os-extra-specs', headers: { ...json('alice:p1'), 'content-type': 'text/xml' }, body: '<x/>' });
+    const specs = await refused({ method: 'POST', url: '/v2.1/flavors/1/os-extra_specs', headers: { ...json('alice:p1'), 'content-type': 'text/xml' }, body: '<x/>' });
     expect(specs.statusCode).toBe(403);
   });
 
   it('an admin with a malformed body → 400 Malformed request body', async () => {
-    for (const url of ['/v2.1/os-services/disable', '/v2.1/flavors/1/os-extra-specs', '/v2.1/servers', '/v2.1/os-server-groups']) {
+    for (const url of ['/v2.1/os-services/disable', '/v2.1/flavors/1/os-extra_specs', '/v2.1/servers', '/v2.1/os-server-groups']) {
       const res = await refused({ method: url.includes('os-services') ? 'PUT' : 'POST', url, headers: json('admin'), body: MALFORMED });
       expect(res.json()).toEqual({ badRequest: { code: 400, message: 'Malformed request body' } });
     }

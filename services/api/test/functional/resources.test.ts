@@ -52,13 +52,13 @@ describe('flavors', () => {
     const tiny = (await h.inject({ url: '/v2.1/flavors/1', headers: as('alice:p1', '2.61') })).json() as { flavor: Record<string, unknown> };
     expect(tiny.flavor).toMatchObject({ id: '1', name: 'm1.tiny', ram: 512, vcpus: 1, disk: 1, swap: '', extra_specs: {} });
     expect((await h.inject({ url: '/v2.1/flavors/nope', headers: as('alice:p1') })).json()).toEqual({ itemNotFound: { code: 404, message: 'Flavor nope could not be found.' } });
-    const denied = await h.inject({ method: 'POST', url: '/v2.1/flavors/1/os-extra-specs', headers: as('alice:p1'), payload: { extra_specs: { 'hw:cpu_policy': 'dedicated' } } });
+    const denied = await h.inject({ method: 'POST', url: '/v2.1/flavors/1/os-extra_specs', headers: as('alice:p1'), payload: { extra_specs: { 'hw:cpu_policy': 'dedicated' } } });
     expect(denied.statusCode).toBe(403);
-    const set = await h.inject({ method: 'POST', url: '/v2.1/flavors/1/os-extra-specs', headers: as('admin'), payload: { extra_specs: { 'hw:cpu_policy': 'dedicated' } } });
+    const set = await h.inject({ method: 'POST', url: '/v2.1/flavors/1/os-extra_specs', headers: as('admin'), payload: { extra_specs: { 'hw:cpu_policy': 'dedicated' } } });
     expect(set.statusCode).toBe(200);
-    expect((await h.inject({ url: '/v2.1/flavors/1/os-extra-specs/hw:cpu_policy', headers: as('alice:p1') })).json()).toEqual({ 'hw:cpu_policy': 'dedicated' });
-    expect((await h.inject({ method: 'DELETE', url: '/v2.1/flavors/1/os-extra-specs/hw:cpu_policy', headers: as('admin') })).statusCode).toBe(200);
-    expect((await h.inject({ url: '/v2.1/flavors/1/os-extra-specs', headers: as('alice:p1') })).json()).toEqual({ extra_specs: {} });
+    expect((await h.inject({ url: '/v2.1/flavors/1/os-extra_specs/hw:cpu_policy', headers: as('alice:p1') })).json()).toEqual({ 'hw:cpu_policy': 'dedicated' });
+    expect((await h.inject({ method: 'DELETE', url: '/v2.1/flavors/1/os-extra_specs/hw:cpu_policy', headers: as('admin') })).statusCode).toBe(200);
+    expect((await h.inject({ url: '/v2.1/flavors/1/os-extra_specs', headers: as('alice:p1') })).json()).toEqual({ extra_specs: {} });
   });
 });
 

@@ -1,78 +1,100 @@
-import { deleteFlavorExtraSpec, getFlavorByFlavorId, listFlavors, setFlavorExtraSpecs, type Flavor } from '@cellsched/api-db';
-import { badRequest, notFound } from '../../domain/errors';
-import { atLeast } from '../../domain/microversion';
-import { METADATA_KEY } from '../../domain/nova-formats';
-import { links } from '../../domain/server-view';
-import { additionalProperties, bodyObject, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { randomUUID } from 'node:crypto';
+import { ApiDbError, createFlavor, deleteFlavor, getFlavorByFlavorId, listFlavors, setFlavorDescription, type FlavorFilters } from '@cellsched/api-db';
+import { badRequest, conflict, notFound } from '../../domain/errors';
+import { parseFlavorCreate, parseFlavorUpdate } from '../../domain/flavor-bodies';
+import { nextLink, queryError } from '../../domain/paging';
+import { flavorDetail, flavorOf, flavorSummary } from './flavor-view';
+import { queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
-function summary(f: Flavor, req: ApiRequest): Record<string, unknown> {
-  const view: Record<string, unknown> = { id: f.flavorid, name: f.name, links: links(req, 'flavors', f.flavorid) };
-  if (atLeast(req.version, 55)) view.description = f.description;
-  return view;
+// Nova's flavors and flavor-manage (nova/api/openstack/compute/flavors.py): list, show, and the
+// admin's create, description update (2.55) and delete.
+
+/** Nova's `max_limit`. */
+const MAX_LIMIT = 1000;
+
+/** oslo's `bool_from_string(strict=True)`, or undefined for anything else. */
+function strictBool(v: string): boolean | undefined {
+  const s = v.trim().toLowerCase();
+  return ['1', 't', 'true', 'on', 'y', 'yes'].includes(s) ? true : ['0', 'f', 'false', 'off', 'n', 'no'].includes(s) ? false : undefined;
 }
 
-function detail(f: Flavor, req: ApiRequest): Record<string, unknown> {
-  const view: Record<string, unknown> = {
-    ...summary(f, req), ram: f.memoryMb, disk: f.rootGb, vcpus: f.vcpus, swap: f.swap === 0 ? '' : f.swap, 'OS-FLV-EXT-DATA:ephemeral': f.ephemeralGb,
-    'OS-FLV-DISABLED:disabled': f.disabled, rxtx_factor: f.rxtxFactor, 'os-flavor-access:is_public': f.isPublic,
-  };
-  if (atLeast(req.version, 61)) view.extra_specs = { ...f.extraSpecs };
-  return view;
+/** A `minRam`/`minDisk` filter as Python's `int()` reads it, or Nova's 400. */
+function intFilter(req: ApiRequest, key: string): number | undefined {
+  const v = queryValue(req, key);
+  if (v === undefined) return undefined;
+  if (!/^\s*[+-]?\d+\s*$/.test(v)) throw badRequest(`Invalid ${key} filter [${v}]`);
+  return Number(v);
 }
 
-async function flavorOf(req: ApiRequest, deps: ApiDeps): Promise<Flavor> {
-  const id = req.params.flavor_id ?? '';
-  const f = await getFlavorByFlavorId(deps.apiDb, id);
-  if (f === undefined) throw notFound(`Flavor ${id} could not be found.`);
-  return f;
+/** Nova's filters: a member sees public flavors and its project's, enabled only; the admin chooses with `is_public`. */
+function filtersOf(req: ApiRequest): FlavorFilters {
+  const f: FlavorFilters = { projectId: req.caller.projectId, minMemoryMb: intFilter(req, 'minRam'), minRootGb: intFilter(req, 'minDisk') };
+  if (!req.caller.isAdmin) return { ...f, isPublic: true };
+  const raw = queryValue(req, 'is_public');
+  if (raw === undefined) return { ...f, isPublic: true, includeDisabled: true };
+  if (raw.toLowerCase() === 'none') return { ...f, isPublic: null, includeDisabled: true };
+  const isPublic = strictBool(raw);
+  if (isPublic === undefined) throw badRequest(`Invalid is_public filter [${raw}]`);
+  return { ...f, isPublic, includeDisabled: true };
+}
+
+/** Nova's `limit` (at most `max_limit`) and `marker` (a flavorid: 400 if there is no such flavor). */
+async function paging(req: ApiRequest, deps: ApiDeps): Promise<{ limit: number; marker?: string }> {
+  const rawLimit = queryValue(req, 'limit');
+  if (rawLimit !== undefined && !/^[0-9]+$/.test(rawLimit)) throw queryError('limit', [rawLimit], `'${rawLimit}' does not match '^[0-9]*$'`);
+  const limit = Math.min(rawLimit === undefined ? MAX_LIMIT : Number(rawLimit), MAX_LIMIT);
+  const marker = queryValue(req, 'marker');
+  if (marker !== undefined && (await getFlavorByFlavorId(deps.apiDb, marker)) === undefined) throw badRequest(`marker [${marker}] not found`);
+  return { limit, marker };
 }
 
 function list(detailed: boolean) {
   return async (req: ApiRequest, deps: ApiDeps): Promise<ApiReply> => {
-    const flavors = await listFlavors(deps.apiDb, { projectId: req.caller.isAdmin ? undefined : req.caller.projectId });
-    return { status: 200, body: { flavors: flavors.map((f) => (detailed ? detail(f, req) : summary(f, req))) } };
+    const filters = filtersOf(req);
+    const { limit, marker } = await paging(req, deps);
+    const items = await listFlavors(deps.apiDb, { ...filters, limit, marker });
+    const body: Record<string, unknown> = { flavors: items.map((f) => (detailed ? flavorDetail(f, req) : flavorSummary(f, req))) };
+    const next = nextLink(req.query, `${req.baseUrl}/v2.1/flavors${detailed ? '/detail' : ''}`, items[items.length - 1]?.flavorid, items.length, limit);
+    if (next.length > 0) body.flavors_links = next;
+    return { status: 200, body };
   };
 }
 
-async function extraSpecs(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  return { status: 200, body: { extra_specs: { ...(await flavorOf(req, deps)).extraSpecs } } };
+/** POST: 200 with the new flavor; 409 with Nova's FlavorIdExists / FlavorExists message. */
+async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  const c = parseFlavorCreate(req.body ?? {}, req.version);
+  try {
+    const f = await createFlavor(deps.apiDb, { ...c, flavorid: c.flavorid ?? randomUUID() });
+    return { status: 200, body: { flavor: flavorDetail(f, req) } };
+  } catch (err) {
+    if (err instanceof ApiDbError && err.code === 'api_db.flavor.exists') throw conflict(err.message);
+    throw err;
+  }
 }
 
-async function extraSpec(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  const f = await flavorOf(req, deps);
-  const key = req.params.key ?? '';
-  const value = f.extraSpecs[key];
-  if (value === undefined) throw notFound(`Flavor ${f.flavorid} has no extra specs with key ${key}.`);
-  return { status: 200, body: { [key]: value } };
+/** PUT (2.55): the description only. */
+async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  const description = parseFlavorUpdate(req.body ?? {});
+  const id = req.params.flavor_id ?? '';
+  const f = await setFlavorDescription(deps.apiDb, id, description);
+  if (f === undefined) throw notFound(`Flavor ${id} could not be found.`);
+  return { status: 200, body: { flavor: flavorDetail(f, req) } };
 }
 
-async function setExtraSpecs(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  const specs = bodyObject(req, 'extra_specs');
-  const badKeys = Object.keys(specs).filter((k) => !METADATA_KEY.test(k));
-  if (badKeys.length > 0) throw additionalProperties('extra_specs', badKeys);
-  const bad = Object.entries(specs).filter(([, v]) => !(typeof v === 'string' && v.length <= 255) && !(typeof v === 'number' && Number.isFinite(v)));
-  if (bad.length > 0) throw badRequest(`Invalid input for field/attribute extra_specs: values must be numbers or strings of at most 255 characters (${bad.map(([k]) => k).join(', ')})`);
-  // NOTE: Nova stores a number as its text.
-  const values = Object.fromEntries(Object.entries(specs).map(([k, v]) => [k, String(v)]));
-  const f = await flavorOf(req, deps);
-  await setFlavorExtraSpecs(deps.apiDb, f.flavorid, values);
-  return { status: 200, body: { extra_specs: values } };
+async function remove(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  const id = req.params.flavor_id ?? '';
+  if (!(await deleteFlavor(deps.apiDb, id))) throw notFound(`Flavor ${id} could not be found.`);
+  return { status: 202 };
 }
 
-async function removeExtraSpec(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  const f = await flavorOf(req, deps);
-  const key = req.params.key ?? '';
-  if (!(await deleteFlavorExtraSpec(deps.apiDb, f.flavorid, key))) throw notFound(`Flavor ${f.flavorid} has no extra specs with key ${key}.`);
-  return { status: 200 };
-}
+const MANAGE = 'os_compute_api:os-flavor-manage';
 
-/** `/v2.1/flavors` routes (flavor create/delete is `cellsched-manage flavor-*`). */
+/** `/v2.1/flavors` and `/v2.1/flavors/{id}`. */
 export const FLAVOR_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/flavors', handler: list(false) },
   { method: 'GET', path: '/v2.1/flavors/detail', handler: list(true) },
-  { method: 'GET', path: '/v2.1/flavors/:flavor_id', handler: async (req, deps) => ({ status: 200, body: { flavor: detail(await flavorOf(req, deps), req) } }) },
-  { method: 'GET', path: '/v2.1/flavors/:flavor_id/os-extra-specs', handler: extraSpecs },
-  { method: 'POST', path: '/v2.1/flavors/:flavor_id/os-extra-specs', handler: setExtraSpecs, adminPolicy: 'os_compute_api:os-flavor-extra-specs:create' },
-  { method: 'GET', path: '/v2.1/flavors/:flavor_id/os-extra-specs/:key', handler: extraSpec },
-  { method: 'DELETE', path: '/v2.1/flavors/:flavor_id/os-extra-specs/:key', handler: removeExtraSpec, adminPolicy: 'os_compute_api:os-flavor-extra-specs:delete' },
+  { method: 'GET', path: '/v2.1/flavors/:flavor_id', handler: async (req, deps) => ({ status: 200, body: { flavor: flavorDetail(await flavorOf(req, deps), req) } }) },
+  { method: 'POST', path: '/v2.1/flavors', handler: create, adminPolicy: `${MANAGE}:create` },
+  { method: 'PUT', path: '/v2.1/flavors/:flavor_id', handler: update, minVersion: 55, adminPolicy: `${MANAGE}:update` },
+  { method: 'DELETE', path: '/v2.1/flavors/:flavor_id', handler: remove, adminPolicy: `${MANAGE}:delete` },
 ];

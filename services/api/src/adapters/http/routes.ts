@@ -1,4 +1,6 @@
 import { AZ_ROUTES } from './availability-zones';
+import { FLAVOR_ACCESS_ROUTES } from './flavor-access';
+import { FLAVOR_EXTRA_SPEC_ROUTES } from './flavor-extra-specs';
 import { FLAVOR_ROUTES } from './flavors';
 import { HYPERVISOR_ROUTES } from './hypervisors';
 import { IMAGE_ROUTES } from './images';
@@ -12,5 +14,5 @@ import { SERVICE_ROUTES } from './services';
 
 /** Every authenticated route of the compute API. */
 export const ROUTES: readonly Route[] = [
-  ...SERVER_ROUTES, ...SERVER_ACTION_ROUTES, ...INSTANCE_ACTION_ROUTES, ...MIGRATION_ROUTES, ...FLAVOR_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
+  ...SERVER_ROUTES, ...SERVER_ACTION_ROUTES, ...INSTANCE_ACTION_ROUTES, ...MIGRATION_ROUTES, ...FLAVOR_ROUTES, ...FLAVOR_EXTRA_SPEC_ROUTES, ...FLAVOR_ACCESS_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
 ];

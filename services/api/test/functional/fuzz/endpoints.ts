@@ -31,6 +31,8 @@ const badName = fc.oneof(wrongType('string'),
 const notUuid = fc.oneof(fc.constantFrom('', 'abc', '155d900f-4e14-4e4c-a73d-069cbf4541e', '155d900f4e144e4ca73d069cbf4541e6x'), fc.string({ maxLength: 20 }));
 /** What Nova's `positive_integer` refuses. */
 const notPositiveInt = fc.oneof(fc.constantFrom(0, -1, 1.5, '', '0', '1.0', ' 1', 'x', '-3'), wrongType('string', 'integer'));
+/** What Nova's flavor disk, ephemeral and swap refuse. */
+const notNonNegativeInt = fc.oneof(fc.constantFrom(-1, 1.5, '', '-1', '1.0', ' 1', 'x', 2 ** 31, '2147483648'), wrongType('string', 'integer'));
 /** A server count refused: not a positive integer, or more than one request may create. */
 const badCount = fc.oneof(notPositiveInt, fc.constantFrom(1001, '1001', 10 ** 12, '99999999999999999999'));
 /** Not one of Nova's boolean values. */
@@ -110,12 +112,29 @@ export const BODY_ENDPOINTS: readonly BodyEndpoint[] = [
     breakers: [removeAt(['host']), removeAt(['binary']), setAt(['host'], fc.oneof(fc.constantFrom('', 'a b', 'x/y', 'x'.repeat(256), 'no-such-host'), wrongType('string'))),
       setAt(['binary'], fc.oneof(fc.constantFrom('', 'x'.repeat(256), 'nova-nothing'), wrongType('string'))), setAt(['disabled_reason'], serviceReason),
       addUnknownAt([], ['host', 'binary', 'disabled_reason'])] },
-  { name: 'POST /flavors/1/os-extra-specs', method: 'POST', path: () => '/v2.1/flavors/1/os-extra-specs', version: '2.1', adminOnly: true,
+  { name: 'POST /flavors/1/os-extra_specs', method: 'POST', path: () => '/v2.1/flavors/1/os-extra_specs', version: '2.1', adminOnly: true,
     valid: () => ({ extra_specs: { 'hw:cpu_policy': 'dedicated', 'quota:cpu_shares': 1024 } }),
     breakers: [removeAt(['extra_specs']), setAt(['extra_specs'], wrongType('object')), addUnknownAt([], ['extra_specs']),
       setAt(['extra_specs', 'hw:cpu_policy'], fc.oneof(fc.constant('x'.repeat(256)), wrongType('string', 'number'))),
       fc.oneof(fc.constantFrom('', 'a/b', 'é', 'k\u0000', 'x'.repeat(256), 'a\nb'), fc.string({ minLength: 1, maxLength: 5 }).map((k) => `${k}/`))
         .chain((k) => setAt(['extra_specs', k], fc.constant('v')))] },
+  { name: 'POST /flavors @2.55', method: 'POST', path: () => '/v2.1/flavors', version: '2.55', adminOnly: true,
+    valid: () => ({ flavor: { name: 'fuzz-flavor', id: 'fuzz-f', ram: 512, vcpus: 1, disk: 1, 'OS-FLV-EXT-DATA:ephemeral': 0, swap: 0, rxtx_factor: 1.5,
+      'os-flavor-access:is_public': 'false', description: 'fuzzed' } }),
+    breakers: [removeAt(['flavor']), setAt(['flavor'], wrongType('object')), addUnknownAt([], ['flavor']), ...['name', 'ram', 'vcpus', 'disk'].map((k) => removeAt(['flavor', k])),
+      setAt(['flavor', 'name'], badName), setAt(['flavor', 'ram'], notPositiveInt), setAt(['flavor', 'vcpus'], fc.oneof(notPositiveInt, fc.constantFrom(2 ** 31, '2147483648'))),
+      setAt(['flavor', 'disk'], notNonNegativeInt), setAt(['flavor', 'OS-FLV-EXT-DATA:ephemeral'], notNonNegativeInt), setAt(['flavor', 'swap'], notNonNegativeInt),
+      setAt(['flavor', 'id'], fc.oneof(fc.constantFrom('', ' a', 'a ', 'a/b', 'é', 'x'.repeat(256)), wrongType('string', 'number', 'null'))),
+      setAt(['flavor', 'rxtx_factor'], fc.oneof(fc.constantFrom(0, -1, '0', '0.0', '-1', '1e3', 'x', '1.'), wrongType('number', 'string'))),
+      setAt(['flavor', 'os-flavor-access:is_public'], notBoolean), setAt(['flavor', 'description'], fc.oneof(fc.constantFrom('a\u0007b', 'x'.repeat(65536)), wrongType('string', 'null'))),
+      addUnknownAt(['flavor'], ['name', 'id', 'ram', 'vcpus', 'disk', 'OS-FLV-EXT-DATA:ephemeral', 'swap', 'rxtx_factor', 'os-flavor-access:is_public', 'description'])] },
+  { name: 'PUT /flavors/1 @2.55', method: 'PUT', path: () => '/v2.1/flavors/1', version: '2.55', adminOnly: true, valid: () => ({ flavor: { description: 'tiny' } }),
+    breakers: [removeAt(['flavor']), setAt(['flavor'], wrongType('object')), addUnknownAt([], ['flavor']), removeAt(['flavor', 'description']),
+      setAt(['flavor', 'description'], fc.oneof(fc.constantFrom('a\nb', '\u2028'), wrongType('string', 'null'))), addUnknownAt(['flavor'], ['description'])] },
+  { name: 'PUT /flavors/1/os-extra_specs/hw:cpu_policy', method: 'PUT', path: () => '/v2.1/flavors/1/os-extra_specs/hw:cpu_policy', version: '2.1', adminOnly: true,
+    valid: () => ({ 'hw:cpu_policy': 'shared' }),
+    breakers: [removeAt(['hw:cpu_policy']), addUnknownAt([], ['hw:cpu_policy']),
+      setAt(['hw:cpu_policy'], fc.oneof(fc.constant('x'.repeat(256)), wrongType('string', 'number')))] },
 ];
 
 const actionPath = (name: string) => (fx: Fixtures): string => `/v2.1/servers/${fx.actionServers[name] ?? fx.serverUuid}/action`;
