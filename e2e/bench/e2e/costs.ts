@@ -166,3 +166,32 @@ export function countCreates(spanFiles: readonly string[]): CreateCounts {
     httpCalls: per((s) => s.kind === 3 && !s.name.startsWith('grpc.') && !s.name.startsWith('pg')), spans: per(() => true),
   };
 }
+
+/**
+ * PostgreSQL's own account of the statements, across every database of the cluster
+ * (pg_stat_statements, which must be in shared_preload_libraries): `reset` before the load,
+ * `report` after it, the 40 statements that took the most execution time, as a table.
+ * Execution time is wall time inside the server (lock waits and the machine's other work
+ * included), so compare calls and rows first, times in the same conditions only.
+ */
+export async function pgStatements(adminUrl: string, what: 'reset' | 'report'): Promise<string> {
+  const c = new Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    if (what === 'reset') {
+      await c.query('SELECT pg_stat_statements_reset()');
+      return '';
+    }
+    const r = await c.query<{ ms: string; calls: string; per: string; rows: string; db: string; q: string }>(
+      `SELECT round(total_exec_time::numeric)::text AS ms, calls::text, round((total_exec_time / calls)::numeric, 3)::text AS per, rows::text,
+              coalesce((SELECT datname FROM pg_database d WHERE d.oid = s.dbid), '?') AS db, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q
+         FROM pg_stat_statements s ORDER BY total_exec_time DESC LIMIT 40`);
+    const total = await c.query<{ ms: string; calls: string }>('SELECT round(sum(total_exec_time)::numeric)::text AS ms, sum(calls)::text AS calls FROM pg_stat_statements');
+    const lines = ['| total ms | calls | ms per call | rows | database | statement (first 110 characters) |', '|---:|---:|---:|---:|---|---|',
+      ...r.rows.map((x) => `| ${x.ms} | ${x.calls} | ${x.per} | ${x.rows} | ${x.db} | \`${x.q.replace(/\|/g, '\\|')}\` |`)];
+    return `${lines.join('\n')}\n\nall statements: ${total.rows[0]?.ms ?? '?'} ms in ${total.rows[0]?.calls ?? '?'} calls\n`;
+  } finally {
+    await c.end();
+  }
+}

@@ -2,7 +2,7 @@
  * `pnpm bench e2e [--hosts 1000,5000,10000] [--cells 2] [--schedulers 2] [--build-latency-ms 200]
  *  [--clients 64] [--phase-s 30] [--start-rate 40] [--rate-step 20] [--max-rate 400] [--step-s 20]
  *  [--sustain-s 300] [--p99-bound-ms 2000] [--failure-rate 0.2] [--no-tracing-off] [--no-counts | --counts-only]
- *  [--phases closed,multi,failures,ramp,sustained] [--cpu-prof DIR] [--port-offset 6200] [--out FILE.json]`
+ *  [--phases closed,multi,failures,ramp,sustained] [--cpu-prof DIR] [--pg-statements FILE] [--port-offset 6200] [--out FILE.json]`
  *
  * The whole pipeline, POST /servers to ACTIVE, on a system `pnpm stack up` starts (2 cells, the
  * hosts split between them, tracing exported as the launcher ships it: the story sampler to the
@@ -28,7 +28,7 @@ import { checkInvariants } from '../../chaos/invariants';
 import { Monitor } from '../../chaos/monitor';
 import { ChaosStack, ROOT } from '../../chaos/stack';
 import { describeMachine } from '../placement/machine';
-import { countCreates, cpuNow, cpuPerBuild, pgbenchCeiling, pgCommits, rabbitCeiling, type CreateCounts } from './costs';
+import { countCreates, cpuNow, cpuPerBuild, pgbenchCeiling, pgCommits, pgStatements, rabbitCeiling, type CreateCounts } from './costs';
 import { closedLoop, openLoop, phase, round1, Tracker, type PhaseResult } from './load';
 import { renderReport, type HostRun, type Report } from './report';
 
@@ -40,7 +40,7 @@ const { values: o } = parseArgs({
     'step-s': { type: 'string', default: '20' }, 'sustain-s': { type: 'string', default: '300' }, 'p99-bound-ms': { type: 'string', default: '2000' },
     'failure-rate': { type: 'string', default: '0.2' }, 'no-tracing-off': { type: 'boolean', default: false }, 'no-counts': { type: 'boolean', default: false }, 'counts-only': { type: 'boolean', default: false },
     'port-offset': { type: 'string', default: '6200' }, out: { type: 'string' },
-    phases: { type: 'string', default: 'closed,multi,failures,ramp,sustained' }, 'cpu-prof': { type: 'string' },
+    phases: { type: 'string', default: 'closed,multi,failures,ramp,sustained' }, 'cpu-prof': { type: 'string' }, 'pg-statements': { type: 'string' },
   },
 });
 const N = (k: keyof typeof o): number => Number(o[k]);
@@ -160,6 +160,8 @@ async function runHosts(hosts: number): Promise<HostRun> {
   const drain = 60_000;
   const phases: Measured[] = [];
   await phase('warmup', stack.apiUrl, tracker, drain, (c) => closedLoop(c, 16, 10));
+  // --pg-statements FILE: PostgreSQL's per-statement account of the load phases (pg_stat_statements)
+  if (o['pg-statements'] !== undefined) await pgStatements(ADMIN_URL, 'reset');
   if (PHASES.has('closed')) phases.push(await measured(stack, tracker, 'closed', drain, (c) => closedLoop(c, clients, phaseS)));
   if (PHASES.has('multi')) phases.push(await measured(stack, tracker, 'multi-create x10', drain, (c) => closedLoop(c, Math.max(1, clients / 16), phaseS, 10, 2000)));
   if (PHASES.has('failures')) {
@@ -180,6 +182,10 @@ async function runHosts(hosts: number): Promise<HostRun> {
   if (best > 0 && PHASES.has('sustained')) sustained = await measured(stack, tracker, `sustained ${best}/s`, 60_000, (c) => openLoop(c, best, N('sustain-s')));
   await tracker.close();
   await monitor.stop();
+  if (o['pg-statements'] !== undefined) {
+    writeFileSync(`${o['pg-statements']}.${hosts}.md`, await pgStatements(ADMIN_URL, 'report'));
+    log(`statements: ${o['pg-statements']}.${hosts}.md`);
+  }
   for (const id of await liveIds(stack)) ledger.accept(id);
   log('checking every chaos invariant');
   const check = await checkInvariants(stack, ledger, monitor, { settleMs: 120_000, logsFrom, since: started });
