@@ -48,7 +48,7 @@ export const DEFAULT_POLICY: SchedulerPolicy = Object.freeze({
   enabledFilters: Object.freeze(['ComputeFilter', 'ComputeCapabilitiesFilter', 'AvailabilityZoneFilter', 'ImagePropertiesFilter',
     'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter', 'SameHostFilter', 'DifferentHostFilter']),
   enabledWeighers: Object.freeze(['RAMWeigher', 'CPUWeigher', 'DiskWeigher', 'IoOpsWeigher', 'BuildFailureWeigher',
-    'ServerGroupSoftAffinityWeigher', 'ServerGroupSoftAntiAffinityWeigher']),
+    'ServerGroupSoftAffinityWeigher', 'ServerGroupSoftAntiAffinityWeigher', 'CrossCellWeigher']),
   weightMultipliers: Object.freeze({}),
   hostSubsetSize: 1,
   hostSampleSize: 0,
