@@ -1,6 +1,6 @@
 import type { ComputeNodeRecord } from '../host-state';
 import { ctx, flavor, hostState, spec } from '../../../test/support/fixtures';
-import { capability, computeCapabilitiesFilter } from './compute-capabilities-filter';
+import { capability, capabilitySpecs, computeCapabilitiesFilter } from './compute-capabilities-filter';
 
 const CPU_INFO = { arch: 'aarch64', vendor: 'ARM', topology: { sockets: 2, cores: 32 }, features: ['sve', 'aes'], maxphysaddr: { bits: 48 } };
 const host = (rec: Partial<ComputeNodeRecord> = {}) => hostState({
@@ -63,5 +63,14 @@ describe('ComputeCapabilitiesFilter', () => {
     [[], undefined],
   ])('capability %j', (scope, expected) => {
     expect(capability(host(), scope)).toEqual(expected);
+  });
+
+  it('reads the flavor once: other scopes dropped, hw:maxphysaddr_bits rewritten, sorted by key', () => {
+    expect(capabilitySpecs({ 'hw:maxphysaddr_bits': '46', 'hw:cpu_policy': 'dedicated', 'capabilities:cpu_info:arch': 'aarch64', gpu_vendor: 'nvidia' }))
+      .toEqual([
+        { scope: ['cpu_info', 'arch'], req: 'aarch64', unscoped: false },
+        { scope: ['cpu_info', 'maxphysaddr', 'bits'], req: '>= 46', unscoped: false },
+        { scope: ['gpu_vendor'], req: 'nvidia', unscoped: true },
+      ]);
   });
 });

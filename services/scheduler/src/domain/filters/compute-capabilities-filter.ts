@@ -72,20 +72,43 @@ export function capability(host: HostState, scope: readonly string[]): unknown {
   return cap === null ? undefined : cap;
 }
 
-/** The capability path an extra spec constrains, or undefined when it is not this filter's. */
-function capabilityScope(host: HostState, key: string): string[] | undefined {
-  const scope = key.split(':');
-  // NOTE: as in Nova, an unscoped key counts only when the host has such an attribute or stat.
-  if (scope.length === 1) return ATTRIBUTES.has(key) || stat(host, key) !== undefined ? scope : undefined;
-  return scope[0] === SCOPE ? scope.slice(1) : undefined;
+/** One extra spec this filter may check: the capability path and the requirement. */
+interface CapabilitySpec {
+  readonly scope: readonly string[];
+  readonly req: string;
+  /** Unscoped (Nova's backward compatibility): checked only on a host with such an attribute or stat. */
+  readonly unscoped: boolean;
 }
 
-/** The flavor's extra specs, with Nova's `hw:maxphysaddr_bits` rewritten as the capability it means. */
-function especs(extraSpecs: Readonly<Record<string, string>>): [string, string][] {
+/**
+ * The flavor's extra specs this filter reads, sorted by key (the first failure reported is
+ * stable), with Nova's `hw:maxphysaddr_bits` rewritten as the capability it means; other scopes
+ * (`hw:`, `resources:`, `trait:`...) are dropped.
+ */
+export function capabilitySpecs(extraSpecs: Readonly<Record<string, string>>): CapabilitySpec[] {
   const entries = Object.entries(extraSpecs).filter(([k]) => k !== 'hw:maxphysaddr_bits');
   const bits = extraSpecs['hw:maxphysaddr_bits'];
   if (bits !== undefined) entries.push(['capabilities:cpu_info:maxphysaddr:bits', `>= ${bits}`]);
-  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const specs: CapabilitySpec[] = [];
+  for (const [key, req] of entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const scope = key.split(':');
+    if (scope.length === 1) specs.push({ scope, req, unscoped: true });
+    else if (scope[0] === SCOPE) specs.push({ scope: scope.slice(1), req, unscoped: false });
+  }
+  return specs;
+}
+
+// NOTE: a flavor's specs are read once per decision, not once per host (a decision may filter
+// 1,000 hosts); keyed by the extra specs object, which a decision shares with every host.
+const SPECS = new WeakMap<Readonly<Record<string, string>>, CapabilitySpec[]>();
+
+function specsOf(extraSpecs: Readonly<Record<string, string>>): CapabilitySpec[] {
+  let specs = SPECS.get(extraSpecs);
+  if (specs === undefined) {
+    specs = capabilitySpecs(extraSpecs);
+    SPECS.set(extraSpecs, specs);
+  }
+  return specs;
 }
 
 /**
@@ -99,10 +122,9 @@ function especs(extraSpecs: Readonly<Record<string, string>>): [string, string][
 export const computeCapabilitiesFilter: HostFilter = {
   name: 'ComputeCapabilitiesFilter',
   hostPasses(host, ctx): FilterResult {
-    if (Object.keys(ctx.flavor.extraSpecs).length === 0) return PASS;
-    for (const [key, req] of especs(ctx.flavor.extraSpecs)) {
-      const scope = capabilityScope(host, key);
-      if (scope === undefined) continue;
+    for (const { scope, req, unscoped } of specsOf(ctx.flavor.extraSpecs)) {
+      // NOTE: as in Nova, an unscoped key counts only when the host has such an attribute or stat.
+      if (unscoped && !ATTRIBUTES.has(scope[0] as string) && stat(host, scope[0] as string) === undefined) continue;
       const cap = capability(host, scope);
       if (cap === undefined) return fail(`host has no capability ${scope.join(':')}`);
       if (!matchExtraSpec(pyStr(cap), req)) return fail(`capability ${scope.join(':')} does not match "${req}"`);
