@@ -21,6 +21,8 @@ export interface HostSpec {
   /** Last heartbeat; default now. */
   readonly lastSeenUp?: Date;
   readonly uuid?: string;
+  /** Nova's cpu_info as the compute reports it (JSON text); default `{}`. */
+  readonly cpuInfo?: string;
 }
 
 /** A seeded host: its compute node (= root provider) uuid. */
@@ -31,17 +33,18 @@ export interface SeededHost extends HostSpec {
 async function seedCell(db: Pool, hosts: readonly SeededHost[]): Promise<void> {
   if (hosts.length === 0) return;
   await db.query(
-    `WITH t AS (SELECT * FROM unnest($1::text[], $2::bool[], $3::bool[], $4::timestamptz[], $5::uuid[], $6::int[], $7::int[], $8::int[])
-                  AS t(host, disabled, forced, seen, uuid, vcpus, mem, disk)),
+    `WITH t AS (SELECT * FROM unnest($1::text[], $2::bool[], $3::bool[], $4::timestamptz[], $5::uuid[], $6::int[], $7::int[], $8::int[], $9::text[])
+                  AS t(host, disabled, forced, seen, uuid, vcpus, mem, disk, cpu_info)),
      s AS (INSERT INTO services (uuid, host, "binary", topic, disabled, disabled_reason, forced_down, last_seen_up, report_count)
            SELECT gen_random_uuid(), host, 'nova-compute', 'compute', disabled, CASE WHEN disabled THEN 'seeded disabled' END, forced, seen, 1 FROM t
            RETURNING id, host)
      INSERT INTO compute_nodes (uuid, service_id, host, hypervisor_hostname, vcpus, memory_mb, local_gb, hypervisor_type, hypervisor_version,
-       cpu_allocation_ratio, supported_instances, mapped)
-     SELECT t.uuid, s.id, t.host, t.host, t.vcpus, t.mem, t.disk, 'qemu', 6002000, 1.0, '[["x86_64","qemu","hvm"]]'::jsonb, 1 FROM t JOIN s USING (host)`,
+       cpu_allocation_ratio, supported_instances, cpu_info, mapped)
+     SELECT t.uuid, s.id, t.host, t.host, t.vcpus, t.mem, t.disk, 'qemu', 6002000, 1.0, '[["x86_64","qemu","hvm"]]'::jsonb, t.cpu_info, 1
+     FROM t JOIN s USING (host)`,
     [hosts.map((h) => h.host), hosts.map((h) => h.disabled ?? false), hosts.map((h) => h.forcedDown ?? false),
       hosts.map((h) => h.lastSeenUp ?? new Date()), hosts.map((h) => h.uuid), hosts.map((h) => h.vcpus), hosts.map((h) => h.memoryMb),
-      hosts.map((h) => h.diskGb)]);
+      hosts.map((h) => h.diskGb), hosts.map((h) => h.cpuInfo ?? '{}')]);
 }
 
 async function seedPlacement(db: Pool, hosts: readonly SeededHost[]): Promise<void> {

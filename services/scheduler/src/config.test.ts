@@ -13,9 +13,17 @@ test('defaults give Nova\'s policy (no multiplier set: each weigher keeps its ow
   expect(policyFromConfig(load({ CELLSCHED_SCHEDULER_HOST_SAMPLE_SIZE: '0' })).hostSampleSize).toBe(0);
 });
 
+test('the default enabled_filters are Nova\'s default list, in its order, with the AZ and host-hint filters added', () => {
+  const nova = ['ComputeFilter', 'ComputeCapabilitiesFilter', 'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter'];
+  const filters = policyFromConfig(load({})).enabledFilters;
+  expect(filters.filter((f) => nova.includes(f))).toEqual(nova);
+  expect([...filters].sort()).toEqual([...nova, 'AvailabilityZoneFilter', 'SameHostFilter', 'DifferentHostFilter'].sort());
+});
+
 test.each([
   [{ CELLSCHED_SCHEDULER_RAM_WEIGHT_MULTIPLIER: '-1' }, [], { weightMultipliers: { ram_weight_multiplier: -1 } }],
   [{}, ['--io-ops-weight-multiplier', '2.5'], { weightMultipliers: { io_ops_weight_multiplier: 2.5 } }],
+  [{ CELLSCHED_SCHEDULER_CROSS_CELL_MOVE_WEIGHT_MULTIPLIER: '-1e6' }, [], { weightMultipliers: { cross_cell_move_weight_multiplier: -1e6 } }],
   [{ CELLSCHED_SCHEDULER_ENABLED_FILTERS: 'ComputeFilter,ServerGroupAffinityFilter' }, [], { enabledFilters: ['ComputeFilter', 'ServerGroupAffinityFilter'] }],
   [{ CELLSCHED_SCHEDULER_MAX_PLACEMENT_RESULTS: '200', CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: '10' }, [], { maxPlacementResults: 200, hostSubsetSize: 10 }],
 ])('options map to Nova\'s policy names: %j %j', (env, argv, expected) => {

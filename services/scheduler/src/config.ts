@@ -3,7 +3,7 @@ import { telemetryConfigSchema } from '@cellsched/telemetry';
 import { DEFAULT_POLICY, type SchedulerPolicy } from './domain/policy';
 
 const MULTIPLIERS = ['ram_weight_multiplier', 'cpu_weight_multiplier', 'disk_weight_multiplier', 'io_ops_weight_multiplier',
-  'build_failure_weight_multiplier', 'soft_affinity_weight_multiplier', 'soft_anti_affinity_weight_multiplier'] as const;
+  'build_failure_weight_multiplier', 'soft_affinity_weight_multiplier', 'soft_anti_affinity_weight_multiplier', 'cross_cell_move_weight_multiplier'] as const;
 
 /**
  * The scheduler's options, as data (help text and defaults); loaded by main.ts and tracing.ts.
@@ -43,6 +43,8 @@ export const schedulerConfigSchema = defineConfig({
   buildFailureWeightMultiplier: { type: 'float', env: 'CELLSCHED_SCHEDULER_BUILD_FAILURE_WEIGHT_MULTIPLIER', help: 'Nova build_failure_weight_multiplier (default 1e6).' },
   softAffinityWeightMultiplier: { type: 'float', env: 'CELLSCHED_SCHEDULER_SOFT_AFFINITY_WEIGHT_MULTIPLIER', help: 'Nova soft_affinity_weight_multiplier (default 1.0).' },
   softAntiAffinityWeightMultiplier: { type: 'float', env: 'CELLSCHED_SCHEDULER_SOFT_ANTI_AFFINITY_WEIGHT_MULTIPLIER', help: 'Nova soft_anti_affinity_weight_multiplier (default 1.0).' },
+  crossCellMoveWeightMultiplier: { type: 'float', env: 'CELLSCHED_SCHEDULER_CROSS_CELL_MOVE_WEIGHT_MULTIPLIER',
+    help: 'Nova cross_cell_move_weight_multiplier (default 1e6: a move that may cross cells stays in its cell; negative: prefers other cells).' },
   hostSubsetSize: { type: 'int', env: 'CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE', default: DEFAULT_POLICY.hostSubsetSize, min: 1, help: 'Nova host_subset_size: pick at random among the best N hosts.' },
   hostSampleSize: { type: 'int', env: 'CELLSCHED_SCHEDULER_HOST_SAMPLE_SIZE', default: 50, min: 0, help: 'Ours (Nomad-style scoring limit): a single-instance request without server group weighs a random sample of this many candidate hosts, and all of them only if none of the sample can be claimed (0: weigh every candidate, as Nova).' },
   shuffleBestSameWeighedHosts: { type: 'bool', env: 'CELLSCHED_SCHEDULER_SHUFFLE_BEST_SAME_WEIGHED_HOSTS', default: false, help: 'Nova shuffle_best_same_weighed_hosts.' },
@@ -62,9 +64,9 @@ export const schedulerConfigSchema = defineConfig({
 export type SchedulerConfig = Config<typeof schedulerConfigSchema>;
 
 type MultiplierKey = 'ramWeightMultiplier' | 'cpuWeightMultiplier' | 'diskWeightMultiplier' | 'ioOpsWeightMultiplier'
-  | 'buildFailureWeightMultiplier' | 'softAffinityWeightMultiplier' | 'softAntiAffinityWeightMultiplier';
+  | 'buildFailureWeightMultiplier' | 'softAffinityWeightMultiplier' | 'softAntiAffinityWeightMultiplier' | 'crossCellMoveWeightMultiplier';
 const MULTIPLIER_KEYS: readonly MultiplierKey[] = ['ramWeightMultiplier', 'cpuWeightMultiplier', 'diskWeightMultiplier', 'ioOpsWeightMultiplier',
-  'buildFailureWeightMultiplier', 'softAffinityWeightMultiplier', 'softAntiAffinityWeightMultiplier'];
+  'buildFailureWeightMultiplier', 'softAffinityWeightMultiplier', 'softAntiAffinityWeightMultiplier', 'crossCellMoveWeightMultiplier'];
 
 /** The domain's SchedulerPolicy from loaded options (unset multipliers keep the weigher's default). Validated by SchedulerCore. */
 export function policyFromConfig(c: SchedulerConfig): SchedulerPolicy {

@@ -40,5 +40,23 @@ export function toDomain(r: HostRecord, cell: { readonly uuid: string; readonly 
     aggregates, hypervisorType: node.hypervisorType, hypervisorVersion: node.hypervisorVersion,
     supportedInstances: node.supportedInstances.map(([arch, hvType, vmMode]) => ({ arch, hvType, vmMode })),
     numIoOps: stat('io_workload'), failedBuilds: stat('failed_builds'),
+    vcpus: node.vcpus, vcpusUsed: node.vcpusUsed, memoryMb: node.memoryMb, memoryMbUsed: node.memoryMbUsed,
+    localGb: node.localGb, localGbUsed: node.localGbUsed, stats: node.stats, cpuInfo: parseCpuInfo(node.cpuInfo),
   };
+}
+
+const NO_CPU_INFO: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * Nova's cpu_info text as an object, `{}` when empty or not a JSON object. Parsed here, once per
+ * record read, so no decision parses it (ComputeCapabilitiesFilter reads its keys).
+ */
+export function parseCpuInfo(text: string): Readonly<Record<string, unknown>> {
+  if (text === '' || text === '{}') return NO_CPU_INFO;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : NO_CPU_INFO;
+  } catch {
+    return NO_CPU_INFO;
+  }
 }

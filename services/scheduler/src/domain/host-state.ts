@@ -40,6 +40,19 @@ export interface ComputeNodeRecord {
   readonly numIoOps: number;
   /** Consecutive recent build failures on the node (reset by a success). */
   readonly failedBuilds: number;
+  /** Nova's vcpus / vcpus_used of the compute node (what the compute reported, not placement's usage). */
+  readonly vcpus: number;
+  readonly vcpusUsed: number;
+  /** Nova's memory_mb / memory_mb_used. */
+  readonly memoryMb: number;
+  readonly memoryMbUsed: number;
+  /** Nova's local_gb / local_gb_used. */
+  readonly localGb: number;
+  readonly localGbUsed: number;
+  /** Nova's stats as the compute reported them, e.g. `{ num_instances: "3", io_workload: "1" }`. */
+  readonly stats: Readonly<Record<string, string>>;
+  /** Nova's cpu_info, parsed once when the record is built (`{}` when absent or not a JSON object). */
+  readonly cpuInfo: Readonly<Record<string, unknown>>;
 }
 
 /** Capacity and usage of one resource class on one provider, from placement's provider summaries. */

@@ -39,17 +39,16 @@ export interface SchedulerPolicy {
 }
 
 /**
- * Nova's defaults. `enabled_filters` is Nova's default list (ComputeCapabilitiesFilter aside, which
- * we do not have) plus AvailabilityZoneFilter, SameHostFilter and DifferentHostFilter (they pass every
- * host without their hint, so they cost nothing until a user asks); AggregateInstanceExtraSpecsFilter is opt-in as in
- * Nova, because it also constrains unscoped extra specs (a flavor with `group_policy` would match
+ * Nova's defaults. `enabled_filters` is Nova's default list plus AvailabilityZoneFilter, SameHostFilter
+ * and DifferentHostFilter (they pass every host without their hint, so they cost nothing until a user
+ * asks); AggregateInstanceExtraSpecsFilter is opt-in as in Nova, because it also constrains unscoped extra specs (a flavor with `group_policy` would match
  * no host whose aggregates lack that key). Every weigher is on, as Nova's `all_weighers`.
  */
 export const DEFAULT_POLICY: SchedulerPolicy = Object.freeze({
-  enabledFilters: Object.freeze(['ComputeFilter', 'AvailabilityZoneFilter', 'ImagePropertiesFilter',
+  enabledFilters: Object.freeze(['ComputeFilter', 'ComputeCapabilitiesFilter', 'AvailabilityZoneFilter', 'ImagePropertiesFilter',
     'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter', 'SameHostFilter', 'DifferentHostFilter']),
   enabledWeighers: Object.freeze(['RAMWeigher', 'CPUWeigher', 'DiskWeigher', 'IoOpsWeigher', 'BuildFailureWeigher',
-    'ServerGroupSoftAffinityWeigher', 'ServerGroupSoftAntiAffinityWeigher']),
+    'ServerGroupSoftAffinityWeigher', 'ServerGroupSoftAntiAffinityWeigher', 'CrossCellWeigher']),
   weightMultipliers: Object.freeze({}),
   hostSubsetSize: 1,
   hostSampleSize: 0,

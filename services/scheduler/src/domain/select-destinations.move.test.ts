@@ -30,7 +30,7 @@ function move(overrides: Partial<MoveContext> = {}): MoveContext {
 /** A move of `vm` restricted to cell-1 (as the super-conductor asks), `numAlternates` 2. */
 function selectMove(c: SchedulerCore, s: Partial<RequestSpec> = {}, m: Partial<MoveContext> = {}, numAlternates = 2): Promise<SelectDestinationsResult> {
   return c.selectDestinations({
-    spec: spec({ flavor: SMALL, requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [] }, ...s }),
+    spec: spec({ flavor: SMALL, requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false }, ...s }),
     instanceUuids: ['vm'], numAlternates, allocationRequestVersion: '1.36', move: move(m),
   });
 }
@@ -97,14 +97,14 @@ describe('select_destinations for a move', () => {
 
   it('a requested host is the only candidate (migrate / live migrate with a host): no alternates', async () => {
     const cloud = cloudWithInstance();
-    const list = selected(await selectMove(core(cloud), { requestedDestination: { host: 'host-c1-3', node: '', cellUuid: 'cell-1', aggregates: [] } }));
+    const list = selected(await selectMove(core(cloud), { requestedDestination: { host: 'host-c1-3', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false } }));
     expect(list.map((s) => s.serviceHost)).toEqual(['host-c1-3']);
     expect(held(cloud, 'vm')).toEqual({ 'cn-c1-003': SMALL_ALLOC });
   });
 
   it('a requested host outside the instance\'s cell is NoValidHost, and the instance keeps its source', async () => {
     const cloud = cloudWithInstance();
-    const r = await selectMove(core(cloud), { requestedDestination: { host: 'host-c2-1', node: '', cellUuid: 'cell-1', aggregates: [] } });
+    const r = await selectMove(core(cloud), { requestedDestination: { host: 'host-c2-1', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false } });
     expect(r.kind).toBe('no_valid_host');
     expect(held(cloud, 'vm')).toEqual({ 'cn-c1-001': SMALL_ALLOC });
     expect(held(cloud, MIG)).toBeUndefined();
@@ -184,7 +184,7 @@ describe('select_destinations for a move', () => {
   });
 
   describe('a forced destination (evacuate / live migration with force: Nova bypasses the scheduler)', () => {
-    const forcedTo = (host: string): Partial<RequestSpec> => ({ requestedDestination: { host, node: '', cellUuid: 'cell-1', aggregates: [] } });
+    const forcedTo = (host: string): Partial<RequestSpec> => ({ requestedDestination: { host, node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false } });
     const disable = (cloud: Cloud, uuid: string): void => {
       const rec = cloud.snapshot.records.get(uuid);
       if (rec !== undefined) cloud.snapshot.records.set(uuid, { ...rec, serviceDisabled: true, serviceDisabledReason: 'maintenance' });
@@ -242,5 +242,34 @@ describe('select_destinations for a move', () => {
     expect(r.kind).toBe('selected');
     expect(cloud.placement.moveClaims).toEqual([]);
     expect(cloud.placement.reverts).toEqual([]);
+  });
+});
+
+describe('a move that may cross cells (requested_destination.allow_cross_cell_move)', () => {
+  /** cell-1's other hosts half full, so the spread weighers alone would leave for cell-2. */
+  function busyHomeCell(): Cloud {
+    const cloud = cloudWithInstance(2, 3);
+    for (const cn of ['cn-c1-002', 'cn-c1-003']) cloud.placement.setAllocation(`busy-${cn}`, { [cn]: { VCPU: 4, MEMORY_MB: 4096, DISK_GB: 50 } });
+    return cloud;
+  }
+  const crossCell = { requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: true } };
+
+  it.each<[string, Partial<SchedulerPolicy>, string]>([
+    ['CrossCellWeigher (default) keeps it in its cell', {}, 'cell-1'],
+    ['without CrossCellWeigher the spread weighers take it to the emptier cell',
+      { enabledWeighers: DEFAULT_POLICY.enabledWeighers.filter((w) => w !== 'CrossCellWeigher') }, 'cell-2'],
+    ['a negative multiplier prefers the other cells', { weightMultipliers: { cross_cell_move_weight_multiplier: -1000000 } }, 'cell-2'],
+  ])('%s', async (_n, policy, cell) => {
+    const [chosen, ...alternates] = selected(await selectMove(core(busyHomeCell(), { ...policy, hostSubsetSize: 1 }), crossCell));
+    expect(chosen?.cellUuid).toBe(cell);
+    for (const a of alternates) expect(a.cellUuid).toBe(cell);
+  });
+
+  it('leaves its cell when the cell has no room', async () => {
+    const cloud = cloudWithInstance(2, 2);
+    cloud.placement.setAllocation('full', { 'cn-c1-002': { VCPU: 8, MEMORY_MB: 8192, DISK_GB: 100 } });
+    expect(selected(await selectMove(core(cloud), crossCell))[0]?.cellUuid).toBe('cell-2');
+    // the same move restricted to its cell is NoValidHost
+    expect((await selectMove(core(cloud))).kind).toBe('no_valid_host');
   });
 });

@@ -148,13 +148,13 @@ describe('select_destinations requested destination', () => {
     ['node', { host: '', node: 'node-c1-3', cellUuid: '' }, 'cn-c1-003'],
   ])('pins the %s, even past max_placement_results', async (_n, dest, expected) => {
     const cloud = fakeCloud(2, 3);
-    const r = await select(core(cloud.ports, { maxPlacementResults: 1 }), ['i1'], 2, { requestedDestination: { ...dest, aggregates: [] } });
+    const r = await select(core(cloud.ports, { maxPlacementResults: 1 }), ['i1'], 2, { requestedDestination: { ...dest, aggregates: [], allowCrossCellMove: false } });
     expect(selected(r)[0]?.map((s) => s.computeNodeUuid)).toEqual([expected]);
   });
 
   it('keeps alternates inside a requested cell', async () => {
     const cloud = fakeCloud(2, 3);
-    const r = await select(core(cloud.ports), ['i1'], 5, { requestedDestination: { host: '', node: '', cellUuid: 'cell-2', aggregates: [] } });
+    const r = await select(core(cloud.ports), ['i1'], 5, { requestedDestination: { host: '', node: '', cellUuid: 'cell-2', aggregates: [], allowCrossCellMove: false } });
     expect(selected(r)[0]?.map((s) => s.cellUuid)).toEqual(['cell-2', 'cell-2', 'cell-2']);
   });
 });
@@ -188,7 +188,7 @@ describe('select_destinations disabled cells (cell_v2 update_cell --disable)', (
   it('a request that names a disabled cell gets that cell (as Nova: requested_destination.cell wins)', async () => {
     const cloud = fakeCloud(2, 3);
     disable(cloud, 'cell-1');
-    const r = await select(core(cloud.ports), ['i1'], 2, { requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [] } });
+    const r = await select(core(cloud.ports), ['i1'], 2, { requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false } });
     expect(selected(r)[0]?.map((s) => s.cellUuid)).toEqual(['cell-1', 'cell-1', 'cell-1']);
   });
 

@@ -33,6 +33,7 @@ for (let i = 0; i < hosts; i++) {
     uuid, host: `host-${i}`, nodename: `node-${i}`, cellUuid: i % 2 === 0 ? 'cell-1' : 'cell-2', cellDisabled: false, serviceDisabled: false,
     serviceDisabledReason: '', forcedDown: false, lastHeartbeatAt: now, aggregates: [], hypervisorType: 'qemu',
     hypervisorVersion: 6002000, supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }], numIoOps: i % 5, failedBuilds: 0,
+    vcpus: 64, vcpusUsed: 0, memoryMb: 262144, memoryMbUsed: 0, localGb: 2000, localGbUsed: 0, stats: {}, cpuInfo: { arch: 'x86_64' },
   });
 }
 const answer: GetAllocationCandidatesResponse = { allocationRequests: [], providerSummaries: {} };

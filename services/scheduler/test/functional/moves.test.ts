@@ -45,7 +45,7 @@ async function boot(): Promise<{ uuid: string; host: SeededHost; cellUuid: strin
   return { uuid, host, cellUuid: chosen.cellUuid };
 }
 
-const inCell = (cellUuid: string, host = ''): Destination => ({ host, node: '', cellUuid, aggregates: [] });
+const inCell = (cellUuid: string, host = ''): Destination => ({ host, node: '', cellUuid, aggregates: [], allowCrossCellMove: false });
 
 test('a move claims the destination with ClaimMove: instance on the destination, migration on the source, in the instance\'s cell', async () => {
   const vm = await boot();

@@ -27,7 +27,8 @@ export function record(overrides: Partial<ComputeNodeRecord> = {}): ComputeNodeR
   return {
     uuid, host: `host-${uuid}`, nodename: `node-${uuid}`, cellUuid: 'cell-1', cellDisabled: false, serviceDisabled: false, serviceDisabledReason: '',
     forcedDown: false, lastHeartbeatAt: NOW, aggregates: [], hypervisorType: 'qemu', hypervisorVersion: 6002000,
-    supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }], numIoOps: 0, failedBuilds: 0, ...overrides,
+    supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }], numIoOps: 0, failedBuilds: 0,
+    vcpus: 8, vcpusUsed: 0, memoryMb: 8192, memoryMbUsed: 0, localGb: 100, localGbUsed: 0, stats: {}, cpuInfo: {}, ...overrides,
   };
 }
 

@@ -32,7 +32,7 @@ export function scheduleSpec(plan: ActionPlan, i: ActionInstance, stored: Reques
   const az = plan.def.kind === 'unshelve' && req.availabilityZone !== '' ? req.availabilityZone : base.availabilityZone;
   return {
     ...base, instanceUuid: i.uuid, projectId: i.projectId, userId: i.userId, flavor: scheduledFlavor(plan, i), numInstances: 1, availabilityZone: az,
-    requestedDestination: { host: req.host, node: '', cellUuid: req.cellUuid, aggregates: [] }, ignoreHosts: [], requestId: req.requestId,
+    requestedDestination: { host: req.host, node: '', cellUuid: req.cellUuid, aggregates: [], allowCrossCellMove: false }, ignoreHosts: [], requestId: req.requestId,
   };
 }
 

@@ -78,7 +78,7 @@ const cell1 = (): RealCloud['cells'][number] => cloud.cells[0] as RealCloud['cel
 /** A server booted into cell1 as the boot flow leaves it: claimed in placement, ACTIVE on its host, its RequestSpec in the API DB. */
 async function bootedServer(vmState: VmStateName = 'active'): Promise<{ uuid: string; host: SeededHost }> {
   const uuid = randomUUID();
-  const spec = requestSpec({ instanceUuid: uuid, requestedDestination: { host: '', node: '', cellUuid: cell1().uuid, aggregates: [] } });
+  const spec = requestSpec({ instanceUuid: uuid, requestedDestination: { host: '', node: '', cellUuid: cell1().uuid, aggregates: [], allowCrossCellMove: false } });
   const r = await select(client, spec, [uuid]);
   if (!r.ok) throw r.err;
   const chosen = r.res.destinations[0]?.selections[0];

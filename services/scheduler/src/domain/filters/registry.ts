@@ -1,6 +1,7 @@
 import { InvalidSchedulerPolicy } from '../errors';
 import { aggregateInstanceExtraSpecsFilter } from './aggregate-instance-extra-specs-filter';
 import { availabilityZoneFilter } from './availability-zone-filter';
+import { computeCapabilitiesFilter } from './compute-capabilities-filter';
 import { computeFilter } from './compute-filter';
 import { differentHostFilter } from './different-host-filter';
 import { imagePropertiesFilter } from './image-properties-filter';
@@ -11,7 +12,7 @@ import type { HostFilter } from './types';
 
 /** Every host filter this scheduler knows, keyed by Nova's class name (the `enabled_filters` values). */
 export const FILTER_REGISTRY: ReadonlyMap<string, HostFilter> = new Map(
-  [computeFilter, availabilityZoneFilter, imagePropertiesFilter, aggregateInstanceExtraSpecsFilter,
+  [computeFilter, computeCapabilitiesFilter, availabilityZoneFilter, imagePropertiesFilter, aggregateInstanceExtraSpecsFilter,
     serverGroupAntiAffinityFilter, serverGroupAffinityFilter, sameHostFilter, differentHostFilter].map((f) => [f.name, f]),
 );
 

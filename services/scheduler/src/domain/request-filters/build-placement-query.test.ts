@@ -23,15 +23,15 @@ describe('buildPlacementQuery', () => {
     ['anti-affinity group drops the limit', spec({ instanceGroup: { uuid: 'g', policy: 'anti-affinity', hosts: [], members: [], maxServerPerHost: 0 } }), 0],
     ['soft-affinity group drops the limit', spec({ instanceGroup: { uuid: 'g', policy: 'soft-affinity', hosts: [], members: [], maxServerPerHost: 0 } }), 0],
     ['an unrelated hint keeps it', spec({ schedulerHints: { build_near_host_ip: '10.0.0.1' } }), 1000],
-    ['a requested host drops it', spec({ requestedDestination: { host: 'h1', node: '', cellUuid: '', aggregates: [] } }), 0],
-    ['requested aggregates only keep it', spec({ requestedDestination: { host: '', node: '', cellUuid: '', aggregates: ['a1'] } }), 1000],
+    ['a requested host drops it', spec({ requestedDestination: { host: 'h1', node: '', cellUuid: '', aggregates: [], allowCrossCellMove: false } }), 0],
+    ['requested aggregates only keep it', spec({ requestedDestination: { host: '', node: '', cellUuid: '', aggregates: ['a1'], allowCrossCellMove: false } }), 1000],
   ])('%s', (_n, s, limit) => {
     const r = build(s);
     expect(r.kind === 'ok' && r.query.limit).toBe(limit);
   });
 
   it('turns requested_destination.aggregates into member_of, one entry each', () => {
-    const r = build(spec({ requestedDestination: { host: '', node: '', cellUuid: '', aggregates: ['a1,a2', 'b1'] } }));
+    const r = build(spec({ requestedDestination: { host: '', node: '', cellUuid: '', aggregates: ['a1,a2', 'b1'], allowCrossCellMove: false } }));
     expect(r.kind === 'ok' && r.query.groups[0]?.memberOf).toEqual(['in:a1,a2', 'b1']);
   });
 

@@ -9,8 +9,13 @@ interface Step {
   readonly reason: string;
 }
 
-/** The cell a request names (requested_destination.cell), or '' for any. */
-const requestedCell = (spec: RequestSpec): string => spec.requestedDestination?.cellUuid ?? '';
+/**
+ * The cell a request is restricted to (requested_destination.cell), or '' for any. Nova's host
+ * manager: a move that may cross cells (`allow_cross_cell_move`) only prefers its cell
+ * (CrossCellWeigher) and, like a boot, sees the enabled cells.
+ */
+const requestedCell = (spec: RequestSpec): string =>
+  (spec.requestedDestination?.allowCrossCellMove === true ? '' : spec.requestedDestination?.cellUuid ?? '');
 
 // NOTE: Nova's host manager reads hosts of enabled cells only (a request naming a cell gets that
 // cell, disabled or not), strips ignore_hosts and honours requested_destination, before any
@@ -32,7 +37,7 @@ const STEPS: readonly Step[] = [
     keep: (host, spec) => {
       const d = spec.requestedDestination;
       return d === undefined || ((d.host === '' || d.host === host.record.host) && (d.node === '' || d.node === host.record.nodename)
-        && (d.cellUuid === '' || d.cellUuid === host.record.cellUuid));
+        && (requestedCell(spec) === '' || requestedCell(spec) === host.record.cellUuid));
     },
   },
 ];

@@ -1,6 +1,7 @@
 import { InvalidSchedulerPolicy } from '../errors';
 import { buildFailureWeigher } from './build-failure-weigher';
 import { cpuWeigher } from './cpu-weigher';
+import { crossCellWeigher } from './cross-cell-weigher';
 import { diskWeigher } from './disk-weigher';
 import { ioOpsWeigher } from './io-ops-weigher';
 import { ramWeigher } from './ram-weigher';
@@ -11,7 +12,7 @@ import type { HostWeigher } from './types';
 /** Every weigher this scheduler knows, keyed by Nova's class name (the `weight_classes` values). */
 export const WEIGHER_REGISTRY: ReadonlyMap<string, HostWeigher> = new Map(
   [ramWeigher, cpuWeigher, diskWeigher, ioOpsWeigher, buildFailureWeigher,
-    serverGroupSoftAffinityWeigher, serverGroupSoftAntiAffinityWeigher].map((w) => [w.name, w]),
+    serverGroupSoftAffinityWeigher, serverGroupSoftAntiAffinityWeigher, crossCellWeigher].map((w) => [w.name, w]),
 );
 
 /** Unknown weigher names and multiplier options that no enabled weigher reads. */

@@ -1,9 +1,11 @@
 import type { HostWeigher } from './types';
+import type { Destination } from '@cellsched/wire';
 import type { GroupState } from '../context';
-import { ctx, group, hostState, type Usage } from '../../../test/support/fixtures';
+import { ctx, group, hostState, spec, type Usage } from '../../../test/support/fixtures';
 import type { ComputeNodeRecord } from '../host-state';
 import { buildFailureWeigher } from './build-failure-weigher';
 import { cpuWeigher } from './cpu-weigher';
+import { crossCellWeigher } from './cross-cell-weigher';
 import { diskWeigher } from './disk-weigher';
 import { ioOpsWeigher } from './io-ops-weigher';
 import { ramWeigher } from './ram-weigher';
@@ -41,7 +43,22 @@ describe('raw weigher scores', () => {
     [buildFailureWeigher, 'build_failure_weight_multiplier', 1000000],
     [serverGroupSoftAffinityWeigher, 'soft_affinity_weight_multiplier', 1],
     [serverGroupSoftAntiAffinityWeigher, 'soft_anti_affinity_weight_multiplier', 1],
+    [crossCellWeigher, 'cross_cell_move_weight_multiplier', 1000000],
   ])('%s reads Nova option %s, default %d', (weigher, option, multiplier) => {
     expect([weigher.multiplierOption, weigher.defaultMultiplier]).toEqual([option, multiplier]);
+  });
+});
+
+describe('CrossCellWeigher', () => {
+  const dest = (cellUuid: string, allowCrossCellMove: boolean): Destination => ({ host: '', node: '', cellUuid, aggregates: [], allowCrossCellMove });
+  it.each<[string, Destination | undefined, string, number]>([
+    ['cross-cell move, host in the instance\'s cell', dest('cell-1', true), 'cell-1', 1],
+    ['cross-cell move, host in another cell', dest('cell-1', true), 'cell-2', -1],
+    ['move kept in its cell (the cell is a restriction)', dest('cell-1', false), 'cell-1', 0],
+    ['cross-cell allowed but no cell named', dest('', true), 'cell-2', 0],
+    ['a boot (no requested destination)', undefined, 'cell-1', 0],
+  ])('%s', (_n, requestedDestination, hostCell, expected) => {
+    const c = ctx({ spec: spec({ requestedDestination }) });
+    expect(crossCellWeigher.weigh(hostState({ cellUuid: hostCell }), c)).toBe(expected);
   });
 });

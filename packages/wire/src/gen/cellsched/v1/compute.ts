@@ -122,6 +122,12 @@ export interface Destination {
   node: string;
   cellUuid: string;
   aggregates: string[];
+  /**
+   * SchedulerService 1.3 (Nova's Destination.allow_cross_cell_move): cell_uuid is then the
+   * preferred cell of a move (CrossCellWeigher), not a restriction. An older scheduler ignores it
+   * and keeps the move in that cell.
+   */
+  allowCrossCellMove: boolean;
 }
 
 export interface InstanceGroup {
@@ -791,7 +797,7 @@ export const ImageMeta_PropertiesEntry: MessageFns<ImageMeta_PropertiesEntry> = 
 };
 
 function createBaseDestination(): Destination {
-  return { host: "", node: "", cellUuid: "", aggregates: [] };
+  return { host: "", node: "", cellUuid: "", aggregates: [], allowCrossCellMove: false };
 }
 
 export const Destination: MessageFns<Destination> = {
@@ -807,6 +813,9 @@ export const Destination: MessageFns<Destination> = {
     }
     for (const v of message.aggregates) {
       writer.uint32(34).string(v!);
+    }
+    if (message.allowCrossCellMove !== false) {
+      writer.uint32(40).bool(message.allowCrossCellMove);
     }
     return writer;
   },
@@ -856,6 +865,14 @@ export const Destination: MessageFns<Destination> = {
             message.aggregates.push(reader.string());
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.allowCrossCellMove = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -880,6 +897,11 @@ export const Destination: MessageFns<Destination> = {
       aggregates: globalThis.Array.isArray(object?.aggregates)
         ? object.aggregates.map((e: any) => globalThis.String(e))
         : [],
+      allowCrossCellMove: isSet(object.allowCrossCellMove)
+        ? globalThis.Boolean(object.allowCrossCellMove)
+        : isSet(object.allow_cross_cell_move)
+        ? globalThis.Boolean(object.allow_cross_cell_move)
+        : false,
     };
   },
 
@@ -897,6 +919,9 @@ export const Destination: MessageFns<Destination> = {
     if (message.aggregates?.length) {
       obj.aggregates = message.aggregates;
     }
+    if (message.allowCrossCellMove !== false) {
+      obj.allowCrossCellMove = message.allowCrossCellMove;
+    }
     return obj;
   },
 
@@ -909,6 +934,7 @@ export const Destination: MessageFns<Destination> = {
     message.node = object.node ?? "";
     message.cellUuid = object.cellUuid ?? "";
     message.aggregates = object.aggregates?.map((e) => e) || [];
+    message.allowCrossCellMove = object.allowCrossCellMove ?? false;
     return message;
   },
 };
