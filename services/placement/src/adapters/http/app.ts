@@ -93,7 +93,8 @@ async function dispatchIn(opts: AppOptions, route: RouteDef | undefined, req: Fa
     const preq = toPlacementRequest(opts, req, ctx.version, caller, ctx.requestId);
     const res = await spec.handler(preq);
     void reply.code(res.status).headers(commonHeaders(ctx)).headers(res.headers ?? {});
-    if (res.rawJson !== undefined) return reply.header('content-type', 'application/json').send(res.rawJson);
+    // NOTE: a Buffer, not a string: Fastify appends "; charset=utf-8" to a string's content-type.
+    if (res.rawJson !== undefined) return reply.header('content-type', 'application/json').send(Buffer.from(res.rawJson));
     if (res.body === undefined) return reply.removeHeader('content-type').send();
     return reply.header('content-type', 'application/json').send(Buffer.from(JSON.stringify(res.body)));
   } catch (err) {
