@@ -16,7 +16,7 @@ export function renderError(
   explanation?: string,
 ): { contentType: string; body: string } {
   const title = TITLES[err.status] ?? 'Error';
-  const detail = `${explanation ?? EXPLANATIONS[err.status] ?? ''}\n\n ${err.detail}  `;
+  const detail = err.status === 406 ? notAcceptableDetail(err.detail, accept) : `${explanation ?? EXPLANATIONS[err.status] ?? ''}\n\n ${err.detail}  `;
   if (!wantsJson(accept)) {
     const html = /text\/html/.test(accept ?? '');
     const text = `${err.status} ${title}\n\n${detail}`;
@@ -32,6 +32,15 @@ export function renderError(
     e.min_version = versionString(MIN_VERSION);
   }
   return { contentType: 'application/json', body: JSON.stringify({ errors: [e] }) };
+}
+
+/**
+ * webob's 406 template names the request's Accept (Placement's request log has turned an
+ * absent or `*\/*` one into application/json) and ends without the usual trailing blanks.
+ */
+function notAcceptableDetail(detail: string, accept: string | undefined): string {
+  const type = accept === undefined || accept === '' || accept === '*/*' ? 'application/json' : accept;
+  return `The resource could not be generated that was acceptable to your browser (content of type ${type}. \n\n ${detail}`;
 }
 
 const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
