@@ -36,7 +36,14 @@ function pyError(w: Where, keyword: string, message: string): SchemaError {
   };
 }
 
-const UUID_RE = /^(?:urn:uuid:)?\{?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\}?$/i;
+/**
+ * jsonschema 4.10's `uuid` format (Placement 8.0's): Python's UUID() parses it AND it has
+ * dashes at 8, 13, 18 and 23, so no braces, urn prefix or undashed form.
+ */
+function isSchemaUuid(v: string): boolean {
+  const hex = v.replace(/urn:/g, '').replace(/uuid:/g, '').replace(/^[{}]+|[{}]+$/g, '').replace(/-/g, '');
+  return /^[0-9a-f]{32}$/i.test(hex) && [8, 13, 18, 23].every((i) => v[i] === '-');
+}
 
 /**
  * Validate `value` against `schema`. Returns undefined when valid, else the text of the
@@ -90,7 +97,7 @@ function checkString(v: string, s: JsonSchema, push: Push): void {
   if (s.minLength !== undefined && len < s.minLength) push('minLength', `${pyRepr(v)} is too short`);
   if (s.maxLength !== undefined && len > s.maxLength) push('maxLength', `${pyRepr(v)} is too long`);
   if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(v)) push('pattern', `${pyRepr(v)} does not match ${pyRepr(s.pattern)}`);
-  if (s.format === 'uuid' && !UUID_RE.test(v)) push('format', `${pyRepr(v)} is not a 'uuid'`);
+  if (s.format === 'uuid' && !isSchemaUuid(v)) push('format', `${pyRepr(v)} is not a 'uuid'`);
 }
 
 function checkNumber(v: number, s: JsonSchema, push: Push): void {

@@ -81,6 +81,8 @@ const objectActionError = (action: string, reason: string): string => `Object ac
 /** Create a provider (root, or child of `parentUuid`). 409 duplicate_name on uuid/name clash. */
 export async function createProvider(db: Db, uuid: string, name: string, parentUuid: string | null): Promise<ResourceProvider> {
   let parent: ResourceProvider | undefined;
+  // NOTE: the schema allows "", Placement's ResourceProvider.create() refuses a falsy name.
+  if (name === '') throw badRequest(`Unable to create resource provider "", ${uuid}: ${objectActionError('create', 'name is required')}`);
   if (parentUuid !== null) {
     if (parentUuid === uuid) throw badRequest(`Unable to create resource provider "${name}", ${uuid}: ${objectActionError('create', 'parent provider UUID cannot be same as UUID. Please set parent provider UUID to None if there is no parent.')}`);
     parent = await findProvider(db, parentUuid);
