@@ -114,7 +114,8 @@ export async function deleteInventory(db: Db, rp: ResourceProvider, rc: string):
   const del = rcId === undefined ? { rowCount: 0 } : await (async () => {
     const inUse = await classesInUse(db, rp.id, [rcId]);
     if (inUse.length > 0) {
-      throw conflict(`Unable to delete inventory of class ${rc}: Inventory for '${rc}' on resource provider '${rp.uuid}' in use.`, ErrorCode.INVENTORY_INUSE);
+      // NOTE: Placement's delete_inventory maps InventoryInUse to concurrent_update (not inventory.inuse).
+      throw conflict(`Unable to delete inventory of class ${rc}: Inventory for '${rc}' on resource provider '${rp.uuid}' in use.`, ErrorCode.CONCURRENT_UPDATE);
     }
     return db.query('DELETE FROM inventories WHERE resource_provider_id = $1 AND resource_class_id = $2', [rp.id, rcId]);
   })();
