@@ -59,8 +59,9 @@ interface InvRow { rp_id: number; rc_id: number; total: number; reserved: number
  * locks the consumers then every touched provider (FOR UPDATE, sorted, so writers
  * serialize per provider and never deadlock among themselves), removes the consumers'
  * old allocations, checks each new amount against min_unit/max_unit/step_size and
- * `used + amount <= (total - reserved) * allocation_ratio`, inserts, bumps every touched
- * provider's generation and each consumer's generation, and deletes consumers left
+ * `used + amount <= (total - reserved) * allocation_ratio`, inserts, bumps once the generation
+ * of each provider Placement bumps (those of the new allocations, and those an emptied consumer
+ * held) and each consumer's generation, and deletes consumers left
  * without allocations. All or nothing; usage can never exceed capacity.
  *
  * Errors (nothing written): 400 unknown provider or resource class; 409
@@ -176,14 +177,20 @@ export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAll
   const locked: ConsumerRow[] = [];
   for (const input of sorted) locked.push(await ensureConsumer(db, input, opts, prep));
   const uuids = sorted.map((s) => s.consumerUuid);
-  // every provider whose usage changes: the new ones and those of the consumers' old allocations
-  // NOTE: IN (… UNION …), not `id = ANY(…) OR id IN (…)`: the OR form scans every provider.
-  const rpIds = (await named<{ id: number }>(db, 'placement.write.lock_providers', `SELECT id FROM resource_providers WHERE id IN (SELECT unnest($1::int[])
-      UNION SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
-  [[...new Set(wanted.map((w) => w.rpId))], uuids])).map((r) => r.id);
-  await checkCapacity(db, wanted, uuids);
   const emptied = sorted.filter((c) => c.allocations.length === 0).map((c) => c.consumerUuid);
-  return applyWrite(db, wanted, uuids, rpIds, locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id), emptied);
+  // Locked: every provider whose usage changes, the new ones and those of the consumers' old
+  // allocations. Bumped, as Placement's _set_allocations: only the providers its allocation list
+  // names, i.e. the new ones and, for a consumer emptied, those it held (a provider a consumer
+  // merely moves away from keeps its generation), each once.
+  // NOTE: IN (… UNION …), not `id = ANY(…) OR id IN (…)`: the OR form scans every provider.
+  const rps = await named<{ id: number; bump: boolean }>(db, 'placement.write.lock_providers', `SELECT id,
+      (id = ANY($1::int[]) OR id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($3::uuid[]))) AS bump
+    FROM resource_providers WHERE id IN (SELECT unnest($1::int[])
+      UNION SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
+  [[...new Set(wanted.map((w) => w.rpId))], uuids, emptied]);
+  await checkCapacity(db, wanted, uuids);
+  const bumped = rps.filter((r) => r.bump).map((r) => r.id);
+  return applyWrite(db, wanted, uuids, bumped, locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id), emptied);
 }
 
 /**
