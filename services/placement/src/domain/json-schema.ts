@@ -37,12 +37,13 @@ function pyError(w: Where, keyword: string, message: string): SchemaError {
 }
 
 /**
- * jsonschema 4.10's `uuid` format (Placement 8.0's): Python's UUID() parses it AND it has
- * dashes at 8, 13, 18 and 23, so no braces, urn prefix or undashed form.
+ * The `uuid` format as Placement registers it (util.py: oslo's is_uuid_like, which replaces
+ * jsonschema's own): after removing `urn:` / `uuid:`, the braces at the ends and every dash,
+ * 32 hex digits. So braced, urn-prefixed and undashed forms pass, as on real Placement.
  */
 function isSchemaUuid(v: string): boolean {
   const hex = v.replace(/urn:/g, '').replace(/uuid:/g, '').replace(/^[{}]+|[{}]+$/g, '').replace(/-/g, '');
-  return /^[0-9a-f]{32}$/i.test(hex) && [8, 13, 18, 23].every((i) => v[i] === '-');
+  return /^[0-9a-f]{32}$/i.test(hex);
 }
 
 /**
