@@ -7,24 +7,44 @@ export function wantsJson(accept: string | undefined): boolean {
   return /application\/json|\*\/\*|application\/\*/.test(accept) || !/text\/html|text\/plain/.test(accept);
 }
 
+/** What webob's templates name of the request. */
+export interface RequestFacts { readonly method?: string; readonly contentType?: string }
+
 /**
- * Render an error like Placement's json_error_formatter: `{"errors": [{status, title,
- * detail, request_id, code (1.23+), min/max_version (406 before a version was chosen)}]}`.
+ * The body of webob's error templates before tags are stripped (JSON, plain) or the detail is
+ * escaped (HTML): the 406 names the Accept (Placement's request log has turned an absent or
+ * `*\/*` one into application/json), the 405 the method, others the status's explanation.
+ */
+function templateBody(err: PlacementError, accept: string | undefined, req: RequestFacts, esc: (s: string) => string): string {
+  const detail = esc(err.detail);
+  if (err.status === 406) {
+    const type = accept === undefined || accept === '' || accept === '*/*' ? 'application/json' : accept;
+    return `The resource could not be generated that was acceptable to your browser\n(content of type ${esc(type)}. <br /><br />\n${detail}`;
+  }
+  if (err.status === 405 && req.method !== undefined) return `The method ${esc(req.method)} is not allowed for this resource. <br /><br />\n${detail}`;
+  if (err.status === 415) return `The request media type ${esc(req.contentType ?? '')} is not supported by this server.\n<br /><br />\n${detail}`;
+  return `${EXPLANATIONS[err.status] ?? ''}<br /><br />\n${detail}\n\n`;
+}
+
+/** webob's strip_tags: newlines become blanks, `<br>` a newline, other tags go. */
+const stripTags = (s: string): string => s.replace(/\n/g, ' ').replace(/\r/g, '').replace(/<br.*?>/gis, '\n').replace(/<!--|-->/g, '').replace(/<[^>]*>/gs, '');
+
+/**
+ * Render an error as webob and Placement's json_error_formatter do: `{"errors": [{status,
+ * title, detail, request_id, code (1.23+), min/max_version (406 before a version was
+ * chosen)}]}`, or webob's HTML / plain text page when the Accept asks for one.
  */
 export function renderError(
-  err: PlacementError, version: Microversion | undefined, requestId: string, accept: string | undefined,
-  explanation?: string,
+  err: PlacementError, version: Microversion | undefined, requestId: string, accept: string | undefined, req: RequestFacts = {},
 ): { contentType: string; body: string } {
   const title = TITLES[err.status] ?? 'Error';
-  const detail = err.status === 406 ? notAcceptableDetail(err.detail, accept) : `${explanation ?? EXPLANATIONS[err.status] ?? ''}\n\n ${err.detail}  `;
+  const status = `${err.status} ${title}`;
   if (!wantsJson(accept)) {
-    const html = /text\/html/.test(accept ?? '');
-    const text = `${err.status} ${title}\n\n${detail}`;
-    return html
-      ? { contentType: 'text/html; charset=UTF-8', body: `<html><head><title>${err.status} ${title}</title></head><body><h1>${err.status} ${title}</h1>${escapeHtml(detail)}</body></html>` }
-      : { contentType: 'text/plain; charset=UTF-8', body: text };
+    if (!/text\/html/.test(accept ?? '')) return { contentType: 'text/plain; charset=UTF-8', body: `${status}\n\n${stripTags(templateBody(err, accept, req, (x) => x))}` };
+    const body = templateBody(err, accept, req, escapeHtml);
+    return { contentType: 'text/html; charset=UTF-8', body: `<html>\n <head>\n  <title>${status}</title>\n </head>\n <body>\n  <h1>${status}</h1>\n  ${body}\n </body>\n</html>` };
   }
-  const e: Record<string, unknown> = { status: err.status, title, detail };
+  const e: Record<string, unknown> = { status: err.status, title, detail: stripTags(templateBody(err, accept, req, (x) => x)) };
   if (version !== undefined && atLeast(version, 23)) e.code = err.code ?? ErrorCode.DEFAULT;
   e.request_id = requestId;
   if (err.status === 406 && version === undefined) {
@@ -32,15 +52,6 @@ export function renderError(
     e.min_version = versionString(MIN_VERSION);
   }
   return { contentType: 'application/json', body: JSON.stringify({ errors: [e] }) };
-}
-
-/**
- * webob's 406 template names the request's Accept (Placement's request log has turned an
- * absent or `*\/*` one into application/json) and ends without the usual trailing blanks.
- */
-function notAcceptableDetail(detail: string, accept: string | undefined): string {
-  const type = accept === undefined || accept === '' || accept === '*/*' ? 'application/json' : accept;
-  return `The resource could not be generated that was acceptable to your browser (content of type ${type}. \n\n ${detail}`;
 }
 
 const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -1,4 +1,4 @@
-import { badRequest, concurrentUpdate, conflict, ErrorCode, notFound, PlacementError } from '../../domain/errors';
+import { badRequest, concurrentUpdate, conflict, ErrorCode, escapedNotFound, notFound, PlacementError } from '../../domain/errors';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
 import { isUniqueViolation, rows, type Db } from './db';
 
@@ -49,7 +49,7 @@ export async function findProvider(db: Db, uuid: string): Promise<ResourceProvid
 /** The provider with this uuid, or 404 `placement.resource_provider.not_found`-style NotFound. */
 export async function getProvider(db: Db, uuid: string, detail?: string): Promise<ResourceProvider> {
   const rp = await findProvider(db, uuid);
-  if (rp === undefined) throw notFound(detail ?? `No resource provider with uuid ${uuid} found`);
+  if (rp === undefined) throw detail === undefined ? escapedNotFound(`No resource provider with uuid ${uuid} found`) : notFound(detail);
   return rp;
 }
 
@@ -57,7 +57,7 @@ export async function getProvider(db: Db, uuid: string, detail?: string): Promis
 export async function lockProvider(db: Db, uuid: string, detail?: string): Promise<ResourceProvider> {
   const u = uuidParam(uuid);
   const found = u === undefined ? [] : await rows<{ id: number }>(db, 'SELECT id FROM resource_providers WHERE uuid = $1 FOR UPDATE', [u]);
-  if (found.length === 0) throw notFound(detail ?? `No resource provider with uuid ${uuid} found`);
+  if (found.length === 0) throw detail === undefined ? escapedNotFound(`No resource provider with uuid ${uuid} found`) : notFound(detail);
   return getProvider(db, uuid, detail);
 }
 
