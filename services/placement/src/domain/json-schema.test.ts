@@ -1,9 +1,20 @@
 import { validateSchema } from './json-schema';
-import { pyRepr } from './py-repr';
+import { pyPformat, pyRepr } from './py-repr';
 import { POST_RP } from './schemas/resource-provider';
 import { ALLOCATION_1_12 } from './schemas/allocation';
 
 describe('JSON schema validation with Python jsonschema wording', () => {
+  it('pretty-prints as pprint.pformat(width=72) does: keys sorted, one item a line when too long', () => {
+    const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 200 }, uuid: { type: 'string', format: 'uuid' } }, required: ['name'], additionalProperties: false };
+    expect(pyPformat(schema, 72)).toBe(`{'additionalProperties': False,
+ 'properties': {'name': {'maxLength': 200, 'type': 'string'},
+                'uuid': {'format': 'uuid', 'type': 'string'}},
+ 'required': ['name'],
+ 'type': 'object'}`);
+    expect(pyPformat([{ a: 'x'.repeat(30), b: [1, 2, 3, 'y'.repeat(40)] }, 'z'], 72)).toBe(`[{'a': '${'x'.repeat(30)}',
+  'b': [1, 2, 3, '${'y'.repeat(40)}']},
+ 'z']`);
+  });
   it('reprs values as Python does', () => {
     expect(pyRepr({ a: [1, true, null], "it's": 'x' })).toBe(`{'a': [1, True, None], "it's": 'x'}`);
   });

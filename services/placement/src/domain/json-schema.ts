@@ -1,4 +1,4 @@
-import { pyRepr } from './py-repr';
+import { pyPformat, pyRepr } from './py-repr';
 
 /** The subset of JSON Schema that Placement's request schemas use. */
 export interface JsonSchema {
@@ -27,12 +27,15 @@ interface Where { readonly depth: number; readonly schemaPath: Path; readonly in
 
 const pyPath = (p: Path): string => p.map((x) => `[${pyRepr(x)}]`).join('');
 
+/** A value as jsonschema prints it: pformat at width 72, continuation lines indented by 4. */
+const block = (v: unknown): string => pyPformat(v, 72).replace(/\n/g, '\n    ');
+
 /** str() of a Python jsonschema ValidationError: message, failing keyword, schema and instance. */
 function pyError(w: Where, keyword: string, message: string): SchemaError {
   const sub = (w.schema as Record<string, unknown>);
   return {
     path: w.depth,
-    message: `${message}\n\nFailed validating ${pyRepr(keyword)} in schema${pyPath(w.schemaPath)}:\n    ${pyRepr(sub)}\n\nOn instance${pyPath(w.instancePath)}:\n    ${pyRepr(w.value)}`,
+    message: `${message}\n\nFailed validating ${pyRepr(keyword)} in schema${pyPath(w.schemaPath)}:\n    ${block(sub)}\n\nOn instance${pyPath(w.instancePath)}:\n    ${block(w.value)}`,
   };
 }
 
