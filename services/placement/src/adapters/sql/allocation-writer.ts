@@ -173,9 +173,11 @@ function refusalError(r: ClaimRefusal, input: ConsumerAllocationsInput, rows: re
 export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<Map<string, number>> {
   const sorted = [...consumers].sort((a, b) => (a.consumerUuid < b.consumerUuid ? -1 : 1));
   const prep = await prepare(db, sorted);
-  const wanted = resolve(prep, consumers);
+  // NOTE: consumers (their generations) are checked before the providers are looked up, as
+  // Placement's ensure_consumer runs before _resource_providers_by_uuid.
   const locked: ConsumerRow[] = [];
   for (const input of sorted) locked.push(await ensureConsumer(db, input, opts, prep));
+  const wanted = resolve(prep, consumers);
   const uuids = sorted.map((s) => s.consumerUuid);
   const emptied = sorted.filter((c) => c.allocations.length === 0).map((c) => c.consumerUuid);
   // Locked: every provider whose usage changes, the new ones and those of the consumers' old
@@ -282,7 +284,7 @@ async function prepare(db: Db, sorted: readonly ConsumerAllocationsInput[]): Pro
   };
 }
 
-/** The rows to insert; 400 for an unknown provider (first) or resource class, as before any consumer check. */
+/** The rows to insert; 400 for an unknown provider (first) or resource class, after the consumer checks. */
 function resolve(prep: Prepared, consumers: readonly ConsumerAllocationsInput[]): WantedRow[] {
   const rpUuids = [...new Set(consumers.flatMap((c) => c.allocations.map((a) => a.providerUuid)))];
   const rcNames = [...new Set(consumers.flatMap((c) => c.allocations.flatMap((a) => Object.keys(a.resources))))];
