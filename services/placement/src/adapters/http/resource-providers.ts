@@ -7,7 +7,7 @@ import { listProviders, type ProviderFilters } from '../sql/provider-list';
 import {
   createProvider, deleteProvider, getProvider, updateProvider, type ResourceProvider,
 } from '../sql/resource-providers';
-import { cacheHeaders, jsonBody, latest, validateQuery, type Handler } from './kit';
+import { cacheHeaders, cacheHeadersIfAny, jsonBody, latest, validateQuery, type Handler } from './kit';
 
 /** Provider JSON as Placement shows it at `v`. */
 export function serializeProvider(rp: ResourceProvider, v: Microversion): Record<string, unknown> {
@@ -49,7 +49,8 @@ export const update: Handler = async (req) => {
   const data = jsonBody<{ name?: string; parent_provider_uuid?: string | null }>(req, atLeast(req.version, 14) ? schemas.PUT_RP_1_14 : schemas.PUT_RP);
   const parent = data.parent_provider_uuid === undefined ? undefined : data.parent_provider_uuid === null ? null : canonicalUuid(data.parent_provider_uuid);
   const rp = await withTransaction(req.pool, (c) => updateProvider(c, rp0, { name: data.name, parentUuid: parent }, atLeast(req.version, 37)));
-  return { status: 200, body: serializeProvider(rp, req.version), headers: cacheHeaders(req, rp.updatedAt ?? rp.createdAt) };
+  // NOTE: Placement answers the updated_at its object had before the save (none if never updated).
+  return { status: 200, body: serializeProvider(rp, req.version), headers: cacheHeadersIfAny(req, rp0.updatedAt ?? undefined) };
 };
 
 /** DELETE /resource_providers/{uuid}: 409 when it has children or allocations. */

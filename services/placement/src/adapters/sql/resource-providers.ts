@@ -98,7 +98,8 @@ export async function createProvider(db: Db, uuid: string, name: string, parentU
     if (isUniqueViolation(e)) throw duplicateProvider([{ uuid, name }], uuid, name);
     throw e;
   }
-  await db.query('UPDATE resource_providers SET root_provider_id = id WHERE uuid = $1 AND root_provider_id IS NULL', [uuid]);
+  // NOTE: as Placement's second statement for a root, this sets updated_at (a child has none yet).
+  await db.query('UPDATE resource_providers SET root_provider_id = id, updated_at = now() WHERE uuid = $1 AND root_provider_id IS NULL', [uuid]);
   return getProvider(db, uuid);
 }
 
@@ -145,8 +146,12 @@ export async function updateProvider(
     const dup = await rows(db, 'SELECT 1 FROM resource_providers WHERE name = $1 AND id <> $2', [update.name, rp.id]);
     if (dup.length > 0) throw conflict(`Conflicting resource provider ${update.name} already exists.`, ErrorCode.DUPLICATE_NAME);
   }
-  await db.query(`UPDATE resource_providers SET name = COALESCE($2, name), updated_at = now(),
-      parent_provider_id = CASE WHEN $3::boolean THEN $4::integer ELSE parent_provider_id END WHERE id = $1`,
+  // NOTE: updated_at moves only when something changes (SQLAlchemy writes no unchanged row).
+  await db.query(`UPDATE resource_providers SET name = COALESCE($2, name),
+      parent_provider_id = CASE WHEN $3::boolean THEN $4::integer ELSE parent_provider_id END,
+      updated_at = CASE WHEN name IS DISTINCT FROM COALESCE($2, name)
+        OR ($3::boolean AND parent_provider_id IS DISTINCT FROM $4::integer) THEN now() ELSE updated_at END
+    WHERE id = $1`,
     [rp.id, update.name ?? null, parentId !== undefined, parentId ?? null]);
   if (rootId !== undefined && rootId !== rp.rootId) {
     const ids = (await subtreeIds(db, rp.id)).map((s) => s.id);
