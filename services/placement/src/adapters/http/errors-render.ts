@@ -1,10 +1,31 @@
 import { EXPLANATIONS, ErrorCode, PlacementError, TITLES } from '../../domain/errors';
 import { atLeast, MAX_VERSION, MIN_VERSION, versionString, type Microversion } from '../../domain/microversion';
 
-/** How an error body is rendered, following the request's Accept like webob does. */
-export function wantsJson(accept: string | undefined): boolean {
-  if (accept === undefined || accept.trim() === '') return true;
-  return /application\/json|\*\/\*|application\/\*/.test(accept) || !/text\/html|text\/plain/.test(accept);
+/**
+ * The media type webob renders an error in: of text/html and application/json, the one the
+ * Accept gives the highest q (the most specific matching range decides; text/html first on a
+ * tie), plain text when it accepts neither. No Accept or `*\/*`: JSON (Placement's request log
+ * sets it).
+ */
+export function errorMediaType(accept: string | undefined): 'json' | 'html' | 'plain' {
+  if (accept === undefined || accept.trim() === '' || accept.trim() === '*/*') return 'json';
+  const ranges = accept.split(',').map((part) => {
+    const [range = '', ...params] = part.trim().split(';');
+    const q = params.map((x) => x.trim()).find((x) => x.startsWith('q='));
+    const [type = '', subtype = ''] = range.trim().toLowerCase().split('/');
+    return { type, subtype, q: q === undefined ? 1 : Number(q.slice(2)) };
+  });
+  const qOf = (type: string, subtype: string): number => {
+    let best = { specificity: -1, q: 0 };
+    for (const r of ranges) {
+      const specificity = r.type === type && r.subtype === subtype ? 2 : r.type === type && r.subtype === '*' ? 1 : r.type === '*' && r.subtype === '*' ? 0 : -1;
+      if (specificity > best.specificity) best = { specificity, q: r.q };
+    }
+    return best.q;
+  };
+  const [html, json] = [qOf('text', 'html'), qOf('application', 'json')];
+  if (html <= 0 && json <= 0) return 'plain';
+  return html >= json ? 'html' : 'json';
 }
 
 /** What webob's templates name of the request. */
@@ -39,8 +60,9 @@ export function renderError(
 ): { contentType: string; body: string } {
   const title = TITLES[err.status] ?? 'Error';
   const status = `${err.status} ${title}`;
-  if (!wantsJson(accept)) {
-    if (!/text\/html/.test(accept ?? '')) return { contentType: 'text/plain; charset=UTF-8', body: `${status}\n\n${stripTags(templateBody(err, accept, req, (x) => x))}` };
+  const media = errorMediaType(accept);
+  if (media !== 'json') {
+    if (media === 'plain') return { contentType: 'text/plain; charset=UTF-8', body: `${status}\n\n${stripTags(templateBody(err, accept, req, (x) => x))}` };
     const body = templateBody(err, accept, req, escapeHtml);
     return { contentType: 'text/html; charset=UTF-8', body: `<html>\n <head>\n  <title>${status}</title>\n </head>\n <body>\n  <h1>${status}</h1>\n  ${body}\n </body>\n</html>` };
   }
