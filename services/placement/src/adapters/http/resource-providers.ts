@@ -59,14 +59,21 @@ export const remove: Handler = async (req) => {
   return { status: 204 };
 };
 
+/** `in_tree` as given, once checked uuid-like (400 otherwise). */
+function validInTree(value: string | undefined): string | undefined {
+  if (value !== undefined) parseInTree(value);
+  return value;
+}
+
 function filtersFrom(req: Parameters<Handler>[0]): ProviderFilters {
   const v = req.version;
   const schema = atLeast(v, 18) ? schemas.GET_RPS_1_18 : atLeast(v, 14) ? schemas.GET_RPS_1_14
     : atLeast(v, 4) ? schemas.GET_RPS_1_4 : atLeast(v, 3) ? schemas.GET_RPS_1_3 : schemas.GET_RPS_1_0;
   const q = validateQuery(req, schema);
   return {
-    name: q.name, uuid: q.uuid !== undefined ? canonicalUuid(q.uuid) : undefined,
-    inTree: q.in_tree !== undefined ? parseInTree(q.in_tree) : undefined,
+    // NOTE: uuid and in_tree as given (validated): Placement compares the strings as they are.
+    name: q.name, uuid: q.uuid,
+    inTree: validInTree(q.in_tree),
     memberOf: req.query.has('member_of') ? parseMemberOf(req.query, v) : undefined,
     required: req.query.has('required') ? parseRequired(req.query, v) : undefined,
     resources: q.resources !== undefined ? parseResources(q.resources) : undefined,

@@ -31,6 +31,8 @@ export async function listProviders(db: Db, f: ProviderFilters): Promise<Resourc
   const where: string[] = [];
   const values: unknown[] = [];
   const p = (v: unknown): string => { values.push(v); return `$${values.length}`; };
+  // NOTE: Placement compares uuid and in_tree as strings: a braced, undashed or upper-case one names no provider.
+  if ([f.uuid, f.inTree].some((u) => u !== undefined && !STORED_UUID.test(u))) return [];
   if (f.name !== undefined) where.push(`rp.name = ${p(f.name)}`);
   if (f.uuid !== undefined) where.push(`rp.uuid = ${p(f.uuid)}`);
   if (f.inTree !== undefined) {
@@ -51,6 +53,9 @@ export async function listProviders(db: Db, f: ProviderFilters): Promise<Resourc
 }
 
 type Param = (v: unknown) => string;
+
+/** A uuid as providers' uuids are stored (and compared by Placement): lower-case, dashed. */
+const STORED_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const inAggregates = (set: ReadonlySet<string>, p: Param): string => `EXISTS (SELECT 1 FROM resource_provider_aggregates rpa
     JOIN placement_aggregates ag ON ag.id = rpa.aggregate_id WHERE rpa.resource_provider_id = rp.id AND ag.uuid::text = ANY(${p([...set])}::text[]))`;
