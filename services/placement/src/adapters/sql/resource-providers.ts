@@ -103,11 +103,13 @@ export async function createProvider(db: Db, uuid: string, name: string, parentU
   return getProvider(db, uuid);
 }
 
+/**
+ * The 409 of a duplicate: like Placement on PostgreSQL, which names the one column of the
+ * first unique index violated, the name's (created first) when both are taken.
+ */
 function duplicateProvider(dup: Array<{ uuid: string; name: string }>, uuid: string, name: string): PlacementError {
-  const parts: string[] = [];
-  if (dup.some((d) => d.uuid === uuid)) parts.push(`uuid: ${uuid}`);
-  if (dup.some((d) => d.name === name)) parts.push(`name: ${name}`);
-  return conflict(`Conflicting resource provider ${parts.join(', ')} already exists.`, ErrorCode.DUPLICATE_NAME);
+  const column = dup.some((d) => d.name === name) ? `name: ${name}` : `uuid: ${uuid}`;
+  return conflict(`Conflicting resource provider ${column} already exists.`, ErrorCode.DUPLICATE_NAME);
 }
 
 /** Uuids of `rp` and all its descendants. */
