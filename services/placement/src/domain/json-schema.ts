@@ -138,7 +138,8 @@ function checkObject(w: Where, v: Record<string, unknown>, out: SchemaError[], p
   }
 }
 
-function additionalMessage(extras: string[], patterns: string[]): string {
+function additionalMessage(unsorted: string[], patterns: string[]): string {
+  const extras = [...unsorted].sort();
   const verbPlural = extras.length > 1;
   if (patterns.length > 0) {
     return `${extras.map(pyRepr).join(', ')} ${verbPlural ? 'do' : 'does'} not match any of the regexes: ${[...patterns].sort().map(pyRepr).join(', ')}`;
