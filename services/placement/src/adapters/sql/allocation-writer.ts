@@ -344,6 +344,7 @@ async function checkCapacity(db: Db, wanted: readonly WantedRow[], consumers: st
     FROM inventories i WHERE i.resource_provider_id = ANY($1::int[]) AND i.resource_class_id = ANY($2::int[])`,
   [[...new Set(wanted.map((w) => w.rpId))], [...new Set(wanted.map((w) => w.rcId))], consumers]);
   const invMap = new Map(inv.map((r) => [`${r.rp_id}:${r.rc_id}`, r]));
+  noInventoryAtAll(wanted, new Set(inv.map((r) => r.rp_id)));
   const sums = new Map<string, number>();
   for (const w of wanted) {
     const key = `${w.rpId}:${w.rcId}`;
@@ -355,6 +356,19 @@ async function checkCapacity(db: Db, wanted: readonly WantedRow[], consumers: st
     sums.set(key, sum);
     if (Number(r.used ?? 0) + sum > capacityOf(record)) throw capacityError('capacity_exceeded', w);
   }
+}
+
+/**
+ * Placement's first check: a provider with no inventory of any class the write asks for
+ * fails the write naming every class asked (by id, as its set of ids prints) and those providers.
+ */
+function noInventoryAtAll(wanted: readonly WantedRow[], withInventory: ReadonlySet<number>): void {
+  const bare = [...new Set(wanted.filter((w) => !withInventory.has(w.rpId)).map((w) => w.rpUuid))];
+  const first = wanted.find((w) => !withInventory.has(w.rpId));
+  if (first === undefined) return;
+  const classes = [...new Map(wanted.map((w) => [w.rcId, w.rcName])).entries()].sort(([a], [b]) => a - b).map(([, n]) => n);
+  throw new AllocationConflict({ kind: 'no_inventory', resourceClass: first.rcName, providerUuid: first.rpUuid },
+    `Unable to allocate inventory: Inventory for '${classes.join(', ')}' on resource provider '${bare.join(', ')}' invalid.`);
 }
 
 function capacityError(kind: CapacityFailure['kind'], w: WantedRow): AllocationConflict {
