@@ -24,13 +24,19 @@ const { Client } = requireFrom('pg');
 
 const dbUrl = (name, db = name) => { const u = new URL(ADMIN_URL); u.username = name; u.password = name; u.pathname = `/${db}`; return u.toString(); };
 
-/** Same database and code as `placement`, configured like one of Placement's test fixtures; started only when named (`--only placement,placement-secure-rbac`), for gabbi.sh. */
-const placementProfile = (name, port, env) => ({
-  name, build: 'services/placement', database: 'cellsched_placement', main: 'services/placement/dist/main.js', profile: true,
-  cmd: ['node', ['services/placement/dist/main.js']],
-  env: () => ({ CELLSCHED_PLACEMENT_DB_URL: dbUrl('cellsched_placement'), CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_HOST: '127.0.0.1', CELLSCHED_PLACEMENT_MIGRATE: 'false', CELLSCHED_PLACEMENT_GRPC_PORT: '0', ...env }),
-  ready: { http: `http://127.0.0.1:${port}/` },
-});
+/**
+ * Same database and code as `placement` (the system's: its prefix), configured like one of Placement's test fixtures, on
+ * `basePort` + the system's port offset; started only when named (`--only placement,placement-secure-rbac`), for gabbi.sh.
+ */
+const placementProfile = (plan, name, basePort, env) => {
+  const port = basePort + plan.options.portOffset;
+  return {
+    name, build: 'services/placement', database: plan.placement.role, main: 'services/placement/dist/main.js', profile: true,
+    cmd: ['node', ['services/placement/dist/main.js']],
+    env: () => ({ CELLSCHED_PLACEMENT_DB_URL: plan.placement.dbUrl, CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_HOST: '127.0.0.1', CELLSCHED_PLACEMENT_MIGRATE: 'false', CELLSCHED_PLACEMENT_GRPC_PORT: '0', ...env }),
+    ready: { http: `http://127.0.0.1:${port}/` },
+  };
+};
 
 /** The services table: order is start order. `plan` is the system's (ports, prefix); placement's row is the same with the defaults. */
 function servicesTable(plan, common) {
@@ -49,9 +55,9 @@ function servicesTable(plan, common) {
   };
   return [
     placement,
-    placementProfile('placement-secure-rbac', 28778, { CELLSCHED_PLACEMENT_POLICY: 'secure-rbac' }),
-    placementProfile('placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
-    placementProfile('placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
+    placementProfile(plan, 'placement-secure-rbac', 28778, { CELLSCHED_PLACEMENT_POLICY: 'secure-rbac' }),
+    placementProfile(plan, 'placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
+    placementProfile(plan, 'placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
     // the computes' fault-control endpoint on a free loopback port (printed in their log), for the chaos suite
     ...systemServices(plan, common)
       .map((r) => (r.name.startsWith('compute-') ? { ...r, env: () => ({ CELLSCHED_COMPUTE_CONTROL_PORT: '0', ...r.env() }) } : r)),

@@ -40,6 +40,13 @@ function gabbi() {
   return r.status ?? 1;
 }
 
+// The differential test against the real Placement 8.0 (e2e/placement-diff): its fixed-seed CI profile, one test.
+function placementDiff() {
+  const status = run('bash', ['e2e/placement-diff/ci.sh']);
+  if (status === 0) totals.passed += 1; else totals.failed += 1;
+  return status;
+}
+
 // The chaos suite (e2e/chaos): its unit tests, then its CI profile (one private stack, the ci-flagged scenarios; a scenario counts as one test).
 function chaos() {
   const unit = jest('e2e/chaos/jest.config.js', []);
@@ -123,6 +130,7 @@ const STEPS = {
   jest: () => jest('jest.config.js', []),
   serial: () => jest('jest.serial.config.js', ['--runInBand']),
   gabbi,
+  'placement-diff': placementDiff,
   // The boot flow against the real multi-process system (its own private stack).
   e2e: () => jest('e2e/boot/jest.config.js', ['--runInBand']),
   compose,

@@ -51,6 +51,12 @@ export class PlacementError extends Error {
     readonly detail: string,
     readonly code: ErrorCodeValue = ErrorCode.DEFAULT,
     readonly headers: Readonly<Record<string, string>> = {},
+    /**
+     * True for the errors that reach Placement's microversion middleware as exceptions (the
+     * dispatcher's own, and an object-layer NotFound a handler does not catch): their answer
+     * carries OpenStack-API-Version but not the `Vary` added to every returned response.
+     */
+    readonly escaped = false,
   ) {
     super(detail);
     this.name = 'PlacementError';
@@ -61,6 +67,9 @@ export const badRequest = (detail: string, code?: ErrorCodeValue): PlacementErro
   new PlacementError(400, detail, code);
 export const notFound = (detail: string, code?: ErrorCodeValue): PlacementError =>
   new PlacementError(404, detail, code);
+/** An object-layer NotFound that Placement's handler lets escape (see `PlacementError.escaped`). */
+export const escapedNotFound = (detail: string): PlacementError =>
+  new PlacementError(404, detail, ErrorCode.DEFAULT, {}, true);
 export const conflict = (detail: string, code?: ErrorCodeValue): PlacementError =>
   new PlacementError(409, detail, code);
 

@@ -1,4 +1,4 @@
-import { pyRepr } from './py-repr';
+import { pyPformat, pyRepr } from './py-repr';
 
 /** The subset of JSON Schema that Placement's request schemas use. */
 export interface JsonSchema {
@@ -27,16 +27,27 @@ interface Where { readonly depth: number; readonly schemaPath: Path; readonly in
 
 const pyPath = (p: Path): string => p.map((x) => `[${pyRepr(x)}]`).join('');
 
+/** A value as jsonschema prints it: pformat at width 72, continuation lines indented by 4. */
+const block = (v: unknown): string => pyPformat(v, 72).replace(/\n/g, '\n    ');
+
 /** str() of a Python jsonschema ValidationError: message, failing keyword, schema and instance. */
 function pyError(w: Where, keyword: string, message: string): SchemaError {
   const sub = (w.schema as Record<string, unknown>);
   return {
     path: w.depth,
-    message: `${message}\n\nFailed validating ${pyRepr(keyword)} in schema${pyPath(w.schemaPath)}:\n    ${pyRepr(sub)}\n\nOn instance${pyPath(w.instancePath)}:\n    ${pyRepr(w.value)}`,
+    message: `${message}\n\nFailed validating ${pyRepr(keyword)} in schema${pyPath(w.schemaPath)}:\n    ${block(sub)}\n\nOn instance${pyPath(w.instancePath)}:\n    ${block(w.value)}`,
   };
 }
 
-const UUID_RE = /^(?:urn:uuid:)?\{?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\}?$/i;
+/**
+ * The `uuid` format as Placement registers it (util.py: oslo's is_uuid_like, which replaces
+ * jsonschema's own): after removing `urn:` / `uuid:`, the braces at the ends and every dash,
+ * 32 hex digits. So braced, urn-prefixed and undashed forms pass, as on real Placement.
+ */
+function isSchemaUuid(v: string): boolean {
+  const hex = v.replace(/urn:/g, '').replace(/uuid:/g, '').replace(/^[{}]+|[{}]+$/g, '').replace(/-/g, '');
+  return /^[0-9a-f]{32}$/i.test(hex);
+}
 
 /**
  * Validate `value` against `schema`. Returns undefined when valid, else the text of the
@@ -90,7 +101,7 @@ function checkString(v: string, s: JsonSchema, push: Push): void {
   if (s.minLength !== undefined && len < s.minLength) push('minLength', `${pyRepr(v)} is too short`);
   if (s.maxLength !== undefined && len > s.maxLength) push('maxLength', `${pyRepr(v)} is too long`);
   if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(v)) push('pattern', `${pyRepr(v)} does not match ${pyRepr(s.pattern)}`);
-  if (s.format === 'uuid' && !UUID_RE.test(v)) push('format', `${pyRepr(v)} is not a 'uuid'`);
+  if (s.format === 'uuid' && !isSchemaUuid(v)) push('format', `${pyRepr(v)} is not a 'uuid'`);
 }
 
 function checkNumber(v: number, s: JsonSchema, push: Push): void {
@@ -127,7 +138,8 @@ function checkObject(w: Where, v: Record<string, unknown>, out: SchemaError[], p
   }
 }
 
-function additionalMessage(extras: string[], patterns: string[]): string {
+function additionalMessage(unsorted: string[], patterns: string[]): string {
+  const extras = [...unsorted].sort();
   const verbPlural = extras.length > 1;
   if (patterns.length > 0) {
     return `${extras.map(pyRepr).join(', ')} ${verbPlural ? 'do' : 'does'} not match any of the regexes: ${[...patterns].sort().map(pyRepr).join(', ')}`;

@@ -1,4 +1,5 @@
 import { PlacementError } from './errors';
+import { pyRepr } from './py-repr';
 
 /**
  * Microversions, in one commented place (placement/microversion.py).
@@ -30,29 +31,52 @@ export function atLeast(v: Microversion, minor: number, major = 1): boolean {
 const compare = (a: Microversion, b: Microversion): number =>
   a.major !== b.major ? a.major - b.major : a.minor - b.minor;
 
-/** Pick the `placement` entry of an OpenStack-API-Version header (comma-separated list). */
+/**
+ * Pick the `placement` entry of an OpenStack-API-Version header (comma-separated list) as
+ * microversion_parse does: the LAST entry naming the service wins, entries without a
+ * version are skipped.
+ */
 export function extractPlacementVersion(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
-  for (const part of header.split(',')) {
-    const [service, ...rest] = part.trim().split(/\s+/);
-    if (service?.toLowerCase() === 'placement') return rest.join(' ');
+  for (const part of header.split(',').reverse()) {
+    const m = /^(\S+)\s+([\s\S]+)$/.exec(part.trim());
+    if (m?.[1]?.toLowerCase() === 'placement') return (m[2] ?? '').trim();
   }
   return undefined;
 }
 
+/** Python's `int(text)`: surrounding whitespace, a sign and `_` between digits allowed. */
+function pyInt(text: string): bigint {
+  const t = text.trim();
+  if (!/^[+-]?\d+(?:_\d+)*$/.test(t)) throw new Error(`invalid literal for int() with base 10: ${pyRepr(text)}`);
+  return BigInt(t.replace(/_/g, ''));
+}
+
+/** microversion_parse's parse_version_string: `X.Y`, each part what Python's int() takes. */
+function parseVersionString(raw: string): { major: bigint; minor: bigint } {
+  const dot = raw.indexOf('.');
+  const parts = dot < 0 ? [raw] : [raw.slice(0, dot), raw.slice(dot + 1)];
+  try {
+    const ints = parts.map(pyInt);
+    if (ints.length < 2) throw new Error("Version.__new__() missing 1 required positional argument: 'minor'");
+    return { major: ints[0] ?? 0n, minor: ints[1] ?? 0n };
+  } catch (e) {
+    throw new PlacementError(400, `Invalid microversion: invalid version string: ${raw}; ${(e as Error).message}`);
+  }
+}
+
 /**
- * Resolve the requested microversion: absent → minimum, `latest` → maximum.
- * Throws 400 for a malformed string and 406 (with min/max) for one outside the range.
+ * Resolve the requested microversion as microversion_parse does: absent or empty → minimum,
+ * `latest` → maximum. 400 when the string is not two integers; 406 (whose body names
+ * min/max_version) for two integers that are not one of our versions (`1.-1`, `1.40`).
  */
 export function negotiate(header: string | undefined): Microversion {
   const raw = extractPlacementVersion(header);
   if (raw === undefined || raw === '') return MIN_VERSION;
   if (raw === 'latest') return MAX_VERSION;
-  const m = /^(\d+)\.(\d+)$/.exec(raw);
-  if (!m) throw new PlacementError(400, `invalid version string: ${raw}`);
-  const v = { major: Number(m[1]), minor: Number(m[2]) };
-  if (compare(v, MIN_VERSION) < 0 || compare(v, MAX_VERSION) > 0) {
-    throw new PlacementError(406, `Unacceptable version header: ${raw}`);
-  }
+  const { major, minor } = parseVersionString(raw);
+  const v = { major: Number(major), minor: Number(minor) };
+  const known = major === 1n && minor >= 0n && minor <= BigInt(MAX_VERSION.minor);
+  if (!known || compare(v, MIN_VERSION) < 0) throw new PlacementError(406, `Invalid microversion: Unacceptable version header: ${raw}`);
   return v;
 }

@@ -32,3 +32,43 @@ function pyString(s: string): string {
   }
   return `${quote}${out}${quote}`;
 }
+
+const sortedEntries = (o: object): Array<[string, unknown]> =>
+  Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** `repr()` as pprint's safe_repr writes it: like {@link pyRepr}, with dict keys sorted. */
+function ppRepr(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(ppRepr).join(', ')}]`;
+  if (value !== null && typeof value === 'object') return `{${sortedEntries(value).map(([k, v]) => `${pyString(k)}: ${ppRepr(v)}`).join(', ')}}`;
+  return pyRepr(value);
+}
+
+/**
+ * Python's `pprint.pformat(value, width)` for JSON values (what jsonschema prints a schema and
+ * an instance with): the repr when it fits, else one dict item or list element per line,
+ * keys sorted. Long strings are not split (no schema or instance of ours has spaces to split on).
+ */
+export function pyPformat(value: unknown, width = 80): string {
+  const out: string[] = [];
+  format(value, 0, 0, width, out);
+  return out.join('');
+}
+
+function format(value: unknown, indent: number, allowance: number, width: number, out: string[]): void {
+  const rep = ppRepr(value);
+  if (rep.length <= width - indent - allowance || value === null || typeof value !== 'object') { out.push(rep); return; }
+  const items: Array<[string | undefined, unknown]> = Array.isArray(value) ? value.map((v) => [undefined, v]) : sortedEntries(value);
+  if (items.length === 0) { out.push(rep); return; }
+  out.push(Array.isArray(value) ? '[' : '{');
+  const inner = indent + 1;
+  items.forEach(([key, v], i) => {
+    const last = i === items.length - 1;
+    if (i > 0) out.push(`,\n${' '.repeat(inner)}`);
+    const itemAllowance = last ? allowance + 1 : 1;
+    if (key === undefined) { format(v, inner, itemAllowance, width, out); return; }
+    const k = pyString(key);
+    out.push(`${k}: `);
+    format(v, inner + k.length + 2, itemAllowance, width, out);
+  });
+  out.push(Array.isArray(value) ? ']' : '}');
+}

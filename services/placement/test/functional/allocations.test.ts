@@ -60,6 +60,10 @@ describe('placement inventories and allocations', () => {
     const r = await p.call('DELETE', `/resource_providers/${rp}/inventories`);
     expect(r.status).toBe(409);
     expect(r.json.errors[0].code).toBe('placement.inventory.inuse');
+    // One class: Placement 8.0 answers concurrent_update, not inventory.inuse.
+    const one = await p.call('DELETE', `/resource_providers/${rp}/inventories/VCPU`);
+    expect(one.status).toBe(409);
+    expect(one.json.errors[0].code).toBe('placement.concurrent_update');
   });
 
   it('moves atomically with POST /allocations: the migration holds the source, the instance the destination', async () => {

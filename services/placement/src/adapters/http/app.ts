@@ -81,19 +81,20 @@ async function dispatchIn(opts: AppOptions, route: RouteDef | undefined, req: Fa
     const caller = authenticate(req, path);
     ctx.version = negotiate(header(req, 'openstack-api-version'));
     checkContentHeaders(req);
-    if (route === undefined) throw new PlacementError(404, 'The resource could not be found.');
+    if (route === undefined) throw new PlacementError(404, '', undefined, {}, true);
     const spec = route.methods[req.method];
     if (spec === undefined) return methodNotAllowed(reply, req, ctx, route);
     checkVersion(spec, ctx.version);
     checkMedia(spec, req, ctx.version);
     const target = new URLSearchParams(req.url.split('?')[1] ?? '').get('project_id') ?? undefined;
     if (!isAllowed(caller, spec.policy, opts.policyMode, target)) {
-      throw new PlacementError(403, `Policy does not allow placement:${route.path} ${req.method} to be performed.`);
+      throw new PlacementError(403, `Policy does not allow placement:${route.path} ${req.method} to be performed.`, undefined, {}, true);
     }
     const preq = toPlacementRequest(opts, req, ctx.version, caller, ctx.requestId);
     const res = await spec.handler(preq);
     void reply.code(res.status).headers(commonHeaders(ctx)).headers(res.headers ?? {});
-    if (res.rawJson !== undefined) return reply.header('content-type', 'application/json').send(res.rawJson);
+    // NOTE: a Buffer, not a string: Fastify appends "; charset=utf-8" to a string's content-type.
+    if (res.rawJson !== undefined) return reply.header('content-type', 'application/json').send(Buffer.from(res.rawJson));
     if (res.body === undefined) return reply.removeHeader('content-type').send();
     return reply.header('content-type', 'application/json').send(Buffer.from(JSON.stringify(res.body)));
   } catch (err) {
@@ -120,9 +121,9 @@ function authenticate(req: FastifyRequest, path: string) {
 function checkContentHeaders(req: FastifyRequest): void {
   const clen = header(req, 'content-length');
   if (clen === undefined || clen === '') return;
-  if (!/^\s*\d+\s*$/.test(clen)) throw new PlacementError(400, 'content-length header must be an integer');
+  if (!/^\s*\d+\s*$/.test(clen)) throw new PlacementError(400, 'content-length header must be an integer', undefined, {}, true);
   if (Number(clen) > 0 && !header(req, 'content-type')) {
-    throw new PlacementError(400, 'content-type header required when content-length > 0');
+    throw new PlacementError(400, 'content-type header required when content-length > 0', undefined, {}, true);
   }
 }
 
@@ -131,7 +132,8 @@ function checkVersion(spec: MethodSpec, v: Microversion): void {
   const tooHigh = spec.maxVersion !== undefined && atLeast(v, spec.maxVersion + 1);
   if (tooLow || tooHigh) {
     const status = spec.versionStatus ?? 404;
-    throw new PlacementError(status, status === 405 ? 'The method specified is not allowed for this resource.' : 'The resource could not be found.');
+    // NOTE: webob's bare HTTPNotFound / HTTPMethodNotAllowed of version_handler: no detail.
+    throw new PlacementError(status, '');
   }
 }
 
@@ -160,22 +162,21 @@ export function acceptsJson(accept: string): boolean {
 function methodNotAllowed(reply: FastifyReply, req: FastifyRequest, ctx: Ctx, route: RouteDef): FastifyReply {
   const allow = Object.keys(route.methods).join(', ');
   void reply.header('allow', allow);
-  return sendError(reply, req, ctx, new PlacementError(405, 'The method specified is not allowed for this resource.'),
-    `The method ${req.method} is not allowed for this resource.`);
+  return sendError(reply, req, ctx, new PlacementError(405, 'The method specified is not allowed for this resource.'));
 }
 
-function commonHeaders(ctx: Ctx): Record<string, string> {
+function commonHeaders(ctx: Ctx, vary = true): Record<string, string> {
   const h: Record<string, string> = { 'openstack-request-id': ctx.requestId, 'x-openstack-request-id': ctx.requestId };
   if (ctx.version !== undefined) {
     h['openstack-api-version'] = `placement ${versionString(ctx.version)}`;
-    h.vary = 'openstack-api-version';
+    if (vary) h.vary = 'openstack-api-version';
   }
   return h;
 }
 
-function sendError(reply: FastifyReply, req: FastifyRequest, ctx: Ctx, err: PlacementError, explanation?: string): FastifyReply {
-  const r = renderError(err, ctx.version, ctx.requestId, header(req, 'accept'), explanation);
-  return reply.code(err.status).headers(commonHeaders(ctx)).headers(err.headers).header('content-type', r.contentType).send(Buffer.from(r.body));
+function sendError(reply: FastifyReply, req: FastifyRequest, ctx: Ctx, err: PlacementError): FastifyReply {
+  const r = renderError(err, ctx.version, ctx.requestId, header(req, 'accept'), { method: req.method, contentType: header(req, 'content-type') });
+  return reply.code(err.status).headers(commonHeaders(ctx, !err.escaped)).headers(err.headers).header('content-type', r.contentType).send(Buffer.from(r.body));
 }
 
 function toPlacementRequest(opts: AppOptions, req: FastifyRequest, version: Microversion, caller: PlacementRequest['caller'], requestId: string): PlacementRequest {

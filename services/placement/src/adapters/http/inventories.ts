@@ -8,7 +8,7 @@ import {
   setInventories, updateInventory, type Inventory,
 } from '../sql/inventories';
 import { findProvider, getProvider, lockProvider } from '../sql/resource-providers';
-import { cacheHeaders, jsonBody, latest, type Handler, type PlacementRequest } from './kit';
+import { cacheHeaders, cacheHeadersIfAny, jsonBody, latest, type Handler, type PlacementRequest } from './kit';
 
 interface InventoryBody {
   total: number; reserved?: number; min_unit?: number; max_unit?: number; step_size?: number; allocation_ratio?: number;
@@ -42,7 +42,7 @@ function inventoriesBody(invs: ReadonlyMap<string, InventoryRecord>, generation:
 export const list: Handler = async (req) => {
   const rp = await providerOr404(req);
   const invs = await providerInventories(req.pool, rp.id);
-  return { status: 200, body: inventoriesBody(invs, rp.generation), headers: cacheHeaders(req, latest([...invs.values()].map((i: Inventory) => i.updatedAt))) };
+  return { status: 200, body: inventoriesBody(invs, rp.generation), headers: cacheHeadersIfAny(req, latest([...invs.values()].map((i: Inventory) => i.updatedAt))) };
 };
 
 /** GET /resource_providers/{uuid}/inventories/{resource_class} */
@@ -84,7 +84,7 @@ export const setAll: Handler = async (req) => {
     checkCapacity(rp.uuid, [...invs].map(([rc, i]) => ({ ...i, resourceClass: rc })), reservedCanBeTotal(req), `Unable to update inventory for resource provider ${rp.uuid}: `);
     return setInventories(c, rp, invs);
   });
-  return { status: 200, body: inventoriesBody(invs, gen), headers: cacheHeaders(req, new Date()) };
+  return { status: 200, body: inventoriesBody(invs, gen), headers: cacheHeadersIfAny(req, invs.size > 0 ? new Date() : undefined) };
 };
 
 /** PUT /resource_providers/{uuid}/inventories/{resource_class}: update one, generation checked. */

@@ -77,6 +77,13 @@ export function cacheHeaders(req: PlacementRequest, modified: Date | undefined):
   return { 'last-modified': httpDate(modified ?? new Date()), 'cache-control': 'no-cache' };
 }
 
+/** cacheHeaders, but no last-modified when nothing was modified (Placement's empty inventory lists). */
+export function cacheHeadersIfAny(req: PlacementRequest, modified: Date | undefined): Record<string, string> {
+  const h = cacheHeaders(req, modified);
+  if (modified === undefined) delete h['last-modified'];
+  return h;
+}
+
 /** The most recent of a list of (updated_at ?? created_at) timestamps. */
 export function latest(dates: ReadonlyArray<Date | null | undefined>): Date | undefined {
   let best: Date | undefined;

@@ -7,7 +7,7 @@ import { listProviders, type ProviderFilters } from '../sql/provider-list';
 import {
   createProvider, deleteProvider, getProvider, updateProvider, type ResourceProvider,
 } from '../sql/resource-providers';
-import { cacheHeaders, jsonBody, latest, validateQuery, type Handler } from './kit';
+import { cacheHeaders, cacheHeadersIfAny, jsonBody, latest, validateQuery, type Handler } from './kit';
 
 /** Provider JSON as Placement shows it at `v`. */
 export function serializeProvider(rp: ResourceProvider, v: Microversion): Record<string, unknown> {
@@ -49,7 +49,8 @@ export const update: Handler = async (req) => {
   const data = jsonBody<{ name?: string; parent_provider_uuid?: string | null }>(req, atLeast(req.version, 14) ? schemas.PUT_RP_1_14 : schemas.PUT_RP);
   const parent = data.parent_provider_uuid === undefined ? undefined : data.parent_provider_uuid === null ? null : canonicalUuid(data.parent_provider_uuid);
   const rp = await withTransaction(req.pool, (c) => updateProvider(c, rp0, { name: data.name, parentUuid: parent }, atLeast(req.version, 37)));
-  return { status: 200, body: serializeProvider(rp, req.version), headers: cacheHeaders(req, rp.updatedAt ?? rp.createdAt) };
+  // NOTE: Placement answers the updated_at its object had before the save (none if never updated).
+  return { status: 200, body: serializeProvider(rp, req.version), headers: cacheHeadersIfAny(req, rp0.updatedAt ?? undefined) };
 };
 
 /** DELETE /resource_providers/{uuid}: 409 when it has children or allocations. */
@@ -58,14 +59,21 @@ export const remove: Handler = async (req) => {
   return { status: 204 };
 };
 
+/** `in_tree` as given, once checked uuid-like (400 otherwise). */
+function validInTree(value: string | undefined): string | undefined {
+  if (value !== undefined) parseInTree(value);
+  return value;
+}
+
 function filtersFrom(req: Parameters<Handler>[0]): ProviderFilters {
   const v = req.version;
   const schema = atLeast(v, 18) ? schemas.GET_RPS_1_18 : atLeast(v, 14) ? schemas.GET_RPS_1_14
     : atLeast(v, 4) ? schemas.GET_RPS_1_4 : atLeast(v, 3) ? schemas.GET_RPS_1_3 : schemas.GET_RPS_1_0;
   const q = validateQuery(req, schema);
   return {
-    name: q.name, uuid: q.uuid !== undefined ? canonicalUuid(q.uuid) : undefined,
-    inTree: q.in_tree !== undefined ? parseInTree(q.in_tree) : undefined,
+    // NOTE: uuid and in_tree as given (validated): Placement compares the strings as they are.
+    name: q.name, uuid: q.uuid,
+    inTree: validInTree(q.in_tree),
     memberOf: req.query.has('member_of') ? parseMemberOf(req.query, v) : undefined,
     required: req.query.has('required') ? parseRequired(req.query, v) : undefined,
     resources: q.resources !== undefined ? parseResources(q.resources) : undefined,

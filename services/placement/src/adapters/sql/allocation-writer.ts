@@ -59,8 +59,9 @@ interface InvRow { rp_id: number; rc_id: number; total: number; reserved: number
  * locks the consumers then every touched provider (FOR UPDATE, sorted, so writers
  * serialize per provider and never deadlock among themselves), removes the consumers'
  * old allocations, checks each new amount against min_unit/max_unit/step_size and
- * `used + amount <= (total - reserved) * allocation_ratio`, inserts, bumps every touched
- * provider's generation and each consumer's generation, and deletes consumers left
+ * `used + amount <= (total - reserved) * allocation_ratio`, inserts, bumps once the generation
+ * of each provider Placement bumps (those of the new allocations, and those an emptied consumer
+ * held) and each consumer's generation, and deletes consumers left
  * without allocations. All or nothing; usage can never exceed capacity.
  *
  * Errors (nothing written): 400 unknown provider or resource class; 409
@@ -172,18 +173,26 @@ function refusalError(r: ClaimRefusal, input: ConsumerAllocationsInput, rows: re
 export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<Map<string, number>> {
   const sorted = [...consumers].sort((a, b) => (a.consumerUuid < b.consumerUuid ? -1 : 1));
   const prep = await prepare(db, sorted);
-  const wanted = resolve(prep, consumers);
+  // NOTE: consumers (their generations) are checked before the providers are looked up, as
+  // Placement's ensure_consumer runs before _resource_providers_by_uuid.
   const locked: ConsumerRow[] = [];
   for (const input of sorted) locked.push(await ensureConsumer(db, input, opts, prep));
+  const wanted = resolve(prep, consumers);
   const uuids = sorted.map((s) => s.consumerUuid);
-  // every provider whose usage changes: the new ones and those of the consumers' old allocations
-  // NOTE: IN (… UNION …), not `id = ANY(…) OR id IN (…)`: the OR form scans every provider.
-  const rpIds = (await named<{ id: number }>(db, 'placement.write.lock_providers', `SELECT id FROM resource_providers WHERE id IN (SELECT unnest($1::int[])
-      UNION SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
-  [[...new Set(wanted.map((w) => w.rpId))], uuids])).map((r) => r.id);
-  await checkCapacity(db, wanted, uuids);
   const emptied = sorted.filter((c) => c.allocations.length === 0).map((c) => c.consumerUuid);
-  return applyWrite(db, wanted, uuids, rpIds, locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id), emptied);
+  // Locked: every provider whose usage changes, the new ones and those of the consumers' old
+  // allocations. Bumped, as Placement's _set_allocations: only the providers its allocation list
+  // names, i.e. the new ones and, for a consumer emptied, those it held (a provider a consumer
+  // merely moves away from keeps its generation), each once.
+  // NOTE: IN (… UNION …), not `id = ANY(…) OR id IN (…)`: the OR form scans every provider.
+  const rps = await named<{ id: number; bump: boolean }>(db, 'placement.write.lock_providers', `SELECT id,
+      (id = ANY($1::int[]) OR id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($3::uuid[]))) AS bump
+    FROM resource_providers WHERE id IN (SELECT unnest($1::int[])
+      UNION SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
+  [[...new Set(wanted.map((w) => w.rpId))], uuids, emptied]);
+  await checkCapacity(db, wanted, uuids);
+  const bumped = rps.filter((r) => r.bump).map((r) => r.id);
+  return applyWrite(db, wanted, uuids, bumped, locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id), emptied);
 }
 
 /**
@@ -275,7 +284,7 @@ async function prepare(db: Db, sorted: readonly ConsumerAllocationsInput[]): Pro
   };
 }
 
-/** The rows to insert; 400 for an unknown provider (first) or resource class, as before any consumer check. */
+/** The rows to insert; 400 for an unknown provider (first) or resource class, after the consumer checks. */
 function resolve(prep: Prepared, consumers: readonly ConsumerAllocationsInput[]): WantedRow[] {
   const rpUuids = [...new Set(consumers.flatMap((c) => c.allocations.map((a) => a.providerUuid)))];
   const rcNames = [...new Set(consumers.flatMap((c) => c.allocations.flatMap((a) => Object.keys(a.resources))))];
@@ -335,6 +344,7 @@ async function checkCapacity(db: Db, wanted: readonly WantedRow[], consumers: st
     FROM inventories i WHERE i.resource_provider_id = ANY($1::int[]) AND i.resource_class_id = ANY($2::int[])`,
   [[...new Set(wanted.map((w) => w.rpId))], [...new Set(wanted.map((w) => w.rcId))], consumers]);
   const invMap = new Map(inv.map((r) => [`${r.rp_id}:${r.rc_id}`, r]));
+  noInventoryAtAll(wanted, new Set(inv.map((r) => r.rp_id)));
   const sums = new Map<string, number>();
   for (const w of wanted) {
     const key = `${w.rpId}:${w.rcId}`;
@@ -346,6 +356,19 @@ async function checkCapacity(db: Db, wanted: readonly WantedRow[], consumers: st
     sums.set(key, sum);
     if (Number(r.used ?? 0) + sum > capacityOf(record)) throw capacityError('capacity_exceeded', w);
   }
+}
+
+/**
+ * Placement's first check: a provider with no inventory of any class the write asks for
+ * fails the write naming every class asked (by id, as its set of ids prints) and those providers.
+ */
+function noInventoryAtAll(wanted: readonly WantedRow[], withInventory: ReadonlySet<number>): void {
+  const bare = [...new Set(wanted.filter((w) => !withInventory.has(w.rpId)).map((w) => w.rpUuid))];
+  const first = wanted.find((w) => !withInventory.has(w.rpId));
+  if (first === undefined) return;
+  const classes = [...new Map(wanted.map((w) => [w.rcId, w.rcName])).entries()].sort(([a], [b]) => a - b).map(([, n]) => n);
+  throw new AllocationConflict({ kind: 'no_inventory', resourceClass: first.rcName, providerUuid: first.rpUuid },
+    `Unable to allocate inventory: Inventory for '${classes.join(', ')}' on resource provider '${bare.join(', ')}' invalid.`);
 }
 
 function capacityError(kind: CapacityFailure['kind'], w: WantedRow): AllocationConflict {

@@ -1,6 +1,6 @@
 import type { InventoryRecord } from '../../domain/capacity';
 import { capacityOf } from '../../domain/capacity';
-import { badRequest, conflict, ErrorCode, notFound } from '../../domain/errors';
+import { badRequest, conflict, ErrorCode, escapedNotFound, notFound } from '../../domain/errors';
 import { rows, type Db } from './db';
 import { resourceClassIds } from './resource-classes';
 import { bumpGeneration, type ResourceProvider } from './resource-providers';
@@ -97,7 +97,7 @@ export async function addInventory(db: Db, rp: ResourceProvider, rc: string, inv
 
 /** Update one existing inventory (PUT one class). */
 export async function updateInventory(db: Db, rp: ResourceProvider, rc: string, inv: InventoryRecord): Promise<number> {
-  const ids = await classIdsOrThrow(db, [rc], (n) => notFound(`No such resource class ${n}.`));
+  const ids = await classIdsOrThrow(db, [rc], (n) => escapedNotFound(`No such resource class ${n}.`));
   const rcId = ids.get(rc) as number;
   const exists = await rows(db, 'SELECT 1 FROM inventories WHERE resource_provider_id = $1 AND resource_class_id = $2', [rp.id, rcId]);
   if (exists.length === 0) {
@@ -114,11 +114,13 @@ export async function deleteInventory(db: Db, rp: ResourceProvider, rc: string):
   const del = rcId === undefined ? { rowCount: 0 } : await (async () => {
     const inUse = await classesInUse(db, rp.id, [rcId]);
     if (inUse.length > 0) {
-      throw conflict(`Unable to delete inventory of class ${rc}: Inventory for '${rc}' on resource provider '${rp.uuid}' in use.`, ErrorCode.INVENTORY_INUSE);
+      // NOTE: Placement's delete_inventory maps InventoryInUse to concurrent_update (not inventory.inuse).
+      throw conflict(`Unable to delete inventory of class ${rc}: Inventory for '${rc}' on resource provider '${rp.uuid}' in use.`, ErrorCode.CONCURRENT_UPDATE);
     }
     return db.query('DELETE FROM inventories WHERE resource_provider_id = $1 AND resource_class_id = $2', [rp.id, rcId]);
   })();
-  if (!del.rowCount) throw notFound(`No inventory of class ${rc} found for delete: No inventory of class ${rc} found for delete`);
+  const why = rcId === undefined ? `No such resource class ${rc}.` : `No inventory of class ${rc} found for delete`;
+  if (!del.rowCount) throw notFound(`No inventory of class ${rc} found for delete: ${why}`);
   return bumpGeneration(db, rp, rp.generation);
 }
 

@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from '../../domain/errors';
+import { badRequest, conflict, escapedNotFound } from '../../domain/errors';
 import { isUniqueViolation, rows, type Db } from './db';
 
 /** A resource class row (standard ones have Placement's fixed ids < 10000). */
@@ -16,7 +16,7 @@ export async function listResourceClasses(db: Db): Promise<ResourceClass[]> {
 /** The class or 404 `No such resource class NAME.` */
 export async function getResourceClass(db: Db, name: string): Promise<ResourceClass> {
   const rc = (await rows<RcRow>(db, 'SELECT * FROM resource_classes WHERE name = $1', [name])).map(toRc)[0];
-  if (!rc) throw notFound(`No such resource class ${name}.`);
+  if (!rc) throw escapedNotFound(`No such resource class ${name}.`);
   return rc;
 }
 

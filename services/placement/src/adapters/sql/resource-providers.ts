@@ -1,4 +1,4 @@
-import { badRequest, concurrentUpdate, conflict, ErrorCode, notFound, PlacementError } from '../../domain/errors';
+import { badRequest, concurrentUpdate, conflict, ErrorCode, escapedNotFound, notFound, PlacementError } from '../../domain/errors';
 import { canonicalUuid, isUuidLike } from '../../domain/query-params';
 import { isUniqueViolation, rows, type Db } from './db';
 
@@ -49,7 +49,7 @@ export async function findProvider(db: Db, uuid: string): Promise<ResourceProvid
 /** The provider with this uuid, or 404 `placement.resource_provider.not_found`-style NotFound. */
 export async function getProvider(db: Db, uuid: string, detail?: string): Promise<ResourceProvider> {
   const rp = await findProvider(db, uuid);
-  if (rp === undefined) throw notFound(detail ?? `No resource provider with uuid ${uuid} found`);
+  if (rp === undefined) throw detail === undefined ? escapedNotFound(`No resource provider with uuid ${uuid} found`) : notFound(detail);
   return rp;
 }
 
@@ -57,7 +57,7 @@ export async function getProvider(db: Db, uuid: string, detail?: string): Promis
 export async function lockProvider(db: Db, uuid: string, detail?: string): Promise<ResourceProvider> {
   const u = uuidParam(uuid);
   const found = u === undefined ? [] : await rows<{ id: number }>(db, 'SELECT id FROM resource_providers WHERE uuid = $1 FOR UPDATE', [u]);
-  if (found.length === 0) throw notFound(detail ?? `No resource provider with uuid ${uuid} found`);
+  if (found.length === 0) throw detail === undefined ? escapedNotFound(`No resource provider with uuid ${uuid} found`) : notFound(detail);
   return getProvider(db, uuid, detail);
 }
 
@@ -81,6 +81,8 @@ const objectActionError = (action: string, reason: string): string => `Object ac
 /** Create a provider (root, or child of `parentUuid`). 409 duplicate_name on uuid/name clash. */
 export async function createProvider(db: Db, uuid: string, name: string, parentUuid: string | null): Promise<ResourceProvider> {
   let parent: ResourceProvider | undefined;
+  // NOTE: the schema allows "", Placement's ResourceProvider.create() refuses a falsy name.
+  if (name === '') throw badRequest(`Unable to create resource provider "", ${uuid}: ${objectActionError('create', 'name is required')}`);
   if (parentUuid !== null) {
     if (parentUuid === uuid) throw badRequest(`Unable to create resource provider "${name}", ${uuid}: ${objectActionError('create', 'parent provider UUID cannot be same as UUID. Please set parent provider UUID to None if there is no parent.')}`);
     parent = await findProvider(db, parentUuid);
@@ -96,15 +98,18 @@ export async function createProvider(db: Db, uuid: string, name: string, parentU
     if (isUniqueViolation(e)) throw duplicateProvider([{ uuid, name }], uuid, name);
     throw e;
   }
-  await db.query('UPDATE resource_providers SET root_provider_id = id WHERE uuid = $1 AND root_provider_id IS NULL', [uuid]);
+  // NOTE: as Placement's second statement for a root, this sets updated_at (a child has none yet).
+  await db.query('UPDATE resource_providers SET root_provider_id = id, updated_at = now() WHERE uuid = $1 AND root_provider_id IS NULL', [uuid]);
   return getProvider(db, uuid);
 }
 
+/**
+ * The 409 of a duplicate: like Placement on PostgreSQL, which names the one column of the
+ * first unique index violated, the name's (created first) when both are taken.
+ */
 function duplicateProvider(dup: Array<{ uuid: string; name: string }>, uuid: string, name: string): PlacementError {
-  const parts: string[] = [];
-  if (dup.some((d) => d.uuid === uuid)) parts.push(`uuid: ${uuid}`);
-  if (dup.some((d) => d.name === name)) parts.push(`name: ${name}`);
-  return conflict(`Conflicting resource provider ${parts.join(', ')} already exists.`, ErrorCode.DUPLICATE_NAME);
+  const column = dup.some((d) => d.name === name) ? `name: ${name}` : `uuid: ${uuid}`;
+  return conflict(`Conflicting resource provider ${column} already exists.`, ErrorCode.DUPLICATE_NAME);
 }
 
 /** Uuids of `rp` and all its descendants. */
@@ -143,8 +148,12 @@ export async function updateProvider(
     const dup = await rows(db, 'SELECT 1 FROM resource_providers WHERE name = $1 AND id <> $2', [update.name, rp.id]);
     if (dup.length > 0) throw conflict(`Conflicting resource provider ${update.name} already exists.`, ErrorCode.DUPLICATE_NAME);
   }
-  await db.query(`UPDATE resource_providers SET name = COALESCE($2, name), updated_at = now(),
-      parent_provider_id = CASE WHEN $3::boolean THEN $4::integer ELSE parent_provider_id END WHERE id = $1`,
+  // NOTE: updated_at moves only when something changes (SQLAlchemy writes no unchanged row).
+  await db.query(`UPDATE resource_providers SET name = COALESCE($2, name),
+      parent_provider_id = CASE WHEN $3::boolean THEN $4::integer ELSE parent_provider_id END,
+      updated_at = CASE WHEN name IS DISTINCT FROM COALESCE($2, name)
+        OR ($3::boolean AND parent_provider_id IS DISTINCT FROM $4::integer) THEN now() ELSE updated_at END
+    WHERE id = $1`,
     [rp.id, update.name ?? null, parentId !== undefined, parentId ?? null]);
   if (rootId !== undefined && rootId !== rp.rootId) {
     const ids = (await subtreeIds(db, rp.id)).map((s) => s.id);

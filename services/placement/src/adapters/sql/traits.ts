@@ -56,12 +56,16 @@ export async function providerTraits(db: Db, rpId: number): Promise<Trait[]> {
 
 /**
  * Replace a provider's traits (all names must exist: 400 otherwise) and bump its generation
- * if it is still `generation` (409 `placement.concurrent_update` otherwise).
+ * if it is still `generation` (409 `placement.concurrent_update` otherwise); an unchanged set
+ * is no write and keeps the generation.
  */
 export async function setProviderTraits(db: Db, rp: ResourceProvider, names: readonly string[], generation: number): Promise<{ traits: Trait[]; generation: number }> {
   const traits = await listTraits(db, { nameIn: names });
   const missing = [...new Set(names)].filter((n) => !traits.some((t) => t.name === n));
   if (missing.length > 0) throw badRequest(`No such trait ${missing.join(', ')}`);
+  // NOTE: as Placement's _set_traits: the same set again writes nothing and keeps the generation.
+  const current = new Set((await providerTraits(db, rp.id)).map((t) => t.name));
+  if (current.size === traits.length && traits.every((t) => current.has(t.name))) return { traits, generation };
   const newGen = await bumpGeneration(db, rp, generation);
   await db.query('DELETE FROM resource_provider_traits WHERE resource_provider_id = $1', [rp.id]);
   try {

@@ -23,6 +23,14 @@ describe('parseCandidateQuery: accepted queries', () => {
     const { params } = parse('resources=VCPU:1&limit=5&root_required=X,!Y&same_subtree=_A,_B&resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none', 36);
     expect(params).toMatchObject({ limit: 5, rootRequired: ['X'], rootForbidden: ['Y'], sameSubtrees: [['_A', '_B']], groupPolicy: 'none', nestedAware: true });
   });
+
+  test('a repeated limit or group_policy: schema on the last value, search on the first (webob)', () => {
+    const two = 'resources1=VCPU:1&resources2=VCPU:1';
+    expect(parse(`${two}&group_policy=mixed&group_policy=isolate`, 25).params.groupPolicy).toBe('none');
+    expect(parse(`${two}&group_policy=isolate&group_policy=none`, 25).params.groupPolicy).toBe('isolate');
+    expect(() => parse(`${two}&group_policy=&group_policy=none`, 25)).toThrow('The "group_policy" parameter is required');
+    expect(parse('resources=VCPU:1&limit=3&limit=9', 16).params.limit).toBe(3);
+  });
 });
 
 describe('parseCandidateQuery: Placement 400s', () => {

@@ -166,12 +166,14 @@ function parseSameSubtrees(pairs: QueryPairs): string[][] {
 }
 
 function parseWide(pairs: QueryPairs, minor: number): RequestWideParams {
+  // NOTE: as Placement (webob): the schema checked the LAST value of a repeated limit or
+  // group_policy, the search uses the FIRST (any non-empty value other than isolate is none).
   const limit = allValues(pairs, 'limit')[0];
   const policy = allValues(pairs, 'group_policy')[0];
   const root = parseRootRequired(pairs);
   return {
     limit: limit === undefined ? null : Number.parseInt(limit, 10),
-    groupPolicy: policy === 'none' || policy === 'isolate' ? policy : null,
+    groupPolicy: policy === undefined || policy === '' ? null : policy === 'isolate' ? 'isolate' : 'none',
     rootRequired: root.required,
     rootForbidden: root.forbidden,
     sameSubtrees: parseSameSubtrees(pairs),
