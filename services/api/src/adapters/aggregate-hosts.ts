@@ -42,13 +42,23 @@ export async function findComputeHost(deps: ApiDeps, host: string): Promise<Comp
   return undefined;
 }
 
-/** Instances on any of `hosts`, in every cell (Nova's `get_count_by_hosts` gathered across cells); a silent cell is a 503. */
+/**
+ * Instances on any of `hosts` (Nova's `get_count_by_hosts`): a mapped host is counted in its
+ * cell, an unmapped one in every cell. A cell that must be asked and does not answer is a 503
+ * (Nova would count its silence as instances and refuse).
+ */
 export async function countInstancesOnHosts(deps: ApiDeps, hosts: readonly string[]): Promise<number> {
   if (hosts.length === 0) return 0;
-  const cells = (await listCellMappings(deps.apiDb)).filter((c) => c.uuid !== CELL0);
-  const results = await deps.cells.scatter(cells, async (db) => {
+  const all = (await listCellMappings(deps.apiDb)).filter((c) => c.uuid !== CELL0);
+  const byCell = new Map<string, Set<string>>();
+  for (const host of hosts) {
+    const mapping = await getHostMapping(deps.apiDb, host);
+    for (const c of mapping === undefined ? all : all.filter((x) => x.uuid === mapping.cellUuid)) byCell.set(c.uuid, (byCell.get(c.uuid) ?? new Set()).add(host));
+  }
+  const cells = all.filter((c) => byCell.has(c.uuid));
+  const results = await deps.cells.scatter(cells, async (db, cell) => {
     let n = 0;
-    for (const host of hosts) n += (await listInstances(db, { host })).length;
+    for (const host of byCell.get(cell.uuid) ?? []) n += (await listInstances(db, { host })).length;
     return n;
   });
   let total = 0;
