@@ -15,11 +15,13 @@ export interface Aggregate {
   readonly createdAt: Date;
   /** Bumped by any change of the aggregate, its hosts or metadata (equal to `createdAt` until then). */
   readonly updatedAt: Date;
+  /** `updatedAt` once the aggregate has changed, null before (compared in the database, to the microsecond). */
+  readonly changedAt: Date | null;
 }
 
-interface Row { id: number; uuid: string; name: string; hosts: string[]; metadata: Record<string, string>; created_at: Date; updated_at: Date }
-const toAggregate = (r: Row): Aggregate => ({ id: r.id, uuid: r.uuid, name: r.name, hosts: r.hosts, metadata: r.metadata, createdAt: r.created_at, updatedAt: r.updated_at });
-const SELECT = `SELECT a.id, a.uuid, a.name, a.created_at, a.updated_at,
+interface Row { id: number; uuid: string; name: string; hosts: string[]; metadata: Record<string, string>; created_at: Date; updated_at: Date; changed_at: Date | null }
+const toAggregate = (r: Row): Aggregate => ({ id: r.id, uuid: r.uuid, name: r.name, hosts: r.hosts, metadata: r.metadata, createdAt: r.created_at, updatedAt: r.updated_at, changedAt: r.changed_at });
+const SELECT = `SELECT a.id, a.uuid, a.name, a.created_at, a.updated_at, nullif(a.updated_at, a.created_at) AS changed_at,
   coalesce((SELECT array_agg(h.host ORDER BY h.host) FROM aggregate_hosts h WHERE h.aggregate_id = a.id), '{}') AS hosts,
   coalesce((SELECT jsonb_object_agg(m.key, m.value) FROM aggregate_metadata m WHERE m.aggregate_id = a.id), '{}'::jsonb) AS metadata
   FROM aggregates a`;

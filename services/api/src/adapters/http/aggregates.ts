@@ -24,7 +24,7 @@ const iso = (d: Date): string => d.toISOString().replace('Z', '000');
 export function aggregateView(a: Aggregate, version: Microversion, opts: { created?: boolean } = {}): Record<string, unknown> {
   const view: Record<string, unknown> = {
     id: a.id, name: a.name, availability_zone: a.metadata[AZ_METADATA_KEY] ?? null,
-    created_at: iso(a.createdAt), updated_at: a.updatedAt.getTime() === a.createdAt.getTime() ? null : iso(a.updatedAt), deleted_at: null, deleted: false,
+    created_at: iso(a.createdAt), updated_at: a.changedAt === null ? null : iso(a.changedAt), deleted_at: null, deleted: false,
   };
   if (opts.created !== true) Object.assign(view, { hosts: [...a.hosts], metadata: { ...a.metadata } });
   if (atLeast(version, 41)) view.uuid = a.uuid;
