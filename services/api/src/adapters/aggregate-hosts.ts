@@ -72,14 +72,14 @@ export async function countInstancesOnHosts(deps: ApiDeps, hosts: readonly strin
 
 /**
  * Adds the aggregate to the host's providers in placement. As in Nova, a failure is not the
- * user's: it is logged and the membership stays (the next add or a sync mends it).
+ * user's: it is logged and the membership stays (`cellsched-manage placement sync_aggregates` mends it).
  */
 export async function mirrorHostAdded(deps: ApiDeps, host: ComputeHost, aggregateUuid: string): Promise<void> {
   for (const rp of host.nodeUuids) {
     try {
       await deps.placement.addProviderAggregate(rp, aggregateUuid);
     } catch (err) {
-      deps.log.warn({ err, host: host.host, provider: rp, aggregate: aggregateUuid }, 'failed to associate a compute node with a placement aggregate');
+      deps.log.warn({ err, host: host.host, provider: rp, aggregate: aggregateUuid }, 'placement aggregate not mirrored (cellsched-manage placement sync_aggregates mends it)');
     }
   }
 }
