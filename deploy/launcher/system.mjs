@@ -159,7 +159,7 @@ function apiLevelServices(plan, common, at) {
     afterDiscover: true, publish: [plan.ports.api],
     env: () => ({ ...common, CELLSCHED_API_DB_URL: plan.api.dbUrl, CELLSCHED_API_TRANSPORT_URL: plan.api.transportUrl, CELLSCHED_API_PORT: String(plan.ports.api),
       CELLSCHED_API_HOST: plan.listen, CELLSCHED_API_CELL_DB_USER: plan.readOnly.apiCells, CELLSCHED_API_CELL_DB_PASSWORD: devPassword(plan.readOnly.apiCells),
-      CELLSCHED_API_DB_POOL: String(DB_POOLS.api), CELLSCHED_API_CELL_DB_POOL: String(DB_POOLS.apiCell) }),
+      CELLSCHED_API_DB_POOL: String(DB_POOLS.api), CELLSCHED_API_CELL_DB_POOL: String(DB_POOLS.apiCell), CELLSCHED_PLACEMENT_URL: at.placementUrl }), // os-aggregates mirrors membership in placement
     ready: { http: `http://127.0.0.1:${plan.ports.api}/` },
   });
   return [...schedulers, superConductor, api];

@@ -51,6 +51,20 @@ test('openstack flavor create/list/show/set/unset/delete and flavor access, as a
   expect(out).toContain('openstack-flavors: every step passed');
 }, 300_000);
 
+// Issue 16: host aggregates and availability zones with the client (aggregate create/list/show/set/
+// add host/remove host/delete, availability zone list, server create --availability-zone), placement's
+// provider aggregates checked after each aggregate step; the script cleans up what it made.
+test('openstack aggregate create/list/show/set/add host/remove host/delete and server create --availability-zone, mirrored in placement', () => {
+  let out = '';
+  try {
+    out = execFileSync('bash', [join(__dirname, '../clients/aggregates.sh'), stack.apiUrl, stack.placementUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string };
+    throw new Error(`aggregates.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
+  }
+  expect(out).toContain('aggregates: every step passed');
+}, 300_000);
+
 // Last (it deletes two of the stack's three hosts): `openstack compute service delete` refused for
 // a host with a server, and for an idle host its service and resource provider gone when it returns.
 test('openstack compute service delete: 409 for a busy host; the service and its resource provider gone when it returns', () => {

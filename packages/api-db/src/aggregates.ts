@@ -12,13 +12,16 @@ export interface Aggregate {
   readonly hosts: readonly string[];
   /** e.g. `availability_zone`, `filter_tenant_id`, `filter_tenant_id_2`, `ssd`. */
   readonly metadata: Readonly<Record<string, string>>;
-  /** Bumped by any change of the aggregate, its hosts or metadata. */
+  readonly createdAt: Date;
+  /** Bumped by any change of the aggregate, its hosts or metadata (equal to `createdAt` until then). */
   readonly updatedAt: Date;
+  /** `updatedAt` once the aggregate has changed, null before (compared in the database, to the microsecond). */
+  readonly changedAt: Date | null;
 }
 
-interface Row { id: number; uuid: string; name: string; hosts: string[]; metadata: Record<string, string>; updated_at: Date }
-const toAggregate = (r: Row): Aggregate => ({ id: r.id, uuid: r.uuid, name: r.name, hosts: r.hosts, metadata: r.metadata, updatedAt: r.updated_at });
-const SELECT = `SELECT a.id, a.uuid, a.name, a.updated_at,
+interface Row { id: number; uuid: string; name: string; hosts: string[]; metadata: Record<string, string>; created_at: Date; updated_at: Date; changed_at: Date | null }
+const toAggregate = (r: Row): Aggregate => ({ id: r.id, uuid: r.uuid, name: r.name, hosts: r.hosts, metadata: r.metadata, createdAt: r.created_at, updatedAt: r.updated_at, changedAt: r.changed_at });
+const SELECT = `SELECT a.id, a.uuid, a.name, a.created_at, a.updated_at, nullif(a.updated_at, a.created_at) AS changed_at,
   coalesce((SELECT array_agg(h.host ORDER BY h.host) FROM aggregate_hosts h WHERE h.aggregate_id = a.id), '{}') AS hosts,
   coalesce((SELECT jsonb_object_agg(m.key, m.value) FROM aggregate_metadata m WHERE m.aggregate_id = a.id), '{}'::jsonb) AS metadata
   FROM aggregates a`;
@@ -44,6 +47,37 @@ export async function createAggregate(db: Queryable, a: { uuid?: string; name: s
 export async function getAggregate(db: Queryable, uuid: string): Promise<Aggregate | undefined> {
   const r = await db.query<Row>(`${SELECT} WHERE a.uuid = $1`, [checkUuid(uuid, 'aggregate uuid')]);
   return r.rows[0] === undefined ? undefined : toAggregate(r.rows[0]);
+}
+
+/** The aggregate of this integer id (Nova's `Aggregate.get_by_id`), or undefined. Read-only. */
+export async function getAggregateById(db: Queryable, id: number): Promise<Aggregate | undefined> {
+  if (!Number.isSafeInteger(id) || id < 1 || id > 0x7fffffff) return undefined;
+  const r = await db.query<Row>(`${SELECT} WHERE a.id = $1`, [id]);
+  return r.rows[0] === undefined ? undefined : toAggregate(r.rows[0]);
+}
+
+/**
+ * Renames an aggregate (Nova's `Aggregate.save`). Returns false if it does not exist; a name
+ * another aggregate holds throws `api_db.aggregate.exists`. Idempotent.
+ */
+export async function renameAggregate(db: Queryable, uuid: string, name: string): Promise<boolean> {
+  if (name.trim() === '' || name.length > 255) throw new ApiDbError('api_db.aggregate.invalid', 'aggregate name must be 1-255 characters');
+  try {
+    const r = await db.query('UPDATE aggregates SET name = $2, updated_at = now() WHERE uuid = $1', [checkUuid(uuid, 'aggregate uuid'), name]);
+    return (r.rowCount ?? 0) > 0;
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new ApiDbError('api_db.aggregate.exists', `Aggregate ${name} already exists.`);
+    throw err;
+  }
+}
+
+/**
+ * Holds the lock that serialises aggregate membership and availability zone changes until the
+ * caller's transaction ends (Nova checks a host's zones, then writes: two such changes must not
+ * interleave). Call inside `withTransaction`.
+ */
+export async function lockAggregates(db: Queryable): Promise<void> {
+  await db.query("SELECT pg_advisory_xact_lock(hashtext('cellsched.aggregates'))");
 }
 
 /** Every aggregate (optionally only those holding `host`), by id. Read-only. */

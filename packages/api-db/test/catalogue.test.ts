@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from '@cellsched/db';
+import { createTestDatabase, withTransaction, type TestDatabase } from '@cellsched/db';
 import {
   addAggregateHost, addFlavorAccess, API_DB_MIGRATIONS_DIR, createAggregate, createFlavor, createImage, deleteAggregate, deleteFlavor,
-  deleteFlavorExtraSpec, deleteImage, getAggregate, getFlavorByFlavorId, getFlavorByName, getImage, listAggregates, listFlavorAccess, listFlavors, listImages,
-  removeAggregateHost, removeFlavorAccess, setAggregateMetadata, setFlavorDescription, setFlavorExtraSpecs, toWireFlavor,
+  deleteFlavorExtraSpec, deleteImage, getAggregate, getAggregateById, getFlavorByFlavorId, getFlavorByName, getImage, listAggregates, listFlavorAccess, listFlavors, listImages,
+  lockAggregates, removeAggregateHost, removeFlavorAccess, renameAggregate, setAggregateMetadata, setFlavorDescription, setFlavorExtraSpecs, toWireFlavor,
 } from '@cellsched/api-db';
 
 let db: TestDatabase;
@@ -80,6 +80,34 @@ describe('aggregates', () => {
     expect(await deleteAggregate(db.pool, uuid)).toBe(true);
     expect(await deleteAggregate(db.pool, uuid)).toBe(false);
     expect(await listAggregates(db.pool)).toEqual([]);
+  });
+
+  it('by integer id, renamed (a name in use: api_db.aggregate.exists), createdAt kept while updatedAt moves', async () => {
+    const { aggregate: a } = await createAggregate(db.pool, { name: 'agg-a' });
+    await createAggregate(db.pool, { name: 'agg-b' });
+    expect([a.updatedAt.getTime(), a.changedAt]).toEqual([a.createdAt.getTime(), null]);
+    expect((await getAggregateById(db.pool, a.id))?.uuid).toBe(a.uuid);
+    for (const id of [0, -1, 2 ** 31, 1.5]) expect(await getAggregateById(db.pool, id)).toBeUndefined();
+    expect(await renameAggregate(db.pool, a.uuid, 'agg-c')).toBe(true);
+    await expect(renameAggregate(db.pool, a.uuid, 'agg-b')).rejects.toMatchObject({ code: 'api_db.aggregate.exists' });
+    expect(await renameAggregate(db.pool, randomUUID(), 'agg-d')).toBe(false);
+    const renamed = await getAggregateById(db.pool, a.id);
+    expect(renamed).toMatchObject({ name: 'agg-c', createdAt: a.createdAt });
+    expect(renamed?.changedAt).toEqual(renamed?.updatedAt);
+    expect(renamed?.changedAt?.getTime()).toBeGreaterThanOrEqual(a.createdAt.getTime());
+  });
+
+  it('lockAggregates makes a second transaction wait for the first', async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const first = withTransaction(db.pool, async (c) => { await lockAggregates(c); order.push('first locked'); await held; order.push('first done'); });
+    while (order.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const second = withTransaction(db.pool, async (c) => { await lockAggregates(c); order.push('second locked'); });
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first locked', 'first done', 'second locked']);
   });
 });
 

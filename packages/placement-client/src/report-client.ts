@@ -180,6 +180,38 @@ export class ReportClient {
       { allocations, project_id: seen.projectId, user_id: seen.userId, consumer_generation: seen.consumerGeneration ?? null }, 'placement 1.28');
   }
 
+  /** The provider's placement aggregates (GET .../aggregates, 1.19+: with its generation). Read-only; a missing provider is 404. */
+  async getProviderAggregates(uuid: string): Promise<string[]> {
+    const { json } = await this.request('GET', `/resource_providers/${uuid}/aggregates`);
+    this.generations.set(uuid, json.resource_provider_generation as number);
+    return json.aggregates as string[];
+  }
+
+  /**
+   * Adds `aggregateUuid` to the provider's aggregates, keeping the others (Nova's
+   * `aggregate_add_host`). Read-modify-write guarded by the provider generation: a concurrent
+   * writer (`placement.concurrent_update`) makes it read again and retry. Idempotent.
+   */
+  async addProviderAggregate(uuid: string, aggregateUuid: string): Promise<void> {
+    await this.changeProviderAggregates(uuid, (current) => (current.includes(aggregateUuid) ? undefined : [...current, aggregateUuid]));
+  }
+
+  /** Removes `aggregateUuid` from the provider's aggregates (Nova's `aggregate_remove_host`). Same guard; idempotent. */
+  async removeProviderAggregate(uuid: string, aggregateUuid: string): Promise<void> {
+    await this.changeProviderAggregates(uuid, (current) => (current.includes(aggregateUuid) ? current.filter((a) => a !== aggregateUuid) : undefined));
+  }
+
+  /** `change` answers the new list, or undefined when nothing is to be written. */
+  private async changeProviderAggregates(uuid: string, change: (current: readonly string[]) => string[] | undefined): Promise<void> {
+    await this.guardedWrite(uuid, async (g) => {
+      const current = await this.getProviderAggregates(uuid);
+      const next = change(current);
+      const generation = this.generations.get(uuid) ?? g;
+      if (next === undefined) return { json: { resource_provider_generation: generation } };
+      return this.request('PUT', `/resource_providers/${uuid}/aggregates`, { resource_provider_generation: generation, aggregates: next });
+    });
+  }
+
   /** Replaces the provider's traits, creating CUSTOM_* traits first (PUT /traits/{name}). Idempotent. */
   async setTraits(uuid: string, traits: readonly string[]): Promise<void> {
     for (const t of traits) if (t.startsWith('CUSTOM_')) await this.request('PUT', `/traits/${t}`);

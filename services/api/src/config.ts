@@ -36,6 +36,10 @@ export const apiConfigSchema = defineConfig({
     type: 'duration', env: 'CELLSCHED_API_ACTION_INTENT_EXPIRY', default: '15m',
     help: 'Age after which a server action intent still not applied is given up: the super-conductor is told (it records the action as failed, never taken up), then the intent is cleared (the server leaves its pending task_state).',
   },
+  placementUrl: {
+    type: 'url', env: 'CELLSCHED_PLACEMENT_URL', protocols: ['http:', 'https:'], default: 'http://127.0.0.1:8778',
+    help: "Placement's REST endpoint (os-aggregates mirrors host membership on the compute nodes' providers).",
+  },
   defaultAvailabilityZone: { type: 'string', env: 'CELLSCHED_DEFAULT_AZ', default: 'nova', help: "Nova's default_availability_zone." },
   migrate: { type: 'bool', env: 'CELLSCHED_API_MIGRATE', default: true, help: 'Apply pending API DB migrations at start (the api owns the API DB).' },
   // the same telemetry and logging options as every service (exporter, sampling, span file rotation, log level)

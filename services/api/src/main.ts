@@ -2,6 +2,7 @@ import { SuperConductorClient } from '@cellsched/api-clients';
 import { syncApiDb } from '@cellsched/api-db';
 import { Bus } from '@cellsched/bus';
 import { loadConfig } from '@cellsched/config';
+import { ReportClient } from '@cellsched/placement-client';
 import { atStartup, createPool } from '@cellsched/db';
 import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
   });
   const retrier = new CastRetrier(log);
   const deps = {
-    apiDb, cells, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: config.defaultAvailabilityZone,
+    apiDb, cells, conductor: new SuperConductorClient(bus), retrier, placement: new ReportClient({ baseUrl: config.placementUrl }), defaultAvailabilityZone: config.defaultAvailabilityZone,
     castTimeoutMs: config.castTimeout, nameFilterTimeoutMs: config.cellTimeout, log,
   };
   const app = buildApp(deps);

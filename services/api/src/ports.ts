@@ -17,3 +17,15 @@ export interface CellDatabases {
   scatter<T>(cells: readonly CellMapping[], fn: (db: Queryable, cell: CellMapping) => Promise<T>): Promise<Map<string, CellResult<T>>>;
   close(): Promise<void>;
 }
+
+/**
+ * Placement's side of host aggregates (Nova's report client `aggregate_add_host` /
+ * `aggregate_remove_host`): the aggregate's uuid in or out of a compute node resource
+ * provider's aggregates, other aggregates kept. Both idempotent and safe to retry; a provider
+ * placement does not know fails with a 404 `PlacementRestError`, a lost generation race retried
+ * to its bound fails with `placement.concurrent_update` (409).
+ */
+export interface ProviderAggregates {
+  addProviderAggregate(providerUuid: string, aggregateUuid: string): Promise<void>;
+  removeProviderAggregate(providerUuid: string, aggregateUuid: string): Promise<void>;
+}

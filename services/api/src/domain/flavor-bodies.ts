@@ -83,7 +83,7 @@ export function flavorDescription(v: unknown): string | null {
  * The object under the body's one key `root`, judged as jsonschema judges the top level: the
  * value's type, then `required`, then extra keys (Nova prints top-level messages bare).
  */
-function rootObject(body: unknown, root: string): Obj {
+export function rootObject(body: unknown, root: string): Obj {
   if (!isObj(body)) throw badRequest(`${repr(body)} is not of type 'object'`);
   const inner = body[root];
   if (inner !== undefined && !isObj(inner)) throw typeError(root, inner, ['object']);

@@ -12,7 +12,7 @@ export interface Microversion { readonly major: number; readonly minor: number }
  * os-migrations, `GET /servers/{id}/migrations[/{id}]`; 2.25 os-migrateLive
  * `block_migration: "auto"`, no `disk_over_commit`; 2.26 `tags`; 2.29/2.30 evacuate /
  * os-migrateLive `force` (the host claimed directly: no scheduler filter, placement's capacity);
- * 2.37 `networks` required ("none"/"auto"); 2.47 flavor embedded in servers; 2.53 service
+ * 2.37 `networks` required ("none"/"auto"); 2.41 aggregate `uuid` in os-aggregates views; 2.47 flavor embedded in servers; 2.53 service
  * and hypervisor uuids, `PUT /os-services/{id}` with `status` and/or `forced_down`; 2.54
  * rebuild `key_name` (null only: no key pairs); 2.55 flavor `description`; 2.56 migrate
  * `host`; 2.57 rebuild `user_data` (no `personality`); 2.58 instance actions `updated_at`

@@ -44,7 +44,9 @@ beforeAll(async () => {
     await h.apiDb.pool.query('DELETE FROM build_requests WHERE instance_uuid = $1', [id]);
     actionServers[e.name] = id;
   }
-  fx = { image: IMAGE, serviceUuid: service.uuid, serviceHost: 'fuzz-host', serverUuid: (created.json() as { server: { id: string } }).server.id, actionServers };
+  const aggregate = await h.inject({ method: 'POST', url: '/v2.1/os-aggregates', headers: as('admin'), payload: { aggregate: { name: 'fuzz-fixture' } } });
+  const aggregateId = (aggregate.json() as { aggregate: { id: number } }).aggregate.id;
+  fx = { image: IMAGE, serviceUuid: service.uuid, serviceHost: 'fuzz-host', serverUuid: (created.json() as { server: { id: string } }).server.id, actionServers, aggregateId };
 }, 120_000);
 afterAll(async () => { await h?.close(); });
 

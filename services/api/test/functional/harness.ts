@@ -49,6 +49,8 @@ export interface Harness {
   /** One HTTP request with exactly these headers and body bytes (no content type added); `chunked` sends no Content-Length. */
   raw(r: RawRequest): Promise<Res>;
   deps: ApiDeps;
+  /** The fake placement's provider aggregates (provider uuid → aggregate uuids), as the api mirrored them. */
+  providerAggregates: Map<string, Set<string>>;
   apiDb: TestDatabase;
   cell0: TestDatabase;
   cell1: TestDatabase;
@@ -172,8 +174,13 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
   let sub: CastSubscription | undefined = opts.lateConductor === true ? undefined : await startConductor(bus, seen, applyUpdate);
   const startLate = async (): Promise<void> => { sub ??= await startConductor(bus, seen, applyUpdate); };
   const retrier = new CastRetrier(silent, [50, 100, 200]);
+  const providerAggregates = new Map<string, Set<string>>();
+  const placement: ApiDeps['placement'] = {
+    addProviderAggregate: async (rp, agg) => { providerAggregates.set(rp, (providerAggregates.get(rp) ?? new Set()).add(agg)); },
+    removeProviderAggregate: async (rp, agg) => { providerAggregates.get(rp)?.delete(agg); },
+  };
   const deps: ApiDeps = {
-    apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, nameFilterTimeoutMs: 800, log: silent,
+    apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, placement, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, nameFilterTimeoutMs: 800, log: silent,
   };
   const app = buildApp(deps);
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -197,7 +204,7 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
     await Promise.all([apiDb.drop(), cell0.drop(), cell1.drop()]);
     await rabbitmqctl('delete_vhost', vhost);
   };
-  return { app, base, inject, raw: (r) => rawRequest(base, r), deps, apiDb, cell0, cell1, cells, seen, stalledServiceHosts, startConductor: startLate, close };
+  return { app, base, inject, raw: (r) => rawRequest(base, r), deps, providerAggregates, apiDb, cell0, cell1, cells, seen, stalledServiceHosts, startConductor: startLate, close };
 }
 
 /** Polls until `probe` returns a value other than undefined. */

@@ -283,6 +283,22 @@ test('report client: a stale generation is refreshed and retried; COMPUTE_STATUS
   await expect(a.ensureResourceProvider(randomUUID(), `rc-${rp}`)).rejects.toMatchObject({ status: 409, code: 'placement.duplicate_name' });
 });
 
+test('report client: provider aggregates added and removed one at a time, concurrent writers both kept (generation conflicts retried), idempotent', async () => {
+  const rp = randomUUID();
+  const [agg1, agg2, agg3] = [randomUUID(), randomUUID(), randomUUID()];
+  const a = new ReportClient({ baseUrl: placementProc.restUrl });
+  const b = new ReportClient({ baseUrl: placementProc.restUrl });
+  await a.ensureResourceProvider(rp, `agg-${rp}`);
+  await b.ensureResourceProvider(rp, `agg-${rp}`);
+  await Promise.all([a.addProviderAggregate(rp, agg1), b.addProviderAggregate(rp, agg2), a.addProviderAggregate(rp, agg3)]);
+  expect((await b.getProviderAggregates(rp)).sort()).toEqual([agg1, agg2, agg3].sort());
+  await a.addProviderAggregate(rp, agg1);
+  await b.removeProviderAggregate(rp, agg2);
+  await b.removeProviderAggregate(rp, agg2);
+  expect((await a.getProviderAggregates(rp)).sort()).toEqual([agg1, agg3].sort());
+  await expect(a.addProviderAggregate(randomUUID(), agg1)).rejects.toMatchObject({ status: 404 });
+});
+
 test('delete during build: the late success finds no instance, the guest is terminated, nothing is left', async () => {
   bad.running.control.update({ rescheduleRate: 0, abortRate: 0, hang: true });
   const before = { ...bad.running.guests.stats };

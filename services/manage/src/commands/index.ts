@@ -2,6 +2,7 @@ import { createCell, discoverHostsCommand, listCells, listHosts, mapCell0 } from
 import { deleteCell, deleteHost, updateCell } from './cell-v2-admin';
 import { flavorCreate, flavorList, imageCreate, imageList } from './catalogue';
 import { placementAudit } from './placement-audit';
+import { placementSyncAggregates } from './placement-sync-aggregates';
 import { apiDbSync, apiDbVersion, dbSync, dbVersion } from './sync';
 import type { Command } from './types';
 
@@ -23,6 +24,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map<string, Command>([
   ['cell_v2 delete_cell', deleteCell],
   ['cell_v2 delete_host', deleteHost],
   ['placement audit', placementAudit],
+  ['placement sync_aggregates', placementSyncAggregates],
   ['image-create', imageCreate],
   ['image-list', imageList],
   ['flavor-create', flavorCreate],

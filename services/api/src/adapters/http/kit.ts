@@ -4,7 +4,7 @@ import type { Caller } from '../../domain/auth';
 import { badRequest } from '../../domain/errors';
 import type { Microversion } from '../../domain/microversion';
 import type { ViewContext } from '../../domain/server-view';
-import type { CellDatabases, SuperConductorCaster } from '../../ports';
+import type { CellDatabases, ProviderAggregates, SuperConductorCaster } from '../../ports';
 import type { CastRetrier } from '../cast-retrier';
 
 /** What every handler may use: the API DB, the cells (read-only), the API bus. */
@@ -14,6 +14,8 @@ export interface ApiDeps {
   readonly conductor: SuperConductorCaster;
   /** Casts that failed after their commit are retried here (and by the sweeper). */
   readonly retrier: CastRetrier;
+  /** Placement, where host aggregate membership is mirrored on the compute nodes' providers. */
+  readonly placement: ProviderAggregates;
   /** Nova's `default_availability_zone` (hosts in no AZ aggregate). */
   readonly defaultAvailabilityZone: string;
   /** How long a request waits for a cast's confirm before answering anyway. */

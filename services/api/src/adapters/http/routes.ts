@@ -1,3 +1,5 @@
+import { AGGREGATE_ACTION_ROUTES } from './aggregate-actions';
+import { AGGREGATE_ROUTES } from './aggregates';
 import { AZ_ROUTES } from './availability-zones';
 import { FLAVOR_ACCESS_ROUTES } from './flavor-access';
 import { FLAVOR_EXTRA_SPEC_ROUTES } from './flavor-extra-specs';
@@ -14,5 +16,5 @@ import { SERVICE_ROUTES } from './services';
 
 /** Every authenticated route of the compute API. */
 export const ROUTES: readonly Route[] = [
-  ...SERVER_ROUTES, ...SERVER_ACTION_ROUTES, ...INSTANCE_ACTION_ROUTES, ...MIGRATION_ROUTES, ...FLAVOR_ROUTES, ...FLAVOR_EXTRA_SPEC_ROUTES, ...FLAVOR_ACCESS_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
+  ...SERVER_ROUTES, ...SERVER_ACTION_ROUTES, ...INSTANCE_ACTION_ROUTES, ...MIGRATION_ROUTES, ...FLAVOR_ROUTES, ...FLAVOR_EXTRA_SPEC_ROUTES, ...FLAVOR_ACCESS_ROUTES, ...SERVER_GROUP_ROUTES, ...HYPERVISOR_ROUTES, ...SERVICE_ROUTES, ...AGGREGATE_ROUTES, ...AGGREGATE_ACTION_ROUTES, ...AZ_ROUTES, ...IMAGE_ROUTES,
 ];

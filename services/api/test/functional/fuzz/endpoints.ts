@@ -8,6 +8,8 @@ export interface Fixtures {
   readonly image: string; readonly serviceUuid: string; readonly serviceHost: string; readonly serverUuid: string;
   /** An ACTIVE server in a cell (on serviceHost, launched) for each action fuzzed, by action name. */
   readonly actionServers: Readonly<Record<string, string>>;
+  /** The integer id of a host aggregate made for the fuzzing. */
+  readonly aggregateId: number;
 }
 
 /** One body the API reads. */
@@ -27,6 +29,8 @@ export interface BodyEndpoint {
 /** Names Nova's `name` format refuses (plus too short and too long). */
 const badName = fc.oneof(wrongType('string'),
   fc.constantFrom('', ' lead', 'trail ', '\u00a0x', 'a\u0007b', 'a\nb', 'x\u200b', 'a\u2028b', '\u0085', 'x'.repeat(256)));
+/** Zones Nova's `az_name` (or null) refuses: a ':', whitespace at an edge, not printable, too short or long. */
+const badZone = fc.oneof(fc.constantFrom('', ' a', 'a ', 'a:b', 'a\u0007b', '\u2028', 'x'.repeat(256)), wrongType('string', 'null'));
 /** Strings that are not a dashed uuid. */
 const notUuid = fc.oneof(fc.constantFrom('', 'abc', '155d900f-4e14-4e4c-a73d-069cbf4541e', '155d900f4e144e4ca73d069cbf4541e6x'), fc.string({ maxLength: 20 }));
 /** What Nova's `positive_integer` refuses. */
@@ -131,6 +135,15 @@ export const BODY_ENDPOINTS: readonly BodyEndpoint[] = [
   { name: 'PUT /flavors/1 @2.55', method: 'PUT', path: () => '/v2.1/flavors/1', version: '2.55', adminOnly: true, valid: () => ({ flavor: { description: 'tiny' } }),
     breakers: [removeAt(['flavor']), setAt(['flavor'], wrongType('object')), addUnknownAt([], ['flavor']), removeAt(['flavor', 'description']),
       setAt(['flavor', 'description'], fc.oneof(fc.constantFrom('a\nb', '\u2028'), wrongType('string', 'null'))), addUnknownAt(['flavor'], ['description'])] },
+  { name: 'POST /os-aggregates', method: 'POST', path: () => '/v2.1/os-aggregates', version: '2.41', adminOnly: true,
+    valid: () => ({ aggregate: { name: 'fuzz-agg', availability_zone: 'fuzz-az' } }),
+    breakers: [removeAt(['aggregate']), setAt(['aggregate'], wrongType('object')), addUnknownAt([], ['aggregate']), removeAt(['aggregate', 'name']),
+      setAt(['aggregate', 'name'], badName), setAt(['aggregate', 'availability_zone'], badZone), addUnknownAt(['aggregate'], ['name', 'availability_zone'])] },
+  { name: 'PUT /os-aggregates/{id}', method: 'PUT', path: (fx) => `/v2.1/os-aggregates/${fx.aggregateId}`, version: '2.41', adminOnly: true,
+    valid: () => ({ aggregate: { name: ' fuzz-renamed ' } }),
+    breakers: [removeAt(['aggregate']), setAt(['aggregate'], wrongType('object')), addUnknownAt([], ['aggregate']), removeAt(['aggregate', 'name']),
+      setAt(['aggregate', 'name'], fc.oneof(fc.constantFrom('', '   ', '\u00a0', 'a\u0007b', 'a\u2028b', 'x'.repeat(256)), wrongType('string'))),
+      setAt(['aggregate', 'availability_zone'], badZone), addUnknownAt(['aggregate'], ['name', 'availability_zone'])] },
   { name: 'PUT /flavors/1/os-extra_specs/hw:cpu_policy', method: 'PUT', path: () => '/v2.1/flavors/1/os-extra_specs/hw:cpu_policy', version: '2.1', adminOnly: true,
     valid: () => ({ 'hw:cpu_policy': 'shared' }),
     breakers: [removeAt(['hw:cpu_policy']), addUnknownAt([], ['hw:cpu_policy']),
