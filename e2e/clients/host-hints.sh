@@ -20,7 +20,7 @@ api_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: compute
 pl_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: placement 1.28' "$PLACEMENT$1"; }
 show() { api_get "/servers/$1" | python3 -c "import json,sys; s=json.load(sys.stdin)['server']; print({'status': s['status'], 'host': s.get('OS-EXT-SRV-ATTR:host') or 'None', 'node': s.get('OS-EXT-SRV-ATTR:hypervisor_hostname') or 'None', 'fault': (s.get('fault') or {}).get('message', '')}[sys.argv[1]])" "$2"; }
 MADE=()
-cleanup() { for s in "${MADE[@]}"; do os server delete "$s" >/dev/null 2>&1 || true; done; }
+cleanup() { [ ${#MADE[@]} -eq 0 ] || os server delete --wait "${MADE[@]}" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
 settle() { # settle SERVER WANT: waits for ACTIVE or ERROR, fails unless it is WANT

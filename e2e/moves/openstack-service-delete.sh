@@ -29,9 +29,14 @@ step "server create --wait"
 SERVER=$(os server create --flavor 1 --image "$IMAGE" --network none --wait -f value -c id "svcdel-$$-$RANDOM" | tr -d "\r" | grep -Eo "[0-9a-f-]{36}" | tail -1)
 BUSY=$(api_get "/servers/$SERVER" | python3 -c "import json,sys; print(json.load(sys.stdin)['server']['OS-EXT-SRV-ATTR:host'])")
 read -r BUSY_SVC BUSY_RP <<<"$(ids_of "$BUSY")"
-IDLE=$(api_get /os-hypervisors/detail | python3 -c "
+# An idle host: one no server is on (any status), as the API's delete check sees it
+idle_host() { api_get /os-hypervisors/detail | python3 -c "
 import json, sys
-print(next(h['service']['host'] for h in json.load(sys.stdin)['hypervisors'] if h['service']['host'] != sys.argv[1] and h['running_vms'] == 0))" "$BUSY")
+busy = set(sys.argv[2].split())
+print(next((h['service']['host'] for h in json.load(sys.stdin)['hypervisors'] if h['service']['host'] != sys.argv[1] and h['service']['host'] not in busy), ''))" "$BUSY" "$(api_get '/servers/detail?all_tenants=1' | python3 -c "import json,sys; print(' '.join(s.get('OS-EXT-SRV-ATTR:host') or '' for s in json.load(sys.stdin)['servers']))")"; }
+IDLE=
+for _ in $(seq 30); do IDLE=$(idle_host); [ -n "$IDLE" ] && break; sleep 1; done
+[ -n "$IDLE" ] || fail "no host other than $BUSY without instances"
 read -r IDLE_SVC IDLE_RP <<<"$(ids_of "$IDLE")"
 echo "server $SERVER on $BUSY (service $BUSY_SVC, provider $BUSY_RP); idle host $IDLE (service $IDLE_SVC, provider $IDLE_RP)"
 
