@@ -34,13 +34,13 @@ settle() { # settle SERVER WANT: waits for ACTIVE or ERROR, fails unless it is W
   [ "$s" = "$2" ] || fail "server $1 is $s, expected $2 ($(show "$1" fault))"
 }
 
-create() { # create NAME [HINT...]: the new server's id
+ID=
+create() { # create NAME [HINT...]: sets ID to the new server's id (not in a subshell: MADE must keep it for the cleanup)
   local name=$1; shift
-  local args=() id
+  local args=()
   for h in "$@"; do args+=(--hint "$h"); done
-  id=$(os server create --flavor 1 --image "$IMAGE" --network none "${args[@]}" -f value -c id "$name")
-  MADE+=("$id")
-  echo "$id"
+  ID=$(os server create --flavor 1 --image "$IMAGE" --network none "${args[@]}" -f value -c id "$name")
+  MADE+=("$ID")
 }
 
 # Placement holds the server's allocation on the compute node the server shows (a compute
@@ -56,14 +56,16 @@ allocated_on_node() { # allocated_on_node SERVER
 }
 
 step "a first server"
-FIRST=$(create hint-first)
+create hint-first
+FIRST=$ID
 settle "$FIRST" ACTIVE
 HOME_HOST=$(show "$FIRST" host)
 echo "on $HOME_HOST"
 
 step "openstack server create --hint same_host=$FIRST (x3)"
 for i in 1 2 3; do
-  S=$(create "hint-same-$i" "same_host=$FIRST")
+  create "hint-same-$i" "same_host=$FIRST"
+  S=$ID
   settle "$S" ACTIVE
   H=$(show "$S" host)
   [ "$H" = "$HOME_HOST" ] || fail "same_host server $S on $H, not $HOME_HOST"
@@ -73,7 +75,8 @@ done
 
 step "openstack server create --hint different_host=$FIRST (x3)"
 for i in 1 2 3; do
-  S=$(create "hint-apart-$i" "different_host=$FIRST")
+  create "hint-apart-$i" "different_host=$FIRST"
+  S=$ID
   settle "$S" ACTIVE
   H=$(show "$S" host)
   [ "$H" != "$HOME_HOST" ] || fail "different_host server $S on $HOME_HOST"
@@ -82,7 +85,8 @@ for i in 1 2 3; do
 done
 
 step "openstack server create --hint same_host=<no such server>: NoValidHost"
-S=$(create hint-nowhere "same_host=$(python3 -c 'import uuid; print(uuid.uuid4())')")
+create hint-nowhere "same_host=$(python3 -c 'import uuid; print(uuid.uuid4())')"
+S=$ID
 settle "$S" ERROR
 FAULT=$(show "$S" fault)
 case "$FAULT" in *"No valid host"*) echo "ERROR: $FAULT" ;; *) fail "fault is '$FAULT', expected No valid host" ;; esac
@@ -94,6 +98,11 @@ fi
 grep -q "400" /tmp/hint-bad.$$ || fail "expected HTTP 400, got: $(cat /tmp/hint-bad.$$)"
 rm -f /tmp/hint-bad.$$
 [ -z "$(os server list --name '^hint-bad$' -f value -c ID)" ] || fail "the refused create left a server"
+
+step "openstack server delete --wait: every server this script made"
+os server delete --wait "${MADE[@]}"
+MADE=()
+[ -z "$(os server list --name '^hint-' -f value -c ID)" ] || fail "servers left after the delete: $(os server list --name '^hint-' -f value -c ID | tr '\n' ' ')"
 
 echo
 echo "host-hints: every step passed"
