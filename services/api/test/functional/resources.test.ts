@@ -116,6 +116,15 @@ describe('hosts across cells', () => {
     const hv = (res.json() as { hypervisors: Record<string, unknown>[] }).hypervisors;
     expect(hv.map((x) => [x.hypervisor_hostname, x.state, x.status])).toEqual([['host-a.example', 'up', 'enabled'], ['host-b.example', 'down', 'enabled']]);
     expect(hv[0]).toMatchObject({ vcpus: 8, memory_mb: 16384, free_ram_mb: 15872, service: { host: 'host-a', id: computeUuid } });
+    // what `openstack hypervisor show` asks next: the host's uptime; a down host's compute cannot answer
+    const up = await h.inject({ url: `/v2.1/os-hypervisors/${String(hv[0]?.id)}/uptime`, headers: as('admin', '2.53') });
+    expect(up.statusCode).toBe(200);
+    expect(up.json()).toMatchObject({ hypervisor: { id: hv[0]?.id, hypervisor_hostname: 'host-a.example', state: 'up', status: 'enabled' } });
+    expect((up.json() as { hypervisor: { uptime: string } }).hypervisor.uptime).toMatch(/^ \d\d:\d\d:\d\d up (\d+ days?, )?\d\d:\d\d, {2}0 users, {2}load average: 0\.00, 0\.00, 0\.00$/);
+    const down = await h.inject({ url: `/v2.1/os-hypervisors/${String(hv[1]?.id)}/uptime`, headers: as('admin', '2.53') });
+    expect(down.statusCode).toBe(400);
+    expect(down.json()).toEqual({ badRequest: { code: 400, message: 'Compute service of host-b is unavailable at this time.' } });
+    expect((await h.inject({ url: `/v2.1/os-hypervisors/${String(hv[0]?.id)}/uptime`, headers: as('alice:p1', '2.53') })).statusCode).toBe(403);
   });
 
   it('lists services and availability zones', async () => {

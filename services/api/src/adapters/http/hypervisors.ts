@@ -1,5 +1,5 @@
 import type { ComputeNodeRecord, ServiceRecord } from '@cellsched/cell-db';
-import { notFound } from '../../domain/errors';
+import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { downCellsHeader, gatherHosts, isUp } from '../cell-hosts';
 import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
@@ -48,11 +48,39 @@ function list(detailed: boolean) {
   };
 }
 
-async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+async function nodeOf(req: ApiRequest, deps: ApiDeps): Promise<Node> {
   const id = req.params.id ?? '';
   const found = (await nodes(deps)).nodes.find((n) => n.node.uuid === id || (!atLeast(req.version, 53) && String(n.node.id) === id));
   if (found === undefined) throw notFound(`Hypervisor ${id} could not be found.`);
-  return { status: 200, body: { hypervisor: detail(found, req) } };
+  return found;
+}
+
+async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  return { status: 200, body: { hypervisor: detail(await nodeOf(req, deps), req) } };
+}
+
+const two = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * The `uptime` line of a simulated host, in the shape of the uptime(1) output Nova's drivers
+ * return: the time now and how long its compute service has been registered.
+ */
+export function uptimeLine(now: Date, since: Date): string {
+  const minutes = Math.max(0, Math.floor((now.getTime() - since.getTime()) / 60_000));
+  const days = Math.floor(minutes / 1440);
+  const clock = `${two(now.getUTCHours())}:${two(now.getUTCMinutes())}:${two(now.getUTCSeconds())}`;
+  const up = `${days > 0 ? `${days} day${days === 1 ? '' : 's'}, ` : ''}${two(Math.floor((minutes % 1440) / 60))}:${two(minutes % 60)}`;
+  return ` ${clock} up ${up},  0 users,  load average: 0.00, 0.00, 0.00`;
+}
+
+/**
+ * `GET /os-hypervisors/{id}/uptime` (below 2.88, as `openstack hypervisor show` calls it): the
+ * summary view and the host's uptime; Nova's 400 when its compute service is down.
+ */
+async function uptime(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
+  const n = await nodeOf(req, deps);
+  if (n.service === undefined || !isUp(n.service)) throw badRequest(`Compute service of ${n.node.host} is unavailable at this time.`);
+  return { status: 200, body: { hypervisor: { ...summary(n, req), uptime: uptimeLine(new Date(), n.service.createdAt) } } };
 }
 
 /** `/v2.1/os-hypervisors` across every cell (admin only). */
@@ -60,4 +88,5 @@ export const HYPERVISOR_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/os-hypervisors', handler: list(false), adminPolicy: 'os_compute_api:os-hypervisors:list' },
   { method: 'GET', path: '/v2.1/os-hypervisors/detail', handler: list(true), adminPolicy: 'os_compute_api:os-hypervisors:list' },
   { method: 'GET', path: '/v2.1/os-hypervisors/:id', handler: show, adminPolicy: 'os_compute_api:os-hypervisors:show' },
+  { method: 'GET', path: '/v2.1/os-hypervisors/:id/uptime', handler: uptime, adminPolicy: 'os_compute_api:os-hypervisors:uptime' },
 ];
