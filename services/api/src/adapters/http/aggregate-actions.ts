@@ -6,7 +6,7 @@ import { requireAdmin } from '../../domain/auth';
 import { ApiError, badRequest, conflict, notFound } from '../../domain/errors';
 import { countInstancesOnHosts, findComputeHost, mirrorHostAdded, mirrorHostRemoved } from '../aggregate-hosts';
 import { aggregateOf, aggregateView, underAggregateLock } from './aggregates';
-import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
+import { actionDispatcher, type ActionRoute, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 // The os-aggregates actions, in Nova's order of checks (AggregateAPI in nova/compute/api.py):
 // add_host and remove_host (mirrored on the host's compute node providers in placement) and
@@ -73,22 +73,13 @@ async function setMetadata(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   return answer(req, deps);
 }
 
-const ACTIONS: ReadonlyMap<string, { handler: (req: ApiRequest, deps: ApiDeps) => Promise<ApiReply>; policy: string }> = new Map([
+const ACTIONS: ReadonlyMap<string, ActionRoute> = new Map([
   ['add_host', { handler: addHost, policy: 'os_compute_api:os-aggregates:add_host' }],
   ['remove_host', { handler: removeHost, policy: 'os_compute_api:os-aggregates:remove_host' }],
   ['set_metadata', { handler: setMetadata, policy: 'os_compute_api:os-aggregates:set_metadata' }],
 ]);
 
-/** Nova's action dispatch: one key naming the action ("Malformed request body" otherwise), then its policy. */
-async function dispatch(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  const keys = isObj(req.body) ? Object.keys(req.body) : [];
-  const [name] = keys;
-  if (keys.length !== 1 || name === undefined) throw badRequest('Malformed request body');
-  const action = ACTIONS.get(name);
-  if (action === undefined) throw badRequest(`There is no such action: ${name}`);
-  requireAdmin(req.caller, action.policy);
-  return action.handler(req, deps);
-}
+const dispatch = actionDispatcher(ACTIONS);
 
 /** `POST /v2.1/os-aggregates/{id}/action`. */
 export const AGGREGATE_ACTION_ROUTES: readonly Route[] = [

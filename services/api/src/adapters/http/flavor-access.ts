@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound } from '../../domain/errors';
 import { parseTenantAccess } from '../../domain/flavor-bodies';
 import { atLeast } from '../../domain/microversion';
 import { flavorOf } from './flavor-view';
-import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
+import { actionDispatcher, type ActionRoute, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 // Nova's os-flavor-access (nova/api/openstack/compute/flavor_access.py), admin-only: the
 // projects that may use a private flavor, changed by the flavor actions add/removeTenantAccess.
@@ -40,21 +40,12 @@ async function removeTenant(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   return accessList(f, deps);
 }
 
-const ACTIONS: ReadonlyMap<string, { handler: (req: ApiRequest, deps: ApiDeps) => Promise<ApiReply>; policy: string }> = new Map([
+const ACTIONS: ReadonlyMap<string, ActionRoute> = new Map([
   ['addTenantAccess', { handler: addTenant, policy: 'os_compute_api:os-flavor-access:add_tenant_access' }],
   ['removeTenantAccess', { handler: removeTenant, policy: 'os_compute_api:os-flavor-access:remove_tenant_access' }],
 ]);
 
-/** Nova's action dispatch: one key naming the action ("Malformed request body" otherwise), then its policy. */
-async function dispatch(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  const keys = isObj(req.body) ? Object.keys(req.body) : [];
-  const [name] = keys;
-  if (keys.length !== 1 || name === undefined) throw badRequest('Malformed request body');
-  const action = ACTIONS.get(name);
-  if (action === undefined) throw badRequest(`There is no such action: ${name}`);
-  requireAdmin(req.caller, action.policy);
-  return action.handler(req, deps);
-}
+const dispatch = actionDispatcher(ACTIONS);
 
 /** `GET /v2.1/flavors/{id}/os-flavor-access` and `POST /v2.1/flavors/{id}/action`. */
 export const FLAVOR_ACCESS_ROUTES: readonly Route[] = [

@@ -1,6 +1,6 @@
 import type { Logger } from '@cellsched/telemetry';
 import type { Pool } from 'pg';
-import type { Caller } from '../../domain/auth';
+import { requireAdmin, type Caller } from '../../domain/auth';
 import { badRequest } from '../../domain/errors';
 import type { Microversion } from '../../domain/microversion';
 import type { ViewContext } from '../../domain/server-view';
@@ -94,4 +94,28 @@ export function queryValue(req: ApiRequest, key: string): string | undefined {
 export function queryFlag(req: ApiRequest, key: string): boolean {
   const v = queryValue(req, key);
   return v !== undefined && !['0', 'false', 'f', 'off', 'no', 'n'].includes(v.toLowerCase());
+}
+
+/** One action of a `POST .../action` resource: its handler and, when admin only, Nova's policy name. */
+export interface ActionRoute {
+  readonly handler: Handler;
+  readonly policy?: string;
+}
+
+/**
+ * Nova's action dispatch (wsgi `action_peek`): the body must be a JSON object with exactly one
+ * key, else "Malformed request body"; an unknown key is "There is no such action: <key>"; then
+ * the action's admin policy, then its handler. Servers, flavors and aggregates share it.
+ */
+export function actionDispatcher(actions: ReadonlyMap<string, ActionRoute>): Handler {
+  return async (req, deps) => {
+    const b = req.body;
+    const keys = b !== null && typeof b === 'object' && !Array.isArray(b) ? Object.keys(b) : [];
+    const [name] = keys;
+    if (keys.length !== 1 || name === undefined) throw badRequest('Malformed request body');
+    const action = actions.get(name);
+    if (action === undefined) throw badRequest(`There is no such action: ${name}`);
+    if (action.policy !== undefined) requireAdmin(req.caller, action.policy);
+    return action.handler(req, deps);
+  };
 }

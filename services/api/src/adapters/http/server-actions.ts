@@ -8,10 +8,11 @@ import type { ParsedServerAction } from '../../domain/server-action';
 import { noBody, parseEvacuate, parseMigrate, parseMigrateLive, parseReboot, parseResize, parseUnshelve } from '../../domain/server-action-bodies';
 import { rebuildView } from '../../domain/server-view';
 import { acceptServerAction } from '../server-action';
-import type { ApiDeps, ApiReply, ApiRequest, Handler, Route } from './kit';
+import { actionDispatcher, type ActionRoute, type ApiDeps, type ApiReply, type ApiRequest, type Handler, type Route } from './kit';
 
 /** One server action (`POST /servers/{id}/action` with `{"<name>": {...}}`): its handler and, if admin-only, its policy rule. */
-export interface ServerAction { readonly handler: Handler; readonly adminPolicy?: string }
+/** A server action: its handler and, when admin only, Nova's policy name. */
+export type ServerAction = ActionRoute;
 
 type Parser = (body: Obj, req: ApiRequest) => ParsedServerAction;
 
@@ -55,28 +56,15 @@ export const SERVER_ACTIONS: ReadonlyMap<string, ServerAction> = new Map<string,
   ['resize', { handler: simple(parseResize, 202) }],
   ['confirmResize', { handler: simple(noBody('confirmResize', 'confirmResize'), 204) }],
   ['revertResize', { handler: simple(noBody('revertResize', 'revertResize'), 202) }],
-  ['migrate', { handler: simple((b, r) => parseMigrate(b, r.version), 202), adminPolicy: 'os_compute_api:os-migrate-server:migrate' }],
-  ['os-migrateLive', { handler: simple((b, r) => parseMigrateLive(b, r.version), 202), adminPolicy: 'os_compute_api:os-migrate-server:migrate_live' }],
-  ['evacuate', { handler: evacuate, adminPolicy: 'os_compute_api:os-evacuate' }],
+  ['migrate', { handler: simple((b, r) => parseMigrate(b, r.version), 202), policy: 'os_compute_api:os-migrate-server:migrate' }],
+  ['os-migrateLive', { handler: simple((b, r) => parseMigrateLive(b, r.version), 202), policy: 'os_compute_api:os-migrate-server:migrate_live' }],
+  ['evacuate', { handler: evacuate, policy: 'os_compute_api:os-evacuate' }],
   ['shelve', { handler: simple(noBody('shelve', 'shelve'), 202) }],
-  ['shelveOffload', { handler: simple(noBody('shelveOffload', 'shelveOffload'), 202), adminPolicy: 'os_compute_api:os-shelve:shelve_offload' }],
+  ['shelveOffload', { handler: simple(noBody('shelveOffload', 'shelveOffload'), 202), policy: 'os_compute_api:os-shelve:shelve_offload' }],
   ['unshelve', { handler: simple((b, r) => parseUnshelve(b, r.version), 202) }],
 ]);
 
-/**
- * Nova's action dispatch (wsgi `action_peek`): the body must be a JSON object with exactly one
- * key, else "Malformed request body"; an unknown key is "There is no such action: <key>".
- */
-async function dispatch(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  const b = req.body;
-  const keys = b !== null && typeof b === 'object' && !Array.isArray(b) ? Object.keys(b) : [];
-  const [name] = keys;
-  if (keys.length !== 1 || name === undefined) throw badRequest('Malformed request body');
-  const action = SERVER_ACTIONS.get(name);
-  if (action === undefined) throw badRequest(`There is no such action: ${name}`);
-  if (action.adminPolicy !== undefined) requireAdmin(req.caller, action.adminPolicy);
-  return action.handler(req, deps);
-}
+const dispatch = actionDispatcher(SERVER_ACTIONS);
 
 /** `POST /v2.1/servers/{id}/action`. */
 export const SERVER_ACTION_ROUTES: readonly Route[] = [
