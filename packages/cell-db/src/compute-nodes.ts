@@ -148,7 +148,8 @@ export interface NodeStats {
 /**
  * The resource tracker's stats of many nodes in one statement (a compute process's periodic
  * update): each node's stats merged with the given keys, running_vms set. Deleted or unknown
- * nodes are skipped. Returns how many nodes were updated.
+ * nodes are skipped, and so is a node whose row already says all of it (no write, updated_at
+ * kept: the schedulers' caches read nothing again). Returns how many nodes were written.
  */
 export async function updateComputeNodesStats(db: Queryable, nodes: readonly NodeStats[]): Promise<number> {
   if (nodes.length === 0) return 0;
@@ -158,7 +159,7 @@ export async function updateComputeNodesStats(db: Queryable, nodes: readonly Nod
   const r = await db.query(
     `UPDATE compute_nodes c SET stats = c.stats || x.stats, running_vms = x.running_vms, updated_at = now()
      FROM jsonb_to_recordset($1::jsonb) AS x(uuid uuid, stats jsonb, running_vms integer)
-     WHERE c.uuid = x.uuid AND c.deleted_at IS NULL`,
+     WHERE c.uuid = x.uuid AND c.deleted_at IS NULL AND (NOT c.stats @> x.stats OR c.running_vms IS DISTINCT FROM x.running_vms)`,
     [JSON.stringify(nodes.map((n) => ({ uuid: n.uuid, stats: n.stats, running_vms: n.runningVms })))]);
   return r.rowCount ?? 0;
 }

@@ -92,6 +92,11 @@ describe('compute nodes', () => {
     expect(n).toBe(1);
     expect(await getComputeNode(db.pool, a.uuid)).toMatchObject({ runningVms: 5, stats: { failed_builds: '2', io_workload: '0', num_instances: '5' } });
     expect((await getComputeNode(db.pool, b.uuid, { includeDeleted: true }))?.stats).toEqual({ failed_builds: '0', io_workload: '0' });
+    // the same report again (a redelivery, or the compute's periodic report of every host) writes nothing
+    const before = (await getComputeNode(db.pool, a.uuid))?.updatedAt;
+    expect(await updateComputeNodesStats(db.pool, [{ uuid: a.uuid, stats: { failed_builds: '2' }, runningVms: 5 }])).toBe(0);
+    expect((await getComputeNode(db.pool, a.uuid))?.updatedAt).toEqual(before);
+    expect(await updateComputeNodesStats(db.pool, [{ uuid: a.uuid, stats: { failed_builds: '0' }, runningVms: 5 }])).toBe(1);
     await expect(updateComputeNodesStats(db.pool, [{ uuid: a.uuid, stats: {}, runningVms: -1 }])).rejects.toMatchObject({ code: 'cell_db.compute_node.invalid' });
     expect(await updateComputeNodesStats(db.pool, [])).toBe(0);
   });

@@ -131,10 +131,14 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
     const timer = setInterval(beat, o.heartbeatIntervalMs);
     const nodes = new Map(o.hosts.map((h) => [h.host, h]));
     let reporting = false;
+    let periods = 0;
+    // NOTE: every host's stats about once a minute (Nova's periodic update), so a report lost after it was published is repaired
+    const fullEvery = Math.max(1, Math.round(60_000 / (o.statsIntervalMs ?? o.heartbeatIntervalMs)));
     const reportStats = (): void => {
       if (reporting) return;
       reporting = true;
-      reportHostStats(conductor, tracker, nodes, (h) => guests.count(h))
+      periods += 1;
+      reportHostStats(conductor, tracker, nodes, (h) => guests.count(h), periods % fullEvery === 0)
         .catch((err: unknown) => o.logger.warn({ err }, 'host stats update failed: reported again next period'))
         .finally(() => { reporting = false; });
     };

@@ -75,11 +75,12 @@ export function serviceHeartbeatsHandler(pool: Pool) {
 /**
  * `update_host_stats` (1.4): the resource tracker stats of the hosts whose stats changed, in one
  * statement (BuildFailureWeigher's failed_builds, IoOpsWeigher's io_workload, num_instances,
- * running_vms). A node not registered (or retired) is skipped. Idempotent.
+ * running_vms), written only where a row differs. A node not registered (or retired) is skipped.
+ * Idempotent: a redelivery writes nothing.
  */
 export function updateHostStatsHandler(pool: Pool) {
   return async (req: UpdateHostStatsRequest, ctx: CastContext): Promise<void> => {
     const updated = await updateComputeNodesStats(pool, req.hosts.map((h) => ({ uuid: h.computeNodeUuid, stats: h.stats, runningVms: h.runningVms })));
-    if (updated < req.hosts.length) ctx.logger.warn({ reported: req.hosts.length, updated }, 'stats of unregistered compute nodes skipped');
+    ctx.logger.debug({ reported: req.hosts.length, updated }, 'host stats written where they changed');
   };
 }

@@ -69,13 +69,16 @@ export async function reportToPlacement(report: ReportClient, hosts: readonly Si
 }
 
 /**
- * The periodic stats update (Nova's update_available_resource, for what changed): the stats of
- * the hosts `tracker` says changed, `BATCH` hosts a cast. A failed cast puts its hosts back, so
- * the next period reports them again.
+ * The periodic stats update (Nova's update_available_resource): the stats of the hosts `tracker`
+ * says changed, or of every host with `all`, `BATCH` hosts a cast. A cast that fails to publish
+ * puts its hosts back, so the next period reports them again; one published and then lost (a
+ * conductor that dead-letters it) is made good by the next `all` report, which the conductor
+ * writes only where a row differs.
  */
 export async function reportHostStats(conductor: CastClient<typeof CellConductorServiceService>, tracker: HostStatsTracker, nodes: ReadonlyMap<string, SimulatedHost>,
-  instances: (host: string) => number): Promise<number> {
-  const hosts = tracker.take().filter((h) => nodes.has(h));
+  instances: (host: string) => number, all = false): Promise<number> {
+  const changed = tracker.take();
+  const hosts = all ? [...nodes.keys()] : changed.filter((h) => nodes.has(h));
   for (let i = 0; i < hosts.length; i += BATCH) {
     const batch = hosts.slice(i, i + BATCH);
     try {
