@@ -142,8 +142,11 @@ test('IoOpsWeigher: the emptiest host is passed over while a build is in flight 
     await setService(H(1), 'enabled');
     await pastHostCacheStaleness();
     expect(await ioWorkload(H(1))).toBe(1);
-    const passedOver = await hostOf(await boot('while-busy'));
-    expect([H(2), H(3)]).toContain(passedOver);
+    // NOTE: the host as soon as the scheduler chose it (a boot sent to H(1) would hang there, not fail)
+    const busyId = await boot('while-busy');
+    const chosen = await waitFor(`${busyId} to be scheduled`, async () => (await stack.api<{ server: Server }>('GET', `/servers/${busyId}`)).body.server['OS-EXT-SRV-ATTR:host'] ?? undefined, 60_000);
+    expect([H(2), H(3)]).toContain(chosen);
+    expect(await hostOf(busyId)).toBe(chosen);
     // the build ends: io_workload 0, the same usage as before, and H(1) takes the next boot
     await stack.setFaults({ hangingHosts: [] });
     expect(await hostOf(hung)).toBe(H(1));
