@@ -6,6 +6,9 @@ import { IMAGE, Stack, waitFor } from './harness';
 // - ImagePropertiesFilter: an image's hw_architecture is honoured (supported_instances).
 // - BuildFailureWeigher: a host that keeps failing builds (failed_builds in its stats) is
 //   avoided by the next boots, without a reschedule.
+// - IoOpsWeigher (io_ops_weight_multiplier -10 here, an operator's choice: Nova's default -1.0 weighs
+//   as much as one resource weigher): a host with a build in flight (io_workload) is passed over
+//   though it is the emptiest; once the build ends, the same host takes the next boot.
 const SEED = Number(process.env.CELLSCHED_E2E_SEED ?? Date.now() % 100000);
 const stack = new Stack(`e2ehost${SEED}`, 3900 + (SEED % 100));
 const H = (n: number): string => `cell1-compute-${n}`;
@@ -16,7 +19,10 @@ interface Service { id: string; host: string }
 beforeAll(() => {
   console.log(`e2e host data: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
   stack.up(['--cells', '1', '--hosts-per-cell', '3', '--schedulers', '1', '--build-latency-ms', '50'],
-    { CELLSCHED_COMPUTE_HOST_ARCHS: `${H(3)}=aarch64`, CELLSCHED_COMPUTE_STATS_INTERVAL_MS: '300', CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: '2s' });
+    {
+      CELLSCHED_COMPUTE_HOST_ARCHS: `${H(3)}=aarch64`, CELLSCHED_COMPUTE_STATS_INTERVAL_MS: '300', CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: '2s',
+      CELLSCHED_SCHEDULER_IO_OPS_WEIGHT_MULTIPLIER: '-10',
+    });
 }, 400_000);
 
 afterAll(() => stack.down(), 120_000);
@@ -39,6 +45,12 @@ async function settled(id: string): Promise<Server> {
     const s = (await stack.api<{ server: Server }>('GET', `/servers/${id}`)).body.server;
     return ['ACTIVE', 'ERROR'].includes(s.status) ? s : undefined;
   }, 120_000);
+}
+
+async function hostOf(id: string): Promise<string | null> {
+  const s = await settled(id);
+  expect(s.status).toBe('ACTIVE');
+  return s['OS-EXT-SRV-ATTR:host'];
 }
 
 async function setService(host: string, status: 'enabled' | 'disabled'): Promise<void> {
@@ -98,5 +110,50 @@ test('BuildFailureWeigher: once a host failed a build, the next boots go elsewhe
     expect(rows.filter((r) => r.host === H(1) || r.build_attempt !== 1)).toEqual([]);
   } finally {
     await stack.setFaults({ failingHosts: [] });
+  }
+});
+
+test('IoOpsWeigher: the emptiest host is passed over while a build is in flight on it, and takes the next boot once it ended', async () => {
+  // a clean slate: no server left by the tests above
+  const { servers } = (await stack.api<{ servers: { id: string }[] }>('GET', '/servers')).body;
+  await Promise.all(servers.map((s) => stack.api('DELETE', `/servers/${s.id}`)));
+  await waitFor('every server deleted', async () => ((await stack.api<{ servers: unknown[] }>('GET', '/servers')).body.servers.length === 0 ? true : undefined), 60_000);
+  const ioWorkload = async (host: string): Promise<number> => {
+    const [row] = await stack.query<{ io: string | null }>(cellDb(), "SELECT stats->>'io_workload' AS io FROM compute_nodes WHERE host = $1", [host]);
+    return Number(row?.io ?? 0);
+  };
+  await stack.setFaults({ hangingHosts: [H(1)] });
+  try {
+    // one build hangs on H(1) (only H(1) enabled): in flight, io_workload 1
+    await setService(H(2), 'disabled');
+    await setService(H(3), 'disabled');
+    await pastHostCacheStaleness();
+    const hung = await boot('in-flight');
+    await waitFor(`io_workload 1 on ${H(1)}`, async () => ((await ioWorkload(H(1))) === 1 ? true : undefined), 30_000);
+    // two servers on each of H(2) and H(3), one host enabled at a time: H(1), with one, is the emptiest
+    await setService(H(1), 'disabled');
+    for (const [on, off] of [[H(2), H(3)], [H(3), H(2)]] as const) {
+      await setService(on, 'enabled');
+      await setService(off, 'disabled');
+      await pastHostCacheStaleness();
+      expect([await hostOf(await boot(`fill-${on}-1`)), await hostOf(await boot(`fill-${on}-2`))]).toEqual([on, on]);
+    }
+    await setService(H(2), 'enabled');
+    await setService(H(1), 'enabled');
+    await pastHostCacheStaleness();
+    expect(await ioWorkload(H(1))).toBe(1);
+    // NOTE: the host as soon as the scheduler chose it (a boot sent to H(1) would hang there, not fail)
+    const busyId = await boot('while-busy');
+    const chosen = await waitFor(`${busyId} to be scheduled`, async () => (await stack.api<{ server: Server }>('GET', `/servers/${busyId}`)).body.server['OS-EXT-SRV-ATTR:host'] ?? undefined, 60_000);
+    expect([H(2), H(3)]).toContain(chosen);
+    expect(await hostOf(busyId)).toBe(chosen);
+    // the build ends: io_workload 0, the same usage as before, and H(1) takes the next boot
+    await stack.setFaults({ hangingHosts: [] });
+    expect(await hostOf(hung)).toBe(H(1));
+    await waitFor(`io_workload 0 on ${H(1)}`, async () => ((await ioWorkload(H(1))) === 0 ? true : undefined), 30_000);
+    await pastHostCacheStaleness();
+    expect(await hostOf(await boot('after-busy'))).toBe(H(1));
+  } finally {
+    await stack.setFaults({ hangingHosts: [] });
   }
 });

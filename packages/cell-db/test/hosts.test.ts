@@ -209,9 +209,19 @@ describe('incremental host reads split by what changed', () => {
       const same = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, known: held, pageSize: 2 });
       expect(same.services).toEqual([]);
       expect(same.serviceVersions).toEqual(first.serviceVersions);
+      expect(same.heartbeats).toEqual([]);
+      // a held row changed by a heartbeat only: its liveness, not the row
+      const seenBefore = first.services.find((s) => s.id === s1.id)?.lastSeenUp?.getTime() ?? 0;
+      await pastThisMillisecond();
       await recordServiceHeartbeat(pool, 'h1', 'nova-compute');
       const beatAgain = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, known: held, pageSize: 2 });
-      expect(beatAgain.services.map((s) => [s.id, s.reportCount])).toEqual([[s1.id, 2]]);
+      expect(beatAgain.services).toEqual([]);
+      expect(beatAgain.heartbeats.map((b) => [b.id, (b.lastSeenUp?.getTime() ?? 0) > seenBefore])).toEqual([[s1.id, true]]);
+      // a held row whose state changed (enabled again) is read whole, whatever else changed
+      await setServiceDisabled(pool, s1.id, false);
+      const enabled = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, known: held, pageSize: 2 });
+      expect(enabled.services.map((s) => [s.id, s.reportCount, s.disabled])).toEqual([[s1.id, 2, false]]);
+      expect(enabled.heartbeats).toEqual([]);
     } finally {
       await cellDb.drop();
     }

@@ -114,7 +114,7 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
     const deps: ComputeDeps = {
       tracker,
       conductor, guests, buildLatencyMs: o.buildLatencyMs, random: seededRandom(o.seed), faults: () => control.current(),
-      hangReleased: () => control.released(), crash: o.crash, stepLatencyMs: o.stepLatencyMs ?? o.buildLatencyMs,
+      hangReleased: (host) => control.released(host), crash: o.crash, stepLatencyMs: o.stepLatencyMs ?? o.buildLatencyMs,
       stepReleased: (step, host) => control.releasedWhen((p) => stepHangs(p, step, host)),
     };
     const started = Date.now();
@@ -154,7 +154,7 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
         clearInterval(timer);
         clearInterval(statsTimer);
         ctl?.server.close();
-        control.update({ hang: false, steps: {} });
+        control.update({ hang: false, hangingHosts: [], steps: {} });
         await sub.close(5000);
         await bus.close();
       },

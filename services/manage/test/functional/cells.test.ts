@@ -4,7 +4,7 @@ import { listComputeNodes, upsertComputeNode, upsertService } from '@cellsched/c
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import { buildManage, manage } from './cli-support';
 
-const CELL_MIGRATIONS = '001_initial, 002_instances_created_at_uuid_idx, 003_instances_trace_parent, 004_retired_hosts, 005_instances_created_at_ms, 006_instance_moves, 007_migration_instance_types, 008_migrations_created_at_ms, 009_services_heartbeat_hot, 010_compute_nodes_cpu_info';
+const CELL_MIGRATIONS = '001_initial, 002_instances_created_at_uuid_idx, 003_instances_trace_parent, 004_retired_hosts, 005_instances_created_at_ms, 006_instance_moves, 007_migration_instance_types, 008_migrations_created_at_ms, 009_services_heartbeat_hot, 010_compute_nodes_cpu_info, 011_compute_nodes_stats_hot';
 const UUID_LINE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\n$/;
 let api: TestDatabase;
 let cell0: TestDatabase;

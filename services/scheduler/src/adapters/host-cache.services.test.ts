@@ -51,3 +51,28 @@ test('service rows read alone (heartbeat, disable, force down) update their node
   now = 6000;
   expect((await cache.getComputeNodes([a.uuid])).get(a.uuid)).toMatchObject({ forcedDown: true, serviceDisabled: false });
 });
+
+test('a heartbeat of a service row the cache holds is taken in as liveness only, and the next state change whole', async () => {
+  const c = await computeHost('hc-c');
+  let now = 0;
+  // NOTE: no overlap, so that only what changed since each read is read (the node rows are not read again).
+  const cache = new HostCache({ cells: [{ uuid: 'cell-1', db: cell.pool }], apiDb: api.pool, refreshMs: 1000, fullResyncMs: 3_600_000, maxStaleMs: 1, overlapMs: 0, now: () => now });
+  const seen = async (): Promise<number> => (await cache.getComputeNodes([c.uuid])).get(c.uuid)?.lastHeartbeatAt?.getTime() ?? 0;
+  const beat = async (): Promise<void> => {
+    await new Promise((r) => setTimeout(r, 20));
+    await recordServiceHeartbeat(cell.pool, 'hc-c', 'nova-compute');
+    await new Promise((r) => setTimeout(r, 5));
+    now += 2000;
+  };
+  const t0 = await seen();
+  await beat(); // a row the cache does not hold yet: read whole
+  const t1 = await seen();
+  const whole = cache.stats.rowsRead;
+  await beat(); // held: its liveness only
+  const t2 = await seen();
+  expect([t1 > t0, t2 > t1]).toEqual([true, true]);
+  expect(cache.stats.rowsRead - whole).toBe(1);
+  await setServiceDisabled(cell.pool, c.serviceId, true, 'held, then changed');
+  now += 2000;
+  expect((await cache.getComputeNodes([c.uuid])).get(c.uuid)).toMatchObject({ serviceDisabled: true, serviceDisabledReason: 'held, then changed', lastHeartbeatAt: new Date(t2) });
+});

@@ -3,7 +3,7 @@
  * aggregates (Omega's scheduler-side state): read-only, refreshed incrementally by updated_at
  * watermark, never scanned per request.
  */
-import { type HostRecord, listHostChangesSplitSince, listHostRecordsChangedSince, type Queryable as CellDb } from '@cellsched/cell-db';
+import { type HostRecord, listHostChangesSplitSince, listHostRecordsChangedSince, type Queryable as CellDb, type ServiceVersion } from '@cellsched/cell-db';
 import { type Aggregate, listAggregates, type Queryable as ApiDb } from '@cellsched/api-db';
 import type { ComputeNodeRecord, HostAggregate } from '../ports';
 import { toDomain, withService } from './host-records';
@@ -58,8 +58,8 @@ interface CellState {
   readonly raw: Map<string, HostRecord>;
   /** Node uuids of `raw` by their service id (a service row read alone is merged into its nodes). */
   readonly byService: Map<number, Set<string>>;
-  /** Service id -> updated_at (epoch µs) of the service rows read alone and merged (the next read skips them unchanged). */
-  readonly serviceVersions: Map<number, number>;
+  /** Service id -> version (updated_at in epoch µs, state) of the service rows read alone and merged: the next read skips them unchanged, and takes only the liveness of a heartbeat. */
+  readonly serviceVersions: Map<number, ServiceVersion>;
 }
 
 /** Cache statistics (observability and tests). */
@@ -230,9 +230,18 @@ export class HostCache {
         this.serviceChanged.add(uuid);
       }
     }
+    // a held service's heartbeat: its liveness only (its state is the one held)
+    for (const beat of changes.heartbeats) {
+      for (const uuid of cell.byService.get(beat.id) ?? []) {
+        const r = cell.raw.get(uuid);
+        if (r?.service === undefined) continue;
+        cell.raw.set(uuid, { node: r.node, service: { ...r.service, lastSeenUp: beat.lastSeenUp, updatedAt: beat.updatedAt } });
+        this.serviceChanged.add(uuid);
+      }
+    }
     // NOTE: only now that they are merged: a read that failed half-way must not mark rows as held.
-    for (const [id, us] of changes.serviceVersions) cell.serviceVersions.set(id, us);
-    this.stats.rowsRead += changes.hosts.length + changes.services.length;
+    for (const [id, version] of changes.serviceVersions) cell.serviceVersions.set(id, version);
+    this.stats.rowsRead += changes.hosts.length + changes.services.length + changes.heartbeats.length;
     cell.since = changes.nextSince;
   }
 

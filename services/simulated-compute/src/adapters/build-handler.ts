@@ -1,7 +1,7 @@
 import { isPublishUnroutable, type CastClient, type CastContext } from '@cellsched/bus';
 import { makeFailure } from '@cellsched/grpc';
 import { CellConductorServiceService, FAILURE_CODES, type BuildAndRunInstanceRequest, type Failure, type TerminateInstanceRequest } from '@cellsched/wire';
-import { decideOutcome, type FaultPlan } from '../domain/fault-plan';
+import { buildHangs, decideOutcome, type FaultPlan } from '../domain/fault-plan';
 import type { HostStatsTracker } from '../domain/host-stats';
 import type { Guests } from '../domain/hosts';
 
@@ -14,7 +14,7 @@ export interface ComputeDeps {
   /** The current fault plan (changed at run time over the control endpoint). */
   readonly faults: () => FaultPlan;
   /** Resolves when hanging is switched off. */
-  readonly hangReleased: () => Promise<void>;
+  readonly hangReleased: (host: string) => Promise<void>;
   /** How long a simulated instance step takes. */
   readonly stepLatencyMs: number;
   /** Resolves when this step on this host no longer hangs. */
@@ -81,7 +81,7 @@ export function buildHandler(deps: ComputeDeps) {
       const outcome = decideOutcome(deps.faults(), deps.random(), host);
       deps.tracker.buildStarted(host);
       try {
-        if (deps.faults().hang) await deps.hangReleased();
+        if (buildHangs(deps.faults(), host)) await deps.hangReleased(host);
         await sleep(outcome === 'crash' ? deps.buildLatencyMs / 2 : deps.buildLatencyMs);
         if (outcome === 'crash') deps.crash();
       } finally {

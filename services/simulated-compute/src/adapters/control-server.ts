@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { faultPlanProblems, type FaultPlan } from '../domain/fault-plan';
+import { buildHangs, faultPlanProblems, type FaultPlan } from '../domain/fault-plan';
 import type { Guests } from '../domain/hosts';
 
 /** The mutable fault state the control endpoint edits. */
@@ -25,9 +25,9 @@ export class FaultControl {
     return hung(this.plan) ? new Promise((release) => { this.waiters.push({ hung, release }); }) : Promise.resolve();
   }
 
-  /** Resolves once builds no longer hang. */
-  released(): Promise<void> {
-    return this.releasedWhen((p) => p.hang);
+  /** Resolves once builds on `host` no longer hang. */
+  released(host: string): Promise<void> {
+    return this.releasedWhen((p) => buildHangs(p, host));
   }
 }
 

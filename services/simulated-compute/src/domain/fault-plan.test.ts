@@ -1,4 +1,4 @@
-import { decideOutcome, faultPlanProblems, NO_FAULTS, seededRandom } from './fault-plan';
+import { buildHangs, decideOutcome, faultPlanProblems, NO_FAULTS, seededRandom } from './fault-plan';
 import { Guests, nameUuid, simulatedHosts } from './hosts';
 
 test.each([
@@ -39,6 +39,13 @@ test('a failing host fails every build reschedulably, whatever the draw; other h
   expect(decideOutcome(plan, 0.5, 'good-1')).toBe('succeed');
   expect(faultPlanProblems({ failingHosts: ['a', 'b'] })).toEqual([]);
   expect(faultPlanProblems({ failingHosts: 'a' })).toEqual(['failingHosts must be a list of host names']);
+});
+
+test('a hanging host holds its builds, others build; hang holds every host', () => {
+  const plan = { ...NO_FAULTS, hangingHosts: ['slow-1'] };
+  expect([buildHangs(plan, 'slow-1'), buildHangs(plan, 'fast-1'), buildHangs({ ...NO_FAULTS, hang: true }, 'fast-1')]).toEqual([true, false, true]);
+  expect(faultPlanProblems({ hangingHosts: ['a'] })).toEqual([]);
+  expect(faultPlanProblems({ hangingHosts: [1] })).toEqual(['hangingHosts must be a list of host names']);
 });
 
 test('a host of another architecture', () => {

@@ -11,6 +11,11 @@ export interface FaultPlan {
   /** Hosts on which every build fails reschedulably (a broken hypervisor: BuildFailureWeigher's case). */
   readonly failingHosts?: readonly string[];
   /**
+   * Hosts on which new builds hang (in flight, counted in the host's io_workload: IoOpsWeigher's case) until the
+   * host is taken off the list.
+   */
+  readonly hangingHosts?: readonly string[];
+  /**
    * Faults of instance steps (issue 13), by step name (`prep_resize`, ...) or `*` for every step: a
    * step uses its own entry, else `*`'s, else none. Replaced whole by a PUT that names it.
    */
@@ -65,8 +70,8 @@ export function faultPlanProblems(update: Record<string, unknown>): string[] {
   for (const [k, v] of Object.entries(update)) {
     if (k === 'hang') { if (typeof v !== 'boolean') problems.push('hang must be a boolean'); continue; }
     if (k === 'steps') { problems.push(...stepFaultProblems(v)); continue; }
-    if (k === 'failingHosts') {
-      if (!Array.isArray(v) || !v.every((h) => typeof h === 'string')) problems.push('failingHosts must be a list of host names');
+    if (k === 'failingHosts' || k === 'hangingHosts') {
+      if (!Array.isArray(v) || !v.every((h) => typeof h === 'string')) problems.push(`${k} must be a list of host names`);
       continue;
     }
     if (!['rescheduleRate', 'abortRate', 'crashRate'].includes(k)) { problems.push(`unknown field ${k}`); continue; }
@@ -114,6 +119,11 @@ export function decideStepOutcome(plan: FaultPlan, step: string, host: string, d
   if (draw < crash) return 'crash';
   if (draw < crash + (f?.failRate ?? 0)) return 'fail';
   return 'succeed';
+}
+
+/** Whether a new build on `host` hangs under this plan (`hang`, or the host in `hangingHosts`). Pure. */
+export function buildHangs(plan: FaultPlan, host: string): boolean {
+  return plan.hang || plan.hangingHosts?.includes(host) === true;
 }
 
 /** Whether `step` on `host` hangs under this plan. Pure. */

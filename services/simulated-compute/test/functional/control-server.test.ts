@@ -37,12 +37,27 @@ test('a bad body changes nothing and lists every problem', async () => {
 test('hang holds builds until cleared', async () => {
   await put('{"hang":true}');
   let released = false;
-  const waiting = control.released().then(() => { released = true; });
+  const waiting = control.released('h1').then(() => { released = true; });
   await new Promise((r) => setTimeout(r, 50));
   expect(released).toBe(false);
   await put('{"hang":false}');
   await waiting;
   expect(released).toBe(true);
+});
+
+test('hangingHosts holds the builds of the hosts listed until they are taken off the list; other hosts build', async () => {
+  expect((await put('{"hangingHosts":["h1","h2"]}')).status).toBe(200);
+  let released = false;
+  const waiting = control.released('h1').then(() => { released = true; });
+  let otherReleased = false;
+  void control.released('h3').then(() => { otherReleased = true; });
+  await new Promise((r) => setTimeout(r, 50));
+  expect([released, otherReleased]).toEqual([false, true]);
+  await put('{"hangingHosts":["h2"]}');
+  await waiting;
+  expect(released).toBe(true);
+  expect((await put('{"hangingHosts":"h1"}')).status).toBe(400);
+  await put('{"hangingHosts":[]}');
 });
 
 test('step faults: PUT replaces the steps map; a step hang holds only that step (and host) until cleared', async () => {
