@@ -1,7 +1,7 @@
 // Version discovery, microversions, auth, flavors, server groups, hypervisors, services,
 // availability zones, instance actions and images, against real PostgreSQL and RabbitMQ.
 import { randomUUID } from 'node:crypto';
-import { setInstanceMappingCell } from '@cellsched/api-db';
+import { addHostMappings, setInstanceMappingCell } from '@cellsched/api-db';
 import {
   createInstance, EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, recordServiceHeartbeat, startActionEvent, startInstanceAction, upsertComputeNode, upsertService,
 } from '@cellsched/cell-db';
@@ -134,6 +134,23 @@ describe('hosts across cells', () => {
     const az = (await h.inject({ url: '/v2.1/os-availability-zone', headers: as('alice:p1') })).json();
     expect(az).toEqual({ availabilityZoneInfo: [{ zoneName: 'nova', zoneState: { available: true }, hosts: null }] });
     expect((await h.inject({ url: '/v2.1/os-availability-zone/detail', headers: as('alice:p1') })).statusCode).toBe(403);
+  });
+
+  it('os-services: a down cell is skipped below 2.69; from 2.69 its host mappings are minimal nova-compute records', async () => {
+    await addHostMappings(h.apiDb.pool, h.cells.down.id, ['host-z']);
+    const at = async (version: string, query = ''): Promise<Record<string, unknown>[]> => {
+      const res = await h.inject({ url: `/v2.1/os-services${query}`, headers: as('admin', version) });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers).not.toHaveProperty('x-cellsched-down-cells');
+      return (res.json() as { services: Record<string, unknown>[] }).services;
+    };
+    expect((await at('2.68')).map((s) => s.host)).toEqual(['host-a', 'host-b']);
+    const now = await at('2.69');
+    expect(now.map((s) => s.host)).toEqual(['host-a', 'host-b', 'host-z']);
+    expect(now[2]).toEqual({ binary: 'nova-compute', host: 'host-z', status: 'UNKNOWN' });
+    expect(await at('2.69', '?host=host-z')).toEqual([{ binary: 'nova-compute', host: 'host-z', status: 'UNKNOWN' }]);
+    expect(await at('2.69', '?binary=nova-scheduler')).toEqual([]);
+    await h.apiDb.pool.query('DELETE FROM host_mappings WHERE host = $1', ['host-z']);
   });
 
   it('disables and enables a compute through the super-conductor (legacy and 2.53 shapes)', async () => {
