@@ -24,7 +24,8 @@ export function singleValue(q: Query, k: string): string | undefined {
 export function dateTimeParam(k: string, v: string): Date {
   const m = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(v);
   const d = m === null ? NaN : Date.parse(m[3] === undefined ? `${v.replace(' ', 'T')}Z` : v.replace(' ', 'T'));
-  if (Number.isNaN(d)) throw queryError(k, [v], `${pythonRepr(v)} is not a 'date-time'`);
+  // NOTE: Python's datetime starts at year 1: Nova refuses a year 0000 (a time zone may shift it there)
+  if (Number.isNaN(d) || new Date(d).getUTCFullYear() < 1) throw queryError(k, [v], `${pythonRepr(v)} is not a 'date-time'`);
   return new Date(d);
 }
 

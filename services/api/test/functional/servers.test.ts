@@ -234,6 +234,8 @@ describe('GET /v2.1/servers', () => {
       .toEqual({ badRequest: { code: 400, message: 'The value of changes-since must be less than or equal to changes-before.' } });
     expect(await bad('changes-before=yesterday')).toEqual({ badRequest: { code: 400, message: expect.stringContaining("'yesterday' is not a 'date-time'") } });
     expect(await bad('changes-since=2026-13-01T00:00:00Z')).toHaveProperty('badRequest.code', 400);
+    expect(await bad('changes-since=0000-01-01T00:00:00Z')).toHaveProperty('badRequest.code', 400);
+    expect((await ids('changes-since=0001-01-01T00:00:00Z')).sort()).toEqual([old, recent, gone].sort());
   });
 
   it('a member sees only their project; all_tenants is admin-only', async () => {
