@@ -204,6 +204,16 @@ describe('os-instance-actions', () => {
       .toEqual({ badRequest: { code: 400, message: 'Marker nope could not be found.' } });
     expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions?foo=1`, headers: as('alice:p1', '2.58') })).statusCode).toBe(400);
     expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions?foo=1`, headers: as('alice:p1', '2.57') })).statusCode).toBe(200);
+    // 2.66: changes-before (updated_at at or before it); an unknown parameter before 2.66
+    const at = (q: string, version: string): Promise<{ statusCode: number; json: () => unknown }> =>
+      h.inject({ url: `/v2.1/servers/${id}/os-instance-actions${q}`, headers: as('alice:p1', version) });
+    expect((await at('?changes-before=2999-01-01T00:00:00Z', '2.65')).json())
+      .toEqual({ badRequest: { code: 400, message: "Additional properties are not allowed ('changes-before' was unexpected)" } });
+    const ids = async (q: string): Promise<string[]> => ((await at(q, '2.66')).json() as { instanceActions: { request_id: string }[] }).instanceActions.map((a) => a.request_id);
+    expect(await ids('?changes-before=2999-01-01T00:00:00Z')).toEqual(['req-2', 'req-1']);
+    expect(await ids('?changes-before=2000-01-01T00:00:00Z')).toEqual([]);
+    const reversed = await at('?changes-since=2999-01-01T00:00:00Z&changes-before=2000-01-01T00:00:00Z', '2.66');
+    expect([reversed.statusCode, reversed.json()]).toEqual([400, { badRequest: { code: 400, message: 'The value of changes-since must be less than or equal to changes-before.' } }]);
   });
 });
 
