@@ -20,10 +20,10 @@ afterAll(() => stack.down(), 120_000);
 
 interface Timed { status: number; ms: number; body: string; headers: Headers }
 
-async function get(path: string, timeoutMs: number): Promise<Timed> {
+async function get(path: string, timeoutMs: number, version = '2.62'): Promise<Timed> {
   const started = performance.now();
   try {
-    const r = await fetch(`${stack.apiUrl}${path}`, { headers: { 'x-auth-token': 'admin', 'openstack-api-version': 'compute 2.62' }, signal: AbortSignal.timeout(timeoutMs) });
+    const r = await fetch(`${stack.apiUrl}${path}`, { headers: { 'x-auth-token': 'admin', 'openstack-api-version': `compute ${version}` }, signal: AbortSignal.timeout(timeoutMs) });
     return { status: r.status, body: await r.text(), ms: performance.now() - started, headers: r.headers };
   } catch (err) {
     return { status: 0, body: String(err), ms: performance.now() - started, headers: new Headers() };
@@ -66,11 +66,14 @@ test('a catastrophic name pattern is answered in bounded time while other reques
   expect(redos.others.every((o) => o.status === 200 && o.ms < 1000)).toBe(true);
 
   // Back-references make PostgreSQL's own engine slow on a…ab: the cell's statement timeout bounds it,
-  // the cell is shown as down (as any cell too slow to answer), and the api answers everyone else meanwhile.
-  const costly = await whileOthersAsk(() => get(`/servers?name=${encodeURIComponent('^(.*)(.*)(.*)(.*)(.*)\\5\\4\\3\\2\\1b$')}`, 20_000));
+  // the cell is a down cell (as any cell too slow to answer), and the api answers everyone else meanwhile.
+  // A filtered list skips a down cell's servers at every microversion, 2.69 included (Nova gives
+  // minimal records only to an unfiltered list), and says nothing else about it.
+  const costly = await whileOthersAsk(() => get(`/servers?name=${encodeURIComponent('^(.*)(.*)(.*)(.*)(.*)\\5\\4\\3\\2\\1b$')}`, 20_000, '2.69'));
   expect(costly.slow.status).toBe(200);
   expect(costly.slow.ms).toBeLessThan(CELL_TIMEOUT_MS + 2000);
-  expect(costly.slow.headers.get('x-cellsched-down-cells')).toBe(stack.topology().cells[0]?.uuid);
+  expect(JSON.parse(costly.slow.body)).toEqual({ servers: [] });
+  expect([...costly.slow.headers.keys()].filter((k) => k.startsWith('x-cellsched'))).toEqual([]);
   expect(costly.others.length).toBeGreaterThan(5);
   expect(costly.others.every((o) => o.status === 200 && o.ms < 1000)).toBe(true);
 

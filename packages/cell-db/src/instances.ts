@@ -120,6 +120,8 @@ export interface ListInstancesOptions {
   includeDeleted?: boolean;
   /** Only instances updated at or after this time (Nova's changes-since). */
   changesSince?: Date;
+  /** Only instances updated at or before this time (Nova's changes-before). */
+  changesBefore?: Date;
   /**
    * Key-set pagination (Nova's marker): only instances sorting after this one. Works across
    * cells because the order (created_at desc, uuid desc) is total and the same in every cell.
@@ -142,10 +144,12 @@ export async function listInstances(db: Queryable, opts: ListInstancesOptions = 
      WHERE ($1::text IS NULL OR project_id = $1) AND ($2::uuid[] IS NULL OR uuid = ANY($2)) AND ($3::text IS NULL OR host = $3)
        AND ($4::text[] IS NULL OR vm_state = ANY($4)) AND ($5 OR deleted_at IS NULL) AND ($6::timestamptz IS NULL OR updated_at >= $6)
        AND ($8::timestamptz IS NULL OR (created_at, uuid) < ($8, $9::uuid)) AND ($10::text IS NULL OR coalesce(display_name, '') ~ $10)
+       AND ($11::timestamptz IS NULL OR updated_at <= $11)
      ORDER BY created_at DESC, uuid DESC LIMIT $7`,
     [opts.projectId ?? null, opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'), opts.host ?? null,
       opts.vmStates ?? null, opts.includeDeleted ?? false, opts.changesSince ?? null, opts.limit ?? null,
-      opts.after?.createdAt ?? null, opts.after === undefined ? null : checkUuid(opts.after.uuid, 'marker uuid'), opts.displayNameRegex ?? null]);
+      opts.after?.createdAt ?? null, opts.after === undefined ? null : checkUuid(opts.after.uuid, 'marker uuid'), opts.displayNameRegex ?? null,
+      opts.changesBefore ?? null]);
   return r.rows.map(toInstanceRecord);
 }
 

@@ -18,6 +18,7 @@ export async function gatherHosts(deps: ApiDeps): Promise<{ cells: CellHosts[]; 
     if (r?.ok === true) cells.push({ cell, ...r.value });
     else down.push(cell.uuid);
   }
+  if (down.length > 0) deps.log.warn({ cell_uuids: down }, 'cells are not responding: their services and compute nodes are not available');
   return { cells, down };
 }
 
@@ -34,9 +35,4 @@ export async function zoneResolver(deps: ApiDeps): Promise<(host: string) => str
     if (az !== undefined) for (const h of a.hosts) if (!byHost.has(h)) byHost.set(h, az);
   }
   return (host) => byHost.get(host) ?? deps.defaultAvailabilityZone;
-}
-
-/** The response header naming the cells that did not answer (empty when all did). */
-export function downCellsHeader(down: readonly string[]): Record<string, string> {
-  return down.length > 0 ? { 'x-cellsched-down-cells': down.join(',') } : {};
 }

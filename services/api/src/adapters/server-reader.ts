@@ -1,11 +1,11 @@
 import {
-  getBuildRequest, getInstanceMapping, getServerTaskIntent, listServerTaskIntents, listBuildRequests, listCellMappings, listInstanceMappings,
+  getBuildRequest, getInstanceMapping, getRequestSpec, getServerTaskIntent, listServerTaskIntents, listBuildRequests, listCellMappings, listInstanceMappings,
   type CellMapping, type InstanceMapping, type ServerTaskIntent,
 } from '@cellsched/api-db';
 import { getInstance, getLatestInstanceFaults, getService, listInstances, listServices, type InstanceRecord, type ServiceRecord } from '@cellsched/cell-db';
 import { ServerActionRequest } from '@cellsched/wire';
 import type { Caller } from '../domain/auth';
-import { badRequest, notFound } from '../domain/errors';
+import { ApiError, badRequest, notFound } from '../domain/errors';
 import { hostStatusOf } from '../domain/host-status';
 import type { NameFilter } from '../domain/name-filter';
 import { compareServers, withPendingAction, type PendingAction, type ServerRecord } from '../domain/server-record';
@@ -13,7 +13,7 @@ import { matchesStatus, type StatusFilter } from '../domain/server-status';
 import type { Queryable } from '@cellsched/api-db';
 import type { ApiDeps } from './http/kit';
 import { buildRequestsNamed } from './name-match';
-import { fromBuildRequest, fromInstance, fromMapping } from './server-records';
+import { fromBuildRequest, fromInstance, fromMapping, fromRequestSpec } from './server-records';
 
 const instanceNotFound = (uuid: string): Error => notFound(`Instance ${uuid} could not be found.`);
 
@@ -54,9 +54,9 @@ export interface LocatedServer { readonly record: ServerRecord; readonly mapping
  * One server and its mapping: from its BuildRequest while it has no cell, else from its cell
  * (read-only) with its pending action (server_task_intents) overlaid. A caller of another
  * project gets the same 404 as for a missing one. A cell that does not answer in time gives
- * the UNKNOWN minimal record.
+ * the UNKNOWN minimal record from the mapping, or what `onDownCell` makes of it.
  */
-export async function locateServer(deps: ApiDeps, uuid: string, caller: Caller): Promise<LocatedServer> {
+export async function locateServer(deps: ApiDeps, uuid: string, caller: Caller, onDownCell?: DownCellRead): Promise<LocatedServer> {
   if (!/^[0-9a-f-]{36}$/i.test(uuid)) throw instanceNotFound(uuid);
   for (let attempt = 0; attempt < 3; attempt++) {
     const mapping = await getInstanceMapping(deps.apiDb, uuid);
@@ -71,7 +71,7 @@ export async function locateServer(deps: ApiDeps, uuid: string, caller: Caller):
     // server at rest right after the 202).
     const intent = await getServerTaskIntent(deps.apiDb, uuid);
     const found = await deps.cells.scatter([mapping.cell], (db) => readFromCell(db, uuid)).then((m) => m.get(mapping.cell?.uuid ?? ''));
-    if (found === undefined || !found.ok) return { record: fromMapping(mapping), mapping };
+    if (found === undefined || !found.ok) return { record: onDownCell === undefined ? fromMapping(mapping) : await onDownCell(mapping), mapping };
     if (found.value === undefined) throw instanceNotFound(uuid);
     // NOTE: a delete was accepted and cast; the super-conductor has not applied it yet.
     const pending = pendingActionOf(intent);
@@ -81,9 +81,35 @@ export async function locateServer(deps: ApiDeps, uuid: string, caller: Caller):
   throw instanceNotFound(uuid);
 }
 
+/** What a read makes of a server whose cell did not answer (the mapping is all it has). */
+export type DownCellRead = (mapping: InstanceMapping) => Promise<ServerRecord>;
+
+/**
+ * Nova's `GET /servers/{id}` of a server in a cell that did not answer (`_get_instance_from_cell`):
+ * from 2.69 the minimal record, its flavor, image, zone and user from the RequestSpec (404 when
+ * the server is being deleted or has no RequestSpec); before 2.69 Nova's 500.
+ */
+export function downCellShow(deps: ApiDeps, minimal: boolean): DownCellRead {
+  return async (mapping) => {
+    const cell = mapping.cell?.uuid ?? '';
+    if (!minimal) {
+      deps.log.warn({ cell_uuid: cell, instance_uuid: mapping.instanceUuid }, 'cell is not responding: instance info is not available below 2.69');
+      throw new ApiError(500, CELL_DOWN_FAULT);
+    }
+    if (mapping.queuedForDelete) throw instanceNotFound(mapping.instanceUuid);
+    const spec = await getRequestSpec(deps.apiDb, mapping.instanceUuid);
+    if (spec === undefined) throw instanceNotFound(mapping.instanceUuid);
+    deps.log.warn({ cell_uuid: cell, instance_uuid: mapping.instanceUuid }, 'cell is not responding: only partial results are available');
+    return fromRequestSpec(mapping, spec);
+  };
+}
+
+/** Nova's answer when a show meets a down cell below 2.69 (its NovaException, unexpected in `show`). */
+export const CELL_DOWN_FAULT = "Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible.\n<class 'nova.exception.NovaException'>";
+
 /** One server for `GET /servers/{id}` ({@link locateServer} without the mapping). */
-export async function readServer(deps: ApiDeps, uuid: string, caller: Caller): Promise<ServerRecord> {
-  return (await locateServer(deps, uuid, caller)).record;
+export async function readServer(deps: ApiDeps, uuid: string, caller: Caller, onDownCell?: DownCellRead): Promise<ServerRecord> {
+  return (await locateServer(deps, uuid, caller, onDownCell)).record;
 }
 
 /** Filters of `GET /servers[/detail]`. `projectId` undefined: every project (admin all_tenants). */
@@ -95,6 +121,15 @@ export interface ListFilter {
   readonly name: NameFilter | undefined;
   readonly limit: number;
   readonly marker: string | undefined;
+  /** Nova's changes-since / changes-before (`updated_at` bounds; deleted servers are listed too). */
+  readonly changesSince?: Date;
+  readonly changesBefore?: Date;
+  /**
+   * Nova's `cell_down_support` (2.69, no filter but all_tenants, no paging or sorting): the servers
+   * of a cell that did not answer come first as minimal records from their mappings. Else they are
+   * skipped (Nova's default `[api] list_records_by_skipping_down_cells`).
+   */
+  readonly downCellRecords: boolean;
 }
 
 /** The page of servers plus the cells that did not answer. */
@@ -110,8 +145,7 @@ async function markerPosition(deps: ApiDeps, marker: string, caller: Caller): Pr
 
 // NOTE: the name is matched by PostgreSQL (build requests and cells), never here.
 function matches(r: ServerRecord, f: ListFilter): boolean {
-  if (f.status !== undefined && (r.vmState === 'unknown' || !matchesStatus(f.status, r.vmState, r.taskState))) return false;
-  return f.name === undefined || r.vmState !== 'unknown';
+  return f.status === undefined || (r.vmState !== 'unknown' && matchesStatus(f.status, r.vmState, r.taskState));
 }
 
 async function scatterCells(deps: ApiDeps, cells: readonly CellMapping[], f: ListFilter, after: ServerRecord | undefined): Promise<{ records: ServerRecord[]; down: string[] }> {
@@ -119,6 +153,8 @@ async function scatterCells(deps: ApiDeps, cells: readonly CellMapping[], f: Lis
     const rows = await listInstances(db, {
       projectId: f.projectId, vmStates: f.status?.vmStates, limit: f.limit + 1, displayNameRegex: f.name?.pattern,
       after: after === undefined ? undefined : { createdAt: after.createdAt, uuid: after.uuid },
+      // NOTE: as Nova, changes-since/-before list the deleted servers too (their updated_at is the delete)
+      changesSince: f.changesSince, changesBefore: f.changesBefore, includeDeleted: f.changesSince !== undefined || f.changesBefore !== undefined,
     });
     return recordsOf(db, rows);
   });
@@ -132,10 +168,22 @@ async function scatterCells(deps: ApiDeps, cells: readonly CellMapping[], f: Lis
 }
 
 /**
+ * Nova's `_generate_minimal_construct_for_down_cells`: the not-deleted mappings of the cells that
+ * did not answer (of the project, unless all projects), at most `limit`, as UNKNOWN records.
+ */
+async function downCellRecords(deps: ApiDeps, down: readonly string[], projectId: string | undefined, limit: number): Promise<ServerRecord[]> {
+  if (down.length === 0 || limit <= 0) return [];
+  deps.log.warn({ cell_uuids: down }, 'cells are not responding: only partial results are available from them');
+  const cells = new Set(down);
+  const mappings = await listInstanceMappings(deps.apiDb, { projectId });
+  return mappings.filter((m) => m.cell !== undefined && cells.has(m.cell.uuid)).slice(0, limit).map(fromMapping);
+}
+
+/**
  * `GET /servers[/detail]` across every cell: build requests (not in a cell yet) plus a
- * scatter-gather of the cells with a per-cell timeout; the servers of a cell that did not
- * answer come back as UNKNOWN minimal records from their mappings (omitted when a status or
- * name filter is given, since they cannot be evaluated). Sorted created_at desc, uuid desc.
+ * scatter-gather of the cells with a per-cell timeout, sorted created_at desc, uuid desc. The
+ * servers of a cell that did not answer are skipped, or (`downCellRecords`) prefixed as UNKNOWN
+ * minimal records from their mappings, as Nova's `get_all` does.
  */
 export async function listServers(deps: ApiDeps, f: ListFilter, caller: Caller): Promise<ServerPage> {
   const after = f.marker === undefined ? undefined : await markerPosition(deps, f.marker, caller);
@@ -152,12 +200,13 @@ export async function listServers(deps: ApiDeps, f: ListFilter, caller: Caller):
   for (const r of listed.map(fromBuildRequest)) byUuid.set(r.uuid, r);
   // NOTE: the cell wins over a stale build request; a pending action shows at once (as Nova's API saves it)
   for (const r of scattered.records) byUuid.set(r.uuid, withPendingAction(r, pendingActionOf(intents.get(r.uuid))));
-  if (scattered.down.length > 0 && f.status === undefined && f.name === undefined) {
-    const down = new Set(scattered.down);
-    for (const m of await listInstanceMappings(deps.apiDb, { projectId: f.projectId })) {
-      if (m.cell !== undefined && down.has(m.cell.uuid) && !byUuid.has(m.instanceUuid)) byUuid.set(m.instanceUuid, fromMapping(m));
-    }
-  }
   const all = [...byUuid.values()].filter((r) => matches(r, f)).filter(isAfter).sort(compareServers);
-  return { servers: all.slice(0, f.limit), downCells: scattered.down, more: all.length > f.limit };
+  const page = all.slice(0, f.limit);
+  if (!f.downCellRecords) {
+    if (scattered.down.length > 0) deps.log.warn({ cell_uuids: scattered.down }, 'cells are not responding and hence skipped from the results');
+    return { servers: page, downCells: scattered.down, more: all.length > f.limit };
+  }
+  const listedHere = new Set(page.map((r) => r.uuid));
+  const minimal = (await downCellRecords(deps, scattered.down, f.projectId, f.limit - page.length)).filter((r) => !listedHere.has(r.uuid));
+  return { servers: [...minimal, ...page], downCells: scattered.down, more: all.length > f.limit };
 }

@@ -1,4 +1,5 @@
 import type { BuildRequest, InstanceMapping } from '@cellsched/api-db';
+import type { RequestSpec } from '@cellsched/wire';
 import type { InstanceFault, InstanceRecord } from '@cellsched/cell-db';
 import type { HostStatus } from '../domain/host-status';
 import type { ServerRecord } from '../domain/server-record';
@@ -31,5 +32,17 @@ export function fromMapping(m: InstanceMapping): ServerRecord {
     uuid: m.instanceUuid, projectId: m.projectId, userId: m.userId ?? '', name: '', flavor: undefined, imageRef: '', vmState: 'unknown',
     taskState: null, powerState: 0, host: null, node: null, availabilityZone: null, launchedAt: null, terminatedAt: null, reservationId: null,
     launchIndex: 0, hostname: null, createdAt: m.createdAt, updatedAt: m.createdAt, fault: undefined, hostStatus: '', source: 'mapping',
+  };
+}
+
+/**
+ * A server whose cell did not answer, shown by `GET /servers/{id}` from 2.69: its mapping plus
+ * what its RequestSpec knows (Nova's minimal construct: flavor, image, the zone asked for at
+ * boot, user; power state 0). Pure.
+ */
+export function fromRequestSpec(m: InstanceMapping, spec: RequestSpec): ServerRecord {
+  return {
+    ...fromMapping(m), userId: spec.userId, flavor: spec.flavor, imageRef: spec.image?.id ?? '',
+    availabilityZone: spec.availabilityZone === '' ? null : spec.availabilityZone, source: 'request_spec',
   };
 }

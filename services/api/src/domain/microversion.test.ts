@@ -15,11 +15,12 @@ describe('requestedVersion', () => {
 describe('negotiate', () => {
   it('defaults to 2.1, maps latest to the maximum and accepts the range', () => {
     expect(negotiate(undefined)).toEqual({ major: 2, minor: 1 });
-    expect(negotiate('latest')).toEqual({ major: 2, minor: 64 });
+    expect(negotiate('latest')).toEqual({ major: 2, minor: 69 });
+    expect(negotiate('2.69')).toEqual({ major: 2, minor: 69 });
     expect(negotiate('2.37')).toEqual({ major: 2, minor: 37 });
   });
 
-  it.each([['2.65', 406], ['3.0', 406], ['2.0', 406], ['1.9', 406], ['2.x', 400], ['2.01', 400], ['', undefined]])('%s → %s', (v, status) => {
+  it.each([['2.70', 406], ['3.0', 406], ['2.0', 406], ['1.9', 406], ['2.x', 400], ['2.01', 400], ['', undefined]])('%s → %s', (v, status) => {
     if (status === undefined) { expect(negotiate(v)).toEqual({ major: 2, minor: 1 }); return; }
     expect(() => negotiate(v)).toThrow(ApiError);
     try { negotiate(v); } catch (e) { expect((e as ApiError).status).toBe(status); }

@@ -61,6 +61,16 @@ describe('parseMigrationQuery', () => {
     expect(err(() => parseMigrationQuery({ user_id: 'u' }, ctx(64), 1000))).toMatch(/'user_id' was unexpected/);
   });
 
+  it('changes-before from 2.66 (an unknown key before), not earlier than changes-since', () => {
+    expect(err(() => parseMigrationQuery({ 'changes-before': '2026-01-01T00:00:00Z' }, ctx(65), 1000))).toBe("400 Additional properties are not allowed ('changes-before' was unexpected)");
+    expect(parseMigrationQuery({ 'changes-before': '2026-01-01T00:00:00Z' }, ctx(66), 1000).changesBefore).toEqual(new Date('2026-01-01T00:00:00Z'));
+    expect(err(() => parseMigrationQuery({ 'changes-since': '2026-02-01T00:00:00Z', 'changes-before': '2026-01-01T00:00:00Z' }, ctx(66), 1000)))
+      .toBe('400 The value of changes-since must be less than or equal to changes-before.');
+    expect(err(() => parseMigrationQuery({ 'changes-before': 'soon' }, ctx(69), 1000))).toBe("400 Invalid input for query parameters changes-before. Value: soon. 'soon' is not a 'date-time'");
+    expect(err(() => parseMigrationQuery({ limit: 'x' }, ctx(69), 1000))).toBe("400 Invalid input for query parameters limit. Value: x. 'x' does not match '^[0-9]*$'");
+    expect(err(() => parseMigrationQuery({ limit: ['1', '2'] }, ctx(69), 1000))).toBe("400 Invalid input for query parameters limit. Value: ['1', '2']. ['1', '2'] is too long");
+  });
+
   it('migrations_links: a next link only for a full page, marker = last uuid', () => {
     expect(migrationsLinks({ limit: '1', status: 'x' }, ctx(59), [{ uuid: 'u1' }], 1))
       .toEqual([{ rel: 'next', href: 'http://api/v2.1/os-migrations?limit=1&status=x&marker=u1' }]);

@@ -6,9 +6,15 @@ import { pythonRepr } from './name-filter';
 
 export type Query = Readonly<Record<string, string | string[]>>;
 
-/** Nova's 400 for a query parameter its schema refuses. */
-export const queryError = (key: string, value: unknown, why: string): Error =>
-  badRequest(`Invalid input for query parameters ${key}. Value: ${JSON.stringify(value)}. ${why}`);
+/** A query value as Python prints it: a string as it is, a list of strings as its repr. Pure. */
+const pythonValue = (v: string | readonly string[]): string => (typeof v === 'string' ? v : `[${v.map(pythonRepr).join(', ')}]`);
+
+/**
+ * Nova's 400 for a query parameter its schema refuses: the value jsonschema failed on (one item
+ * of the parameter's list for a format or pattern, the whole list for too many items).
+ */
+export const queryError = (key: string, value: string | readonly string[], why: string): Error =>
+  badRequest(`Invalid input for query parameters ${key}. Value: ${pythonValue(value)}. ${why}`);
 
 /** The last value of a parameter. */
 export const lastValue = (q: Query, k: string): string | undefined => { const v = q[k]; return Array.isArray(v) ? v[v.length - 1] : v; };
@@ -16,7 +22,7 @@ export const lastValue = (q: Query, k: string): string | undefined => { const v 
 /** A parameter given at most once (`single_param`). */
 export function singleValue(q: Query, k: string): string | undefined {
   const v = q[k];
-  if (Array.isArray(v) && v.length > 1) throw queryError(k, v, `${JSON.stringify(v)} is too long`);
+  if (Array.isArray(v) && v.length > 1) throw queryError(k, v, `${pythonValue(v)} is too long`);
   return lastValue(q, k);
 }
 
@@ -24,7 +30,8 @@ export function singleValue(q: Query, k: string): string | undefined {
 export function dateTimeParam(k: string, v: string): Date {
   const m = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(v);
   const d = m === null ? NaN : Date.parse(m[3] === undefined ? `${v.replace(' ', 'T')}Z` : v.replace(' ', 'T'));
-  if (Number.isNaN(d)) throw queryError(k, [v], `${pythonRepr(v)} is not a 'date-time'`);
+  // NOTE: Python's datetime starts at year 1: Nova refuses a year 0000 (a time zone may shift it there)
+  if (Number.isNaN(d) || new Date(d).getUTCFullYear() < 1) throw queryError(k, v, `${pythonRepr(v)} is not a 'date-time'`);
   return new Date(d);
 }
 
@@ -40,7 +47,7 @@ export interface Paging { readonly limit: number; readonly marker?: string; read
 /** Reads limit (capped at `maxLimit`), marker, changes-since and, when `withBefore`, changes-before. Pure. */
 export function parsePaging(q: Query, maxLimit: number, withBefore: boolean): Paging {
   const limitRaw = singleValue(q, 'limit');
-  if (limitRaw !== undefined && !/^[0-9]+$/.test(limitRaw)) throw queryError('limit', [limitRaw], `${pythonRepr(limitRaw)} does not match '^[0-9]*$'`);
+  if (limitRaw !== undefined && !/^[0-9]+$/.test(limitRaw)) throw queryError('limit', limitRaw, `${pythonRepr(limitRaw)} does not match '^[0-9]*$'`);
   const since = singleValue(q, 'changes-since');
   const before = withBefore ? singleValue(q, 'changes-before') : undefined;
   const p: Paging = {

@@ -46,6 +46,9 @@ describe('migrate bodies', () => {
     expect(parseMigrateLive({ 'os-migrateLive': { host: 'h2', block_migration: 'true', force: true } }, v(60))).toMatchObject({ blockMigration: 'true', force: true });
     expect(parseMigrateLive({ 'os-migrateLive': { host: 'h2', block_migration: 'auto', force: 'false' } }, v(30)).force).toBeUndefined();
     expect(err(() => parseMigrateLive({ 'os-migrateLive': { host: 'h2', block_migration: 'auto', force: false } }, v(29)))).toMatch(/'force' was unexpected/);
+    expect(parseMigrateLive({ 'os-migrateLive': { host: 'h2', block_migration: 'auto', force: true } }, v(67)).force).toBe(true);
+    expect(err(() => parseMigrateLive({ 'os-migrateLive': { host: 'h2', block_migration: 'auto', force: false } }, v(68))))
+      .toBe("400 Invalid input for field/attribute os-migrateLive. Additional properties are not allowed ('force' was unexpected)");
   });
 });
 
@@ -60,6 +63,8 @@ describe('evacuate and unshelve bodies', () => {
     expect(parseEvacuate({ evacuate: { host: 'h2', force: true } }, v(29))).toMatchObject({ host: 'h2', force: true });
     expect(parseEvacuate({ evacuate: { host: 'h2', force: false } }, v(64)).force).toBeUndefined();
     expect(err(() => parseEvacuate({ evacuate: { host: 'h2', force: true } }, v(28)))).toMatch(/'force' was unexpected/);
+    expect(parseEvacuate({ evacuate: { host: 'h2', force: true } }, v(67)).force).toBe(true);
+    expect(err(() => parseEvacuate({ evacuate: { host: 'h2', force: true } }, v(68)))).toMatch(/^400 .*Additional properties are not allowed \('force' was unexpected\)$/);
     expect(err(() => parseEvacuate({ evacuate: { host: null } }, v(60)))).toMatch(/None is not of type 'string'/);
   });
 

@@ -8,7 +8,7 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 
 /** `server` keys Nova's create schema knows (at 2.1) that this deployment reads or accepts. */
 const BASE_KEYS = ['name', 'imageRef', 'flavorRef', 'availability_zone', 'min_count', 'max_count', 'return_reservation_id',
-  'networks', 'metadata', 'security_groups', 'key_name', 'user_data', 'config_drive', 'adminPass', 'OS-DCF:diskConfig'];
+  'networks', 'metadata', 'security_groups', 'key_name', 'user_data', 'config_drive', 'adminPass', 'OS-DCF:diskConfig', 'block_device_mapping_v2'];
 
 /** The `server` keys of a create at `version` (2.19 `description`, 2.63 `trusted_image_certificates`). Pure. */
 export function serverKeys(version: Microversion): readonly string[] {

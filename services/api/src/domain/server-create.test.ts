@@ -65,6 +65,20 @@ describe('parseCreateServer', () => {
     expect(parseCreateServer(server({ networks: 'auto' }), V237).networks).toBe('auto');
     expect(messageOf(() => parseCreateServer(server({ networks: 'none' }), V21))).toContain("is not of type 'array'");
   });
+
+  it('block_device_mapping_v2: volume_type is an unknown key before 2.67, known from 2.67; any mapping is refused (no block storage)', () => {
+    const bdm = [{ source_type: 'image', uuid: IMAGE, destination_type: 'volume', boot_index: 0, volume_size: 1, volume_type: 'lvm' }];
+    const at = (minor: number): { major: number; minor: number } => ({ major: 2, minor });
+    expect(messageOf(() => parseCreateServer(server({ networks: 'none', block_device_mapping_v2: bdm }), at(66))))
+      .toMatch(/^Invalid input for field\/attribute 0\. Value: .*Additional properties are not allowed \('volume_type' was unexpected\)$/);
+    expect(messageOf(() => parseCreateServer(server({ networks: 'none', block_device_mapping_v2: bdm }), at(67))))
+      .toContain('Block device mappings are not supported by this deployment');
+    expect(messageOf(() => parseCreateServer(server({ networks: 'none', block_device_mapping_v2: [{ volume_type: 7 }] }), at(67))))
+      .toBe("Invalid input for field/attribute volume_type. Value: 7. 7 is not of type 'string', 'null'");
+    expect(messageOf(() => parseCreateServer(server({ networks: 'none', block_device_mapping_v2: [{ tag: 't' }] }), at(40)))).toContain("'tag' was unexpected");
+    expect(messageOf(() => parseCreateServer(server({ block_device_mapping_v2: {} }), V21))).toContain("is not of type 'array'");
+    expect(parseCreateServer(server({ networks: 'none', block_device_mapping_v2: [] }), at(67)).name).toBe('vm');
+  });
 });
 
 it('names multi-create servers name-1..n', () => {

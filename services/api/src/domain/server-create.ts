@@ -2,6 +2,7 @@ import { badRequest } from './errors';
 import { atLeast, type Microversion } from './microversion';
 import { invalidName, isNovaBoolean, isNovaName, novaBoolean, UUID } from './nova-formats';
 import { invalidInput, notOfType } from './server-create-errors';
+import { checkBlockDeviceMappings } from './server-create-bdm';
 import { checkServerOptions, serverKeys } from './server-create-options';
 import { hintsOf } from './server-hints';
 
@@ -104,6 +105,7 @@ export function parseCreateServer(body: unknown, version: Microversion): CreateS
   const rri = server.return_reservation_id === undefined ? false : server.return_reservation_id;
   if (!isNovaBoolean(rri)) throw invalidInput('return_reservation_id', rri, `${JSON.stringify(rri)} is not of type 'boolean'`);
   checkServerOptions(server);
+  checkBlockDeviceMappings(server.block_device_mapping_v2, version);
   const { hints, group } = hintsOf(body);
   return {
     name, flavorRef: refOf(server, 'flavorRef'), imageRef: refOf(server, 'imageRef'), availabilityZone: az, minCount, maxCount,

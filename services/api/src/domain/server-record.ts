@@ -30,8 +30,11 @@ export interface ServerRecord {
   readonly fault: InstanceFault | undefined;
   /** Nova's host_status: its host's compute service as the cell holds it ('' without a host). */
   readonly hostStatus: HostStatus;
-  /** Where it was read from (for tests and logs). */
-  readonly source: 'build_request' | 'cell' | 'mapping';
+  /**
+   * Where it was read from: `mapping` and `request_spec` are servers of a cell that did not
+   * answer (the latter with what the RequestSpec knows, for `GET /servers/{id}`).
+   */
+  readonly source: 'build_request' | 'cell' | 'mapping' | 'request_spec';
 }
 
 /** Nova's sort for lists: created_at desc, then uuid desc (total, the same in every cell). Pure. */

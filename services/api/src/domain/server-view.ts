@@ -73,9 +73,22 @@ function versionedFields(r: ServerRecord, ctx: ViewContext): Json {
 /** Nova's `_progress_statuses`: the statuses a server view carries `progress` in. */
 const PROGRESS_STATUSES: readonly string[] = ['ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE', 'MIGRATING'];
 
-/** A minimal record for a server whose cell did not answer (Nova 2.69 style). Pure. */
+function imageView(r: ServerRecord, ctx: ViewContext): Json | string {
+  return r.imageRef === '' ? '' : { id: r.imageRef, links: [{ rel: 'bookmark', href: `${ctx.baseUrl}/images/${r.imageRef}` }] };
+}
+
+/**
+ * Nova's partial construct (2.69) for a server whose cell did not answer: id, status UNKNOWN,
+ * tenant_id, created, links; for `GET /servers/{id}` (read with its RequestSpec) also image,
+ * flavor, the zone asked for at boot (else "UNKNOWN"), power state 0 and user_id. Pure.
+ */
 function unknownDetail(r: ServerRecord, ctx: ViewContext): Json {
-  return { id: r.uuid, status: 'UNKNOWN', tenant_id: r.projectId, created: iso(r.createdAt), links: links(ctx, 'servers', r.uuid) };
+  const view: Json = { id: r.uuid, status: 'UNKNOWN', tenant_id: r.projectId, created: iso(r.createdAt), links: links(ctx, 'servers', r.uuid) };
+  if (r.source !== 'request_spec') return view;
+  return {
+    ...view, image: imageView(r, ctx), flavor: flavorView(r, ctx), 'OS-EXT-AZ:availability_zone': r.availabilityZone ?? 'UNKNOWN',
+    'OS-EXT-STS:power_state': r.powerState, user_id: r.userId === '' ? 'UNKNOWN' : r.userId,
+  };
 }
 
 /** `GET /servers/detail` item and `GET /servers/{id}` body, in Nova's shape for the version. Pure. */
@@ -84,7 +97,7 @@ export function serverDetail(r: ServerRecord, ctx: ViewContext): Json {
   const status = statusOf(r.vmState, r.taskState);
   const view: Json = {
     id: r.uuid, name: r.name, status, tenant_id: r.projectId, user_id: r.userId, metadata: {},
-    hostId: hostId(r.projectId, r.host), image: r.imageRef === '' ? '' : { id: r.imageRef, links: [{ rel: 'bookmark', href: `${ctx.baseUrl}/images/${r.imageRef}` }] },
+    hostId: hostId(r.projectId, r.host), image: imageView(r, ctx),
     flavor: flavorView(r, ctx), created: iso(r.createdAt), updated: iso(r.updatedAt), addresses: {}, accessIPv4: '', accessIPv6: '',
     links: links(ctx, 'servers', r.uuid), 'OS-DCF:diskConfig': 'MANUAL', 'OS-EXT-AZ:availability_zone': r.availabilityZone ?? '',
     config_drive: '', key_name: null, 'OS-SRV-USG:launched_at': isoMicro(r.launchedAt), 'OS-SRV-USG:terminated_at': isoMicro(r.terminatedAt),

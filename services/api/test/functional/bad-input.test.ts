@@ -135,13 +135,15 @@ const regexish = fc.string({ unit: fc.constantFrom(...'a().*+?[]{}|^$\\-:,012345
 const listQuery = fc.record({
   name: fc.oneof(regexish, nastyString), limit: fc.oneof(fc.nat().map(String), nastyString), marker: fc.oneof(fc.uuid(), nastyString),
   status: fc.oneof(fc.constantFrom('ACTIVE', 'BUILD', 'ERROR', 'bogus'), nastyString), all_tenants: fc.constantFrom('0', '1', 'true'),
+  'changes-since': fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), nastyString),
+  'changes-before': fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), nastyString),
 }, { requiredKeys: [] });
 
-it('GET /servers with any name, limit, marker and status: 200 or a 4xx in Nova\'s shape, never a 5xx, at once', async () => {
-  await fc.assert(fc.asyncProperty(listQuery, fc.constantFrom(MEMBER, 'admin'), async (query, token) => {
+it('GET /servers with any name, limit, marker, status and changes-*: 200 or a 4xx in Nova\'s shape, never a 5xx, at once', async () => {
+  await fc.assert(fc.asyncProperty(listQuery, fc.constantFrom(MEMBER, 'admin'), fc.constantFrom(undefined, '2.65', '2.66', '2.69'), async (query, token, version) => {
     const before = await apiState(h);
     const started = performance.now();
-    const res = await h.inject({ url: `/v2.1/servers/detail?${new URLSearchParams(query).toString()}`, headers: as(token) });
+    const res = await h.inject({ url: `/v2.1/servers/detail?${new URLSearchParams(query).toString()}`, headers: as(token, version) });
     expect(performance.now() - started).toBeLessThan(3000);
     if (res.statusCode !== 200) {
       expect([res.statusCode, isNovaError(res.statusCode, res.body)]).toEqual([res.statusCode, true]);

@@ -120,12 +120,12 @@ describe('no pattern stalls the api', () => {
     expect(r.otherMs).toBeLessThan(500);
   });
 
-  it('one a cell cannot match in time shows that cell as down (as any slow cell), within the timeout', async () => {
+  it('one a cell cannot match in time skips that cell (as any slow cell: a filter shows no minimal record), within the timeout', async () => {
     await inCell('costly-cell', LONG);
     const r = await alongside(() => byName('costly-cell', COSTLY));
     expect(r.slow.statusCode).toBe(200);
     expect(names(r.slow)).toEqual([]);
-    expect(r.slow.headers['x-cellsched-down-cells']?.split(',')).toContain(h.cells.cell1.uuid);
+    expect(r.slow.headers).not.toHaveProperty('x-cellsched-down-cells');
     expect(r.slowMs).toBeLessThan(TIMEOUT + 1000);
     expect(r.otherMs).toBeLessThan(500);
     const plain = await list('costly-cell', 'name=b%24');

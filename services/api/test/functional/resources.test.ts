@@ -1,7 +1,7 @@
 // Version discovery, microversions, auth, flavors, server groups, hypervisors, services,
 // availability zones, instance actions and images, against real PostgreSQL and RabbitMQ.
 import { randomUUID } from 'node:crypto';
-import { setInstanceMappingCell } from '@cellsched/api-db';
+import { addHostMappings, setInstanceMappingCell } from '@cellsched/api-db';
 import {
   createInstance, EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, recordServiceHeartbeat, startActionEvent, startInstanceAction, upsertComputeNode, upsertService,
 } from '@cellsched/cell-db';
@@ -24,8 +24,8 @@ describe('versions, auth, microversions', () => {
   it('serves version discovery without a token', async () => {
     const root = await h.inject({ url: '/' });
     expect(root.statusCode).toBe(200);
-    expect(root.json()).toEqual({ versions: [expect.objectContaining({ id: 'v2.1', status: 'CURRENT', version: '2.64', min_version: '2.1' })] });
-    expect((await h.inject({ url: '/v2.1' })).json()).toHaveProperty('version.version', '2.64');
+    expect(root.json()).toEqual({ versions: [expect.objectContaining({ id: 'v2.1', status: 'CURRENT', version: '2.69', min_version: '2.1' })] });
+    expect((await h.inject({ url: '/v2.1' })).json()).toHaveProperty('version.version', '2.69');
   });
 
   it('needs a token (401) and negotiates the version as Nova', async () => {
@@ -34,12 +34,12 @@ describe('versions, auth, microversions', () => {
     expect(none.json()).toHaveProperty('unauthorized.code', 401);
     const dflt = await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1') });
     expect(dflt.headers['openstack-api-version']).toBe('compute 2.1');
-    expect((await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1', 'latest') })).headers['openstack-api-version']).toBe('compute 2.64');
+    expect((await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1', 'latest') })).headers['openstack-api-version']).toBe('compute 2.69');
     const legacy = await h.inject({ url: '/v2.1/flavors', headers: { 'x-auth-token': 'alice:p1', 'x-openstack-nova-api-version': '2.40' } });
     expect(legacy.headers['x-openstack-nova-api-version']).toBe('2.40');
     const tooNew = await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1', '2.99') });
     expect(tooNew.statusCode).toBe(406);
-    expect(tooNew.json()).toEqual({ notAcceptable: { code: 406, message: 'Version 2.99 is not supported by the API. Minimum is 2.1 and maximum is 2.64.' } });
+    expect(tooNew.json()).toEqual({ notAcceptable: { code: 406, message: 'Version 2.99 is not supported by the API. Minimum is 2.1 and maximum is 2.69.' } });
     expect((await h.inject({ url: '/v2.1/flavors', headers: as('alice:p1', 'two') })).statusCode).toBe(400);
     expect((await h.inject({ url: '/v2.1/nothing-here', headers: as('alice:p1') })).json()).toHaveProperty('itemNotFound.code', 404);
   });
@@ -109,10 +109,10 @@ describe('os-server-groups at 2.64', () => {
 });
 
 describe('hosts across cells', () => {
-  it('lists hypervisors (admin only), marking the down cell', async () => {
+  it('lists hypervisors (admin only), skipping the down cell as Nova does (no header, at any version)', async () => {
     expect((await h.inject({ url: '/v2.1/os-hypervisors', headers: as('alice:p1') })).statusCode).toBe(403);
     const res = await h.inject({ url: '/v2.1/os-hypervisors/detail', headers: as('admin', '2.53') });
-    expect(res.headers['x-cellsched-down-cells']).toBe(h.cells.down.uuid);
+    expect(res.headers).not.toHaveProperty('x-cellsched-down-cells');
     const hv = (res.json() as { hypervisors: Record<string, unknown>[] }).hypervisors;
     expect(hv.map((x) => [x.hypervisor_hostname, x.state, x.status])).toEqual([['host-a.example', 'up', 'enabled'], ['host-b.example', 'down', 'enabled']]);
     expect(hv[0]).toMatchObject({ vcpus: 8, memory_mb: 16384, free_ram_mb: 15872, service: { host: 'host-a', id: computeUuid } });
@@ -134,6 +134,23 @@ describe('hosts across cells', () => {
     const az = (await h.inject({ url: '/v2.1/os-availability-zone', headers: as('alice:p1') })).json();
     expect(az).toEqual({ availabilityZoneInfo: [{ zoneName: 'nova', zoneState: { available: true }, hosts: null }] });
     expect((await h.inject({ url: '/v2.1/os-availability-zone/detail', headers: as('alice:p1') })).statusCode).toBe(403);
+  });
+
+  it('os-services: a down cell is skipped below 2.69; from 2.69 its host mappings are minimal nova-compute records', async () => {
+    await addHostMappings(h.apiDb.pool, h.cells.down.id, ['host-z']);
+    const at = async (version: string, query = ''): Promise<Record<string, unknown>[]> => {
+      const res = await h.inject({ url: `/v2.1/os-services${query}`, headers: as('admin', version) });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers).not.toHaveProperty('x-cellsched-down-cells');
+      return (res.json() as { services: Record<string, unknown>[] }).services;
+    };
+    expect((await at('2.68')).map((s) => s.host)).toEqual(['host-a', 'host-b']);
+    const now = await at('2.69');
+    expect(now.map((s) => s.host)).toEqual(['host-a', 'host-b', 'host-z']);
+    expect(now[2]).toEqual({ binary: 'nova-compute', host: 'host-z', status: 'UNKNOWN' });
+    expect(await at('2.69', '?host=host-z')).toEqual([{ binary: 'nova-compute', host: 'host-z', status: 'UNKNOWN' }]);
+    expect(await at('2.69', '?binary=nova-scheduler')).toEqual([]);
+    await h.apiDb.pool.query('DELETE FROM host_mappings WHERE host = $1', ['host-z']);
   });
 
   it('disables and enables a compute through the super-conductor (legacy and 2.53 shapes)', async () => {
@@ -187,6 +204,16 @@ describe('os-instance-actions', () => {
       .toEqual({ badRequest: { code: 400, message: 'Marker nope could not be found.' } });
     expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions?foo=1`, headers: as('alice:p1', '2.58') })).statusCode).toBe(400);
     expect((await h.inject({ url: `/v2.1/servers/${id}/os-instance-actions?foo=1`, headers: as('alice:p1', '2.57') })).statusCode).toBe(200);
+    // 2.66: changes-before (updated_at at or before it); an unknown parameter before 2.66
+    const at = (q: string, version: string): Promise<{ statusCode: number; json: () => unknown }> =>
+      h.inject({ url: `/v2.1/servers/${id}/os-instance-actions${q}`, headers: as('alice:p1', version) });
+    expect((await at('?changes-before=2999-01-01T00:00:00Z', '2.65')).json())
+      .toEqual({ badRequest: { code: 400, message: "Additional properties are not allowed ('changes-before' was unexpected)" } });
+    const ids = async (q: string): Promise<string[]> => ((await at(q, '2.66')).json() as { instanceActions: { request_id: string }[] }).instanceActions.map((a) => a.request_id);
+    expect(await ids('?changes-before=2999-01-01T00:00:00Z')).toEqual(['req-2', 'req-1']);
+    expect(await ids('?changes-before=2000-01-01T00:00:00Z')).toEqual([]);
+    const reversed = await at('?changes-since=2999-01-01T00:00:00Z&changes-before=2000-01-01T00:00:00Z', '2.66');
+    expect([reversed.statusCode, reversed.json()]).toEqual([400, { badRequest: { code: 400, message: 'The value of changes-since must be less than or equal to changes-before.' } }]);
   });
 });
 

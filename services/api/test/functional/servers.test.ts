@@ -1,7 +1,7 @@
 // POST/GET/DELETE /servers against real PostgreSQL (API DB, cell0, cell1, a hung cell) and
 // a real RabbitMQ vhost where a fake super-conductor records the casts.
 import { getBuildRequest, getInstanceMapping, getRequestSpec, setInstanceMappingCell } from '@cellsched/api-db';
-import { addInstanceFault, createInstance, recordServiceHeartbeat, setServiceDisabled, setServiceForcedDown, upsertService } from '@cellsched/cell-db';
+import { addInstanceFault, createInstance, recordServiceHeartbeat, setServiceDisabled, setServiceForcedDown, softDeleteInstance, upsertService } from '@cellsched/cell-db';
 import { as, IMAGE, startHarness, waitFor, type Harness } from './harness';
 
 let h: Harness;
@@ -127,22 +127,115 @@ describe('GET /v2.1/servers', () => {
     expect(admin.server.fault.details).toBe('filters: RamFilter removed 3');
   });
 
-  it('lists across cells: a hung cell gives UNKNOWN minimal records and a header, the others answer', async () => {
-    const inCell = await create('bob:p2', body({ name: 'b-cell' }));
-    await placeInCell(inCell, 'p2', 'active');
-    const inDown = await create('bob:p2', body({ name: 'b-down' }));
-    await placeInCell(inDown, 'p2', 'active', 'down');
-    const building = await create('bob:p2', body({ name: 'b-build' }));
-    const started = Date.now();
-    const res = await h.inject({ url: '/v2.1/servers/detail', headers: as('bob:p2') });
-    expect(Date.now() - started).toBeLessThan(5000);
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['x-cellsched-down-cells']).toBe(h.cells.down.uuid);
-    const servers = (res.json() as { servers: Record<string, unknown>[] }).servers;
-    expect(new Map(servers.map((s) => [s.id, s.status]))).toEqual(new Map([[building, 'BUILD'], [inDown, 'UNKNOWN'], [inCell, 'ACTIVE']]));
-    expect(servers.find((s) => s.id === inDown)).toEqual({ id: inDown, status: 'UNKNOWN', tenant_id: 'p2', created: expect.any(String), links: expect.any(Array) });
-    const one = await h.inject({ url: `/v2.1/servers/${inDown}`, headers: as('bob:p2') });
-    expect((one.json() as { server: { status: string } }).server.status).toBe('UNKNOWN');
+  describe('a cell that does not answer (Nova 2.69 down-cell support)', () => {
+    let inCell: string;
+    let inDown: string;
+    let building: string;
+    beforeAll(async () => {
+      inCell = await create('bob:p2', body({ name: 'b-cell' }));
+      await placeInCell(inCell, 'p2', 'active');
+      inDown = await create('bob:p2', body({ name: 'b-down', availability_zone: 'nova' }));
+      await placeInCell(inDown, 'p2', 'active', 'down');
+      building = await create('bob:p2', body({ name: 'b-build' }));
+    });
+    const listed = async (url: string, token = 'bob:p2', version?: string): Promise<Record<string, unknown>[]> => {
+      const started = Date.now();
+      const res = await h.inject({ url, headers: as(token, version) });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers).not.toHaveProperty('x-cellsched-down-cells');
+      return (res.json() as { servers: Record<string, unknown>[] }).servers;
+    };
+
+    it('below 2.69 lists skip its servers; the others answer', async () => {
+      for (const url of ['/v2.1/servers/detail', '/v2.1/servers']) {
+        expect((await listed(url, 'bob:p2', '2.68')).map((s) => s.id).sort()).toEqual([building, inCell].sort());
+      }
+      expect((await listed('/v2.1/servers/detail')).map((s) => s.id)).not.toContain(inDown);
+    });
+
+    it('from 2.69 lists show them first as minimal records in Nova\'s documented shape', async () => {
+      const detail = await listed('/v2.1/servers/detail', 'bob:p2', '2.69');
+      expect(detail.map((s) => [s.id, s.status])).toEqual([[inDown, 'UNKNOWN'], [building, 'BUILD'], [inCell, 'ACTIVE']]);
+      expect(detail[0]).toEqual({
+        id: inDown, status: 'UNKNOWN', tenant_id: 'p2', created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        links: [{ rel: 'self', href: `${h.base}/v2.1/servers/${inDown}` }, { rel: 'bookmark', href: `${h.base}/servers/${inDown}` }],
+      });
+      const index = await listed('/v2.1/servers', 'bob:p2', '2.69');
+      expect(index[0]).toEqual({ id: inDown, status: 'UNKNOWN', links: detail[0]?.links });
+      expect(index.slice(1).map((s) => s.name).sort()).toEqual(['b-build', `srv-${inCell.slice(0, 4)}`].sort());
+      // other projects' servers in the down cell are not shown; all_tenants (admin) is the one filter allowed
+      expect((await listed('/v2.1/servers', 'dave:p4', '2.69')).map((s) => s.id)).not.toContain(inDown);
+      expect((await listed('/v2.1/servers?all_tenants=1', 'admin', '2.69')).map((s) => s.id)).toContain(inDown);
+      // a member's unknown keys are dropped as in Nova: still no filter
+      expect((await listed('/v2.1/servers?host=x', 'bob:p2', '2.69')).map((s) => s.id)).toContain(inDown);
+    });
+
+    it('from 2.69 a filter, paging or sorting skips them (they cannot be judged)', async () => {
+      const queries = ['limit=100', 'marker=' + building, 'sort_key=display_name', 'name=b-', 'status=ACTIVE', 'changes-since=2000-01-01T00:00:00Z'];
+      for (const q of queries) expect((await listed(`/v2.1/servers/detail?${q}`, 'bob:p2', '2.69')).map((s) => s.id)).not.toContain(inDown);
+      expect((await listed('/v2.1/servers?all_tenants=1&project_id=p2', 'admin', '2.69')).map((s) => s.id)).not.toContain(inDown);
+    });
+
+    it('GET /servers/{id}: Nova\'s 500 below 2.69, the minimal record with its RequestSpec from 2.69', async () => {
+      const old = await h.inject({ url: `/v2.1/servers/${inDown}`, headers: as('bob:p2', '2.68') });
+      expect(old.statusCode).toBe(500);
+      expect(old.json()).toEqual({ computeFault: { code: 500, message: expect.stringMatching(/^Unexpected API Error\. .*\n<class 'nova\.exception\.NovaException'>$/s) } });
+      const res = await h.inject({ url: `/v2.1/servers/${inDown}`, headers: as('bob:p2', '2.69') });
+      expect(res.statusCode).toBe(200);
+      expect((res.json() as { server: unknown }).server).toEqual({
+        id: inDown, status: 'UNKNOWN', tenant_id: 'p2', user_id: 'bob', created: expect.any(String), links: expect.any(Array),
+        image: { id: IMAGE, links: [{ rel: 'bookmark', href: `${h.base}/images/${IMAGE}` }] },
+        flavor: { vcpus: 1, ram: 512, disk: 1, ephemeral: 0, swap: 0, original_name: 'm1.tiny', extra_specs: {} },
+        'OS-EXT-AZ:availability_zone': 'nova', 'OS-EXT-STS:power_state': 0,
+      });
+      // no zone asked for at boot: "UNKNOWN"; a server being deleted: 404 (Nova treats it as deleted)
+      const noZone = await create('bob:p2', body({ name: 'b-down-2' }));
+      await placeInCell(noZone, 'p2', 'active', 'down');
+      const shown = (await h.inject({ url: `/v2.1/servers/${noZone}`, headers: as('bob:p2', '2.69') })).json() as { server: Record<string, unknown> };
+      expect(shown.server['OS-EXT-AZ:availability_zone']).toBe('UNKNOWN');
+      await h.apiDb.pool.query('UPDATE instance_mappings SET queued_for_delete = true WHERE instance_uuid = $1', [noZone]);
+      const gone = await h.inject({ url: `/v2.1/servers/${noZone}`, headers: as('bob:p2', '2.69') });
+      expect(gone.statusCode).toBe(404);
+      expect(gone.json()).toEqual({ itemNotFound: { code: 404, message: `Instance ${noZone} could not be found.` } });
+    });
+  });
+
+  it('changes-since (any version) and changes-before (2.66) bound updated_at and list deleted servers too, as Nova', async () => {
+    const [old, recent, gone] = [await create('fay:p6', body({ name: 'f-old' })), await create('fay:p6', body({ name: 'f-new' })), await create('fay:p6', body({ name: 'f-gone' }))];
+    for (const id of [old, recent, gone]) await placeInCell(id, 'p6', 'active');
+    await softDeleteInstance(h.cell1.pool, gone);
+    const at = async (id: string, t: string): Promise<void> => { await h.cell1.pool.query('UPDATE instances SET updated_at = $2 WHERE uuid = $1', [id, t]); };
+    await at(old, '2026-01-01T00:00:00Z');
+    await at(recent, '2026-03-01T00:00:00Z');
+    await at(gone, '2026-02-01T00:00:00Z');
+    const ids = async (q: string, version = '2.66'): Promise<string[]> => {
+      const res = await h.inject({ url: `/v2.1/servers/detail?${q}`, headers: as('fay:p6', version) });
+      expect(res.statusCode).toBe(200);
+      return (res.json() as { servers: { id: string }[] }).servers.map((x) => x.id);
+    };
+    // without a changes-* filter the deleted server is not listed
+    expect((await ids('')).sort()).toEqual([old, recent].sort());
+    expect(await ids('changes-since=2026-01-15T00:00:00Z')).toEqual(expect.arrayContaining([recent, gone]));
+    expect(await ids('changes-since=2026-01-15T00:00:00Z')).not.toContain(old);
+    expect(await ids('changes-before=2026-02-01T00:00:00Z')).toEqual(expect.arrayContaining([old, gone]));
+    expect(await ids('changes-before=2026-02-01T00:00:00Z')).not.toContain(recent);
+    expect(await ids('changes-since=2026-01-15T00:00:00Z&changes-before=2026-02-15T00:00:00Z')).toEqual([gone]);
+    const deleted = (await h.inject({ url: '/v2.1/servers/detail?changes-since=2026-01-15T00:00:00Z', headers: as('fay:p6', '2.66') })).json() as { servers: Record<string, unknown>[] };
+    expect(deleted.servers.find((x) => x.id === gone)).toMatchObject({ status: 'DELETED', 'OS-EXT-STS:vm_state': 'deleted' });
+    // below 2.66 a member's changes-before is dropped (Nova's remove_invalid_options): no bound, no deleted servers
+    expect((await ids('changes-before=2026-02-01T00:00:00Z', '2.65')).sort()).toEqual([old, recent].sort());
+    const bad = async (q: string): Promise<unknown> => {
+      const res = await h.inject({ url: `/v2.1/servers?${q}`, headers: as('fay:p6', '2.66') });
+      expect(res.statusCode).toBe(400);
+      return res.json();
+    };
+    expect(await bad('changes-since=2026-03-01T00:00:00Z&changes-before=2026-01-01T00:00:00Z'))
+      .toEqual({ badRequest: { code: 400, message: 'The value of changes-since must be less than or equal to changes-before.' } });
+    expect(await bad('changes-before=yesterday')).toEqual({ badRequest: { code: 400, message: expect.stringContaining("'yesterday' is not a 'date-time'") } });
+    expect(await bad('changes-since=2026-13-01T00:00:00Z')).toHaveProperty('badRequest.code', 400);
+    expect(await bad('changes-since=0000-01-01T00:00:00Z')).toHaveProperty('badRequest.code', 400);
+    expect((await ids('changes-since=0001-01-01T00:00:00Z')).sort()).toEqual([old, recent, gone].sort());
   });
 
   it('a member sees only their project; all_tenants is admin-only', async () => {

@@ -1,5 +1,5 @@
 import type { ServiceRecord } from '@cellsched/cell-db';
-import { downCellsHeader, gatherHosts, isUp, zoneResolver } from '../cell-hosts';
+import { gatherHosts, isUp, zoneResolver } from '../cell-hosts';
 import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
 
 // Nova's os-availability-zone (nova/api/openstack/compute/availability_zone.py and
@@ -35,7 +35,7 @@ function zoneHosts(services: readonly Zoned[], zone: string): Record<string, Rec
 }
 
 async function zones(req: ApiRequest, deps: ApiDeps, detailed: boolean): Promise<ApiReply> {
-  const { cells, down } = await gatherHosts(deps);
+  const { cells } = await gatherHosts(deps);
   const zoneOf = await zoneResolver(deps);
   const services = cells.flatMap((c) => c.services).map((service) => ({ service, zone: service.binary === 'nova-compute' ? zoneOf(service.host) : INTERNAL_ZONE }));
   const { available, notAvailable } = splitZones(services);
@@ -44,7 +44,7 @@ async function zones(req: ApiRequest, deps: ApiDeps, detailed: boolean): Promise
     ...available.filter(shown).map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: detailed ? zoneHosts(services, zoneName) : null })),
     ...notAvailable.filter(shown).map((zoneName) => ({ zoneName, zoneState: { available: false }, hosts: null })),
   ];
-  return { status: 200, body: { availabilityZoneInfo: info }, headers: downCellsHeader(down) };
+  return { status: 200, body: { availabilityZoneInfo: info } };
 }
 
 /** `/v2.1/os-availability-zone` (+ `/detail`, admin): zones of the services of every cell. */

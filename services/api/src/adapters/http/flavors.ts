@@ -41,7 +41,7 @@ function filtersOf(req: ApiRequest): FlavorFilters {
 /** Nova's `limit` (at most `max_limit`) and `marker` (a flavorid: 400 if there is no such flavor). */
 async function paging(req: ApiRequest, deps: ApiDeps): Promise<{ limit: number; marker?: string }> {
   const rawLimit = queryValue(req, 'limit');
-  if (rawLimit !== undefined && !/^[0-9]+$/.test(rawLimit)) throw queryError('limit', [rawLimit], `'${rawLimit}' does not match '^[0-9]*$'`);
+  if (rawLimit !== undefined && !/^[0-9]+$/.test(rawLimit)) throw queryError('limit', rawLimit, `'${rawLimit}' does not match '^[0-9]*$'`);
   const limit = Math.min(rawLimit === undefined ? MAX_LIMIT : Number(rawLimit), MAX_LIMIT);
   const marker = queryValue(req, 'marker');
   if (marker !== undefined && (await getFlavorByFlavorId(deps.apiDb, marker)) === undefined) throw badRequest(`marker [${marker}] not found`);

@@ -1,7 +1,7 @@
 import type { ComputeNodeRecord, ServiceRecord } from '@cellsched/cell-db';
 import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
-import { downCellsHeader, gatherHosts, isUp } from '../cell-hosts';
+import { gatherHosts, isUp } from '../cell-hosts';
 import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
 
 interface Node { node: ComputeNodeRecord; service: ServiceRecord | undefined }
@@ -35,16 +35,16 @@ function detail(n: Node, req: ApiRequest): Record<string, unknown> {
   };
 }
 
-async function nodes(deps: ApiDeps): Promise<{ nodes: Node[]; down: string[] }> {
-  const { cells, down } = await gatherHosts(deps);
+async function nodes(deps: ApiDeps): Promise<{ nodes: Node[] }> {
+  const { cells } = await gatherHosts(deps);
   const all = cells.flatMap((c) => c.nodes.map((node) => ({ node, service: c.services.find((s) => s.id === node.serviceId) })));
-  return { nodes: all.sort((a, b) => a.node.hypervisorHostname.localeCompare(b.node.hypervisorHostname)), down };
+  return { nodes: all.sort((a, b) => a.node.hypervisorHostname.localeCompare(b.node.hypervisorHostname)) };
 }
 
 function list(detailed: boolean) {
   return async (req: ApiRequest, deps: ApiDeps): Promise<ApiReply> => {
     const r = await nodes(deps);
-    return { status: 200, body: { hypervisors: r.nodes.map((n) => (detailed ? detail(n, req) : summary(n, req))) }, headers: downCellsHeader(r.down) };
+    return { status: 200, body: { hypervisors: r.nodes.map((n) => (detailed ? detail(n, req) : summary(n, req))) } };
   };
 }
 

@@ -5,7 +5,6 @@ import { badRequest, notFound } from '../../domain/errors';
 import {
   LIVE_MIGRATION_IN_PROGRESS, migrationsLinks, migrationView, parseMigrationQuery, serverMigrationView, type MigrationQuery,
 } from '../../domain/migration-view';
-import { downCellsHeader } from '../cell-hosts';
 import { inCell } from '../server-action-checks';
 import { locateServer } from '../server-reader';
 import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
@@ -38,8 +37,8 @@ function filtersOf(q: MigrationQuery, after: MigrationRecord | undefined): Migra
 /**
  * `GET /os-migrations` (admin): every cell's migrations, filtered as Nova's
  * `migration_get_all_by_filters`, newest first; from 2.59 paged with `limit`/`marker` (a
- * migration uuid) and `migrations_links`. A cell that does not answer is named in
- * `X-Cellsched-Down-Cells` and its migrations are left out.
+ * migration uuid) and `migrations_links`. A cell that does not answer is skipped (logged), as
+ * Nova's scatter-gather does.
  */
 async function list(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const q = parseMigrationQuery(req.query, req, MAX_LIMIT);
@@ -53,11 +52,12 @@ async function list(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
     if (r.ok) all.push(...(r.value as MigrationRecord[]));
     else down.push(cell as string);
   }
+  if (down.length > 0) deps.log.warn({ cell_uuids: down }, 'cells are not responding and hence skipped from the results');
   const page = all.sort(newestFirst).slice(0, q.limit ?? all.length);
   const body: Record<string, unknown> = { migrations: page.map((migration) => migrationView({ migration }, req)) };
   const next = q.limit === undefined ? [] : migrationsLinks(req.query, req, page, q.limit);
   if (next.length > 0) body.migrations_links = next;
-  return { status: 200, body, headers: downCellsHeader(down) };
+  return { status: 200, body };
 }
 
 /** The server's live migrations in progress (Nova's `migration_get_in_progress_by_instance`, type live-migration), oldest first. */

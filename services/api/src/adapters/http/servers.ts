@@ -1,13 +1,16 @@
 import { annotateSpan } from '@cellsched/telemetry';
 import { randomPassword } from '../../domain/admin-password';
+import { listShowsDownCells } from '../../domain/down-cells';
 import { badRequest, forbidden } from '../../domain/errors';
+import { atLeast } from '../../domain/microversion';
 import { parseCreateServer } from '../../domain/server-create';
 import { namePattern } from '../../domain/name-filter';
+import { dateTimeParam } from '../../domain/paging';
 import { statusFilter } from '../../domain/server-status';
 import { links, serverDetail, serverSummary } from '../../domain/server-view';
 import { createServers } from '../create-server';
 import { deleteServer } from '../delete-server';
-import { listServers, readServer, type ListFilter } from '../server-reader';
+import { downCellShow, listServers, readServer, type ListFilter } from '../server-reader';
 import { queryFlag, queryValue, queryValues, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 /** Nova's `[api] max_limit`. */
@@ -42,13 +45,40 @@ function limitOf(req: ApiRequest): number {
   return Math.min(Number(raw), MAX_LIMIT);
 }
 
+/** A date-time as Nova's handler parses an admin's changes-before below 2.66 (no schema for it there). */
+function legacyTime(v: string): Date {
+  try {
+    return dateTimeParam('changes-before', v);
+  } catch {
+    throw badRequest('Invalid filter field: changes-before.');
+  }
+}
+
+/**
+ * Nova's changes-since (every version) and changes-before (its query schema from 2.66; below,
+ * a member's is dropped and an admin's still applies, as Nova passes an admin's filters on):
+ * each value a date-time, the last one used, changes-before not earlier than changes-since.
+ */
+function changesOf(req: ApiRequest): { changesSince?: Date; changesBefore?: Date } {
+  const last = (k: string, parse = (v: string): Date => dateTimeParam(k, v)): Date | undefined => queryValues(req, k).map(parse).pop();
+  const changesSince = last('changes-since');
+  const changesBefore = atLeast(req.version, 66) ? last('changes-before') : req.caller.isAdmin ? last('changes-before', legacyTime) : undefined;
+  if (changesSince !== undefined && changesBefore !== undefined && changesBefore < changesSince) {
+    throw badRequest('The value of changes-since must be less than or equal to changes-before.');
+  }
+  return { changesSince, changesBefore };
+}
+
 function filterOf(req: ApiRequest): ListFilter {
   const allTenants = queryFlag(req, 'all_tenants');
   if (allTenants && !req.caller.isAdmin) throw forbidden("Policy doesn't allow os_compute_api:servers:index:get_all_tenants to be performed.");
   const tenant = queryValue(req, 'project_id') ?? queryValue(req, 'tenant_id');
   const projectId = allTenants ? tenant : req.caller.projectId;
   const status = queryValue(req, 'status');
-  return { projectId, status: status === undefined ? undefined : statusFilter(status), name: namePattern(queryValues(req, 'name')), limit: limitOf(req), marker: queryValue(req, 'marker') };
+  return {
+    projectId, status: status === undefined ? undefined : statusFilter(status), name: namePattern(queryValues(req, 'name')), limit: limitOf(req),
+    marker: queryValue(req, 'marker'), ...changesOf(req), downCellRecords: listShowsDownCells(Object.keys(req.query), req.caller.isAdmin, req.version),
+  };
 }
 
 function pageLinks(req: ApiRequest, path: string, page: { servers: readonly { uuid: string }[]; more: boolean }): Record<string, unknown> {
@@ -64,13 +94,12 @@ function list(detail: boolean) {
   return async (req: ApiRequest, deps: ApiDeps): Promise<ApiReply> => {
     const page = await listServers(deps, filterOf(req), req.caller);
     const servers = page.servers.map((r) => (detail ? serverDetail(r, req) : serverSummary(r, req)));
-    const headers: Record<string, string> = page.downCells.length > 0 ? { 'x-cellsched-down-cells': page.downCells.join(',') } : {};
-    return { status: 200, body: { servers, ...pageLinks(req, detail ? 'servers/detail' : 'servers', page) }, headers };
+    return { status: 200, body: { servers, ...pageLinks(req, detail ? 'servers/detail' : 'servers', page) } };
   };
 }
 
 async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  const server = await readServer(deps, req.params.id ?? '', req.caller);
+  const server = await readServer(deps, req.params.id ?? '', req.caller, downCellShow(deps, atLeast(req.version, 69)));
   return { status: 200, body: { server: serverDetail(server, req) } };
 }
 

@@ -1,11 +1,11 @@
 import type { ServiceRecord } from '@cellsched/cell-db';
-import type { CellMapping } from '@cellsched/api-db';
+import { listHostMappings, type CellMapping } from '@cellsched/api-db';
 import { getServiceById, listMigrationsByFilters } from '@cellsched/cell-db';
 import { badRequest, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { isNovaBoolean, novaBoolean } from '../../domain/nova-formats';
 import { inCell } from '../server-action-checks';
-import { downCellsHeader, gatherHosts, isUp, zoneResolver } from '../cell-hosts';
+import { gatherHosts, isUp, zoneResolver } from '../cell-hosts';
 import { plainBody, queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 import { deleteService, untilApplied } from './service-delete';
 
@@ -28,13 +28,24 @@ async function locate(deps: ApiDeps, match: (s: ServiceRecord) => boolean): Prom
   return cells.flatMap((c) => c.services.filter(match).map((service) => ({ service, cell: c.cell })));
 }
 
+/**
+ * Nova's minimal services of the cells that did not answer (2.69, `_service_get_all_cells`): one
+ * nova-compute per host mapping of the cell, with only its binary, host and status UNKNOWN.
+ */
+async function downCellServices(deps: ApiDeps, down: readonly string[]): Promise<Record<string, unknown>[]> {
+  const mapped = await Promise.all(down.map((cellUuid) => listHostMappings(deps.apiDb, { cellUuid })));
+  return mapped.flat().map((m) => ({ binary: 'nova-compute', host: m.host, status: 'UNKNOWN' }));
+}
+
 async function list(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
-  const host = queryValue(req, 'host');
-  const binary = queryValue(req, 'binary');
+  const host = queryValue(req, 'host') || undefined;
+  const binary = queryValue(req, 'binary') || undefined;
   const { cells, down } = await gatherHosts(deps);
   const zone = await zoneResolver(deps);
-  const services = cells.flatMap((c) => c.services).filter((s) => (host === undefined || s.host === host) && (binary === undefined || s.binary === binary));
-  return { status: 200, body: { services: services.map((s) => view(s, req, zone)) }, headers: downCellsHeader(down) };
+  const partial = atLeast(req.version, 69) ? await downCellServices(deps, down) : [];
+  const services = [...cells.flatMap((c) => c.services).map((s) => view(s, req, zone)), ...partial]
+    .filter((s) => (host === undefined || s.host === host) && (binary === undefined || s.binary === binary));
+  return { status: 200, body: { services } };
 }
 
 /** A change of a service: `disabled` (with its reason) and/or `forcedDown`; an absent part is left as it is. */
