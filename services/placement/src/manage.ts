@@ -4,7 +4,6 @@
 //   placement-manage db reset    empty the database but for the standard classes and traits
 import { loadConfig } from '@cellsched/config';
 import { createPool } from '@cellsched/db';
-import { runMain } from '@cellsched/telemetry';
 import { resetPlacementData } from './adapters/sql/reset';
 import { placementConfigSchema } from './config';
 
@@ -27,4 +26,8 @@ async function main(): Promise<void> {
   console.log('placement database reset: providers, allocations, consumers and custom classes and traits deleted');
 }
 
-runMain(main);
+// NOTE: not telemetry's runMain: loading OpenTelemetry costs a second, and gabbi resets before every file
+main().catch((err: unknown) => {
+  console.error(`placement-manage: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+});
