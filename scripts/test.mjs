@@ -103,9 +103,9 @@ function genIsFresh() {
   return 0;
 }
 
-// The launcher's own tests (node:test): the committed deploy/compose.yaml is what the plan renders, and its isolation.
+// The launcher's own tests (node:test): the committed deploy/compose.yaml is what the plan renders, and its isolation; pnpm stack's arguments.
 function launcher() {
-  const r = spawnSync('node', ['--test', '--test-reporter=tap', 'deploy/launcher/'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync('node', ['--test', '--test-reporter=tap', 'deploy/launcher/', 'scripts/stack/'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   process.stdout.write((r.stdout ?? '').split('\n').filter((l) => /^(not )?ok |^# (pass|fail)/.test(l)).join('\n') + '\n');
   const pass = /^# pass (\d+)/m.exec(r.stdout ?? ''); const fail = /^# fail (\d+)/m.exec(r.stdout ?? '');
   if (!pass || !fail) { console.error('node --test printed no summary'); return 1; }

@@ -5,16 +5,15 @@
 // nova-manage's bootstrap, marks itself healthy (the cells' processes start), then runs
 // discover_hosts until every simulated host is mapped and exits 0 (the API level starts).
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BOOTSTRAPPED_FILE, composePlan } from './compose.mjs';
-import { ensureOwnedDatabase, ensureReadOnlyRole, ensureVhostWithUserHttp } from './provision.mjs';
+import { adminSessions, countHostMappings } from './pg.mjs';
+import { ensureVhostWithUserHttp, provisionPlan } from './provision.mjs';
 import { SYSTEM_DEFAULTS, bootstrapCells, discoverHosts } from './system.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const { Client } = createRequire(join(ROOT, 'services/manage/package.json'))('pg');
 const log = (msg) => console.log(`${new Date().toISOString()} init: ${msg}`);
 
 function planOptions(argv) {
@@ -23,12 +22,6 @@ function planOptions(argv) {
   const int = (v, d) => (v === undefined ? d : Number.parseInt(v, 10));
   return { ...SYSTEM_DEFAULTS, cells: int(values.cells, SYSTEM_DEFAULTS.cells), hostsPerCell: int(values['hosts-per-cell'], SYSTEM_DEFAULTS.hostsPerCell),
     schedulers: int(values.schedulers, SYSTEM_DEFAULTS.schedulers), prefix: values.prefix ?? SYSTEM_DEFAULTS.prefix };
-}
-
-async function withClient(url, fn) {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try { return await fn(c); } finally { await c.end(); }
 }
 
 /** Retries `fn` while the broker or the database is still starting (its listener is up before it answers). */
@@ -43,13 +36,9 @@ async function untilUp(what, fn, timeoutMs = 120_000) {
   }
 }
 
-/** Roles and databases (placement's too), vhosts with their users, the read-only roles: what `pnpm stack up` provisions. */
+/** What `pnpm stack up` provisions (provisionPlan), the vhosts through the management API once it answers. */
 async function provision(plan, adminUrl, brokerUrl) {
-  const withAdmin = (fn) => withClient(adminUrl, fn);
-  const withAdminOn = (db, fn) => { const u = new URL(adminUrl); u.pathname = `/${db}`; return withClient(u.toString(), fn); };
-  for (const role of [...plan.roles, plan.placement.role]) await ensureOwnedDatabase(withAdmin, role);
-  await untilUp('RabbitMQ management API', async () => { for (const vhost of plan.vhosts) await ensureVhostWithUserHttp(brokerUrl, vhost); });
-  for (const role of plan.readOnlyRoles) await ensureReadOnlyRole(withAdminOn, role, []);
+  await provisionPlan(plan, adminSessions(adminUrl), (vhost) => untilUp('RabbitMQ management API', () => ensureVhostWithUserHttp(brokerUrl, vhost)));
 }
 
 async function main() {
@@ -62,8 +51,7 @@ async function main() {
   log(`bootstrap done: cell0 and ${plan.cells.map((c) => `${c.name} ${c.uuid}`).join(', ')}`);
   writeFileSync(BOOTSTRAPPED_FILE, `${new Date().toISOString()}\n`);
   const hosts = plan.cells.length * plan.options.hostsPerCell;
-  const count = () => withClient(plan.api.dbUrl, async (c) => Number((await c.query('SELECT count(*) AS n FROM host_mappings')).rows[0].n));
-  const mapped = await discoverHosts(plan, ROOT, count, 180_000 + 200 * hosts);
+  const mapped = await discoverHosts(plan, ROOT, () => countHostMappings(plan), 180_000 + 200 * hosts);
   log(`discover_hosts: ${mapped} of ${hosts} compute hosts mapped; done`);
 }
 

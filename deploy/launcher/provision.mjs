@@ -100,6 +100,19 @@ export async function ensureReadOnlyRole(withAdminOn, role, grants) {
   }
 }
 
+/**
+ * Everything `plan` owns on the servers: each role with its database (placement's too), each
+ * vhost with its user (`ensureVhost(name)`: rabbitmqctl natively, the management API under
+ * compose), then the read-only roles (an administrator's job; the databases' owners grant them
+ * what they read during the bootstrap, `--read-only-role`). `pg`: launcher/pg.mjs adminSessions.
+ * What `pnpm stack up` and the compose init provision. Idempotent.
+ */
+export async function provisionPlan(plan, pg, ensureVhost) {
+  for (const role of [...plan.roles, plan.placement.role]) await ensureOwnedDatabase(pg.withAdmin, role);
+  for (const vhost of plan.vhosts) await ensureVhost(vhost);
+  for (const role of plan.readOnlyRoles) await ensureReadOnlyRole(pg.withAdminOn, role, []);
+}
+
 /** Drops a role that owns nothing (a read-only role, after the databases it read were dropped); idempotent. */
 export async function dropRole(withAdmin, role) {
   await withAdmin(async (c) => { await c.query(`DROP ROLE IF EXISTS ${ident(role)}`); });

@@ -33,7 +33,7 @@ function cellUuid(prefix, index) {
  * Names, credentials and ports of one system, from the `up` options. `env`: where PostgreSQL
  * (`adminUrl`) and RabbitMQ (`amqpBase`) are; `hostOf(service)` is the address a process
  * reaches another at and `listen` the address services listen on (loopback natively, service
- * names and every interface under compose); `placementDbUrl` overrides placement's URL.
+ * names and every interface under compose).
  */
 export function systemPlan(o, env) {
   const p = o.prefix;
@@ -52,7 +52,7 @@ export function systemPlan(o, env) {
     options: o, cells,
     api: { role: apiRole, dbUrl: pgUrl(env.adminUrl, apiRole, apiRole), transportUrl: amqpUrl(env.amqpBase, apiRole, apiRole) },
     cell0: { role: cell0Role, dbUrl: pgUrl(env.adminUrl, cell0Role, cell0Role) },
-    placement: { role: placementRole, dbUrl: env.placementDbUrl ?? pgUrl(env.adminUrl, placementRole, placementRole) },
+    placement: { role: placementRole, dbUrl: pgUrl(env.adminUrl, placementRole, placementRole) },
     ports: { api: BASE_PORTS.api + off, placement: BASE_PORTS.placement + off, placementGrpc: BASE_PORTS.placementGrpc + off,
       scheduler: (i) => BASE_PORTS.scheduler + off + i, traces: BASE_PORTS.traces + off, postgres: BASE_PORTS.postgres + off },
     // `service:port` as another process reaches it (scheduler-<i>, placement, ...), and the address services listen on

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { runClientScript } from '../clients/run-script';
 import { Stack } from './harness';
 
 // Issue 13's sequence with the real OpenStack client (Debian's python3-openstackclient and
@@ -17,63 +16,28 @@ beforeAll(() => {
 afterAll(() => stack.down(), 120_000);
 
 test('openstack server create --hint same_host / different_host: on the hinted server\'s host / elsewhere, placement agreeing; no such server: NoValidHost', () => {
-  let out = '';
-  try {
-    out = execFileSync('bash', [join(__dirname, '../clients/host-hints.sh'), stack.apiUrl, stack.placementUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string };
-    throw new Error(`host-hints.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
-  }
-  expect(out).toContain('host-hints: every step passed');
+  expect(runClientScript('clients/host-hints.sh', [stack.apiUrl, stack.placementUrl], 300_000)).toContain('host-hints: every step passed');
 }, 360_000);
 
 test('openstack server stop/start/reboot/migrate/resize/confirm/revert/live-migrate/shelve/unshelve/rebuild/evacuate and server migration list, as a user types them', () => {
-  let out = '';
-  try {
-    out = execFileSync('bash', [join(__dirname, '../moves/openstack-moves.sh'), stack.apiUrl, stack.placementUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 540_000 });
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string };
-    throw new Error(`openstack-moves.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
-  }
-  expect(out).toContain('openstack-moves: every step passed');
+  expect(runClientScript('moves/openstack-moves.sh', [stack.apiUrl, stack.placementUrl], 540_000)).toContain('openstack-moves: every step passed');
 }, 600_000);
 
 // Issue 16: every `openstack flavor` command (create, list, show, set/unset, access, delete) as
 // against Nova; the script cleans up the flavors it made.
 test('openstack flavor create/list/show/set/unset/delete and flavor access, as an operator types them', () => {
-  let out = '';
-  try {
-    out = execFileSync('bash', [join(__dirname, '../clients/flavors.sh'), stack.apiUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string };
-    throw new Error(`flavors.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
-  }
-  expect(out).toContain('openstack-flavors: every step passed');
+  expect(runClientScript('clients/flavors.sh', [stack.apiUrl], 240_000)).toContain('openstack-flavors: every step passed');
 }, 300_000);
 
 // Issue 16: host aggregates and availability zones with the client (aggregate create/list/show/set/
 // add host/remove host/delete, availability zone list, server create --availability-zone), placement's
 // provider aggregates checked after each aggregate step; the script cleans up what it made.
 test('openstack aggregate create/list/show/set/add host/remove host/delete and server create --availability-zone, mirrored in placement', () => {
-  let out = '';
-  try {
-    out = execFileSync('bash', [join(__dirname, '../clients/aggregates.sh'), stack.apiUrl, stack.placementUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string };
-    throw new Error(`aggregates.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
-  }
-  expect(out).toContain('aggregates: every step passed');
+  expect(runClientScript('clients/aggregates.sh', [stack.apiUrl, stack.placementUrl], 240_000)).toContain('aggregates: every step passed');
 }, 300_000);
 
 // Last (it deletes two of the stack's three hosts): `openstack compute service delete` refused for
 // a host with a server, and for an idle host its service and resource provider gone when it returns.
 test('openstack compute service delete: 409 for a busy host; the service and its resource provider gone when it returns', () => {
-  let out = '';
-  try {
-    out = execFileSync('bash', [join(__dirname, '../moves/openstack-service-delete.sh'), stack.apiUrl, stack.placementUrl], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
-  } catch (e) {
-    const err = e as { stdout?: string; stderr?: string };
-    throw new Error(`openstack-service-delete.sh failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
-  }
-  expect(out).toContain('openstack-service-delete: every step passed');
+  expect(runClientScript('moves/openstack-service-delete.sh', [stack.apiUrl, stack.placementUrl], 240_000)).toContain('openstack-service-delete: every step passed');
 }, 300_000);

@@ -3,7 +3,7 @@
 // move-model.ts), compute services (enable/disable, force down, discover, delete).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { ServerView } from './checks';
+import { Tally, type ServerView } from './checks';
 import { instanceRows, migrationRows, sourceBackOf } from './invariants';
 import { consumerProblems, describeConsumer, expectedHoldings, unsettled, type MigrationFacts } from './move-model';
 import type { ChaosContext } from './scenario';
@@ -50,6 +50,40 @@ export async function settledServers(ctx: ChaosContext, ids: readonly string[], 
     const busy = [...last.values()].filter((s) => unsettled(s) !== undefined).map((s) => `${s.id} ${unsettled(s) ?? ''}`);
     throw new Error(`${(e as Error).message}: ${busy.slice(0, 5).join(', ')}`);
   }
+}
+
+/** Boots `n` servers (in bursts of `burst`) and waits (90 s at most) until they are at rest: their ids, views, and those ACTIVE. */
+export async function bootSettled(ctx: ChaosContext, n: number, burst: number): Promise<{ booted: string[]; views: Map<string, MovedServer>; active: string[] }> {
+  const booted = await ctx.boot(n, { burst });
+  const views = await settledServers(ctx, booted, 90_000);
+  return { booted, views, active: booted.filter((id) => views.get(id)?.status === 'ACTIVE') };
+}
+
+/** Every answer's status is one of `statuses` (202: accepted); the count of each status goes in the message. */
+export function expectAnswers(ctx: ChaosContext, answers: readonly { status: number }[], what: string, statuses: readonly number[] = [202]): void {
+  ctx.expect(answers.every((a) => statuses.includes(a.status)), `${what} (${JSON.stringify(countBy(answers, (a) => String(a.status)))})`);
+}
+
+/** How one moved server ended: its view (absent: deleted) and its newest migration. */
+export type MoveOutcome = (id: string, s: MovedServer | undefined, m: MigrationFacts | undefined) => boolean;
+
+/**
+ * Waits (`timeoutMs` at most) until the moved servers `ids` are at rest, then checks each with its
+ * newest migration: `ok` whether it ended as it may, `problem` what to say when not; one Tally
+ * line titled `what`. Returns the views and the newest migrations.
+ */
+export async function expectMoveOutcomes(ctx: ChaosContext, ids: readonly string[], timeoutMs: number, what: string, ok: MoveOutcome,
+  problem: (id: string, s: MovedServer | undefined, m: MigrationFacts | undefined) => string): Promise<{ servers: Map<string, MovedServer>; last: Map<string, MigrationFacts> }> {
+  const servers = await settledServers(ctx, ids, timeoutMs);
+  const last = lastMigrationOf(await migrationsOf(ctx, ids));
+  const t = new Tally(what);
+  for (const id of ids) {
+    const s = servers.get(id);
+    const m = last.get(id);
+    t.check(ok(id, s, m), () => problem(id, s, m));
+  }
+  t.report(ctx);
+  return { servers, last };
 }
 
 export const hostOf = (s: MovedServer | undefined): string => s?.['OS-EXT-SRV-ATTR:host'] ?? '';

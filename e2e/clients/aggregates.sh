@@ -11,16 +11,7 @@
 # the aggregate's uuid exactly while the host is a member (Nova's mirroring). Deletes what it
 # made. Exits non-zero at the first difference, printing it.
 set -euo pipefail
-COMPUTE=${1:-http://127.0.0.1:8774/v2.1}
-PLACEMENT=${2:-http://127.0.0.1:8778}
-IMAGE=${CELLSCHED_IMAGE:-155d900f-4e14-4e4c-a73d-069cbf4541e6}
-WAIT_S=${CELLSCHED_CLIENT_WAIT_S:-120}
-os() { openstack --os-auth-type admin_token --os-token admin --os-endpoint "$COMPUTE" --os-compute-api-version 2.60 "$@"; }
-step() { printf '\n== %s\n' "$*"; }
-fail() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
-api_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: compute 2.60' "$COMPUTE$1"; }
-pl_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: placement 1.19' "$PLACEMENT$1"; }
-field() { python3 -c "import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print(json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v)" "$1"; }
+. "$(dirname "$0")/lib.sh" "$@"
 SERVER=''
 cleanup() {
   for s in $SERVER $(os server list --name '^agg-az-server$' -f value -c ID 2>/dev/null || true); do os server delete --wait "$s" >/dev/null 2>&1 || true; done
@@ -101,14 +92,8 @@ grep -qx 'az2 available' <<<"$ZONES" || fail "az2 is not listed as available: $Z
 
 step "openstack server create --availability-zone az2: on $HOST"
 SERVER=$(os server create --flavor 1 --image "$IMAGE" --network none --availability-zone az2 -f value -c id agg-az-server)
-DEADLINE=$((SECONDS + WAIT_S))
-while :; do
-  OUT=$(api_get "/servers/$SERVER" | field server)
-  case "$(field status <<<"$OUT")" in ACTIVE|ERROR) break ;; esac
-  [ $SECONDS -lt $DEADLINE ] || fail "server $SERVER not settled after ${WAIT_S}s: $OUT"
-  sleep 1
-done
-[ "$(field status <<<"$OUT")" = ACTIVE ] || fail "server not ACTIVE: $OUT"
+settle "$SERVER" ACTIVE
+OUT=$(api_get "/servers/$SERVER" | field server)
 [ "$(field OS-EXT-SRV-ATTR:host <<<"$OUT")" = "$HOST" ] || fail "server on $(field OS-EXT-SRV-ATTR:host <<<"$OUT"), not $HOST"
 [ "$(field OS-EXT-AZ:availability_zone <<<"$OUT")" = az2 ] || fail "server zone: $OUT"
 ALLOC=$(pl_get "/allocations/$SERVER" | field allocations)

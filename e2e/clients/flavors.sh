@@ -11,13 +11,9 @@
 # carry this run's id and are deleted at the end, so the script can run against any stack, again.
 # Exits non-zero at the first difference, printing it.
 set -euo pipefail
-COMPUTE=${1:-http://127.0.0.1:8774/v2.1}
-RUN=${CELLSCHED_FLAVORS_RUN:-$$}
 HERE=$(cd "$(dirname "$0")" && pwd)
-os() { openstack --os-auth-type admin_token --os-token admin --os-endpoint "$COMPUTE" --os-compute-api-version 2.60 "$@"; }
-step() { printf '\n== %s\n' "$*"; }
-fail() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; echo "$3: $1"; }
+. "$HERE/lib.sh" "$@"
+RUN=${CELLSCHED_FLAVORS_RUN:-$$}
 # show_field FLAVOR FIELD: one field of `flavor show -f json`, as JSON (dicts and lists sorted).
 show_field() { os flavor show -f json "$1" | python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)[sys.argv[1]], sort_keys=True))" "$2"; }
 # listed ARGS...: the names `flavor list ARGS` prints, sorted, space-separated.

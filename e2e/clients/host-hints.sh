@@ -9,30 +9,11 @@
 # server ends in ERROR with NoValidHost; deletes what it made. Exits non-zero at the first
 # difference, printing it.
 set -euo pipefail
-COMPUTE=${1:-http://127.0.0.1:8774/v2.1}
-PLACEMENT=${2:-http://127.0.0.1:8778}
-IMAGE=${CELLSCHED_IMAGE:-155d900f-4e14-4e4c-a73d-069cbf4541e6}
-WAIT_S=${CELLSCHED_CLIENT_WAIT_S:-120}
-os() { openstack --os-auth-type admin_token --os-token admin --os-endpoint "$COMPUTE" --os-compute-api-version 2.60 "$@"; }
-step() { printf '\n== %s\n' "$*"; }
-fail() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
-api_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: compute 2.60' "$COMPUTE$1"; }
-pl_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: placement 1.28' "$PLACEMENT$1"; }
-show() { api_get "/servers/$1" | python3 -c "import json,sys; s=json.load(sys.stdin)['server']; print({'status': s['status'], 'host': s.get('OS-EXT-SRV-ATTR:host') or 'None', 'node': s.get('OS-EXT-SRV-ATTR:hypervisor_hostname') or 'None', 'fault': (s.get('fault') or {}).get('message', '')}[sys.argv[1]])" "$2"; }
+. "$(dirname "$0")/lib.sh" "$@"
+show() { server_show "$@"; }
 MADE=()
 cleanup() { [ ${#MADE[@]} -eq 0 ] || os server delete --wait "${MADE[@]}" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-
-settle() { # settle SERVER WANT: waits for ACTIVE or ERROR, fails unless it is WANT
-  local deadline=$((SECONDS + WAIT_S)) s
-  while :; do
-    s=$(show "$1" status)
-    [ "$s" = ACTIVE ] || [ "$s" = ERROR ] && break
-    [ $SECONDS -ge $deadline ] && fail "server $1 still $s after ${WAIT_S}s"
-    sleep 1
-  done
-  [ "$s" = "$2" ] || fail "server $1 is $s, expected $2 ($(show "$1" fault))"
-}
 
 ID=
 create() { # create NAME [HINT...]: sets ID to the new server's id (not in a subshell: MADE must keep it for the cleanup)
@@ -62,27 +43,27 @@ settle "$FIRST" ACTIVE
 HOME_HOST=$(show "$FIRST" host)
 echo "on $HOME_HOST"
 
+# hinted NAME HINT WHERE: three servers with --hint HINT=$FIRST, each ACTIVE on $HOME_HOST (WHERE
+# on) or elsewhere (WHERE off), placement agreeing
+hinted() {
+  local i s h
+  for i in 1 2 3; do
+    create "$1-$i" "$2=$FIRST"
+    s=$ID
+    settle "$s" ACTIVE
+    h=$(show "$s" host)
+    if [ "$3" = on ]; then [ "$h" = "$HOME_HOST" ] || fail "$2 server $s on $h, not $HOME_HOST"
+    else [ "$h" != "$HOME_HOST" ] || fail "$2 server $s on $HOME_HOST"; fi
+    allocated_on_node "$s"
+    echo "$s on $h"
+  done
+}
+
 step "openstack server create --hint same_host=$FIRST (x3)"
-for i in 1 2 3; do
-  create "hint-same-$i" "same_host=$FIRST"
-  S=$ID
-  settle "$S" ACTIVE
-  H=$(show "$S" host)
-  [ "$H" = "$HOME_HOST" ] || fail "same_host server $S on $H, not $HOME_HOST"
-  allocated_on_node "$S"
-  echo "$S on $H"
-done
+hinted hint-same same_host on
 
 step "openstack server create --hint different_host=$FIRST (x3)"
-for i in 1 2 3; do
-  create "hint-apart-$i" "different_host=$FIRST"
-  S=$ID
-  settle "$S" ACTIVE
-  H=$(show "$S" host)
-  [ "$H" != "$HOME_HOST" ] || fail "different_host server $S on $HOME_HOST"
-  allocated_on_node "$S"
-  echo "$S on $H"
-done
+hinted hint-apart different_host off
 
 step "openstack server create --hint same_host=<no such server>: NoValidHost"
 create hint-nowhere "same_host=$(python3 -c 'import uuid; print(uuid.uuid4())')"

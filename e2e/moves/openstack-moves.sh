@@ -11,20 +11,10 @@
 # holds (the server's allocation on exactly its current host; no migration holding anything
 # once a move is over). Exits non-zero at the first difference, printing it.
 set -euo pipefail
-COMPUTE=${1:-http://127.0.0.1:8774/v2.1}
-PLACEMENT=${2:-http://127.0.0.1:8778}
-IMAGE=${CELLSCHED_IMAGE:-155d900f-4e14-4e4c-a73d-069cbf4541e6}
-WAIT_S=${CELLSCHED_MOVES_WAIT_S:-120}
-os() { openstack --os-auth-type admin_token --os-token admin --os-endpoint "$COMPUTE" --os-compute-api-version 2.60 "$@"; }
-step() { printf '\n== %s\n' "$*"; }
-fail() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
-# The checks read the APIs directly (one HTTP call each, not a client start-up per value): what
-# the server shows at this microversion, and what placement holds.
-api_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: compute 2.60' "$COMPUTE$1"; }
-pl_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: placement 1.28' "$PLACEMENT$1"; }
-api_post() { curl -sf -X POST -H 'X-Auth-Token: admin' -H "OpenStack-API-Version: compute $1" -H 'Content-Type: application/json' -d "$3" "$COMPUTE$2"; }
-show() { api_get "/servers/$SERVER" | python3 -c "import json,sys; s=json.load(sys.stdin)['server']; print({'status': s['status'], 'host': s.get('OS-EXT-SRV-ATTR:host') or 'None', 'flavor': s['flavor'].get('original_name', ''), 'fault': (s.get('fault') or {}).get('message', ''), 'host_status': s.get('host_status', '-')}[sys.argv[1]])" "$1"; }
-field() { show "$1"; }
+. "$(dirname "$0")/../clients/lib.sh" "$@"
+WAIT_S=${CELLSCHED_MOVES_WAIT_S:-$WAIT_S}
+# show WHAT: what the API shows of the server this script moves (server_show)
+show() { server_show "$SERVER" "$1"; }
 status() { show status; }
 host() { show host; }
 flavor() { show flavor; }
@@ -33,13 +23,11 @@ wait_status() { # wait_status STATUS: until the server shows STATUS (ERROR fails
   while :; do
     s=$(status)
     [ "$s" = "$want" ] && { echo "status $s"; return 0; }
-    [ "$s" = ERROR ] && fail "server went to ERROR waiting for $want: $(field fault)"
+    [ "$s" = ERROR ] && fail "server went to ERROR waiting for $want: $(show fault)"
     [ $SECONDS -ge $deadline ] && fail "server still $s after ${WAIT_S}s, waiting for $want"
     sleep 1
   done
 }
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; echo "$3: $1"; }
-expect_ne() { [ "$1" != "$2" ] || fail "$3: expected other than '$2'"; echo "$3: $1 (was $2)"; }
 # The provider names a consumer holds allocations on (sorted, space-separated).
 held_on() {
   pl_get "/allocations/$1" | python3 -c "
@@ -102,7 +90,7 @@ expect_eq "$(show host_status)" UP "host_status of the server's own host"
 api_post 2.30 "/servers/$SERVER/action" "{\"os-migrateLive\": {\"host\": \"$H3\", \"block_migration\": \"auto\", \"force\": true}}"
 deadline=$((SECONDS + WAIT_S))
 until [ "$(host)" = "$H3" ] && [ "$(status)" = ACTIVE ]; do
-  [ "$(status)" = ERROR ] && fail "forced live migration: ERROR $(field fault)"
+  [ "$(status)" = ERROR ] && fail "forced live migration: ERROR $(show fault)"
   [ $SECONDS -ge $deadline ] && fail "forced live migration to $H3 not done after ${WAIT_S}s (host $(host), status $(status))"
   sleep 1
 done

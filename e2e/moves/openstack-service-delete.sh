@@ -7,14 +7,7 @@
 # providers before it answers: the moment the command returns, neither `compute service list`
 # nor `resource provider show` may find the host; a host with a server is refused (409).
 set -euo pipefail
-COMPUTE=${1:-http://127.0.0.1:8774/v2.1}
-PLACEMENT=${2:-http://127.0.0.1:8778}
-IMAGE=${CELLSCHED_IMAGE:-155d900f-4e14-4e4c-a73d-069cbf4541e6}
-os() { openstack --os-auth-type admin_token --os-token admin --os-endpoint "$COMPUTE" --os-compute-api-version 2.60 "$@"; }
-osp() { openstack --os-auth-type admin_token --os-token admin --os-placement-api-version 1.28 --os-endpoint "$PLACEMENT" "$@"; }
-step() { printf '\n== %s\n' "$*"; }
-fail() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
-api_get() { curl -sf -H 'X-Auth-Token: admin' -H 'OpenStack-API-Version: compute 2.60' "$COMPUTE$1"; }
+. "$(dirname "$0")/../clients/lib.sh" "$@"
 # host -> "<service uuid> <compute node uuid = resource provider uuid>"
 ids_of() {
   api_get /os-hypervisors/detail | python3 -c "

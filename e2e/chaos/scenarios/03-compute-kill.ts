@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { serverViews } from '../checks';
 import type { ChaosContext, Scenario } from '../scenario';
 import { ROOT } from '../stack';
-import { expectAllRunning } from './03-outage-checks';
+import { expectAllRunning, killAndRestart, startFailingLoad, stopLoad } from './03-outage-checks';
 import { ExtraCompute } from '../extra-compute';
 
 const run = promisify(execFile);
@@ -18,27 +18,18 @@ export const computeKillRestart: Scenario = {
   summary: 'SIGKILL a compute process mid-builds (30% reschedules), restart it: every build settles, one host each',
   ci: true,
   async run(ctx) {
-    // the soak fails more builds (its summary must show >= 30% of builds failing)
-    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
     const computes = ctx.stack.servicesOf('compute');
-    ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
-    await ctx.wait(2000);
+    await startFailingLoad(ctx, 0.3, 4);
     const rounds = ctx.profile.name === 'ci' ? 1 : 3;
     for (let r = 0; r < rounds; r++) {
       const victim = ctx.rng.pick(computes);
       // a burst just before the kill: builds certainly in flight on the victim
       const burst = await ctx.boot(ctx.scale(40), { burst: 20 });
       await ctx.wait(ctx.rng.int(0, ctx.stack.shape.buildLatencyMs));
-      await ctx.stack.kill(victim, 'SIGKILL');
-      const downMs = ctx.rng.int(1000, 5000);
-      ctx.log(`round ${r + 1}: ${victim} SIGKILLed with ${burst.length} builds just accepted; down ${downMs} ms`);
-      await ctx.wait(downMs);
-      await ctx.stack.start(victim);
-      expectAllRunning(ctx, `after ${victim} was SIGKILLed and restarted`);
+      await killAndRestart(ctx, victim, r + 1, `${burst.length} builds just accepted`);
       await ctx.wait(2000);
     }
-    const loadIds = await ctx.load.stop();
-    ctx.note('loadCreated', loadIds.length);
+    await stopLoad(ctx);
   },
 };
 

@@ -1,5 +1,6 @@
-// Checks shared by the process-kill and outage scenarios (03-08, 11, 12): which services died
-// that the scenario did not kill, and whether an outage turned builds into wrong outcomes.
+// Checks and steps shared by the process-kill and outage scenarios (03-08, 11, 12, 17): which
+// services died that the scenario did not kill, whether an outage turned builds into wrong
+// outcomes; the failing background load they run under, and a kill-and-restart round.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { NO_VALID_HOST, serverViews, Tally, type ServerView } from '../checks';
@@ -15,6 +16,37 @@ const run = promisify(execFile);
 export function expectAllRunning(ctx: ChaosContext, why: string, allowedDown: readonly string[] = []): void {
   const down = ctx.stack.services().filter((s) => !allowedDown.includes(s) && !ctx.stack.isRunning(s));
   ctx.expect(down.length === 0, `no service crashed ${why}${down.length ? `: ${down.join(', ')} not running` : ''}`);
+}
+
+/**
+ * Reschedulable build failures on every host (`failRate`; the soak 0.45: its summary must show
+ * >= 30% of builds failing), then the background load (`rate` builds/s, twice that but in ci);
+ * returns `settleMs` later, builds under way.
+ */
+export async function startFailingLoad(ctx: ChaosContext, failRate: number, rate: number, settleMs = 2000): Promise<void> {
+  await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : failRate });
+  ctx.load.start({ rate: ctx.profile.name === 'ci' ? rate : 2 * rate });
+  await ctx.wait(settleMs);
+}
+
+/** Stops the background load; the number of servers it created goes in the report (`loadCreated`). Returns their ids. */
+export async function stopLoad(ctx: ChaosContext): Promise<string[]> {
+  const ids = await ctx.load.stop();
+  ctx.note('loadCreated', ids.length);
+  return ids;
+}
+
+/**
+ * SIGKILLs `victim`, keeps it down 1-5 s (the run's seed draws it), starts it again; then no
+ * service may be down. `round` and `held` (what it held when killed) go in the log.
+ */
+export async function killAndRestart(ctx: ChaosContext, victim: string, round: number, held: string): Promise<void> {
+  await ctx.stack.kill(victim, 'SIGKILL');
+  const downMs = ctx.rng.int(1000, 5000);
+  ctx.log(`round ${round}: ${victim} SIGKILLed with ${held}; down ${downMs} ms`);
+  await ctx.wait(downMs);
+  await ctx.stack.start(victim);
+  expectAllRunning(ctx, `after ${victim} was SIGKILLed and restarted`);
 }
 
 /**

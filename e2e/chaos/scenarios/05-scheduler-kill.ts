@@ -1,6 +1,6 @@
 import { MAX_RETRIES, serverViews } from '../checks';
 import type { Scenario } from '../scenario';
-import { expectAllRunning, expectNoSpuriousNoValidHost } from './03-outage-checks';
+import { expectAllRunning, expectNoSpuriousNoValidHost, stopLoad } from './03-outage-checks';
 
 /**
  * SIGKILL of one scheduler replica under load: while it stays down the other replica(s) keep
@@ -32,7 +32,7 @@ export const schedulerKill: Scenario = {
     await expectNoSpuriousNoValidHost(ctx, during, `a dead scheduler replica`);
     await ctx.stack.start(victim);
     await ctx.wait(3000);
-    ctx.note('loadCreated', (await ctx.load.stop()).length);
+    await stopLoad(ctx);
     expectAllRunning(ctx, `after ${victim} was restarted`);
   },
 };

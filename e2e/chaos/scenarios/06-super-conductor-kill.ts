@@ -1,5 +1,5 @@
 import type { Scenario } from '../scenario';
-import { expectAllRunning } from './03-outage-checks';
+import { expectAllRunning, startFailingLoad, stopLoad } from './03-outage-checks';
 
 /**
  * SIGKILL of the super-conductor with schedule_and_build_instances casts in flight (a burst
@@ -12,10 +12,7 @@ export const superConductorKill: Scenario = {
   summary: 'SIGKILL the super-conductor with casts in flight, restart: every build settles once, allocations exact',
   ci: true,
   async run(ctx) {
-    // the soak fails more builds (its summary must show >= 30% of builds failing)
-    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
-    ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
-    await ctx.wait(2000);
+    await startFailingLoad(ctx, 0.3, 4);
     const rounds = ctx.profile.name === 'ci' ? 1 : 2;
     for (let r = 0; r < rounds; r++) {
       const burst = ctx.boot(ctx.scale(60), { burst: 30 });
@@ -29,7 +26,7 @@ export const superConductorKill: Scenario = {
       expectAllRunning(ctx, 'after the super-conductor was SIGKILLed and restarted');
       await ctx.wait(2000);
     }
-    ctx.note('loadCreated', (await ctx.load.stop()).length);
+    await stopLoad(ctx);
     // the casts queued while it was down (behind the previous cleanup's deletes) are handled now: with the faults still on
     const left = await ctx.quiesce(120_000);
     ctx.expect(left.length === 0, `every build cast before, during and after the kills settled (${left.length} not yet)`);

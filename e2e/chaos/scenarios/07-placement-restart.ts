@@ -1,5 +1,5 @@
 import type { Scenario } from '../scenario';
-import { expectAllRunning, expectNoSpuriousNoValidHost } from './03-outage-checks';
+import { expectAllRunning, expectNoSpuriousNoValidHost, startFailingLoad, stopLoad } from './03-outage-checks';
 
 /**
  * Placement restarted under load (once SIGTERM, once SIGKILL in the full profile), with 30% of
@@ -12,10 +12,7 @@ export const placementRestart: Scenario = {
   summary: 'placement restarted under load (30% reschedules): no NoValidHost from the outage, none lost, allocations exact',
   ci: true,
   async run(ctx) {
-    // the soak fails more builds (its summary must show >= 30% of builds failing)
-    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
-    ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
-    await ctx.wait(2000);
+    await startFailingLoad(ctx, 0.3, 4);
     const ids: string[] = [];
     const signals: NodeJS.Signals[] = ctx.profile.name === 'ci' ? ['SIGKILL'] : ['SIGTERM', 'SIGKILL'];
     for (const signal of signals) {
@@ -28,8 +25,7 @@ export const placementRestart: Scenario = {
       expectAllRunning(ctx, `after placement's ${signal} restart`);
       await ctx.wait(3000);
     }
-    const loadIds = await ctx.load.stop();
-    ctx.note('loadCreated', loadIds.length);
+    const loadIds = await stopLoad(ctx);
     await ctx.quiesce(120_000);
     await expectNoSpuriousNoValidHost(ctx, [...ids, ...loadIds], 'the placement outage');
   },

@@ -1,6 +1,6 @@
 import { serverViews } from '../checks';
 import type { Scenario } from '../scenario';
-import { activeByCell, admin, expectAllRunning } from './03-outage-checks';
+import { activeByCell, admin, expectAllRunning, startFailingLoad, stopLoad } from './03-outage-checks';
 
 /**
  * RabbitMQ stopped and started under load (`rabbitmqctl stop_app` / `start_app`, a few
@@ -15,10 +15,7 @@ export const rabbitmqRestart: Scenario = {
   ci: false,
   timeoutMs: 180_000,
   async run(ctx) {
-    // the soak fails more builds (its summary must show >= 30% of builds failing)
-    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
-    ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
-    await ctx.wait(3000);
+    await startFailingLoad(ctx, 0.3, 4, 3000);
     const t0 = Date.now();
     let stopped = false;
     try {
@@ -34,7 +31,7 @@ export const rabbitmqRestart: Scenario = {
     ctx.note('brokerOutageMs', outageMs);
     ctx.log(`broker outage ${outageMs} ms (stop_app to start_app returned)`);
     await ctx.wait(5000);
-    ctx.note('loadCreated', (await ctx.load.stop()).length);
+    await stopLoad(ctx);
     expectAllRunning(ctx, 'during the broker restart (each reconnects by itself)');
     // the consumers are back: a burst after the restart builds in every cell
     const after = await ctx.boot(ctx.scale(40), { burst: 10 });

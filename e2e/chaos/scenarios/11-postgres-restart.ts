@@ -1,5 +1,5 @@
 import type { Scenario } from '../scenario';
-import { admin, expectAllRunning, expectNoSpuriousNoValidHost } from './03-outage-checks';
+import { admin, expectAllRunning, expectNoSpuriousNoValidHost, startFailingLoad, stopLoad } from './03-outage-checks';
 
 /**
  * Restarts the local PostgreSQL cluster (`pg_ctlcluster <v> <name>`, else the service), fast
@@ -38,10 +38,7 @@ export const postgresRestart: Scenario = {
   ci: false,
   timeoutMs: 180_000,
   async run(ctx) {
-    // the soak fails more builds (its summary must show >= 30% of builds failing)
-    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
-    ctx.load.start({ rate: ctx.profile.name === 'ci' ? 4 : 8 });
-    await ctx.wait(3000);
+    await startFailingLoad(ctx, 0.3, 4, 3000);
     const before = ctx.boot(ctx.scale(40), { burst: 20 });
     const t0 = Date.now();
     // ci: a plain restart; full: stopped for up to 8 s (sessions holding row locks across RPCs die, casts are redelivered meanwhile)
@@ -50,8 +47,7 @@ export const postgresRestart: Scenario = {
     ctx.note('postgresRestartMs', Date.now() - t0);
     ctx.log(`${how}: ${Date.now() - t0} ms`);
     await ctx.wait(8000);
-    const loadIds = await ctx.load.stop();
-    ctx.note('loadCreated', loadIds.length);
+    const loadIds = await stopLoad(ctx);
     expectAllRunning(ctx, 'by the PostgreSQL restart (each reconnects by itself)');
     await ctx.quiesce(120_000);
     await expectNoSpuriousNoValidHost(ctx, [...ids, ...loadIds], 'the database restart');

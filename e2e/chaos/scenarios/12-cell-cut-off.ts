@@ -1,6 +1,6 @@
 import { serverViews } from '../checks';
 import type { Scenario } from '../scenario';
-import { activeByCell, admin, expectAllRunning } from './03-outage-checks';
+import { activeByCell, admin, expectAllRunning, startFailingLoad, stopLoad } from './03-outage-checks';
 
 /**
  * One cell cut off from its bus for a while: its user's permissions on its vhost are revoked
@@ -20,10 +20,7 @@ export const cellCutOff: Scenario = {
     const url = new URL(cut.transportUrl);
     const user = decodeURIComponent(url.username);
     const vhost = decodeURIComponent(url.pathname.slice(1));
-    // the soak fails more builds (its summary must show >= 30% of builds failing)
-    await ctx.faults.set('all', { failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3 });
-    ctx.load.start({ rate: ctx.profile.name === 'ci' ? 3 : 6 });
-    await ctx.wait(2000);
+    await startFailingLoad(ctx, 0.3, 3);
     const cutMs = ctx.profile.name === 'ci' ? 15_000 : 25_000;
     let during: string[] = [];
     let duringByCell: Record<string, number> = {};
@@ -54,6 +51,6 @@ export const cellCutOff: Scenario = {
     const after = await activeByCell(ctx, during);
     ctx.note('activeAfterCutByCell', after);
     ctx.expect((after[cut.name] ?? 0) > 0, `${cut.name} caught up: builds scheduled there during the cut are ACTIVE (${JSON.stringify(after)})`);
-    ctx.note('loadCreated', (await ctx.load.stop()).length);
+    await stopLoad(ctx);
   },
 };

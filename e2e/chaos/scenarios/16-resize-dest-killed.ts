@@ -1,8 +1,8 @@
 import { Tally } from '../checks';
 import { ExtraCompute } from '../extra-compute';
 import {
-  computeServices, countBy, deleteServersOn, discoverHosts, expectExactAllocations, flavorName, forgetHosts, hostOf, lastMigrationOf, migrationsOf,
-  settledServers, updateComputeService, waitServicesUp,
+  bootSettled, computeServices, countBy, deleteServersOn, discoverHosts, expectAnswers, expectExactAllocations, expectMoveOutcomes, flavorName,
+  forgetHosts, hostOf, settledServers, updateComputeService, waitServicesUp,
 } from '../move-checks';
 import type { Scenario } from '../scenario';
 
@@ -25,9 +25,8 @@ export const resizeDestKilled: Scenario = {
   async run(ctx) {
     const cell = ctx.rng.pick(ctx.stack.topology().cells);
     const own = (h: string): boolean => h.startsWith(`${cell.name}-compute-`);
-    const booted = await ctx.boot(ctx.scale(24), { burst: 12 });
-    const views = await settledServers(ctx, booted, 90_000);
-    const ids = booted.filter((id) => views.get(id)?.status === 'ACTIVE' && own(hostOf(views.get(id))));
+    const { booted, views, active } = await bootSettled(ctx, ctx.scale(24), 12);
+    const ids = active.filter((id) => own(hostOf(views.get(id))));
     ctx.expect(ids.length > 0, `servers ACTIVE on ${cell.name}'s own hosts to resize (${ids.length} of ${booted.length})`);
     const source = new Map(ids.map((id) => [id, hostOf(views.get(id))]));
     const extra = new ExtraCompute(ctx, cell, `${cell.name}-movedest-1`, 2);
@@ -41,7 +40,7 @@ export const resizeDestKilled: Scenario = {
       ctx.log(`${ids.length} servers on ${cell.name}'s own hosts (disabled now) resize to ${extra.hostNames.join('/')} (one process)`);
 
       const answers = await Promise.all(ids.map((id) => ctx.act(id, 'resize', { flavorRef: '2' })));
-      ctx.expect(answers.every((a) => a.status === 202), `every resize accepted (${JSON.stringify(countBy(answers, (a) => String(a.status)))})`);
+      expectAnswers(ctx, answers, 'every resize accepted');
       await ctx.wait(ctx.rng.int(0, 4 * ctx.stack.shape.buildLatencyMs));
       await extra.stop('SIGKILL');
       const downMs = ctx.rng.int(1000, 5000);
@@ -49,17 +48,11 @@ export const resizeDestKilled: Scenario = {
       await ctx.wait(downMs);
       await extra.start();
 
-      const after = await settledServers(ctx, ids, 180_000);
-      const last = lastMigrationOf(await migrationsOf(ctx, ids));
-      const outcome = new Tally('each resize ended VERIFY_RESIZE on an extra host as m1.small (migration finished) or ACTIVE on its source as m1.tiny (migration error)');
-      for (const id of ids) {
-        const s = after.get(id);
-        const m = last.get(id);
-        const resized = s?.status === 'VERIFY_RESIZE' && extra.hostNames.includes(hostOf(s)) && flavorName(s) === 'm1.small' && m?.status === 'finished';
-        const back = s?.status === 'ACTIVE' && hostOf(s) === source.get(id) && flavorName(s) === 'm1.tiny' && m?.status === 'error';
-        outcome.check(resized || back, () => `${id}: ${s?.status ?? 'gone'} on ${hostOf(s)} as ${flavorName(s)}, migration ${m?.type ?? '-'} ${m?.status ?? 'none'}${s?.fault?.message ? ` ("${s.fault.message}")` : ''}`);
-      }
-      outcome.report(ctx);
+      const { servers: after } = await expectMoveOutcomes(ctx, ids, 180_000,
+        'each resize ended VERIFY_RESIZE on an extra host as m1.small (migration finished) or ACTIVE on its source as m1.tiny (migration error)',
+        (id, s, m) => (s?.status === 'VERIFY_RESIZE' && extra.hostNames.includes(hostOf(s)) && flavorName(s) === 'm1.small' && m?.status === 'finished')
+          || (s?.status === 'ACTIVE' && hostOf(s) === source.get(id) && flavorName(s) === 'm1.tiny' && m?.status === 'error'),
+        (id, s, m) => `${id}: ${s?.status ?? 'gone'} on ${hostOf(s)} as ${flavorName(s)}, migration ${m?.type ?? '-'} ${m?.status ?? 'none'}${s?.fault?.message ? ` ("${s.fault.message}")` : ''}`);
       ctx.note('afterKill', countBy(after.values(), (s) => s.status));
       await expectExactAllocations(ctx, ids, 'after the destination came back');
 
@@ -67,7 +60,7 @@ export const resizeDestKilled: Scenario = {
       const verify = ids.filter((id) => after.get(id)?.status === 'VERIFY_RESIZE');
       const confirm = new Set(ctx.rng.shuffle([...verify]).slice(0, Math.ceil(verify.length / 2)));
       const decided = await Promise.all(verify.map((id) => ctx.act(id, confirm.has(id) ? 'confirmResize' : 'revertResize')));
-      ctx.expect(decided.every((a) => a.status === 204 || a.status === 202), `confirm 204 / revert 202 (${JSON.stringify(countBy(decided, (a) => String(a.status)))})`);
+      expectAnswers(ctx, decided, 'confirm 204 / revert 202', [204, 202]);
       const end = await settledServers(ctx, verify, 120_000);
       const decision = new Tally('confirmed: ACTIVE m1.small on the extra host; reverted: ACTIVE m1.tiny on the source');
       for (const id of verify) {

@@ -1,7 +1,6 @@
-import { Tally } from '../checks';
-import { countBy, expectExactAllocations, lastMigrationOf, migrationsOf, settledServers } from '../move-checks';
+import { bootSettled, countBy, expectAnswers, expectExactAllocations, expectMoveOutcomes } from '../move-checks';
 import type { Scenario, ServerActionName } from '../scenario';
-import { expectAllRunning } from './03-outage-checks';
+import { killAndRestart } from './03-outage-checks';
 
 /**
  * SIGKILL of a cell conductor while moves run through it: servers are cold-migrated, resized and
@@ -21,9 +20,7 @@ export const cellConductorKillMoves: Scenario = {
   async run(ctx) {
     // a destination that fails its prep sends the move on to the next alternate, in the cell, while the conductor is down or back
     await ctx.faults.set('all', { steps: { prep_resize: { failRate: 0.3 }, pre_live_migration: { failRate: 0.3 } } });
-    const booted = await ctx.boot(ctx.scale(40), { burst: 20 });
-    const views = await settledServers(ctx, booted, 90_000);
-    const ids = booted.filter((id) => views.get(id)?.status === 'ACTIVE');
+    const { views, active: ids } = await bootSettled(ctx, ctx.scale(40), 20);
     const kinds: ServerActionName[] = ['migrate', 'resize', 'os-migrateLive'];
     const plan = new Map(ids.map((id) => [id, ctx.rng.pick(kinds)]));
     const rounds = ctx.profile.name === 'ci' ? 1 : 2;
@@ -32,30 +29,21 @@ export const cellConductorKillMoves: Scenario = {
       const batch = ids.filter((_, i) => i % rounds === r);
       const victim = ctx.rng.pick(ctx.stack.servicesOf('cell-conductor'));
       const answers = await Promise.all(batch.map((id) => ctx.act(id, plan.get(id) ?? 'migrate')));
-      ctx.expect(answers.every((a) => a.status === 202), `round ${r + 1}: every move accepted (${JSON.stringify(countBy(answers, (a) => String(a.status)))})`);
+      expectAnswers(ctx, answers, `round ${r + 1}: every move accepted`);
       moved.push(...batch);
       await ctx.wait(ctx.rng.int(ctx.stack.shape.buildLatencyMs, 4 * ctx.stack.shape.buildLatencyMs));
-      await ctx.stack.kill(victim, 'SIGKILL');
-      const downMs = ctx.rng.int(1000, 5000);
-      ctx.log(`round ${r + 1}: ${victim} SIGKILLed with ${batch.length} moves in flight (${JSON.stringify(countBy(batch, (id) => plan.get(id) ?? ''))}); down ${downMs} ms`);
-      await ctx.wait(downMs);
-      await ctx.stack.start(victim);
-      expectAllRunning(ctx, `after ${victim} was SIGKILLed and restarted`);
+      await killAndRestart(ctx, victim, r + 1, `${batch.length} moves in flight (${JSON.stringify(countBy(batch, (id) => plan.get(id) ?? ''))})`);
     }
-    const after = await settledServers(ctx, moved, 180_000);
-    const last = lastMigrationOf(await migrationsOf(ctx, moved));
-    const t = new Tally('each move ended: VERIFY_RESIZE (finished), ACTIVE elsewhere (live migration completed), or ACTIVE where it was (migration error, with a fault event)');
-    for (const id of moved) {
-      const s = after.get(id);
-      const m = last.get(id);
-      const before = views.get(id)?.['OS-EXT-SRV-ATTR:host'];
-      const host = s?.['OS-EXT-SRV-ATTR:host'];
-      const ok = (s?.status === 'VERIFY_RESIZE' && m?.status === 'finished' && host !== before)
-        || (s?.status === 'ACTIVE' && m?.type === 'live-migration' && m.status === 'completed' && host !== before)
-        || (s?.status === 'ACTIVE' && m?.status === 'error' && host === before);
-      t.check(ok, () => `${id} (${plan.get(id) ?? ''}): ${s?.status ?? 'gone'} on ${host ?? '-'} (was ${before ?? '-'}), migration ${m?.type ?? '-'} ${m?.status ?? 'none'}`);
-    }
-    t.report(ctx);
+    const before = (id: string): string | null | undefined => views.get(id)?.['OS-EXT-SRV-ATTR:host'];
+    const { servers: after, last } = await expectMoveOutcomes(ctx, moved, 180_000,
+      'each move ended: VERIFY_RESIZE (finished), ACTIVE elsewhere (live migration completed), or ACTIVE where it was (migration error, with a fault event)',
+      (id, s, m) => {
+        const host = s?.['OS-EXT-SRV-ATTR:host'];
+        return (s?.status === 'VERIFY_RESIZE' && m?.status === 'finished' && host !== before(id))
+          || (s?.status === 'ACTIVE' && m?.type === 'live-migration' && m.status === 'completed' && host !== before(id))
+          || (s?.status === 'ACTIVE' && m?.status === 'error' && host === before(id));
+      },
+      (id, s, m) => `${id} (${plan.get(id) ?? ''}): ${s?.status ?? 'gone'} on ${s?.['OS-EXT-SRV-ATTR:host'] ?? '-'} (was ${before(id) ?? '-'}), migration ${m?.type ?? '-'} ${m?.status ?? 'none'}`);
     ctx.note('outcomes', countBy(moved, (id) => `${plan.get(id) ?? ''}:${after.get(id)?.status ?? 'gone'}:${last.get(id)?.status ?? 'none'}`));
     await expectExactAllocations(ctx, moved, 'once every move ended');
   },

@@ -1,5 +1,4 @@
-import { Tally } from '../checks';
-import { countBy, expectExactAllocations, flavorName, hostOf, lastMigrationOf, migrationsOf, settledServers } from '../move-checks';
+import { bootSettled, countBy, expectAnswers, expectExactAllocations, expectMoveOutcomes, flavorName, hostOf, settledServers } from '../move-checks';
 import type { Scenario, ServerActionName } from '../scenario';
 
 /**
@@ -18,12 +17,10 @@ export const revertRacingConfirm: Scenario = {
   moves: true,
   timeoutMs: 180_000,
   async run(ctx) {
-    const booted = await ctx.boot(ctx.scale(30), { burst: 15 });
-    const views = await settledServers(ctx, booted, 90_000);
-    const ids = booted.filter((id) => views.get(id)?.status === 'ACTIVE');
+    const { views, active: ids } = await bootSettled(ctx, ctx.scale(30), 15);
     const source = new Map(ids.map((id) => [id, hostOf(views.get(id))]));
     const resizes = await Promise.all(ids.map((id) => ctx.act(id, 'resize', { flavorRef: '2' })));
-    ctx.expect(resizes.every((a) => a.status === 202), `every resize accepted (${JSON.stringify(countBy(resizes, (a) => String(a.status)))})`);
+    expectAnswers(ctx, resizes, 'every resize accepted');
     const resized = await settledServers(ctx, ids, 120_000);
     const verify = ids.filter((id) => resized.get(id)?.status === 'VERIFY_RESIZE');
     ctx.expect(verify.length === ids.length, `every resize reached VERIFY_RESIZE (${JSON.stringify(countBy(resized.values(), (s) => s.status))})`);
@@ -45,17 +42,11 @@ export const revertRacingConfirm: Scenario = {
     const bad = Object.entries(statuses).flatMap(([a, by]) => Object.keys(by).filter((st) => !['202', '204', '400', '409'].includes(st)).map((st) => `${a} ${st}`));
     ctx.expect(bad.length === 0, `every confirm/revert answered 204/202, or 409/400 (${JSON.stringify(statuses)})`);
 
-    const end = await settledServers(ctx, verify, 120_000);
-    const last = lastMigrationOf(await migrationsOf(ctx, verify));
-    const t = new Tally('exactly one decision won: confirmed (ACTIVE m1.small on the destination) or reverted (ACTIVE m1.tiny on the source)');
-    for (const id of verify) {
-      const s = end.get(id);
-      const m = last.get(id);
-      const confirmed = s?.status === 'ACTIVE' && hostOf(s) === dest.get(id) && flavorName(s) === 'm1.small' && m?.status === 'confirmed';
-      const reverted = s?.status === 'ACTIVE' && hostOf(s) === source.get(id) && flavorName(s) === 'm1.tiny' && m?.status === 'reverted';
-      t.check(confirmed || reverted, () => `${id}: ${s?.status ?? 'gone'} on ${hostOf(s)} as ${flavorName(s)} (source ${source.get(id) ?? '-'}, dest ${dest.get(id) ?? '-'}), migration ${m?.status ?? 'none'}`);
-    }
-    t.report(ctx);
+    const { last } = await expectMoveOutcomes(ctx, verify, 120_000,
+      'exactly one decision won: confirmed (ACTIVE m1.small on the destination) or reverted (ACTIVE m1.tiny on the source)',
+      (id, s, m) => (s?.status === 'ACTIVE' && hostOf(s) === dest.get(id) && flavorName(s) === 'm1.small' && m?.status === 'confirmed')
+        || (s?.status === 'ACTIVE' && hostOf(s) === source.get(id) && flavorName(s) === 'm1.tiny' && m?.status === 'reverted'),
+      (id, s, m) => `${id}: ${s?.status ?? 'gone'} on ${hostOf(s)} as ${flavorName(s)} (source ${source.get(id) ?? '-'}, dest ${dest.get(id) ?? '-'}), migration ${m?.status ?? 'none'}`);
     ctx.note('winners', countBy(verify, (id) => last.get(id)?.status ?? 'none'));
     await expectExactAllocations(ctx, verify, 'after the races');
   },

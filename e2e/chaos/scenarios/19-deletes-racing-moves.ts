@@ -1,4 +1,4 @@
-import { countBy, settledServers } from '../move-checks';
+import { bootSettled, countBy, settledServers } from '../move-checks';
 import type { ChaosContext, Scenario, ServerActionName } from '../scenario';
 
 /** One server's story: the moves asked of it, then (maybe) a delete at some moment of them. */
@@ -48,9 +48,7 @@ export const deletesRacingMoves: Scenario = {
   moves: true,
   timeoutMs: 240_000,
   async run(ctx) {
-    const booted = await ctx.boot(ctx.scale(48), { burst: 16 });
-    const views = await settledServers(ctx, booted, 90_000);
-    const ids = booted.filter((id) => views.get(id)?.status === 'ACTIVE');
+    const { active: ids } = await bootSettled(ctx, ctx.scale(48), 16);
     const statuses: Record<string, number> = {};
     const plans = new Map(ids.map((id, i) => [id, PLANS[i % PLANS.length] as Plan]));
     await Promise.all(ids.map(async (id) => {

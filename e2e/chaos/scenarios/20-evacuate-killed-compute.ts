@@ -1,7 +1,7 @@
 import { Tally } from '../checks';
 import { ExtraCompute } from '../extra-compute';
 import {
-  computeServices, countBy, deleteServersOn, discoverHosts, expectExactAllocations, forgetHosts, hostOf, migrationsOf, settledServers,
+  bootSettled, computeServices, countBy, deleteServersOn, discoverHosts, expectExactAllocations, forgetHosts, hostOf, migrationsOf, settledServers,
   updateComputeService, waitServicesUp,
 } from '../move-checks';
 import type { ChaosContext, Scenario } from '../scenario';
@@ -54,10 +54,9 @@ export const evacuateKilledCompute: Scenario = {
       await waitServicesUp(ctx, sources);
       await setOwnHosts(ctx, 'disabled');
       await ctx.wait(3000); // the schedulers' host records catch up with the disables
-      const booted = await ctx.boot(Math.max(4, ctx.scale(12)), { burst: 6 });
-      const views = await settledServers(ctx, booted, 90_000);
+      const { booted, views, active } = await bootSettled(ctx, Math.max(4, ctx.scale(12)), 6);
       await setOwnHosts(ctx, 'enabled');
-      const ids = booted.filter((id) => views.get(id)?.status === 'ACTIVE' && sources.includes(hostOf(views.get(id))));
+      const ids = active.filter((id) => sources.includes(hostOf(views.get(id))));
       const from = new Map(ids.map((id) => [id, hostOf(views.get(id))]));
       ctx.note('onSources', countBy(ids, (id) => from.get(id) ?? ''));
       ctx.expect(ids.length > 0, `servers ACTIVE on ${sources.join(' and ')} (${ids.length} of ${booted.length})`);

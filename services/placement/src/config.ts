@@ -5,7 +5,7 @@ import { telemetryConfigSchema } from '@cellsched/telemetry';
 export const placementConfigSchema = defineConfig({
   dbUrl: {
     type: 'url', env: 'CELLSCHED_PLACEMENT_DB_URL', protocols: ['postgres:', 'postgresql:'],
-    default: 'postgres://cellsched_placement:cellsched_placement@127.0.0.1:5432/cellsched_placement',
+    default: 'postgres://cellsched_placement:cellsched_placement-dev@127.0.0.1:5432/cellsched_placement',
     help: 'PostgreSQL URL of the placement database.', secret: true,
   },
   host: { type: 'string', env: 'CELLSCHED_PLACEMENT_HOST', default: '127.0.0.1', help: 'Address the REST API listens on.' },
