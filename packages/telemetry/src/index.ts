@@ -13,3 +13,4 @@ export { type SignalTarget, type StopOnSignalOptions, runMain, stopOnSignal } fr
 export { type Logger, type LoggerOptions, type RequestLogFields, createLogger, requestLogger, traceFields } from './logger';
 export { type ProcessIdentity, type TelemetryConfig, loggerOptionsFrom, telemetryConfigSchema, telemetryOptionsFrom } from './config-schema';
 export { keepHealthFile } from './health-file';
+export { type ServicePreload, servicePreloadOptions, startServiceTelemetry } from './service-preload';
