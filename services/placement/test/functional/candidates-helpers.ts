@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../src/domain/candidates/query-parser';
 import { renderCandidatesJson } from '../../src/domain/candidates/render-json';
 import { queryAllocationCandidates } from '../../src/adapters/sql/candidates-query';
+import { CandidateSnapshotCache } from '../../src/adapters/sql/candidates-snapshot';
 
 export interface CandidatesBody {
   allocation_requests: { allocations: Record<string, { resources: Record<string, number> }>; mappings?: Record<string, string[]> }[];
@@ -16,7 +17,7 @@ export interface CandidatesBody {
 export async function ask(pool: Pool, query: string, minor = 39): Promise<CandidatesBody> {
   const pairs = [...new URLSearchParams(query)];
   const { groups, params } = parseCandidateQuery(pairs, minor);
-  const { snapshot, result } = await queryAllocationCandidates(pool, groups, params);
+  const { snapshot, result } = await queryAllocationCandidates(new CandidateSnapshotCache(pool), groups, params);
   const requested = new Set(groups.flatMap((g) => [...g.resources.keys()]));
   return JSON.parse(renderCandidatesJson(snapshot, result, minor, requested)) as CandidatesBody;
 }

@@ -9,7 +9,6 @@ import { renderCandidatesJson } from '../../domain/candidates/render-json';
 import { badRequest } from '../../domain/errors';
 import { findAllocationCandidates } from '../../domain/candidates/search';
 import type { CandidateSnapshot } from '../../domain/candidates/types';
-import { currentSnapshot } from '../sql/candidates-query';
 import { cacheHeaders, type PlacementReply, type PlacementRequest } from './kit';
 
 function pairs(req: PlacementRequest): QueryPairs {
@@ -43,7 +42,7 @@ export async function listAllocationCandidates(req: PlacementRequest): Promise<P
   try {
     const query = pairs(req);
     const { groups, params } = parseCandidateQuery(query, minor);
-    const snapshot = await currentSnapshot(req.pool);
+    const snapshot = await req.snapshots.get();
     const rawJson = answer(snapshot, `${minor}?${new URLSearchParams(query as [string, string][]).toString()}`, () => {
       const result = findAllocationCandidates(snapshot, groups, params);
       return renderCandidatesJson(snapshot, result, minor, new Set(groups.flatMap((g) => [...g.resources.keys()])));

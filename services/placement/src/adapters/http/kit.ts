@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { CandidateSnapshotCache } from '../sql/candidates-snapshot';
 import type { Caller, Policy } from '../../domain/auth';
 import { PlacementError } from '../../domain/errors';
 import { validateSchema, type JsonSchema } from '../../domain/json-schema';
@@ -18,6 +19,8 @@ export interface PlacementRequest {
   /** `scheme://host` of the request, for absolute Location headers as webob writes them. */
   readonly baseUrl: string;
   readonly pool: Pool;
+  /** The database's candidate snapshots (GET /allocation_candidates). */
+  readonly snapshots: CandidateSnapshotCache;
 }
 
 /** What a handler answers; `body` undefined means an empty body. */
