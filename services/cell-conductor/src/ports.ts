@@ -191,7 +191,7 @@ export interface ActionTransaction {
 }
 
 /** A task whose step the watchdog fails (read without a lock); `migrationUuid` is '' for an action without a migration. */
-export type OverdueTask = Omit<OverdueInstanceTask, 'migrationUuid'> & { readonly migrationUuid: string };
+export type OverdueTask = Omit<OverdueInstanceTask, 'migrationUuid' | 'hostDown'> & { readonly migrationUuid: string };
 
 /** The cell database as the action flows see it. */
 export interface ActionRepository {
