@@ -4,7 +4,7 @@
  */
 import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../src/domain/candidates/query-parser';
-import { renderCandidatesJson } from '../../src/domain/candidates/render-json';
+import { renderCandidatesJson, RenderMemos } from '../../src/domain/candidates/render-json';
 import { queryAllocationCandidates } from '../../src/adapters/sql/candidates-query';
 import { CandidateSnapshotCache } from '../../src/adapters/sql/candidates-snapshot';
 
@@ -19,7 +19,7 @@ export async function ask(pool: Pool, query: string, minor = 39): Promise<Candid
   const { groups, params } = parseCandidateQuery(pairs, minor);
   const { snapshot, result } = await queryAllocationCandidates(new CandidateSnapshotCache(pool), groups, params);
   const requested = new Set(groups.flatMap((g) => [...g.resources.keys()]));
-  return JSON.parse(renderCandidatesJson(snapshot, result, minor, requested)) as CandidatesBody;
+  return JSON.parse(renderCandidatesJson(snapshot, result, minor, requested, new RenderMemos())) as CandidatesBody;
 }
 
 /** Each candidate as a sorted "name:CLASS=amount" list joined by " + ", all sorted. */

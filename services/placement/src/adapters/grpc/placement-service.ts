@@ -20,7 +20,7 @@ import { queryAllocationCandidates } from '../sql/candidates-query';
 import { CandidateSnapshotCache } from '../sql/candidates-snapshot';
 import { rows } from '../sql/db';
 import { findProvider } from '../sql/resource-providers';
-import { GRPC_CANDIDATES_MINOR, requestToQuery, resultToResponse } from './candidates-mapping';
+import { GRPC_CANDIDATES_MINOR, ProviderSummaries, requestToQuery, resultToResponse } from './candidates-mapping';
 import { toClaimGroup, toConsumerInput } from './consumer-input';
 import { invalid, withFailures } from './failures';
 
@@ -78,13 +78,14 @@ async function claimOne(claims: ClaimBatcher, req: ClaimRequest, logger: Logger)
 
 /** Handlers of every PlacementService method, over `pool` and its candidate `snapshots`. */
 export function placementHandlers(pool: Pool, snapshots: CandidateSnapshotCache, claims: ClaimBatcher = new ClaimBatcher(pool)): Handlers {
+  const summaries = new ProviderSummaries();
   return {
     getAllocationCandidates: (req) => withFailures(async () => {
       const { groups, params } = parseCandidateQuery(requestToQuery(req), GRPC_CANDIDATES_MINOR);
       const { snapshot, result } = await queryAllocationCandidates(snapshots, groups, params, req.seed === 0 ? {} : { seed: req.seed });
       // NOTE: claims that arrived during the search go before the rendering and encoding of up to 1,000 candidates.
       await yieldToIo();
-      return resultToResponse(snapshot, result);
+      return resultToResponse(snapshot, result, summaries);
     }),
     claim: (req) => withFailures(async () => {
       const input = toConsumerInput(req.consumer);

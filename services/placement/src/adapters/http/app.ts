@@ -6,6 +6,7 @@ import { corsHeaders, isPreflight } from './cors';
 import { PlacementError } from '../../domain/errors';
 import { atLeast, negotiate, versionString, type Microversion } from '../../domain/microversion';
 import { CandidateSnapshotCache } from '../sql/candidates-snapshot';
+import { CandidateBodies } from './candidate-bodies';
 import { renderError } from './errors-render';
 import type { MethodSpec, PlacementRequest, RouteDef } from './kit';
 import { ROUTES } from './routes';
@@ -28,7 +29,7 @@ export interface AppOptions {
 }
 
 /** The options with every dependency made. */
-type AppDeps = AppOptions & { readonly snapshots: CandidateSnapshotCache };
+type AppDeps = AppOptions & { readonly snapshots: CandidateSnapshotCache; readonly candidateBodies: CandidateBodies };
 
 interface Ctx { requestId: string; version?: Microversion }
 
@@ -38,7 +39,7 @@ interface Ctx { requestId: string; version?: Microversion }
  * policy → handler; every error becomes Placement's JSON error body.
  */
 export function buildApp(options: AppOptions): FastifyInstance {
-  const opts: AppDeps = { ...options, snapshots: options.snapshots ?? new CandidateSnapshotCache(options.pool) };
+  const opts: AppDeps = { ...options, snapshots: options.snapshots ?? new CandidateSnapshotCache(options.pool), candidateBodies: new CandidateBodies() };
   const app = Fastify({
     logger: false, exposeHeadRoutes: false, bodyLimit: 16 * 1024 * 1024, routerOptions: { maxParamLength: 1000 }, clientErrorHandler,
   });
@@ -193,7 +194,7 @@ function toPlacementRequest(opts: AppDeps, req: FastifyRequest, version: Microve
   return {
     method: req.method, params: req.params as Record<string, string>, query, headers: req.headers,
     rawBody: typeof req.body === 'string' ? req.body : undefined, version, caller, requestId, pool: opts.pool,
-    snapshots: opts.snapshots,
+    snapshots: opts.snapshots, candidateBodies: opts.candidateBodies,
     baseUrl: `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`,
   };
 }

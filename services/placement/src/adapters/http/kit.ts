@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { CandidateSnapshotCache } from '../sql/candidates-snapshot';
+import type { CandidateBodies } from './candidate-bodies';
 import type { Caller, Policy } from '../../domain/auth';
 import { PlacementError } from '../../domain/errors';
 import { validateSchema, type JsonSchema } from '../../domain/json-schema';
@@ -21,6 +22,8 @@ export interface PlacementRequest {
   readonly pool: Pool;
   /** The database's candidate snapshots (GET /allocation_candidates). */
   readonly snapshots: CandidateSnapshotCache;
+  /** The app's rendered candidates answers (GET /allocation_candidates). */
+  readonly candidateBodies: CandidateBodies;
 }
 
 /** What a handler answers; `body` undefined means an empty body. */
