@@ -1,13 +1,12 @@
 import { Bus, BUS_ERROR, BusError, type CastSubscription } from '@cellsched/bus';
 import type { ComputeResources, ReportClient } from '@cellsched/placement-client';
-import { mulberry32 } from '@cellsched/prng';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { buildHandler, notServedBuildHandler, notServedTerminateHandler, terminateHandler, type ComputeDeps } from './adapters/build-handler';
 import { FaultControl, startControlServer } from './adapters/control-server';
 import { registerHosts, reportHostStats, reportToPlacement } from './adapters/registration';
 import { instanceStepHandler, notServedStepHandler } from './adapters/step-handler';
-import { stepHangs, type FaultPlan } from './domain/fault-plan';
+import { seededRandom, stepHangs, type FaultPlan } from './domain/fault-plan';
 import { HostStatsTracker } from './domain/host-stats';
 import { Guests, type SimulatedHost } from './domain/hosts';
 
@@ -114,7 +113,7 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
     const guests = new Guests((host) => tracker.instancesChanged(host));
     const deps: ComputeDeps = {
       tracker,
-      conductor, guests, buildLatencyMs: o.buildLatencyMs, random: mulberry32(o.seed), faults: () => control.current(),
+      conductor, guests, buildLatencyMs: o.buildLatencyMs, random: seededRandom(o.seed), faults: () => control.current(),
       hangReleased: () => control.released(), crash: o.crash, stepLatencyMs: o.stepLatencyMs ?? o.buildLatencyMs,
       stepReleased: (step, host) => control.releasedWhen((p) => stepHangs(p, step, host)),
     };

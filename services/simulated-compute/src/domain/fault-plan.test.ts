@@ -1,5 +1,4 @@
-import { mulberry32 } from '@cellsched/prng';
-import { decideOutcome, faultPlanProblems, NO_FAULTS } from './fault-plan';
+import { decideOutcome, faultPlanProblems, NO_FAULTS, seededRandom } from './fault-plan';
 import { Guests, nameUuid, simulatedHosts } from './hosts';
 
 test.each([
@@ -9,7 +8,7 @@ test.each([
 });
 
 test('no faults always succeed; the PRNG repeats by seed', () => {
-  const r1 = mulberry32(42); const r2 = mulberry32(42);
+  const r1 = seededRandom(42); const r2 = seededRandom(42);
   const a = Array.from({ length: 5 }, () => r1()); const b = Array.from({ length: 5 }, () => r2());
   expect(a).toEqual(b);
   expect(a.every((x) => x >= 0 && x < 1)).toBe(true);

@@ -1,3 +1,5 @@
+import { mulberry32 } from '@cellsched/prng';
+
 /** Run-time fault injection of one compute process (set over the control endpoint). */
 export interface FaultPlan {
   /** Share of builds that fail reschedulably (Nova's RescheduledException), 0..1. */
@@ -85,6 +87,11 @@ export function decideOutcome(plan: FaultPlan, draw: number, host?: string): Bui
   if (draw < plan.crashRate + plan.abortRate) return 'abort';
   if (draw < plan.crashRate + plan.abortRate + plan.rescheduleRate) return 'reschedule';
   return 'succeed';
+}
+
+/** A seeded PRNG (the shared mulberry32 of @cellsched/prng) so a fault run can be repeated. Pure given the seed. */
+export function seededRandom(seed: number): () => number {
+  return mulberry32(seed);
 }
 
 /** The faults that apply to `step` on `host`: its own entry, else `*`'s, when it names no hosts or this one. Pure. */
