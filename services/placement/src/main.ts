@@ -1,6 +1,6 @@
 import { loadConfig } from '@cellsched/config';
 import { atStartup, createPool, runMigrations } from '@cellsched/db';
-import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
+import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { startGrpcServer } from '@cellsched/grpc';
@@ -12,7 +12,7 @@ import { placementConfigSchema } from './config';
 /** Composition root: config → database (migrate) → REST app and gRPC service → listen; SIGTERM stops cleanly. */
 async function main(): Promise<void> {
   const config = loadConfig(placementConfigSchema, { argv: process.argv.slice(2) });
-  const log = createLogger({ service: 'placement', host: hostname(), level: config.logLevel });
+  const log = createLogger(loggerOptionsFrom(config, { service: 'placement', host: hostname() }));
   const pool = createPool({ url: config.dbUrl, max: config.dbPoolSize, applicationName: 'placement' });
   if (config.migrate) {
     const applied = await atStartup('placement database migrations', () => runMigrations(pool, { kind: 'placement', dir: join(__dirname, '..', 'migrations') }), log);
