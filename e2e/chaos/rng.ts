@@ -1,15 +1,9 @@
+import { mulberry32 } from '@cellsched/prng';
 import type { Rng } from './scenario';
 
-/** mulberry32: small, fast, and the same stream for the same seed on every machine. */
+/** The shared mulberry32 stream (@cellsched/prng): the same stream for the same seed on every machine. */
 export function seededRng(seed: number): Rng {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const rng: Rng = {
     next,
     int: (min, max) => min + Math.floor(next() * (max - min + 1)),

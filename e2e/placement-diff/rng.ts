@@ -1,21 +1,19 @@
+import { mulberry32 } from '@cellsched/prng';
+
 /**
  * The seeded pseudo-random source of the differential run: every choice of the operation
  * sequence comes from here, so one seed is one exact sequence on every machine.
  */
 export class Rng {
-  private state: number;
+  private readonly stream: () => number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0 || 0x9e3779b9;
+    this.stream = mulberry32(seed >>> 0 || 0x9e3779b9);
   }
 
-  /** A float in [0, 1) (mulberry32). */
+  /** A float in [0, 1) (the shared mulberry32). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.stream();
   }
 
   /** An integer in [lo, hi]. */

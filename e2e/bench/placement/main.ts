@@ -15,6 +15,7 @@ import { FLAT_QUERY, NESTED_QUERY, flatProviders, load, nestedProviders } from '
 import { describeMachine } from './machine';
 import { claimStorm, concurrentGets, planClaims, timedDistinctGets, timedGets, type Stats } from './measure';
 import { printTable } from './report';
+import type { ScenarioResult, TargetResult } from './scenario-result';
 import { startCellsched, startPeer, type Target } from './targets';
 
 interface Args { out?: string; sizes: number[]; nested: number; reps: number; clients: number; claims: number; peer: boolean; adminUrl: string; peerUrl: string }
@@ -38,17 +39,6 @@ function parseArgs(argv: readonly string[]): Args {
   }
   return a;
 }
-
-/** What one target measured in one scenario. */
-export interface TargetResult {
-  target: string; load_seconds: number; providers_per_second: number;
-  query: Stats; query_uncached: Stats; query_limit5: Stats; concurrent_rps: number; concurrent: Stats;
-  claims_per_second: number; claims_ok: number; claims_conflict: number; claim: Stats;
-  candidates: number; response_bytes: number;
-}
-
-/** One scenario: a data set, its query, and every target's results. */
-export interface ScenarioResult { scenario: string; providers: number; query: string; targets: TargetResult[]; equal_fresh?: Comparison; equal_after_claims?: Comparison }
 
 async function runTarget(t: Target, trees: Parameters<typeof load>[1], path: string, a: Args, concurrentN: number, plans: ReturnType<typeof planClaims> | null) {
   await t.reset();

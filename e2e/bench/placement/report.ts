@@ -2,7 +2,7 @@
  * The human-readable table of a placement benchmark run.
  */
 import type { Comparison } from './compare';
-import type { ScenarioResult } from './main';
+import type { ScenarioResult } from './scenario-result';
 
 const s = (x: number): string => (x < 1 ? `${(x * 1000).toFixed(0)} ms` : `${x.toFixed(2)} s`);
 

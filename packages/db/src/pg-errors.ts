@@ -1,3 +1,5 @@
+import { isConnectionError } from '@cellsched/connection-error';
+
 /** SQLSTATE of a pg error (or anything with a string `code`), else undefined. */
 export function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -17,28 +19,9 @@ export function isRetryableTxError(err: unknown): boolean {
   return code !== undefined && RETRYABLE_TX.has(code);
 }
 
-const CONNECTION_STATES = new Set([
-  '57P01', // admin_shutdown: the server is stopping and closed our session
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now: the server is starting up or shutting down
-  '53300', // too_many_connections
-]);
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
-const CONNECTION_MESSAGES = [
-  'Connection terminated', // pg: socket closed under a query or while connecting
-  'Client has encountered a connection error and is not queryable',
-  'timeout exceeded when trying to connect', // pg-pool connectionTimeoutMillis
-];
-
 /**
- * True when the statement failed because the connection to PostgreSQL was lost or
- * could not be made (server restarting, network error, class 08, 57P01-03): the caller
- * may retry the whole unit of work after a pause, *if* that unit is idempotent, since
- * a COMMIT lost this way may or may not have been applied.
+ * True when the statement failed because the connection to PostgreSQL was lost or could not be
+ * made: the shared classification of `@cellsched/connection-error` (also the gRPC handlers'). The
+ * caller may retry the whole unit of work after a pause, *if* that unit is idempotent.
  */
-export function isConnectionError(err: unknown): boolean {
-  const code = sqlState(err);
-  if (code !== undefined && (code.startsWith('08') || CONNECTION_STATES.has(code) || SOCKET_CODES.has(code))) return true;
-  const message = err instanceof Error ? err.message : '';
-  return CONNECTION_MESSAGES.some((m) => message.includes(m));
-}
+export { isConnectionError };

@@ -1,6 +1,7 @@
 import { Metadata, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
 import { trace } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { isConnectionError } from '@cellsched/connection-error';
 import { FAILURE_CODES, type Failure } from '@cellsched/wire';
 import { FailureError, isFailureError, makeFailure } from './failure-error';
 import { failureTrailers } from './failure-metadata';
@@ -36,25 +37,6 @@ export const INTERNAL_FAILURE_CODE = FAILURE_CODES.grpc.internal;
 /** Code of the Failure sent when the handler lost its database or a socket (the same call may succeed later). */
 export const UNAVAILABLE_FAILURE_CODE = FAILURE_CODES.grpc.dependencyUnavailable;
 
-// NOTE: the same classification as @cellsched/db's isConnectionError (which this package cannot
-// import): SQLSTATE class 08, 57P01-03 (server stopping/starting), 53300, socket errors, and the
-// messages pg gives a session closed under it.
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
-const CONNECTION_MESSAGES = [
-  'Connection terminated',
-  'Client has encountered a connection error and is not queryable',
-  'timeout exceeded when trying to connect',
-];
-
-/** True when `err` says a backing service (PostgreSQL, a socket) was lost or unreachable, not that the request is bad. */
-export function isDependencyUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || SOCKET_CODES.has(code))) return true;
-  const message = err instanceof Error ? err.message : '';
-  return CONNECTION_MESSAGES.some((m) => message.includes(m));
-}
-
 function deadlineOf(call: ServerUnaryCall<unknown, unknown>): Date | undefined {
   const d = call.getDeadline();
   if (d instanceof Date) return d;
@@ -82,7 +64,7 @@ export function failureForError(err: unknown, logger: Logger): { failure: Failur
     // NOTE: STYLE's levels: warn for expected failures, error for unexpected ones.
     if (failure.expected) logger.warn({ failure_code: failure.code, grpc_status: code }, 'rpc failed');
     else logger.error({ err, failure_code: failure.code, grpc_status: code }, 'rpc failed unexpectedly');
-  } else if (isDependencyUnavailable(err)) {
+  } else if (isConnectionError(err)) {
     // a database restart or a network cut: retryable, so a caller's retry (a redelivered cast) succeeds once it is back
     failure = makeFailure(UNAVAILABLE_FAILURE_CODE, 'a backing service (database or network) is unavailable', { expected: false, retryable: true });
     code = status.UNAVAILABLE;

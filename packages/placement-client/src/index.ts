@@ -5,6 +5,7 @@
  * traits with generation-conflict retries).
  */
 export { PlacementClient, type PlacementClientOptions, type PlacementGrpc } from './placement-client';
+export { placementGrpcConfigSchema } from './config-schema';
 export { claimOutcome, PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_CONCURRENT_UPDATE, PLACEMENT_GROUP_POLICY, type ClaimOutcome } from './claim-outcome';
 export {
   ClaimBatcher, DEFAULT_CLAIM_CALLS_IN_FLIGHT, DEFAULT_CLAIMS_PER_CALL, type ClaimBatcherOptions, type ClaimTransport, type SettledClaim,

@@ -1,4 +1,10 @@
+import { defineConfig } from '@cellsched/config';
 import { rmSync, writeFileSync } from 'node:fs';
+
+/** The health-file option of every bus consumer (spread into its schema), for {@link keepHealthFile}. */
+export const healthFileConfigSchema = defineConfig({
+  healthFile: { type: 'string', env: 'CELLSCHED_HEALTH_FILE', help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).' },
+});
 
 /**
  * Keeps `file` fresh while `healthy()` holds: it is rewritten every `everyMs`, so its age says

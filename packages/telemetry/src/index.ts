@@ -12,4 +12,5 @@ export { type SavedContext, type SpanFields, annotateSpan, inContext, savedConte
 export { type SignalTarget, type StopOnSignalOptions, runMain, stopOnSignal } from './lifecycle';
 export { type Logger, type LoggerOptions, type RequestLogFields, createLogger, requestLogger, traceFields } from './logger';
 export { type ProcessIdentity, type TelemetryConfig, loggerOptionsFrom, telemetryConfigSchema, telemetryOptionsFrom } from './config-schema';
-export { keepHealthFile } from './health-file';
+export { healthFileConfigSchema, keepHealthFile } from './health-file';
+export { type ServicePreload, servicePreloadOptions, startServiceTelemetry } from './service-preload';

@@ -1,6 +1,8 @@
 // The failure-code registry is a published contract: this list pins every code's text. Adding a
 // code adds a line here; changing or removing one must fail (callers and operators branch on them).
 import { allFailureCodes, FAILURE_CODES, makeFailure } from '../src';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 const PUBLISHED = [
   'grpc.internal', 'grpc.dependency_unavailable', 'grpc.cancelled', 'grpc.unavailable', 'grpc.deadline_exceeded',
@@ -47,4 +49,25 @@ test('the registry cannot be changed at run time', () => {
 
 test('makeFailure fills the optional parts', () => {
   expect(makeFailure(FAILURE_CODES.scheduler.noValidHost, 'none')).toEqual({ code: 'scheduler.no_valid_host', message: 'none', retryable: false, expected: false, metadata: {}, diagnosis: [] });
+});
+
+// proto/ is the source of truth of the wire: the codes its comments promise (`Failure{code: "..."}`)
+// must be codes of the registry, so a code renamed on one side only fails here.
+describe('the registry agrees with proto/', () => {
+  const protoDir = join(__dirname, '..', '..', '..', 'proto');
+  const protoFiles = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? protoFiles(join(dir, e.name)) : e.name.endsWith('.proto') ? [join(dir, e.name)] : []));
+  const promised = new Map<string, string>();
+  for (const file of protoFiles(protoDir)) {
+    for (const m of readFileSync(file, 'utf8').matchAll(/code:\s*"([^"]+)"/g)) promised.set(m[1] as string, relative(protoDir, file));
+  }
+
+  test('proto names codes in its Failure comments (the check below reads them)', () => {
+    expect([...promised.keys()]).toEqual(expect.arrayContaining(['scheduler.no_valid_host', 'placement.concurrent_update']));
+  });
+
+  test('every code proto names is a code of the registry', () => {
+    const registry = new Set<string>(allFailureCodes());
+    expect([...promised].filter(([code]) => !registry.has(code))).toEqual([]);
+  });
 });

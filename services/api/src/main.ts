@@ -4,7 +4,7 @@ import { Bus } from '@cellsched/bus';
 import { loadConfig } from '@cellsched/config';
 import { ReportClient } from '@cellsched/placement-client';
 import { atStartup, createPool } from '@cellsched/db';
-import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
+import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { BuildRequestSweeper } from './adapters/build-request-sweeper';
 import { CastRetrier } from './adapters/cast-retrier';
@@ -16,7 +16,7 @@ import { apiConfigSchema } from './config';
 /** Composition root: config → API DB (migrate) → API bus → cells (read-only) → REST app → sweeper; SIGTERM stops cleanly. */
 async function main(): Promise<void> {
   const config = loadConfig(apiConfigSchema, { argv: process.argv.slice(2) });
-  const log = createLogger({ service: 'api', host: hostname(), level: config.logLevel });
+  const log = createLogger(loggerOptionsFrom(config, { service: 'api', host: hostname() }));
   const apiDb = createPool({ url: config.dbUrl, max: config.dbPoolSize, applicationName: 'api' });
   if (config.migrate) {
     const applied = await atStartup('API database migrations', () => syncApiDb(apiDb), log);

@@ -1,5 +1,6 @@
 import { defineConfig } from '@cellsched/config';
-import { telemetryConfigSchema } from '@cellsched/telemetry';
+import { placementGrpcConfigSchema } from '@cellsched/placement-client';
+import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
 /** The cell conductor's options, as data; loaded by main.ts. Credentials are its cell's only. */
 export const cellConductorConfigSchema = defineConfig({
@@ -14,14 +15,13 @@ export const cellConductorConfigSchema = defineConfig({
     type: 'url', env: 'CELLSCHED_CELL_TRANSPORT_URL', protocols: ['amqp:', 'amqps:'], secret: true,
     help: "RabbitMQ URL of this cell's vhost, with this cell's user (nothing else).",
   },
-  placementGrpc: { type: 'list', env: 'CELLSCHED_PLACEMENT_GRPC', default: ['127.0.0.1:8779'], help: 'Placement gRPC replicas (host:port).' },
+  ...placementGrpcConfigSchema,
   placementUrl: { type: 'url', env: 'CELLSCHED_PLACEMENT_URL', protocols: ['http:', 'https:'], default: 'http://127.0.0.1:8778', help: "Placement's REST endpoint (the allocation audit reads provider allocations)." },
   auditIntervalMs: { type: 'int', env: 'CELLSCHED_AUDIT_INTERVAL_MS', default: 300000, min: 0, max: 86400000, help: 'Period of the allocation audit (0: off).' },
   auditGraceMs: {
     type: 'int', env: 'CELLSCHED_AUDIT_GRACE_MS', default: 120000, min: 0, max: 86400000,
     help: 'A suspicious allocation is healed only if a later audit, this long after, still finds it (claims in flight are not leaks).',
   },
-  placementDeadlineMs: { type: 'int', env: 'CELLSCHED_PLACEMENT_DEADLINE_MS', default: 5000, min: 100, max: 120000, help: 'Per-attempt deadline of placement calls.' },
   buildTimeoutMs: {
     type: 'int', env: 'CELLSCHED_BUILD_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,
     help: 'Build deadline set on each rescheduled attempt (the watchdog reads it).',
@@ -44,7 +44,7 @@ export const cellConductorConfigSchema = defineConfig({
     help: 'How long one delivery of a build cast keeps retrying while placement, PostgreSQL or the bus is unavailable, before the bus redelivers it (0: no in-delivery retry).',
   },
   prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
-  healthFile: { type: 'string', env: 'CELLSCHED_HEALTH_FILE', help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).' },
+  ...healthFileConfigSchema,
   dbPoolSize: { type: 'int', env: 'CELLSCHED_CELL_DB_POOL', default: 20, min: 1, max: 500, help: 'Maximum PostgreSQL connections.' },
   migrate: { type: 'bool', env: 'CELLSCHED_CELL_MIGRATE', default: true, help: "Apply the cell database's pending migrations at start." },
 });

@@ -9,6 +9,7 @@
  * is broken (placement, PostgreSQL or the bus unavailable). Every flow that throws is rerun whole by
  * the cast's in-delivery retry or the bus's redelivery, so each port says whether it is safe to repeat.
  */
+import type { OverdueInstanceTask } from '@cellsched/cell-db';
 import type { ClaimOutcome } from '@cellsched/placement-client';
 import type { BuildAndRunInstanceRequest, InstanceGroup, InstanceStepRequest, Selection, TerminateInstanceRequest } from '@cellsched/wire';
 import type {
@@ -189,17 +190,8 @@ export interface ActionTransaction {
   endTask(instanceUuid: string, requestId: string): Promise<void>;
 }
 
-/** A task whose step the watchdog fails (read without a lock). */
-export interface OverdueTask {
-  readonly instanceUuid: string;
-  readonly requestId: string;
-  readonly step: string;
-  readonly stepHost: string;
-  readonly attempt: number;
-  readonly hostGone: boolean;
-  readonly migrationUuid: string;
-  readonly traceParent: string | null;
-}
+/** A task whose step the watchdog fails (read without a lock); `migrationUuid` is '' for an action without a migration. */
+export type OverdueTask = Omit<OverdueInstanceTask, 'migrationUuid' | 'hostDown'> & { readonly migrationUuid: string };
 
 /** The cell database as the action flows see it. */
 export interface ActionRepository {

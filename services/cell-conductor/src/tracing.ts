@@ -1,13 +1,5 @@
-import { loadConfig, wantsHelp } from '@cellsched/config';
-import { startTelemetry, telemetryOptionsFrom } from '@cellsched/telemetry';
-import { hostname } from 'node:os';
+import { startServiceTelemetry } from '@cellsched/telemetry';
 import { cellConductorConfigSchema } from './config';
 
-// Loaded first (`node --require dist/tracing.js dist/main.js`) so that the amqplib, gRPC and
-// pg instrumentations patch their modules before main.ts requires them.
-if (!wantsHelp(process.argv.slice(2))) startTracing();
-
-function startTracing(): void {
-  const config = loadConfig(cellConductorConfigSchema, { argv: process.argv.slice(2) });
-  startTelemetry(telemetryOptionsFrom(config, { service: 'cell-conductor', host: hostname(), cell: config.cellName }));
-}
+// Loaded first (`node --require dist/tracing.js dist/main.js`): see startServiceTelemetry.
+startServiceTelemetry({ schema: cellConductorConfigSchema, service: 'cell-conductor', cellOf: (config) => config.cellName });

@@ -1,9 +1,5 @@
-import { loadConfig } from '@cellsched/config';
-import { startTelemetry, telemetryOptionsFrom } from '@cellsched/telemetry';
-import { hostname } from 'node:os';
+import { startServiceTelemetry } from '@cellsched/telemetry';
 import { placementConfigSchema } from './config';
 
-// Loaded first (`node --require dist/tracing.js dist/main.js`) so that the HTTP and pg
-// instrumentations patch their modules before main.ts requires them.
-const config = loadConfig(placementConfigSchema, { argv: process.argv.slice(2) });
-startTelemetry(telemetryOptionsFrom(config, { service: 'placement', host: hostname() }));
+// Loaded first (`node --require dist/tracing.js dist/main.js`): see startServiceTelemetry.
+startServiceTelemetry({ schema: placementConfigSchema, service: 'placement' });

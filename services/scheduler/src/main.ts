@@ -1,5 +1,5 @@
 import { loadConfig, renderHelp, wantsHelp } from '@cellsched/config';
-import { createLogger, runMain, stopOnSignal } from '@cellsched/telemetry';
+import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { DecisionStats } from './adapters/decision-stats';
 import { startSchedulerApp } from './app';
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
-  const log = createLogger({ service: 'scheduler', host: hostname(), level: config.logLevel }).child({ replica: config.replicaIndex });
+  const log = createLogger(loggerOptionsFrom(config, { service: 'scheduler', host: hostname() })).child({ replica: config.replicaIndex });
   const port = config.basePort === 0 ? 0 : config.basePort + config.replicaIndex;
   const decisions = new DecisionStats(log, config.decisionLogInterval);
   const app = await startSchedulerApp({

@@ -1,11 +1,5 @@
-import { loadConfig, wantsHelp } from '@cellsched/config';
-import { startTelemetry, telemetryOptionsFrom } from '@cellsched/telemetry';
-import { hostname } from 'node:os';
+import { startServiceTelemetry } from '@cellsched/telemetry';
 import { schedulerConfigSchema } from './config';
 
-// Loaded first (`node --require dist/tracing.js dist/main.js`) so that the gRPC and pg
-// instrumentations patch their modules before main.ts requires them.
-if (!wantsHelp(process.argv.slice(2))) {
-  const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
-  startTelemetry(telemetryOptionsFrom(config, { service: 'scheduler', host: hostname() }));
-}
+// Loaded first (`node --require dist/tracing.js dist/main.js`): see startServiceTelemetry.
+startServiceTelemetry({ schema: schedulerConfigSchema, service: 'scheduler' });

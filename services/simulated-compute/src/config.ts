@@ -1,5 +1,5 @@
 import { defineConfig } from '@cellsched/config';
-import { telemetryConfigSchema } from '@cellsched/telemetry';
+import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
 /** The simulated compute's options, as data. It has no database credentials at all. */
 export const simulatedComputeConfigSchema = defineConfig({
@@ -39,6 +39,6 @@ export const simulatedComputeConfigSchema = defineConfig({
   rescheduleRate: { type: 'float', env: 'CELLSCHED_BUILD_FAILURE_RATE', default: 0, min: 0, max: 1, help: 'Initial share of builds failing reschedulably.' },
   abortRate: { type: 'float', env: 'CELLSCHED_BUILD_ABORT_RATE', default: 0, min: 0, max: 1, help: 'Initial share of builds failing non-reschedulably.' },
   seed: { type: 'int', env: 'CELLSCHED_COMPUTE_SEED', default: 1, min: 0, max: 4294967295, help: 'Seed of the fault draws (printed at start).' },
-  healthFile: { type: 'string', env: 'CELLSCHED_HEALTH_FILE', help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).' },
+  ...healthFileConfigSchema,
   controlPort: { type: 'int', env: 'CELLSCHED_COMPUTE_CONTROL_PORT', default: -1, min: -1, max: 65535, help: 'Loopback fault-injection port (0: any free port, -1: off).' },
 });

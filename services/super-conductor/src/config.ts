@@ -1,5 +1,6 @@
 import { defineConfig, type Config } from '@cellsched/config';
-import { telemetryConfigSchema } from '@cellsched/telemetry';
+import { placementGrpcConfigSchema } from '@cellsched/placement-client';
+import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
 /**
  * The super-conductor's options, as data; loaded by main.ts and tracing.ts. Only the API
@@ -30,9 +31,8 @@ export const superConductorConfigSchema = defineConfig({
   },
   schedulerGrpc: { type: 'list', env: 'CELLSCHED_SCHEDULER_GRPC', default: ['127.0.0.1:8780', '127.0.0.1:8781'], help: 'Scheduler gRPC replicas (host:port).' },
   schedulerDeadlineMs: { type: 'int', env: 'CELLSCHED_SCHEDULER_DEADLINE_MS', default: 30000, min: 100, max: 600000, help: 'Per-attempt deadline of SelectDestinations.' },
-  placementGrpc: { type: 'list', env: 'CELLSCHED_PLACEMENT_GRPC', default: ['127.0.0.1:8779'], help: 'Placement gRPC replicas (host:port).' },
+  ...placementGrpcConfigSchema,
   placementUrl: { type: 'url', env: 'CELLSCHED_PLACEMENT_URL', protocols: ['http:', 'https:'], default: 'http://127.0.0.1:8778', help: "Placement's REST endpoint (os-services: COMPUTE_STATUS_DISABLED)." },
-  placementDeadlineMs: { type: 'int', env: 'CELLSCHED_PLACEMENT_DEADLINE_MS', default: 5000, min: 100, max: 120000, help: 'Per-attempt deadline of placement calls.' },
   buildTimeoutMs: {
     type: 'int', env: 'CELLSCHED_BUILD_TIMEOUT_MS', default: 300000, min: 1000, max: 86400000,
     help: "Build deadline of the first attempt (the cell conductor's watchdog reads it).",
@@ -50,7 +50,7 @@ export const superConductorConfigSchema = defineConfig({
     help: "Nova's service_down_time: a forced live migration's destination whose compute is silent longer is refused (Nova's ComputeServiceUnavailable).",
   },
   prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
-  healthFile: { type: 'string', env: 'CELLSCHED_HEALTH_FILE', help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).' },
+  ...healthFileConfigSchema,
   dbPoolSize: { type: 'int', env: 'CELLSCHED_SUPER_CONDUCTOR_DB_POOL', default: 10, min: 1, max: 500, help: 'PostgreSQL connections per database (API DB and each cell DB).' },
 });
 

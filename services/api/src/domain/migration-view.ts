@@ -1,4 +1,4 @@
-import type { MigrationRecord } from '@cellsched/cell-db';
+import type { MigrationFilters, MigrationRecord } from '@cellsched/cell-db';
 import { atLeast } from './microversion';
 import { lastValue, nextLink, onlyQueryKeys, parsePaging, singleValue, type Query } from './paging';
 import { links, type ViewContext } from './server-view';
@@ -52,21 +52,15 @@ export function serverMigrationView(m: MigrationRecord, ctx: ViewContext): Json 
   return v;
 }
 
-/** The `GET /os-migrations` query, validated for the version. */
-export interface MigrationQuery {
+/**
+ * The `GET /os-migrations` query, validated for the version: the cell databases' filters it maps
+ * onto one to one (`limit` undefined below 2.59: no paging, every migration), and the REST-only keys.
+ */
+export interface MigrationQuery extends Pick<MigrationFilters, 'host' | 'sourceCompute' | 'migrationType' | 'instanceUuid' | 'userId' | 'projectId'
+  | 'changesSince' | 'changesBefore' | 'limit'> {
   readonly status?: string;
-  readonly host?: string;
-  readonly sourceCompute?: string;
-  readonly migrationType?: string;
-  readonly instanceUuid?: string;
-  readonly userId?: string;
-  readonly projectId?: string;
   /** `hidden` asked truthy: Nova hides none of the migrations it shows, and there are no hidden ones here. */
   readonly hiddenOnly: boolean;
-  readonly changesSince?: Date;
-  readonly changesBefore?: Date;
-  /** Undefined below 2.59 (no paging: every migration). */
-  readonly limit?: number;
   readonly marker?: string;
 }
 

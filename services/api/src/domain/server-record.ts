@@ -1,32 +1,19 @@
-import type { InstanceFault, VmStateName } from '@cellsched/cell-db';
+import type { InstanceFault, InstanceRecord, VmStateName } from '@cellsched/cell-db';
 import type { Flavor } from '@cellsched/wire';
 import type { HostStatus } from './host-status';
 
 /**
  * A server as the API shows it, whatever it was read from: a BuildRequest (not in a cell
- * yet), a cell's instances row, or only its InstanceMapping when its cell is down.
+ * yet), a cell's instances row, or only its InstanceMapping when its cell is down. The fields
+ * it shares with a cell's {@link InstanceRecord} are that record's.
  */
-export interface ServerRecord {
-  readonly uuid: string;
-  readonly projectId: string;
-  readonly userId: string;
+export interface ServerRecord extends Pick<InstanceRecord, 'uuid' | 'projectId' | 'userId' | 'taskState' | 'powerState' | 'host' | 'node'
+  | 'availabilityZone' | 'launchedAt' | 'terminatedAt' | 'reservationId' | 'launchIndex' | 'hostname' | 'createdAt' | 'updatedAt'> {
   readonly name: string;
   readonly flavor: Flavor | undefined;
   readonly imageRef: string;
   /** `unknown`: the server's cell did not answer (only the mapping was read). */
   readonly vmState: VmStateName | 'unknown';
-  readonly taskState: string | null;
-  readonly powerState: number;
-  readonly host: string | null;
-  readonly node: string | null;
-  readonly availabilityZone: string | null;
-  readonly launchedAt: Date | null;
-  readonly terminatedAt: Date | null;
-  readonly reservationId: string | null;
-  readonly launchIndex: number;
-  readonly hostname: string | null;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
   readonly fault: InstanceFault | undefined;
   /** Nova's host_status: its host's compute service as the cell holds it ('' without a host). */
   readonly hostStatus: HostStatus;

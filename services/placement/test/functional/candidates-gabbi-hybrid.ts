@@ -11,12 +11,15 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import { Pool } from 'pg';
 import { CandidateQueryError } from '../../src/domain/candidates/errors';
 import { parseCandidateQuery } from '../../src/domain/candidates/query-parser';
-import { renderCandidatesJson } from '../../src/domain/candidates/render-json';
+import { renderCandidatesJson, RenderMemos } from '../../src/domain/candidates/render-json';
 import { queryAllocationCandidates } from '../../src/adapters/sql/candidates-query';
+import { CandidateSnapshotCache } from '../../src/adapters/sql/candidates-snapshot';
 
 const port = Number(process.argv[2] ?? 18700);
 const peer = new URL(process.argv[3] ?? 'http://127.0.0.1:18778');
 const pool = new Pool({ connectionString: process.argv[4] ?? 'postgres://placement_peer:placement_peer@127.0.0.1:5432/placement_peer', max: 4 });
+const snapshots = new CandidateSnapshotCache(pool);
+const memos = new RenderMemos();
 
 function proxy(req: IncomingMessage, res: ServerResponse): void {
   const up = request({ host: peer.hostname, port: peer.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
@@ -40,9 +43,9 @@ async function candidates(req: IncomingMessage, res: ServerResponse, minor: numb
   if (minor >= 15) Object.assign(headers, { 'cache-control': 'no-cache', 'last-modified': new Date().toUTCString() });
   try {
     const { groups, params } = parseCandidateQuery([...url.searchParams], minor);
-    const { snapshot, result } = await queryAllocationCandidates(pool, groups, params);
+    const { snapshot, result } = await queryAllocationCandidates(snapshots, groups, params);
     const requested = new Set(groups.flatMap((g) => [...g.resources.keys()]));
-    res.writeHead(200, headers).end(renderCandidatesJson(snapshot, result, minor, requested));
+    res.writeHead(200, headers).end(renderCandidatesJson(snapshot, result, minor, requested, memos));
   } catch (err) {
     const status = err instanceof CandidateQueryError ? 400 : 500;
     const detail = `The server could not comply with the request since it is either malformed or otherwise incorrect.\n\n ${(err as Error).message}  `;

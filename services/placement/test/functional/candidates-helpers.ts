@@ -4,8 +4,9 @@
  */
 import type { Pool } from 'pg';
 import { parseCandidateQuery } from '../../src/domain/candidates/query-parser';
-import { renderCandidatesJson } from '../../src/domain/candidates/render-json';
+import { renderCandidatesJson, RenderMemos } from '../../src/domain/candidates/render-json';
 import { queryAllocationCandidates } from '../../src/adapters/sql/candidates-query';
+import { CandidateSnapshotCache } from '../../src/adapters/sql/candidates-snapshot';
 
 export interface CandidatesBody {
   allocation_requests: { allocations: Record<string, { resources: Record<string, number> }>; mappings?: Record<string, string[]> }[];
@@ -16,9 +17,9 @@ export interface CandidatesBody {
 export async function ask(pool: Pool, query: string, minor = 39): Promise<CandidatesBody> {
   const pairs = [...new URLSearchParams(query)];
   const { groups, params } = parseCandidateQuery(pairs, minor);
-  const { snapshot, result } = await queryAllocationCandidates(pool, groups, params);
+  const { snapshot, result } = await queryAllocationCandidates(new CandidateSnapshotCache(pool), groups, params);
   const requested = new Set(groups.flatMap((g) => [...g.resources.keys()]));
-  return JSON.parse(renderCandidatesJson(snapshot, result, minor, requested)) as CandidatesBody;
+  return JSON.parse(renderCandidatesJson(snapshot, result, minor, requested, new RenderMemos())) as CandidatesBody;
 }
 
 /** Each candidate as a sorted "name:CLASS=amount" list joined by " + ", all sorted. */

@@ -8,11 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import type { TestDatabase } from '@cellsched/db';
 import { Pool } from 'pg';
-import { resultToResponse } from '../../src/adapters/grpc/candidates-mapping';
+import { ProviderSummaries, resultToResponse } from '../../src/adapters/grpc/candidates-mapping';
 import { writeAllocations } from '../../src/adapters/sql/allocation-writer';
 import { CandidateSnapshotCache, loadCandidateSnapshot } from '../../src/adapters/sql/candidates-snapshot';
 import { parseCandidateQuery } from '../../src/domain/candidates/query-parser';
-import { renderCandidatesJson } from '../../src/domain/candidates/render-json';
+import { renderCandidatesJson, RenderMemos } from '../../src/domain/candidates/render-json';
 import { findAllocationCandidates } from '../../src/domain/candidates/search';
 import type { CandidateSnapshot } from '../../src/domain/candidates/types';
 import { placementTestDatabase, ProviderBuilder, type ProviderRef } from './candidates-fixture';
@@ -47,14 +47,19 @@ function plain(s: CandidateSnapshot): unknown {
 
 const QUERIES = ['resources=VCPU:1', 'resources=VCPU:1,MEMORY_MB:512&required=CUSTOM_FAST', 'resources=VCPU:1&limit=2', `resources=VCPU:1&member_of=${AGG}`];
 
+// NOTE: one set of memos for every snapshot, as a running placement has: successive snapshots
+// share name tables and nodes, so this also checks that a memo made on one is right on the next.
+const memos = new RenderMemos();
+const summaries = new ProviderSummaries();
+
 /** The rendered answers (JSON at 1.39 and 1.17, gRPC) of QUERIES on a snapshot. */
 function answers(s: CandidateSnapshot): unknown[] {
   return QUERIES.flatMap((q) => [39, 17].map((minor) => {
     try {
       const { groups, params } = parseCandidateQuery([...new URLSearchParams(q)], minor);
       const result = findAllocationCandidates(s, groups, params);
-      const json = renderCandidatesJson(s, result, minor, new Set(groups.flatMap((g) => [...g.resources.keys()])));
-      return [json, resultToResponse(s, result)];
+      const json = renderCandidatesJson(s, result, minor, new Set(groups.flatMap((g) => [...g.resources.keys()])), memos);
+      return [json, resultToResponse(s, result, summaries)];
     } catch (err) {
       return (err as Error).message;
     }

@@ -1,3 +1,5 @@
+import { mulberry32 } from '@cellsched/prng';
+
 /**
  * A small seeded PRNG (mulberry32 over a 32-bit fold of the request's uint64 seed), so that
  * ties, shuffles and host subsets are replayable: the same seed gives the same choices.
@@ -9,16 +11,9 @@ export interface Prng {
   int(n: number): number;
 }
 
-/** Creates a PRNG from a non-negative integer seed (JS number up to 2^53). */
+/** Creates a PRNG from a non-negative integer seed (JS number up to 2^53), folded to 32 bits. */
 export function seededPrng(seed: number): Prng {
-  let state = (Math.floor(seed / 0x100000000) ^ (seed >>> 0) ^ 0x9e3779b9) >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x100000000;
-  };
+  const next = mulberry32((Math.floor(seed / 0x100000000) ^ (seed >>> 0) ^ 0x9e3779b9) >>> 0);
   return { next, int: (n) => Math.floor(next() * n) };
 }
 

@@ -10,7 +10,7 @@ import { REQUEST_FILTERS } from './request-filters/registry';
 import type { RequestFilter } from './request-filters/types';
 import { alternatesFor } from './select/alternates';
 import { placeForcedMove } from './select/forced-move';
-import { gatherHosts } from './select/gather-hosts';
+import { gatherHosts, RootIndexes } from './select/gather-hosts';
 import { groupState } from './select/group-state';
 import { moveSpec } from './select/move';
 import { type ClaimStats, type Pipeline, type Placement, placeInstances, rankHosts, type Ranking, type WeighedLine } from './select/place-instances';
@@ -72,6 +72,7 @@ export function policyProblems(policy: SchedulerPolicy, units: SchedulerUnits = 
 export class SchedulerCore {
   private readonly pipeline: Pipeline;
   private readonly requestFilters: readonly RequestFilter[];
+  private readonly indexes = new RootIndexes();
 
   /** Throws InvalidSchedulerPolicy (`scheduler.config.invalid`) listing every problem of the policy. */
   constructor(private readonly ports: SchedulerPorts, private readonly policy: SchedulerPolicy = DEFAULT_POLICY, units: SchedulerUnits = {}) {
@@ -125,7 +126,7 @@ export class SchedulerCore {
     const ctx: SchedulingContext = { spec: req.spec, flavor, image: req.spec.image, policy: this.policy, now: this.ports.clock.now(), group: undefined };
     const stats = { retries: 0 };
     const claim = { claimer: this.ports.claimer, maxConflictRetries: this.policy.claimConflictRetries, migrationUuid: req.move?.migrationUuid };
-    const r = await placeForcedMove(req, ctx, this.ports.snapshot, claim, stats);
+    const r = await placeForcedMove(req, ctx, this.ports.snapshot, this.indexes, claim, stats);
     if (r.kind === 'no_valid_host') return { ...r, claimRetries: stats.retries };
     return { kind: 'selected', destinations: [[r.selection]], claimRetries: stats.retries, explain: { diagnosis: r.diagnosis, top: [], sampled: false } };
   }
@@ -155,7 +156,7 @@ export class SchedulerCore {
     const sample = sampleSize > 0 ? { size: sampleSize, rng: seededPrng(req.spec.seed + SAMPLE_SEED_OFFSET) } : undefined;
     const gathered = await this.settled(req, async () => {
       const aggregates = await this.ports.snapshot.getAggregates();
-      return gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot, sample);
+      return gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot, this.indexes, sample);
     }, releaseOnNoValidHost);
     if (gathered.kind === 'no_valid_host') return { result: { ...gathered, claimRetries: 0 }, sampled: false };
     const group = req.spec.instanceGroup;

@@ -1,3 +1,5 @@
+import { mulberry32 } from '@cellsched/prng';
+
 /** Run-time fault injection of one compute process (set over the control endpoint). */
 export interface FaultPlan {
   /** Share of builds that fail reschedulably (Nova's RescheduledException), 0..1. */
@@ -92,16 +94,9 @@ export function decideOutcome(plan: FaultPlan, draw: number, host?: string): Bui
   return 'succeed';
 }
 
-/** A seeded PRNG (mulberry32) so a fault run can be repeated. Pure given the seed. */
+/** A seeded PRNG (the shared mulberry32 of @cellsched/prng) so a fault run can be repeated. Pure given the seed. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(seed);
 }
 
 /** The faults that apply to `step` on `host`: its own entry, else `*`'s, when it names no hosts or this one. Pure. */

@@ -147,10 +147,3 @@ export function expiredFault(plan: ActionPlan): ActionFault {
     details: FAILURE_CODES.superConductor.actionExpired,
   };
 }
-
-/** Nova's InstanceInvalidState message, the details of a refused guard's event. */
-export function invalidStateMessage(plan: ActionPlan, i: ActionInstance): string {
-  const def = plan.def;
-  if (!def.vmStates.includes(i.vmState)) return `Cannot '${plan.req.action}' instance ${i.uuid} while it is in vm_state ${i.vmState}`;
-  return `Cannot '${plan.req.action}' instance ${i.uuid} while it is in task_state ${i.taskState ?? 'None'}`;
-}

@@ -6,8 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Flavor, ServerActionRequest } from '@cellsched/wire';
-import type { ActionBegin, ActionState } from '../ports';
-import { invalidStateMessage } from './action-requests';
+import type { ActionBegin, ActionInstance, ActionState } from '../ports';
 
 /** What the super-conductor does with an action once its guard held. */
 export type ActionKind =
@@ -188,4 +187,11 @@ export function resumeStep(plan: ActionPlan, s: ActionState, intentPending: bool
   const m = s.migration;
   if (m === undefined || m.status !== def.migration?.status) return 'clear_intent';
   return m.destCompute === null ? 'schedule' : 'cast';
+}
+
+/** Nova's InstanceInvalidState message, the details of a refused guard's event. */
+export function invalidStateMessage(plan: ActionPlan, i: ActionInstance): string {
+  const def = plan.def;
+  if (!def.vmStates.includes(i.vmState)) return `Cannot '${plan.req.action}' instance ${i.uuid} while it is in vm_state ${i.vmState}`;
+  return `Cannot '${plan.req.action}' instance ${i.uuid} while it is in task_state ${i.taskState ?? 'None'}`;
 }

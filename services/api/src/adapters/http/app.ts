@@ -24,11 +24,12 @@ async function send(reply: FastifyReply, r: ApiReply, requestId: string): Promis
   return reply.type('application/json').send(JSON.stringify(r.body));
 }
 
-async function handle(deps: ApiDeps, route: Route, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+/** Runs one request of `route`; `contentType` is its Content-Type header as sent (set aside by buildApp's hook). */
+async function handle(deps: ApiDeps, route: Route, req: FastifyRequest, reply: FastifyReply, contentType: string | undefined): Promise<FastifyReply> {
   const requestId = `req-${randomUUID()}`;
   const started = performance.now();
   try {
-    return await handleIn(deps, route, req, reply, requestId);
+    return await handleIn(deps, route, { req, reply, requestId, contentType });
   } finally {
     deps.log.info({ request_id: requestId, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(performance.now() - started) }, 'request');
   }
@@ -48,14 +49,15 @@ function tokenOf(req: FastifyRequest): string | undefined {
  * policy of an admin-only route (403), Content-Type (415), body (400) — then runs the handler.
  * So a caller who may not make a request never learns how its body would have been judged.
  */
-async function handleIn(deps: ApiDeps, route: Route, req: FastifyRequest, reply: FastifyReply, requestId: string): Promise<FastifyReply> {
+async function handleIn(deps: ApiDeps, route: Route, call: { req: FastifyRequest; reply: FastifyReply; requestId: string; contentType: string | undefined }): Promise<FastifyReply> {
+  const { req, reply, requestId } = call;
   try {
     const caller = callerFromToken(tokenOf(req));
     const version = negotiate(requestedVersion(req.headers));
     void reply.headers(versionHeaders(version));
     if (!serves(route, version)) throw new ApiError(404, 'The resource could not be found.');
     if (route.adminPolicy !== undefined) requireAdmin(caller, route.adminPolicy);
-    checkContentType(declaredContentType.get(req));
+    checkContentType(call.contentType);
     const body = parseBody(req.method, typeof req.body === 'string' ? req.body : undefined);
     const r = await route.handler({
       caller, version, requestId, baseUrl: baseUrlOf(req), params: req.params as Record<string, string>,
@@ -68,9 +70,6 @@ async function handleIn(deps: ApiDeps, route: Route, req: FastifyRequest, reply:
     return send(reply, { status: 500, body: errorBody(500, 'Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible.') }, requestId);
   }
 }
-
-/** Each request's Content-Type header, judged after the token and the policy (see buildApp). */
-const declaredContentType = new WeakMap<FastifyRequest, string | undefined>();
 
 /** Nova's body size limit message (oslo.middleware sizelimit, which runs before authentication). */
 const tooLarge = (limit: number): string => `Request is too large. Larger than max_request_body_size (${limit}).`;
@@ -109,6 +108,7 @@ export function buildApp(deps: ApiDeps): FastifyInstance {
   const app = Fastify({ logger: false, exposeHeadRoutes: false, bodyLimit: BODY_LIMIT, routerOptions: { ignoreTrailingSlash: true }, clientErrorHandler: clientError });
   // NOTE: bodies are kept as text here and judged in handleIn, after the token and the policy;
   // the Content-Type is set aside first, or Fastify would refuse a malformed one before both.
+  const declaredContentType = new WeakMap<FastifyRequest, string | undefined>();
   app.addHook('onRequest', async (req) => {
     const type = req.headers['content-type'];
     declaredContentType.set(req, type);
@@ -118,7 +118,7 @@ export function buildApp(deps: ApiDeps): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => { done(null, body); });
   app.get('/', async (req, reply) => send(reply, { status: 200, body: versionsBody(baseUrlOf(req)) }, `req-${randomUUID()}`));
   app.get('/v2.1', async (req, reply) => send(reply, { status: 200, body: versionBody(baseUrlOf(req)) }, `req-${randomUUID()}`));
-  for (const route of ROUTES) app.route({ method: route.method, url: route.path, handler: (req, reply) => handle(deps, route, req, reply) });
+  for (const route of ROUTES) app.route({ method: route.method, url: route.path, handler: (req, reply) => handle(deps, route, req, reply, declaredContentType.get(req)) });
   app.setNotFoundHandler((req, reply) => send(reply, notFound(req), `req-${randomUUID()}`));
   app.setErrorHandler((err, _req, reply) => {
     const status = err instanceof ApiError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);

@@ -3,6 +3,7 @@
  * stand in for a compute's result when there is none: a cast the broker refused, a step the
  * watchdog gave up on. Both are that step's failure on that host, exactly like the build's.
  */
+import type { OverdueInstanceTask } from '@cellsched/cell-db';
 import { FAILURE_CODES, makeFailure, type InstanceStepRequest } from '@cellsched/wire';
 import { STEP } from './steps';
 import type { ActionInstance, ActionTask, MigrationView, StepReport } from './types';
@@ -56,14 +57,7 @@ export function refusedStepReport(cast: StepCast): StepReport {
 }
 
 /** A step the watchdog found overdue (read, not locked: the flow re-judges it under the lock). */
-export interface OverdueStep {
-  readonly instanceUuid: string;
-  readonly requestId: string;
-  readonly step: string;
-  readonly stepHost: string;
-  readonly attempt: number;
-  readonly hostGone: boolean;
-}
+export type OverdueStep = Pick<OverdueInstanceTask, 'instanceUuid' | 'requestId' | 'step' | 'stepHost' | 'attempt' | 'hostGone'>;
 
 /** The watchdog's verdict on an overdue step, as that step's failure on its host. Pure. */
 export function overdueStepReport(o: OverdueStep, migrationUuid: string): StepReport {

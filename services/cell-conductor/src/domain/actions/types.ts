@@ -4,14 +4,13 @@
  * the transition to carry out. Every decision is a pure function of these; `action-flow.ts` has the
  * ports do it.
  */
+import type { InstanceTaskRecord, VmStateName } from '@cellsched/cell-db';
 import type { Failure, Flavor, Instance, RequestSpec, Selection } from '@cellsched/wire';
 import type { Fault } from '../build-attempt';
 
 export type { Fault } from '../build-attempt';
-
-/** Nova's vm_state strings the actions move between. */
-export type VmStateName = 'active' | 'building' | 'paused' | 'suspended' | 'stopped' | 'rescued' | 'resized'
-  | 'soft-delete' | 'deleted' | 'error' | 'shelved' | 'shelved_offloaded';
+/** Nova's vm_state strings the actions move between (the cell database's). */
+export type { VmStateName } from '@cellsched/cell-db';
 
 /** The instance row as the action decisions see it (read under its lock). */
 export interface ActionInstance {
@@ -32,24 +31,13 @@ export interface ActionInstance {
   readonly wire: Instance;
 }
 
-/** The action in progress (the `instance_tasks` row). */
-export interface ActionTask {
-  readonly requestId: string;
-  readonly action: string;
-  readonly step: string;
-  readonly stepHost: string;
-  readonly attempt: number;
-  /** 'action', or the {@link stepKey} of the result that advanced to this step. */
-  readonly enteredBy: string;
-  readonly migrationUuid: string | null;
-  /** Alternates not tried yet. */
-  readonly hostList: readonly Selection[];
-  readonly requestSpec: RequestSpec | undefined;
-  readonly params: Readonly<Record<string, string>>;
-  readonly priorVmState: VmStateName;
-  /** Set while a failed move rolls back: why it failed. */
-  readonly failure: string | null;
-}
+/**
+ * The action in progress: what the decisions read of its `instance_tasks` row (`enteredBy` is
+ * 'action' or the {@link stepKey} of the result that advanced to this step; `failure` is set
+ * while a failed move rolls back).
+ */
+export type ActionTask = Pick<InstanceTaskRecord, 'requestId' | 'action' | 'step' | 'stepHost' | 'attempt' | 'enteredBy' | 'migrationUuid'
+  | 'hostList' | 'requestSpec' | 'params' | 'priorVmState' | 'failure'>;
 
 /** Nova's Migration as the decisions see it. */
 export interface MigrationView {

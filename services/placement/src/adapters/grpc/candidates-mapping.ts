@@ -70,23 +70,27 @@ function summary(snap: CandidateSnapshot, p: ProviderNode): ProviderSummary {
  * Summaries per name tables and node: both immutable and shared by successive snapshots
  * while unchanged (a node's uuid, parent and root never change without the node itself
  * being replaced), so a new snapshot rebuilds only the summaries of changed providers.
+ * One per gRPC service (placementHandlers makes it), never module-level.
  */
-const summaries = new WeakMap<ReadonlyMap<number, string>, WeakMap<ProviderNode, ProviderSummary>>();
+export class ProviderSummaries {
+  private readonly byNames = new WeakMap<ReadonlyMap<number, string>, WeakMap<ProviderNode, ProviderSummary>>();
 
-function summaryOf(snap: CandidateSnapshot, p: ProviderNode): ProviderSummary {
-  let perNames = summaries.get(snap.resourceClassNameById);
-  if (!perNames) summaries.set(snap.resourceClassNameById, (perNames = new WeakMap()));
-  let s = perNames.get(p);
-  if (!s) perNames.set(p, (s = summary(snap, p)));
-  return s;
+  /** The summary of `p` in `snap`, built on first use. */
+  of(snap: CandidateSnapshot, p: ProviderNode): ProviderSummary {
+    let perNames = this.byNames.get(snap.resourceClassNameById);
+    if (!perNames) this.byNames.set(snap.resourceClassNameById, (perNames = new WeakMap()));
+    let s = perNames.get(p);
+    if (!s) perNames.set(p, (s = summary(snap, p)));
+    return s;
+  }
 }
 
 /** The gRPC answer of a search. */
-export function resultToResponse(snap: CandidateSnapshot, result: CandidateResult): GetAllocationCandidatesResponse {
+export function resultToResponse(snap: CandidateSnapshot, result: CandidateResult, summaries: ProviderSummaries): GetAllocationCandidatesResponse {
   const providerSummaries: GetAllocationCandidatesResponse['providerSummaries'] = {};
   for (const id of result.summaryProviderIds) {
     const p = snap.providers.get(id);
-    if (p) providerSummaries[p.uuid] = summaryOf(snap, p);
+    if (p) providerSummaries[p.uuid] = summaries.of(snap, p);
   }
   return { allocationRequests: result.allocationRequests.map((a) => candidate(snap, a)), providerSummaries };
 }

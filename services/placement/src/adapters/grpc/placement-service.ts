@@ -17,9 +17,10 @@ import { writeAllocations, writeAllocationsIn, type ClaimOptions } from '../sql/
 import { ClaimBatcher } from '../sql/claim-batcher';
 import { claimMove, revertMove } from '../sql/move-claims';
 import { queryAllocationCandidates } from '../sql/candidates-query';
+import { CandidateSnapshotCache } from '../sql/candidates-snapshot';
 import { rows } from '../sql/db';
 import { findProvider } from '../sql/resource-providers';
-import { GRPC_CANDIDATES_MINOR, requestToQuery, resultToResponse } from './candidates-mapping';
+import { GRPC_CANDIDATES_MINOR, ProviderSummaries, requestToQuery, resultToResponse } from './candidates-mapping';
 import { toClaimGroup, toConsumerInput } from './consumer-input';
 import { invalid, withFailures } from './failures';
 
@@ -75,15 +76,16 @@ async function claimOne(claims: ClaimBatcher, req: ClaimRequest, logger: Logger)
   }
 }
 
-/** Handlers of every PlacementService method, over `pool`. */
-export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBatcher(pool)): Handlers {
+/** Handlers of every PlacementService method, over `pool` and its candidate `snapshots`. */
+export function placementHandlers(pool: Pool, snapshots: CandidateSnapshotCache, claims: ClaimBatcher = new ClaimBatcher(pool)): Handlers {
+  const summaries = new ProviderSummaries();
   return {
     getAllocationCandidates: (req) => withFailures(async () => {
       const { groups, params } = parseCandidateQuery(requestToQuery(req), GRPC_CANDIDATES_MINOR);
-      const { snapshot, result } = await queryAllocationCandidates(pool, groups, params, req.seed === 0 ? {} : { seed: req.seed });
+      const { snapshot, result } = await queryAllocationCandidates(snapshots, groups, params, req.seed === 0 ? {} : { seed: req.seed });
       // NOTE: claims that arrived during the search go before the rendering and encoding of up to 1,000 candidates.
       await yieldToIo();
-      return resultToResponse(snapshot, result);
+      return resultToResponse(snapshot, result, summaries);
     }),
     claim: (req) => withFailures(async () => {
       const input = toConsumerInput(req.consumer);
@@ -144,7 +146,10 @@ export function placementHandlers(pool: Pool, claims: ClaimBatcher = new ClaimBa
 /** Providers one ListProviderConsumers call may ask about. */
 export const MAX_LISTED_PROVIDERS = 10_000;
 
-/** The service binding to pass to `startGrpcServer`. */
-export function placementServiceBinding(pool: Pool): ServiceBinding {
-  return bindService(PlacementServiceService, placementHandlers(pool));
+/**
+ * The service binding to pass to `startGrpcServer`. Give it the `snapshots` the REST app reads
+ * too (main does), so the two services share one cached snapshot of the database.
+ */
+export function placementServiceBinding(pool: Pool, snapshots: CandidateSnapshotCache = new CandidateSnapshotCache(pool)): ServiceBinding {
+  return bindService(PlacementServiceService, placementHandlers(pool, snapshots));
 }

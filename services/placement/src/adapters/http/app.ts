@@ -5,6 +5,8 @@ import { callerFromHeaders, isAllowed, type PolicyMode } from '../../domain/auth
 import { corsHeaders, isPreflight } from './cors';
 import { PlacementError } from '../../domain/errors';
 import { atLeast, negotiate, versionString, type Microversion } from '../../domain/microversion';
+import { CandidateSnapshotCache } from '../sql/candidates-snapshot';
+import { CandidateBodies } from './candidate-bodies';
 import { renderError } from './errors-render';
 import type { MethodSpec, PlacementRequest, RouteDef } from './kit';
 import { ROUTES } from './routes';
@@ -14,6 +16,8 @@ const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'] as 
 /** Options of the HTTP app: the pool is the objects layer's only dependency. */
 export interface AppOptions {
   readonly pool: Pool;
+  /** The pool's candidate snapshots, when shared with the gRPC service (default: the app's own). */
+  readonly snapshots?: CandidateSnapshotCache;
   /** Policy configuration (default `legacy`, Placement's defaults). */
   readonly policyMode?: PolicyMode;
   /** Origins allowed by the CORS middleware; empty or absent: no CORS handling. */
@@ -24,6 +28,9 @@ export interface AppOptions {
   readonly onResponse?: (r: { requestId: string; method: string; url: string; status: number; ms: number }) => void;
 }
 
+/** The options with every dependency made. */
+type AppDeps = AppOptions & { readonly snapshots: CandidateSnapshotCache; readonly candidateBodies: CandidateBodies };
+
 interface Ctx { requestId: string; version?: Microversion }
 
 /**
@@ -31,7 +38,8 @@ interface Ctx { requestId: string; version?: Microversion }
  * request id → auth (noauth2, not for `/`) → microversion → content checks → route →
  * policy → handler; every error becomes Placement's JSON error body.
  */
-export function buildApp(opts: AppOptions): FastifyInstance {
+export function buildApp(options: AppOptions): FastifyInstance {
+  const opts: AppDeps = { ...options, snapshots: options.snapshots ?? new CandidateSnapshotCache(options.pool), candidateBodies: new CandidateBodies() };
   const app = Fastify({
     logger: false, exposeHeadRoutes: false, bodyLimit: 16 * 1024 * 1024, routerOptions: { maxParamLength: 1000 }, clientErrorHandler,
   });
@@ -62,7 +70,7 @@ function clientErrorHandler(err: Error & { code?: string }, socket: import('node
 
 const toFastifyPath = (p: string): string => p.replace(/\{(\w+)\}/g, ':$1');
 
-async function dispatch(opts: AppOptions, route: RouteDef | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function dispatch(opts: AppDeps, route: RouteDef | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const ctx: Ctx = { requestId: `req-${randomUUID()}` };
   const started = performance.now();
   try {
@@ -75,7 +83,7 @@ async function dispatch(opts: AppOptions, route: RouteDef | undefined, req: Fast
   }
 }
 
-async function dispatchIn(opts: AppOptions, route: RouteDef | undefined, req: FastifyRequest, reply: FastifyReply, ctx: Ctx): Promise<FastifyReply> {
+async function dispatchIn(opts: AppDeps, route: RouteDef | undefined, req: FastifyRequest, reply: FastifyReply, ctx: Ctx): Promise<FastifyReply> {
   try {
     const path = (req.url.split('?')[0] ?? '/');
     const caller = authenticate(req, path);
@@ -179,13 +187,14 @@ function sendError(reply: FastifyReply, req: FastifyRequest, ctx: Ctx, err: Plac
   return reply.code(err.status).headers(commonHeaders(ctx, !err.escaped)).headers(err.headers).header('content-type', r.contentType).send(Buffer.from(r.body));
 }
 
-function toPlacementRequest(opts: AppOptions, req: FastifyRequest, version: Microversion, caller: PlacementRequest['caller'], requestId: string): PlacementRequest {
+function toPlacementRequest(opts: AppDeps, req: FastifyRequest, version: Microversion, caller: PlacementRequest['caller'], requestId: string): PlacementRequest {
   const qs = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
   const query = new Map<string, string[]>();
   for (const [k, v] of new URLSearchParams(qs)) query.set(k, [...(query.get(k) ?? []), v]);
   return {
     method: req.method, params: req.params as Record<string, string>, query, headers: req.headers,
     rawBody: typeof req.body === 'string' ? req.body : undefined, version, caller, requestId, pool: opts.pool,
+    snapshots: opts.snapshots, candidateBodies: opts.candidateBodies,
     baseUrl: `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`,
   };
 }

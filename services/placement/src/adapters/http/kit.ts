@@ -1,4 +1,6 @@
 import type { Pool } from 'pg';
+import type { CandidateSnapshotCache } from '../sql/candidates-snapshot';
+import type { CandidateBodies } from './candidate-bodies';
 import type { Caller, Policy } from '../../domain/auth';
 import { PlacementError } from '../../domain/errors';
 import { validateSchema, type JsonSchema } from '../../domain/json-schema';
@@ -18,6 +20,10 @@ export interface PlacementRequest {
   /** `scheme://host` of the request, for absolute Location headers as webob writes them. */
   readonly baseUrl: string;
   readonly pool: Pool;
+  /** The database's candidate snapshots (GET /allocation_candidates). */
+  readonly snapshots: CandidateSnapshotCache;
+  /** The app's rendered candidates answers (GET /allocation_candidates). */
+  readonly candidateBodies: CandidateBodies;
 }
 
 /** What a handler answers; `body` undefined means an empty body. */

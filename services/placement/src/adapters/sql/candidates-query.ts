@@ -3,10 +3,9 @@
  * gRPC service: load a consistent snapshot, run the pure search on it.
  */
 import { setImmediate as yieldToIo } from 'node:timers/promises';
-import type { Pool } from 'pg';
 import { findAllocationCandidates, type SearchOptions } from '../../domain/candidates/search';
 import type { CandidateResult, CandidateSnapshot, RequestGroup, RequestWideParams } from '../../domain/candidates/types';
-import { CandidateSnapshotCache } from './candidates-snapshot';
+import type { CandidateSnapshotCache } from './candidates-snapshot';
 
 /** A search result with the snapshot it was computed on (needed to render names and summaries). */
 export interface CandidatesAnswer {
@@ -14,31 +13,18 @@ export interface CandidatesAnswer {
   readonly result: CandidateResult;
 }
 
-const caches = new WeakMap<Pool, CandidateSnapshotCache>();
-
-/** One snapshot cache per pool (per database). */
-function cacheFor(pool: Pool): CandidateSnapshotCache {
-  let cache = caches.get(pool);
-  if (!cache) caches.set(pool, (cache = new CandidateSnapshotCache(pool)));
-  return cache;
-}
-
-/** The current snapshot of the pool's database (cached while the database is unchanged). */
-export async function currentSnapshot(pool: Pool): Promise<CandidateSnapshot> {
-  return cacheFor(pool).get();
-}
-
 /**
- * Runs GET /allocation_candidates semantics. Read-only; throws CandidateQueryError for an
- * unknown resource class or trait.
+ * Runs GET /allocation_candidates semantics on the current snapshot of `snapshots` (main
+ * makes one per database, shared by the REST and gRPC services). Read-only; throws
+ * CandidateQueryError for an unknown resource class or trait.
  */
 export async function queryAllocationCandidates(
-  pool: Pool,
+  snapshots: CandidateSnapshotCache,
   groups: readonly RequestGroup[],
   params: RequestWideParams,
   opts: SearchOptions = {},
 ): Promise<CandidatesAnswer> {
-  const snapshot = await cacheFor(pool).get();
+  const snapshot = await snapshots.get();
   // NOTE: the snapshot's refresh and the search each hold the event loop for milliseconds at
   // 10,000 providers (the search 10-20 ms on this machine): the claims that arrived meanwhile go
   // first, so a candidates query (a scheduler replica refreshes its copy every 2 s) does not stall

@@ -17,16 +17,20 @@ interface RenderMemo {
 }
 
 /**
- * Memos per name tables: successive snapshots share the name maps (and every unchanged
- * node object) until a name changes, so a snapshot that differs from the previous one by
- * a few providers re-renders only those.
+ * The renderer's memos, per name tables: successive snapshots share the name maps (and every
+ * unchanged node object) until a name changes, so a snapshot that differs from the previous one
+ * by a few providers re-renders only those. One per app (buildApp makes it), never module-level;
+ * memos of name tables no longer referenced are dropped with them.
  */
-const memos = new WeakMap<ReadonlyMap<number, string>, RenderMemo>();
+export class RenderMemos {
+  private readonly byNames = new WeakMap<ReadonlyMap<number, string>, RenderMemo>();
 
-function memoOf(snap: CandidateSnapshot): RenderMemo {
-  let m = memos.get(snap.resourceClassNameById);
-  if (!m) memos.set(snap.resourceClassNameById, (m = { uuid: new WeakMap(), rc: new Map(), trait: new Map(), summaries: new Map() }));
-  return m;
+  /** The memo of `snap`'s name tables, made on first use. */
+  of(snap: CandidateSnapshot): RenderMemo {
+    let m = this.byNames.get(snap.resourceClassNameById);
+    if (!m) this.byNames.set(snap.resourceClassNameById, (m = { uuid: new WeakMap(), rc: new Map(), trait: new Map(), summaries: new Map() }));
+    return m;
+  }
 }
 
 function quoted(cache: Map<number, string>, id: number, raw: string | undefined): string {
@@ -111,8 +115,9 @@ function summaryVariant(minor: number, requested: ReadonlySet<string>): string {
  * 1.`minor`. `requested` is every resource class named in the query (summaries before
  * 1.27 list only those).
  */
-export function renderCandidatesJson(snap: CandidateSnapshot, result: CandidateResult, minor: number, requested: ReadonlySet<string>): string {
-  const m = memoOf(snap);
+export function renderCandidatesJson(snap: CandidateSnapshot, result: CandidateResult, minor: number, requested: ReadonlySet<string>,
+  memos: RenderMemos): string {
+  const m = memos.of(snap);
   const variant = summaryVariant(minor, requested);
   let sums = m.summaries.get(variant);
   if (!sums) m.summaries.set(variant, (sums = new WeakMap()));

@@ -41,6 +41,8 @@ describe('ComputeCapabilitiesFilter', () => {
   ])('%s', (_n, extraSpecs, pass) => {
     const c = ctx({ spec: spec({ flavor: flavor({ extraSpecs }) }) });
     expect(computeCapabilitiesFilter.hostPasses(host(), c).pass).toBe(pass);
+    // the pipeline's per-pass form answers the same, reason included
+    expect(computeCapabilitiesFilter.forRequest?.(c)(host())).toEqual(computeCapabilitiesFilter.hostPasses(host(), c));
   });
 
   it('a host whose compute reported no cpu_info fails a cpu_info spec', () => {

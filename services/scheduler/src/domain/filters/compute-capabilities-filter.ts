@@ -98,17 +98,16 @@ export function capabilitySpecs(extraSpecs: Readonly<Record<string, string>>): C
   return specs;
 }
 
-// NOTE: a flavor's specs are read once per decision, not once per host (a decision may filter
-// 1,000 hosts); keyed by the extra specs object, which a decision shares with every host.
-const SPECS = new WeakMap<Readonly<Record<string, string>>, CapabilitySpec[]>();
-
-function specsOf(extraSpecs: Readonly<Record<string, string>>): CapabilitySpec[] {
-  let specs = SPECS.get(extraSpecs);
-  if (specs === undefined) {
-    specs = capabilitySpecs(extraSpecs);
-    SPECS.set(extraSpecs, specs);
+/** Whether `host` matches every capability spec. Pure. */
+function hostMatches(host: HostState, specs: readonly CapabilitySpec[]): FilterResult {
+  for (const { scope, req, unscoped } of specs) {
+    // NOTE: as in Nova, an unscoped key counts only when the host has such an attribute or stat.
+    if (unscoped && !ATTRIBUTES.has(scope[0] as string) && stat(host, scope[0] as string) === undefined) continue;
+    const cap = capability(host, scope);
+    if (cap === undefined) return fail(`host has no capability ${scope.join(':')}`);
+    if (!matchExtraSpec(pyStr(cap), req)) return fail(`capability ${scope.join(':')} does not match "${req}"`);
   }
-  return specs;
+  return PASS;
 }
 
 /**
@@ -122,13 +121,11 @@ function specsOf(extraSpecs: Readonly<Record<string, string>>): CapabilitySpec[]
 export const computeCapabilitiesFilter: HostFilter = {
   name: 'ComputeCapabilitiesFilter',
   hostPasses(host, ctx): FilterResult {
-    for (const { scope, req, unscoped } of specsOf(ctx.flavor.extraSpecs)) {
-      // NOTE: as in Nova, an unscoped key counts only when the host has such an attribute or stat.
-      if (unscoped && !ATTRIBUTES.has(scope[0] as string) && stat(host, scope[0] as string) === undefined) continue;
-      const cap = capability(host, scope);
-      if (cap === undefined) return fail(`host has no capability ${scope.join(':')}`);
-      if (!matchExtraSpec(pyStr(cap), req)) return fail(`capability ${scope.join(':')} does not match "${req}"`);
-    }
-    return PASS;
+    return hostMatches(host, capabilitySpecs(ctx.flavor.extraSpecs));
+  },
+  // NOTE: the flavor's specs are read once per pass, not once per host (a pass may filter 1,000 hosts).
+  forRequest(ctx) {
+    const specs = capabilitySpecs(ctx.flavor.extraSpecs);
+    return (host) => hostMatches(host, specs);
   },
 };

@@ -1,6 +1,7 @@
 import { ctx, hostState } from '../../../test/support/fixtures';
 import { runFilters, summarizeReasons } from './filter-pipeline';
 import { resolveFilters } from './registry';
+import { fail, PASS, type HostFilter } from './types';
 
 describe('runFilters', () => {
   const hosts = [
@@ -25,6 +26,19 @@ describe('runFilters', () => {
     const out = runFilters(hosts, resolveFilters(['AvailabilityZoneFilter', 'ComputeFilter']), c);
     expect(out.hosts).toEqual([]);
     expect(out.diagnosis.map((d) => d.filter)).toEqual(['AvailabilityZoneFilter']);
+  });
+
+  it('does a filter\'s per-request work once per pass (forRequest), then asks it of every host', () => {
+    const calls = { forRequest: 0, hostPasses: 0, perHost: 0 };
+    const filter: HostFilter = {
+      name: 'CountingFilter',
+      hostPasses: () => { calls.hostPasses += 1; return PASS; },
+      forRequest: () => { calls.forRequest += 1; return (h) => { calls.perHost += 1; return h.record.uuid === 'a' ? PASS : fail('not a'); }; },
+    };
+    const out = runFilters(hosts, [filter], ctx());
+    expect(out.hosts.map((h) => h.record.uuid)).toEqual(['a']);
+    expect(out.diagnosis).toEqual([{ filter: 'CountingFilter', hostsBefore: 4, hostsAfter: 1, reason: 'not a (3 hosts)' }]);
+    expect(calls).toEqual({ forRequest: 1, hostPasses: 0, perHost: 4 });
   });
 
   it('summarizes reasons most frequent first', () => {

@@ -36,8 +36,9 @@ export function runFilters(hosts: readonly HostState[], filters: readonly HostFi
     if (current.length === 0) break;
     const passed: HostState[] = [];
     const reasons: string[] = [];
+    const passes = filter.forRequest?.(ctx) ?? ((host: HostState) => filter.hostPasses(host, ctx));
     for (const host of current) {
-      const result = filter.hostPasses(host, ctx);
+      const result = passes(host);
       if (result.pass) passed.push(host);
       else reasons.push(result.reason);
     }

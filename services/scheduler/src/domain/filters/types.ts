@@ -20,4 +20,10 @@ export interface HostFilter {
   /** Nova's class name, the key used in `enabled_filters`. */
   readonly name: string;
   hostPasses(host: HostState, ctx: SchedulingContext): FilterResult;
+  /**
+   * Optional, for a filter with per-request work (Nomad's SetJob): `hostPasses` with that work
+   * done once for `ctx`, for the pipeline to call on every host of one pass. Must answer exactly
+   * as `hostPasses(host, ctx)` does.
+   */
+  forRequest?(ctx: SchedulingContext): (host: HostState) => FilterResult;
 }

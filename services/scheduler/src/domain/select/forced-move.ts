@@ -4,7 +4,7 @@ import type { SchedulingContext } from '../context';
 import { seededPrng } from '../prng';
 import { resourcesFromRequestSpec } from '../request-filters/resources-from-request-spec';
 import type { ClaimDeps } from './claim-on-host';
-import { gatherHosts } from './gather-hosts';
+import { gatherHosts, type RootIndexes } from './gather-hosts';
 import { placeInstances, type Pipeline } from './place-instances';
 import { toSelection } from './selection';
 import type { SelectDestinationsRequest } from './validate-request';
@@ -31,11 +31,11 @@ export function forcedNoCapacityReason(instanceUuid: string, host: string): stri
  * and no alternate is returned. Placement still refuses a host without the capacity: NoValidHost
  * with Nova's message and the diagnosis. The caller undoes the move on NoValidHost or a throw.
  */
-export async function placeForcedMove(req: SelectDestinationsRequest, ctx: SchedulingContext, snapshot: HostStateSnapshot,
+export async function placeForcedMove(req: SelectDestinationsRequest, ctx: SchedulingContext, snapshot: HostStateSnapshot, indexes: RootIndexes,
   claim: Omit<ClaimDeps, 'query' | 'snapshot'>, stats: { retries: number }): Promise<ForcedMoveResult> {
   const instanceUuid = req.instanceUuids[0] as string;
   const host = req.spec.requestedDestination?.host ?? '';
-  const gathered = await gatherHosts({ ...ctx, aggregates: [] }, [resourcesFromRequestSpec], snapshot);
+  const gathered = await gatherHosts({ ...ctx, aggregates: [] }, [resourcesFromRequestSpec], snapshot, indexes);
   if (gathered.kind === 'no_valid_host' || gathered.hosts.length === 0) {
     return { kind: 'no_valid_host', reason: forcedNoCapacityReason(instanceUuid, host), diagnosis: gathered.diagnosis };
   }

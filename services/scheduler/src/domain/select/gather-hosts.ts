@@ -25,13 +25,24 @@ interface RootIndex {
   readonly byRoot: Map<string, AllocationCandidate[]>;
 }
 
-// NOTE: the adapter hands the same answer object to many requests (its cached copy), so the
-// index of an answer is built once, not once per decision.
-const indexes = new WeakMap<GetAllocationCandidatesResponse, RootIndex>();
+/**
+ * The root indexes of placement's answers, each built once: the adapter hands the same answer
+ * object to many requests (its cached copy), so an answer is indexed once, not once per decision.
+ * Held by the scheduler core (one per core, made where main builds it), never at module level;
+ * an answer no longer referenced is dropped with its index.
+ */
+export class RootIndexes {
+  private readonly byAnswer = new WeakMap<GetAllocationCandidatesResponse, RootIndex>();
 
-function rootIndex(resp: GetAllocationCandidatesResponse): RootIndex {
-  let index = indexes.get(resp);
-  if (index !== undefined) return index;
+  /** The index of `resp`, built on first use. */
+  of(resp: GetAllocationCandidatesResponse): RootIndex {
+    let index = this.byAnswer.get(resp);
+    if (index === undefined) this.byAnswer.set(resp, (index = buildRootIndex(resp)));
+    return index;
+  }
+}
+
+function buildRootIndex(resp: GetAllocationCandidatesResponse): RootIndex {
   const byRoot = new Map<string, AllocationCandidate[]>();
   for (const c of resp.allocationRequests) {
     for (const root of new Set(c.allocations.map((a) => rootOf(a.resourceProviderUuid, resp.providerSummaries)))) {
@@ -40,9 +51,7 @@ function rootIndex(resp: GetAllocationCandidatesResponse): RootIndex {
       list.push(c);
     }
   }
-  index = { roots: candidateRoots(resp), byRoot };
-  indexes.set(resp, index);
-  return index;
+  return { roots: candidateRoots(resp), byRoot };
 }
 
 /**
@@ -64,13 +73,13 @@ function sampleAnswer(resp: GetAllocationCandidatesResponse, index: RootIndex, s
  * requested_destination narrow the list. Reads only.
  */
 export async function gatherHosts(ctx: PlacementQueryContext, requestFilters: readonly RequestFilter[],
-  snapshot: HostStateSnapshot, sample?: { readonly size: number; readonly rng: Prng }): Promise<GatherResult> {
+  snapshot: HostStateSnapshot, indexes: RootIndexes, sample?: { readonly size: number; readonly rng: Prng }): Promise<GatherResult> {
   const built = buildPlacementQuery(ctx, requestFilters);
   if (built.kind === 'no_valid_host') {
     return { kind: 'no_valid_host', reason: built.reason, diagnosis: [{ filter: built.filter, hostsBefore: 0, hostsAfter: 0, reason: built.reason }] };
   }
   const answer = await snapshot.getAllocationCandidates(built.query);
-  const index = rootIndex(answer);
+  const index = indexes.of(answer);
   const roots = index.roots;
   const placementLine: FilterDiagnosis = {
     filter: 'allocation_candidates', hostsBefore: roots.length, hostsAfter: roots.length,

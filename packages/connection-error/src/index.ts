@@ -1,0 +1,1 @@
+export { isConnectionError } from './is-connection-error';
