@@ -68,7 +68,7 @@ describe('cellsched-manage cell_v2 (child processes against real databases)', ()
       `cell 'cell1' (${cell1Uuid}): applied ${CELL_MIGRATIONS}`, `cell 'cell2' (${cell2Uuid}): applied ${CELL_MIGRATIONS}`].sort());
     expect((await run('db', 'sync')).stdout).toMatch(/^(.*: up to date\n){3}$/);
     expect((await run('db', 'sync', '--database_connection', cell1.url)).stdout).toBe('database: up to date\n');
-    expect((await manage(['db', 'version', '--database_connection', cell1.url])).stdout).toBe('10\n');
+    expect((await manage(['db', 'version', '--database_connection', cell1.url])).stdout).toBe('11\n');
   });
 
   it('list_cells masks passwords unless --verbose', async () => {
