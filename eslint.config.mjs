@@ -2,6 +2,8 @@
 // ESLint applies only the last matching `no-restricted-imports`, so each block below
 // carries every restriction that applies to its files.
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const SERVICES = ['@cellsched/placement', '@cellsched/scheduler', '@cellsched/api', '@cellsched/super-conductor',
   '@cellsched/cell-conductor', '@cellsched/simulated-compute'];
@@ -18,6 +20,9 @@ const NO_UPCALL = [
   { name: '@cellsched/api-clients', message: 'cell-level services never use API-level clients (no upcalls)' },
   { name: '@cellsched/api-db', message: 'cell-level services never touch the API database (no upcalls)' },
 ];
+const TS_PROJECTS = ['./tsconfig.test.json', './packages/*/tsconfig.json', './services/*/tsconfig.json'];
+// import-x's TypeScript settings (extensions, parser), with the resolver given below instead of its default one.
+const { 'import-x/resolver': _defaultResolver, ...IMPORT_X_TS_SETTINGS } = importX.flatConfigs.typescript.settings;
 const restrict = (patterns, paths = []) => ({ 'no-restricted-imports': ['error', { paths, patterns }] });
 const CELL_LEVEL = ['services/cell-conductor/**/*.ts', 'services/simulated-compute/**/*.ts'];
 const DOMAIN = ['services/*/src/domain/**/*.ts'];
@@ -28,9 +33,17 @@ export default tseslint.config(
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],
     languageOptions: {
-      parserOptions: { project: ['./tsconfig.test.json', './packages/*/tsconfig.json', './services/*/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+      parserOptions: { project: TS_PROJECTS, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { 'import-x': importX },
+    settings: {
+      ...IMPORT_X_TS_SETTINGS,
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: TS_PROJECTS })],
     },
     rules: {
+      // No import cycles, inside a package or across packages: dependencies point one way (shared/STYLE.md).
+      // Type-only imports are erased at run time and are not counted (the rule's default).
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
       '@typescript-eslint/await-thenable': 'error',

@@ -125,6 +125,9 @@ const STEPS = {
   'gen-fresh': genIsFresh,
   'buf-breaking': bufBreaking,
   launcher,
+  // Formatting (.prettierrc.json, .prettierignore): any difference fails; `pnpm format` rewrites.
+  format: () => run('prettier', ['--check', '--log-level', 'warn', '.']),
+  // ESLint, with import-x/no-cycle: an import cycle fails.
   lint: () => run('eslint', ['--max-warnings=0', '.']),
   typecheck: () => run('tsc', ['-b']) || run('tsc', ['-p', 'tsconfig.test.json']),
   jest: () => jest('jest.config.js', []),
