@@ -6,7 +6,11 @@ import type { ClaimGroup } from '../../domain/server-group';
 import type { Db } from './db';
 import { CLAIM_IN_GROUP_SQL, groupArgs, groupRefusalError, type GroupRefusal } from './group-claim';
 import {
-  deleteConsumersWithoutAllocations, ensureConsumerRefs, INCOMPLETE_CONSUMER_ID, insertConsumer, type ConsumerRow,
+  deleteConsumersWithoutAllocations,
+  ensureConsumerRefs,
+  INCOMPLETE_CONSUMER_ID,
+  insertConsumer,
+  type ConsumerRow,
 } from './consumers';
 
 /** The allocations one consumer should hold after the write (empty `allocations` = release all). */
@@ -38,20 +42,47 @@ export interface ClaimOptions extends WriteAllocationsOptions {
 }
 
 /** Detail of a 409 for lack of capacity, for callers that branch on it (gRPC). */
-export interface CapacityFailure { readonly kind: 'capacity_exceeded' | 'constraints_violated' | 'no_inventory'; readonly resourceClass: string; readonly providerUuid: string }
+export interface CapacityFailure {
+  readonly kind: 'capacity_exceeded' | 'constraints_violated' | 'no_inventory';
+  readonly resourceClass: string;
+  readonly providerUuid: string;
+}
 
 /** 400 of `writeAllocations` for a resource class that does not exist (handlers word it). */
 export class UnknownResourceClass extends PlacementError {
-  constructor(readonly resourceClass: string) { super(400, `No such resource class ${resourceClass}.`); }
+  constructor(readonly resourceClass: string) {
+    super(400, `No such resource class ${resourceClass}.`);
+  }
 }
 
 /** A 409 of `writeAllocations` that says which class and provider ran out. */
 export class AllocationConflict extends PlacementError {
-  constructor(readonly failure: CapacityFailure, detail: string) { super(409, detail); }
+  constructor(
+    readonly failure: CapacityFailure,
+    detail: string,
+  ) {
+    super(409, detail);
+  }
 }
 
-interface Row { rpId: number; rpUuid: string; rcId: number; rcName: string; used: number }
-interface InvRow { rp_id: number; rc_id: number; total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number; used: string | null }
+interface Row {
+  rpId: number;
+  rpUuid: string;
+  rcId: number;
+  rcName: string;
+  used: number;
+}
+interface InvRow {
+  rp_id: number;
+  rc_id: number;
+  total: number;
+  reserved: number;
+  min_unit: number;
+  max_unit: number;
+  step_size: number;
+  allocation_ratio: number;
+  used: string | null;
+}
 
 /**
  * Atomically replace the allocations of every listed consumer (PUT /allocations/{c},
@@ -71,20 +102,26 @@ interface InvRow { rp_id: number; rc_id: number; total: number; reserved: number
  * pointless until usage changes). Idempotent: writing the same allocations twice leaves
  * the same state (generations aside).
  */
-export async function writeAllocations(pool: Pool, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<void> {
+export async function writeAllocations(
+  pool: Pool,
+  consumers: readonly ConsumerAllocationsInput[],
+  opts: WriteAllocationsOptions,
+): Promise<void> {
   await withTransaction(pool, (c) => writeAllocationsIn(c, consumers, opts), { maxAttempts: opts.maxAttempts ?? 5 });
 }
 
 /** A refusal raised by the `placement_claim` function (migration 004), as JSON after this prefix. */
 const CLAIM_REFUSAL = 'placement_claim:';
 
-type ClaimRefusal = GroupRefusal | {
-  readonly kind: 'unknown_provider' | 'unknown_class' | 'generation' | 'created_concurrently' | CapacityFailure['kind'];
-  /** 1-based index of the allocation row concerned. */
-  readonly row?: number;
-  readonly expected?: number | null;
-  readonly got?: number | null;
-};
+type ClaimRefusal =
+  | GroupRefusal
+  | {
+      readonly kind: 'unknown_provider' | 'unknown_class' | 'generation' | 'created_concurrently' | CapacityFailure['kind'];
+      /** 1-based index of the allocation row concerned. */
+      readonly row?: number;
+      readonly expected?: number | null;
+      readonly got?: number | null;
+    };
 
 /**
  * {@link writeAllocations} for ONE consumer in one round trip: the `placement_claim` function
@@ -101,12 +138,26 @@ export async function claimAllocations(pool: Pool, input: ConsumerAllocationsInp
   const rows = claimRows(input);
   const refs = refsOf(input);
   const maxAttempts = opts.maxAttempts ?? 5;
-  const values = [input.consumerUuid, refs.project, refs.user, refs.type ?? null, opts.checkConsumerGeneration, input.consumerGeneration ?? null,
-    rows.map((x) => x.providerUuid), rows.map((x) => x.rc), rows.map((x) => x.used)];
+  const values = [
+    input.consumerUuid,
+    refs.project,
+    refs.user,
+    refs.type ?? null,
+    opts.checkConsumerGeneration,
+    input.consumerGeneration ?? null,
+    rows.map((x) => x.providerUuid),
+    rows.map((x) => x.rc),
+    rows.map((x) => x.used),
+  ];
   // NOTE: a claim without a group runs the very statement it ran before migration 007.
-  const statement = opts.group === undefined
-    ? { name: 'placement.claim', text: 'SELECT placement_claim($1::uuid, $2, $3, $4, $5, $6, $7::uuid[], $8::text[], $9::int[]) AS g', values }
-    : { name: 'placement.claim_in_group', text: CLAIM_IN_GROUP_SQL, values: [...groupArgs(opts.group), ...values] };
+  const statement =
+    opts.group === undefined
+      ? {
+          name: 'placement.claim',
+          text: 'SELECT placement_claim($1::uuid, $2, $3, $4, $5, $6, $7::uuid[], $8::text[], $9::int[]) AS g',
+          values,
+        }
+      : { name: 'placement.claim_in_group', text: CLAIM_IN_GROUP_SQL, values: [...groupArgs(opts.group), ...values] };
   const r = await runClaimStatement(input, () => pool.query<{ g: number }>(statement), maxAttempts);
   return r.rows[0]?.g ?? 0;
 }
@@ -148,18 +199,31 @@ export function claimRefusalError(refusalJson: string, input: ConsumerAllocation
 }
 
 /** The writer's error for a refusal of `placement_claim` (same classes and wording). */
-function refusalError(r: ClaimRefusal, input: ConsumerAllocationsInput, rows: readonly { providerUuid: string; rc: string; used: number }[]): Error {
+function refusalError(
+  r: ClaimRefusal,
+  input: ConsumerAllocationsInput,
+  rows: readonly { providerUuid: string; rc: string; used: number }[],
+): Error {
   if (r.kind === 'group_policy') return groupRefusalError(r, input.consumerUuid);
   const row = rows[(r.row ?? 1) - 1];
   switch (r.kind) {
-    case 'unknown_provider': return badRequest(`Allocation for resource provider '${row?.providerUuid ?? '?'}' that does not exist.`);
-    case 'unknown_class': return new UnknownResourceClass(row?.rc ?? '?');
+    case 'unknown_provider':
+      return badRequest(`Allocation for resource provider '${row?.providerUuid ?? '?'}' that does not exist.`);
+    case 'unknown_class':
+      return new UnknownResourceClass(row?.rc ?? '?');
     case 'created_concurrently':
       return concurrentUpdate(`consumer generation conflict - expected null but consumer ${input.consumerUuid} was created concurrently`);
     case 'generation':
       return concurrentUpdate(`consumer generation conflict - expected ${r.expected ?? 'null'} but got ${r.got ?? 'None'}`);
     default:
-      return capacityError(r.kind, { consumerUuid: input.consumerUuid, rpId: 0, rpUuid: row?.providerUuid ?? '?', rcId: 0, rcName: row?.rc ?? '?', used: row?.used ?? 0 });
+      return capacityError(r.kind, {
+        consumerUuid: input.consumerUuid,
+        rpId: 0,
+        rpUuid: row?.providerUuid ?? '?',
+        rcId: 0,
+        rcName: row?.rc ?? '?',
+        used: row?.used ?? 0,
+      });
   }
 }
 
@@ -170,7 +234,11 @@ function refusalError(r: ClaimRefusal, input: ConsumerAllocationsInput, rows: re
  * (a project, user or type to create, a consumer's refs to change). Returns each consumer's
  * generation after the write (consumers left without allocations are deleted and absent).
  */
-export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<Map<string, number>> {
+export async function writeAllocationsIn(
+  db: Db,
+  consumers: readonly ConsumerAllocationsInput[],
+  opts: WriteAllocationsOptions,
+): Promise<Map<string, number>> {
   const sorted = [...consumers].sort((a, b) => (a.consumerUuid < b.consumerUuid ? -1 : 1));
   const prep = await prepare(db, sorted);
   // NOTE: consumers (their generations) are checked before the providers are looked up, as
@@ -185,14 +253,25 @@ export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAll
   // names, i.e. the new ones and, for a consumer emptied, those it held (a provider a consumer
   // merely moves away from keeps its generation), each once.
   // NOTE: IN (… UNION …), not `id = ANY(…) OR id IN (…)`: the OR form scans every provider.
-  const rps = await named<{ id: number; bump: boolean }>(db, 'placement.write.lock_providers', `SELECT id,
+  const rps = await named<{ id: number; bump: boolean }>(
+    db,
+    'placement.write.lock_providers',
+    `SELECT id,
       (id = ANY($1::int[]) OR id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($3::uuid[]))) AS bump
     FROM resource_providers WHERE id IN (SELECT unnest($1::int[])
       UNION SELECT resource_provider_id FROM allocations WHERE consumer_id = ANY($2::uuid[])) ORDER BY id FOR UPDATE`,
-  [[...new Set(wanted.map((w) => w.rpId))], uuids, emptied]);
+    [[...new Set(wanted.map((w) => w.rpId))], uuids, emptied],
+  );
   await checkCapacity(db, wanted, uuids);
   const bumped = rps.filter((r) => r.bump).map((r) => r.id);
-  return applyWrite(db, wanted, uuids, bumped, locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id), emptied);
+  return applyWrite(
+    db,
+    wanted,
+    uuids,
+    bumped,
+    locked.filter((l) => !emptied.includes(l.uuid)).map((l) => l.id),
+    emptied,
+  );
 }
 
 /**
@@ -200,16 +279,35 @@ export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAll
  * provider and consumer generations, delete consumers left without allocations. Returns the
  * bumped consumer generations by uuid.
  */
-async function applyWrite(db: Db, wanted: readonly WantedRow[], consumers: string[], rpIds: number[], keptConsumerIds: number[], emptied: string[]): Promise<Map<string, number>> {
-  const r = await named<{ uuid: string; generation: number }>(db, 'placement.write.apply', `WITH del AS (DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])),
+async function applyWrite(
+  db: Db,
+  wanted: readonly WantedRow[],
+  consumers: string[],
+  rpIds: number[],
+  keptConsumerIds: number[],
+  emptied: string[],
+): Promise<Map<string, number>> {
+  const r = await named<{ uuid: string; generation: number }>(
+    db,
+    'placement.write.apply',
+    `WITH del AS (DELETE FROM allocations WHERE consumer_id = ANY($1::uuid[])),
       ins AS (INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used)
         SELECT * FROM unnest($2::int[], $3::uuid[], $4::int[], $5::int[])),
       rpg AS (UPDATE resource_providers SET generation = generation + 1, updated_at = now() WHERE id = ANY($6::int[])),
       cg AS (UPDATE consumers SET generation = generation + 1, updated_at = now() WHERE id = ANY($7::int[]) RETURNING uuid::text AS uuid, generation),
       dc AS (DELETE FROM consumers WHERE uuid = ANY($8::uuid[]))
     SELECT uuid, generation FROM cg`,
-  [consumers, wanted.map((w) => w.rpId), wanted.map((w) => w.consumerUuid), wanted.map((w) => w.rcId), wanted.map((w) => w.used),
-    rpIds, keptConsumerIds, emptied]);
+    [
+      consumers,
+      wanted.map((w) => w.rpId),
+      wanted.map((w) => w.consumerUuid),
+      wanted.map((w) => w.rcId),
+      wanted.map((w) => w.used),
+      rpIds,
+      keptConsumerIds,
+      emptied,
+    ],
+  );
   return new Map(r.map((x) => [x.uuid, x.generation]));
 }
 
@@ -257,8 +355,19 @@ async function prepare(db: Db, sorted: readonly ConsumerAllocationsInput[]): Pro
   const rpUuids = [...new Set(sorted.flatMap((c) => c.allocations.map((a) => a.providerUuid)))];
   const rcNames = [...new Set(sorted.flatMap((c) => c.allocations.flatMap((a) => Object.keys(a.resources))))];
   const refs = sorted.map(refsOf);
-  const r = (await named<{ r: { rps: [number, string][]; rcs: [number, string][]; refs: [string, number | null, number | null, number | null][];
-    locked: ConsumerRow[]; inserted: ConsumerRow[] } }>(db, 'placement.write.prepare', `WITH
+  const r = (
+    await named<{
+      r: {
+        rps: [number, string][];
+        rcs: [number, string][];
+        refs: [string, number | null, number | null, number | null][];
+        locked: ConsumerRow[];
+        inserted: ConsumerRow[];
+      };
+    }>(
+      db,
+      'placement.write.prepare',
+      `WITH
       want AS (SELECT * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS w(uuid, project, usr, ctype, n)),
       locked AS (SELECT ${CONSUMER_COLUMNS} FROM consumers WHERE uuid = ANY($3::uuid[]) ORDER BY uuid FOR UPDATE),
       refs AS (SELECT w.uuid, w.ctype, w.n, (SELECT id FROM projects WHERE external_id = w.project) AS p,
@@ -273,7 +382,16 @@ async function prepare(db: Db, sorted: readonly ConsumerAllocationsInput[]): Pro
       'refs', (SELECT coalesce(json_agg(json_build_array(uuid::text, p, u, t) ORDER BY n), '[]') FROM refs),
       'locked', (SELECT coalesce(json_agg(locked), '[]') FROM locked),
       'inserted', (SELECT coalesce(json_agg(ins), '[]') FROM ins)) AS r`,
-  [rpUuids, rcNames, sorted.map((c) => c.consumerUuid), refs.map((x) => x.project), refs.map((x) => x.user), refs.map((x) => x.type ?? null)]))[0]?.r;
+      [
+        rpUuids,
+        rcNames,
+        sorted.map((c) => c.consumerUuid),
+        refs.map((x) => x.project),
+        refs.map((x) => x.user),
+        refs.map((x) => x.type ?? null),
+      ],
+    )
+  )[0]?.r;
   if (r === undefined) throw new Error('allocation writer: prepare returned no row');
   return {
     rps: new Map(r.rps.map(([id, uuid]) => [uuid, id])),
@@ -293,9 +411,18 @@ function resolve(prep: Prepared, consumers: readonly ConsumerAllocationsInput[])
   if (missingRp !== undefined) throw badRequest(`Allocation for resource provider '${missingRp}' that does not exist.`);
   const missingRc = rcNames.find((n) => !prep.rcs.has(n));
   if (missingRc !== undefined) throw new UnknownResourceClass(missingRc);
-  return consumers.flatMap((c) => c.allocations.flatMap((a) => Object.entries(a.resources).map(([rc, used]) => ({
-    consumerUuid: c.consumerUuid, rpId: rpId(a.providerUuid) as number, rpUuid: a.providerUuid, rcId: prep.rcs.get(rc) as number, rcName: rc, used,
-  }))));
+  return consumers.flatMap((c) =>
+    c.allocations.flatMap((a) =>
+      Object.entries(a.resources).map(([rc, used]) => ({
+        consumerUuid: c.consumerUuid,
+        rpId: rpId(a.providerUuid) as number,
+        rpUuid: a.providerUuid,
+        rcId: prep.rcs.get(rc) as number,
+        rcName: rc,
+        used,
+      })),
+    ),
+  );
 }
 
 /**
@@ -303,7 +430,12 @@ function resolve(prep: Prepared, consumers: readonly ConsumerAllocationsInput[])
  * after creating its missing project/user/type. Checks the consumer generation when asked, and
  * moves an existing consumer to the written project/user/type.
  */
-async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: WriteAllocationsOptions, prep: Prepared): Promise<ConsumerRow> {
+async function ensureConsumer(
+  db: Db,
+  input: ConsumerAllocationsInput,
+  opts: WriteAllocationsOptions,
+  prep: Prepared,
+): Promise<ConsumerRow> {
   const key = input.consumerUuid.toLowerCase();
   const existing = prep.locked.get(key);
   const want = refsOf(input);
@@ -327,9 +459,15 @@ async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: Wri
   if (opts.checkConsumerGeneration && existing.generation !== input.consumerGeneration) {
     throw concurrentUpdate(`consumer generation conflict - expected ${existing.generation} but got ${input.consumerGeneration ?? 'None'}`);
   }
-  if (existing.project_id !== ids.projectId || existing.user_id !== ids.userId || (ids.typeId !== undefined && ids.typeId !== existing.consumer_type_id)) {
-    await db.query('UPDATE consumers SET project_id = $2, user_id = $3, consumer_type_id = COALESCE($4, consumer_type_id), updated_at = now() WHERE id = $1',
-      [existing.id, ids.projectId, ids.userId, ids.typeId ?? null]);
+  if (
+    existing.project_id !== ids.projectId ||
+    existing.user_id !== ids.userId ||
+    (ids.typeId !== undefined && ids.typeId !== existing.consumer_type_id)
+  ) {
+    await db.query(
+      'UPDATE consumers SET project_id = $2, user_id = $3, consumer_type_id = COALESCE($4, consumer_type_id), updated_at = now() WHERE id = $1',
+      [existing.id, ids.projectId, ids.userId, ids.typeId ?? null],
+    );
   }
   return existing;
 }
@@ -337,12 +475,16 @@ async function ensureConsumer(db: Db, input: ConsumerAllocationsInput, opts: Wri
 /** Capacity and unit checks, counting current usage without the rewritten consumers' own allocations. */
 async function checkCapacity(db: Db, wanted: readonly WantedRow[], consumers: string[]): Promise<void> {
   if (wanted.length === 0) return;
-  const inv = await named<InvRow>(db, 'placement.write.capacity', `SELECT i.resource_provider_id AS rp_id, i.resource_class_id AS rc_id, i.total, i.reserved, i.min_unit, i.max_unit,
+  const inv = await named<InvRow>(
+    db,
+    'placement.write.capacity',
+    `SELECT i.resource_provider_id AS rp_id, i.resource_class_id AS rc_id, i.total, i.reserved, i.min_unit, i.max_unit,
       i.step_size, i.allocation_ratio,
       (SELECT sum(a.used) FROM allocations a WHERE a.resource_provider_id = i.resource_provider_id AND a.resource_class_id = i.resource_class_id
         AND NOT (a.consumer_id = ANY($3::uuid[]))) AS used
     FROM inventories i WHERE i.resource_provider_id = ANY($1::int[]) AND i.resource_class_id = ANY($2::int[])`,
-  [[...new Set(wanted.map((w) => w.rpId))], [...new Set(wanted.map((w) => w.rcId))], consumers]);
+    [[...new Set(wanted.map((w) => w.rpId))], [...new Set(wanted.map((w) => w.rcId))], consumers],
+  );
   const invMap = new Map(inv.map((r) => [`${r.rp_id}:${r.rc_id}`, r]));
   noInventoryAtAll(wanted, new Set(inv.map((r) => r.rp_id)));
   const sums = new Map<string, number>();
@@ -350,7 +492,14 @@ async function checkCapacity(db: Db, wanted: readonly WantedRow[], consumers: st
     const key = `${w.rpId}:${w.rcId}`;
     const r = invMap.get(key);
     if (r === undefined) throw capacityError('no_inventory', w);
-    const record = { total: r.total, reserved: r.reserved, minUnit: r.min_unit, maxUnit: r.max_unit, stepSize: r.step_size, allocationRatio: r.allocation_ratio };
+    const record = {
+      total: r.total,
+      reserved: r.reserved,
+      minUnit: r.min_unit,
+      maxUnit: r.max_unit,
+      stepSize: r.step_size,
+      allocationRatio: r.allocation_ratio,
+    };
     if (checkUnits(record, w.used) !== undefined) throw capacityError('constraints_violated', w);
     const sum = (sums.get(key) ?? 0) + w.used;
     sums.set(key, sum);
@@ -367,18 +516,28 @@ function noInventoryAtAll(wanted: readonly WantedRow[], withInventory: ReadonlyS
   const first = wanted.find((w) => !withInventory.has(w.rpId));
   if (first === undefined) return;
   const classes = [...new Map(wanted.map((w) => [w.rcId, w.rcName])).entries()].sort(([a], [b]) => a - b).map(([, n]) => n);
-  throw new AllocationConflict({ kind: 'no_inventory', resourceClass: first.rcName, providerUuid: first.rpUuid },
-    `Unable to allocate inventory: Inventory for '${classes.join(', ')}' on resource provider '${bare.join(', ')}' invalid.`);
+  throw new AllocationConflict(
+    { kind: 'no_inventory', resourceClass: first.rcName, providerUuid: first.rpUuid },
+    `Unable to allocate inventory: Inventory for '${classes.join(', ')}' on resource provider '${bare.join(', ')}' invalid.`,
+  );
 }
 
 function capacityError(kind: CapacityFailure['kind'], w: WantedRow): AllocationConflict {
   const failure = { kind, resourceClass: w.rcName, providerUuid: w.rpUuid };
-  if (kind === 'no_inventory') return new AllocationConflict(failure, `Unable to allocate inventory: Inventory for '${w.rcName}' on resource provider '${w.rpUuid}' invalid.`);
-  const why = kind === 'capacity_exceeded' ? 'The requested amount would exceed the capacity.' : 'The requested amount would violate inventory constraints.';
-  return new AllocationConflict(failure, `Unable to allocate inventory: Unable to create allocation for '${w.rcName}' on resource provider '${w.rpUuid}'. ${why}`);
+  if (kind === 'no_inventory')
+    return new AllocationConflict(
+      failure,
+      `Unable to allocate inventory: Inventory for '${w.rcName}' on resource provider '${w.rpUuid}' invalid.`,
+    );
+  const why =
+    kind === 'capacity_exceeded'
+      ? 'The requested amount would exceed the capacity.'
+      : 'The requested amount would violate inventory constraints.';
+  return new AllocationConflict(
+    failure,
+    `Unable to allocate inventory: Unable to create allocation for '${w.rcName}' on resource provider '${w.rpUuid}'. ${why}`,
+  );
 }
-
-
 
 /**
  * Release everything a consumer holds (DELETE /allocations/{c}) and forget the consumer.
@@ -388,8 +547,11 @@ function capacityError(kind: CapacityFailure['kind'], w: WantedRow): AllocationC
  */
 export async function deleteConsumerAllocations(pool: Pool, consumerUuid: string): Promise<number> {
   return withTransaction(pool, async (c) => {
-    await c.query(`SELECT id FROM resource_providers WHERE id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = $1)
-      ORDER BY id FOR UPDATE`, [consumerUuid]);
+    await c.query(
+      `SELECT id FROM resource_providers WHERE id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = $1)
+      ORDER BY id FOR UPDATE`,
+      [consumerUuid],
+    );
     const del = await c.query('DELETE FROM allocations WHERE consumer_id = $1', [consumerUuid]);
     await deleteConsumersWithoutAllocations(c, [consumerUuid]);
     return del.rowCount ?? 0;
