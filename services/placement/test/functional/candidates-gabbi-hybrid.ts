@@ -56,21 +56,19 @@ async function candidates(req: IncomingMessage, res: ServerResponse, minor: numb
   } catch (err) {
     const status = err instanceof CandidateQueryError ? 400 : 500;
     const detail = `The server could not comply with the request since it is either malformed or otherwise incorrect.\n\n ${(err as Error).message}  `;
-    res
-      .writeHead(status, headers)
-      .end(
-        JSON.stringify({
-          errors: [
-            {
-              status,
-              title: 'Bad Request',
-              detail,
-              code: (err as CandidateQueryError).code ?? 'placement.undefined_code',
-              request_id: 'req-hybrid',
-            },
-          ],
-        }),
-      );
+    res.writeHead(status, headers).end(
+      JSON.stringify({
+        errors: [
+          {
+            status,
+            title: 'Bad Request',
+            detail,
+            code: (err as CandidateQueryError).code ?? 'placement.undefined_code',
+            request_id: 'req-hybrid',
+          },
+        ],
+      }),
+    );
   }
 }
 
