@@ -45,8 +45,11 @@
 --   bare provider, and "classes", the write's class names by id). Rows and consumers are 1-based
 --   indexes into the caller's arrays; allocation-writer.ts words the errors.
 --
--- Cost: a new consumer's claim runs the statements 006's placement_claim ran (6), with the same
--- settings (generic plans, index probes); the bare-provider check runs only on a refusal.
+-- Cost: a new consumer's claim runs the statements 006's placement_claim ran (6), with its
+-- settings (generic plans, index probes) plus nested loops only: the generic plans of statements
+-- over arrays of unknown length (several consumers) estimate ~1,000 rows, and the provider lock
+-- then merge-joined every provider (measured 1.5 ms instead of 0.05 per claim); every table here
+-- is read by key, a few rows at a time. The bare-provider check runs only on a refusal.
 --
 -- placement_claim (the gRPC claim's signature, used by placement_claim_many, the group functions
 -- of 007 and the move functions of 008) is now placement_write for one consumer.
@@ -56,7 +59,7 @@ CREATE FUNCTION placement_write(
   p_check_generation boolean, p_generations integer[],
   p_row_consumers integer[], p_rp_uuids uuid[], p_rc_names text[], p_amounts integer[]
 ) RETURNS integer[] LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_mergejoin = off SET enable_hashjoin = off AS $$
 DECLARE
   n integer := coalesce(array_length(p_amounts, 1), 0);
   rp_ids integer[];
@@ -154,7 +157,9 @@ BEGIN
 
   -- 4. every provider whose usage changes, locked in id order; which of them are bumped; whether
   --    the consumers hold allocations (read under their locks)
-  WITH h AS (SELECT DISTINCT resource_provider_id AS id, consumer_id FROM allocations WHERE consumer_id = ANY(p_consumers))
+  -- NOTE: driven by unnest (estimated 10 rows), not `consumer_id = ANY(...)`: the generic plan of
+  -- that estimated ~1,400 rows and merge-joined every provider (1.5 ms instead of 0.05)
+  WITH h AS (SELECT DISTINCT a.resource_provider_id AS id, a.consumer_id FROM unnest(p_consumers) AS pc(u) JOIN allocations a ON a.consumer_id = pc.u)
   SELECT coalesce(array_agg(l.id ORDER BY l.id) FILTER (WHERE l.bump), '{}'), EXISTS (SELECT FROM h) INTO bumped, held FROM (
     SELECT rp.id, (rp.id = ANY(rp_ids) OR rp.id IN (SELECT h.id FROM h WHERE h.consumer_id = ANY(emptied))) AS bump
       FROM resource_providers rp WHERE rp.id IN (SELECT unnest(rp_ids) UNION SELECT h.id FROM h)
