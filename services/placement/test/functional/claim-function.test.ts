@@ -164,7 +164,11 @@ describe('one writer, two doors', () => {
     const held = await db.pool.query('SELECT consumer_id::text AS c, resource_provider_id AS rp, used FROM allocations WHERE consumer_id = ANY($1) ORDER BY c',
       [[instance, migration]]);
     expect(held.rows).toEqual([{ c: migration, rp: source.id, used: 4 }, { c: instance, rp: dest.id, used: 4 }]);
-    await writeAllocations(db.pool, [input(instance, []), input(migration, [])], { checkConsumerGeneration: false });
+    // both emptied in one write: each provider they held bumped once, both consumers gone
+    const beforeRelease = await generations([source, dest]);
+    expect(await writeAllocations(db.pool, [input(instance, []), input(migration, [])], { checkConsumerGeneration: false })).toEqual(new Map());
+    expect((await generations([source, dest])).map((g, k) => g - (beforeRelease[k] as number))).toEqual([1, 1]);
+    expect((await db.pool.query('SELECT 1 FROM consumers WHERE uuid = ANY($1)', [[instance, migration]])).rowCount).toBe(0);
   });
 
   test('a provider without inventory of any class the write names fails it naming them all, before an earlier row over capacity', async () => {
