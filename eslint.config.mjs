@@ -5,18 +5,41 @@ import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
-const SERVICES = ['@cellsched/placement', '@cellsched/scheduler', '@cellsched/api', '@cellsched/super-conductor',
-  '@cellsched/cell-conductor', '@cellsched/simulated-compute'];
+const SERVICES = [
+  '@cellsched/placement',
+  '@cellsched/scheduler',
+  '@cellsched/api',
+  '@cellsched/super-conductor',
+  '@cellsched/cell-conductor',
+  '@cellsched/simulated-compute',
+];
 const NO_SERVICES = { group: ['**/services/**', ...SERVICES], message: 'services never import each other; shared code lives in packages/' };
 const NO_DEEP = { group: ['@cellsched/*/src/**', '@cellsched/*/dist/**'], message: 'no deep imports: use the package entry point' };
 const NO_IO = {
-  group: ['amqplib', 'pg', '@grpc/grpc-js', 'pino', 'fastify', '@opentelemetry/*', 'node:net', 'node:http', 'net', 'http',
-    '@cellsched/bus', '@cellsched/grpc', '@cellsched/db', '@cellsched/telemetry'],
+  group: [
+    'amqplib',
+    'pg',
+    '@grpc/grpc-js',
+    'pino',
+    'fastify',
+    '@opentelemetry/*',
+    'node:net',
+    'node:http',
+    'net',
+    'http',
+    '@cellsched/bus',
+    '@cellsched/grpc',
+    '@cellsched/db',
+    '@cellsched/telemetry',
+  ],
   message: 'domain code does no I/O: put it behind a port in ports.ts',
 };
 const NO_UPCALL = [
-  { name: '@cellsched/wire', importNames: ['SchedulerServiceClient', 'SchedulerServiceService', 'SuperConductorServiceService'],
-    message: 'cell-level services never call the scheduler or the API-level conductor (no upcalls)' },
+  {
+    name: '@cellsched/wire',
+    importNames: ['SchedulerServiceClient', 'SchedulerServiceService', 'SuperConductorServiceService'],
+    message: 'cell-level services never call the scheduler or the API-level conductor (no upcalls)',
+  },
   { name: '@cellsched/api-clients', message: 'cell-level services never use API-level clients (no upcalls)' },
   { name: '@cellsched/api-db', message: 'cell-level services never touch the API database (no upcalls)' },
 ];

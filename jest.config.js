@@ -1,6 +1,9 @@
 // One jest config for the whole workspace. Tests import workspace libraries from source
 // (moduleNameMapper), so `pnpm test` does not depend on a prior build for unit tests.
-const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' }, sourceMaps: 'inline' }];
+const swc = [
+  '@swc/jest',
+  { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' }, sourceMaps: 'inline' },
+];
 const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': swc },

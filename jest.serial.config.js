@@ -3,5 +3,12 @@
 const base = require('./jest.config.js').projects[0];
 module.exports = {
   testTimeout: 180000,
-  projects: [{ ...base, displayName: 'serial', testMatch: ['<rootDir>/{packages,services}/*/test/**/*.serial.test.ts'], testPathIgnorePatterns: ['/node_modules/', '/dist/'] }],
+  projects: [
+    {
+      ...base,
+      displayName: 'serial',
+      testMatch: ['<rootDir>/{packages,services}/*/test/**/*.serial.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+    },
+  ],
 };

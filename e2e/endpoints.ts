@@ -26,7 +26,10 @@ export function planEndpoints(portOffset: number): Endpoints {
   const cached = known.get(portOffset);
   if (cached) return cached;
   const stateDir = mkdtempSync(join(tmpdir(), 'cellsched-endpoints-'));
-  const out = execFileSync('node', ['scripts/stack.mjs', 'endpoints', '--port-offset', String(portOffset), '--state-dir', stateDir], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync('node', ['scripts/stack.mjs', 'endpoints', '--port-offset', String(portOffset), '--state-dir', stateDir], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   const e = JSON.parse(out) as Endpoints;
   known.set(portOffset, e);
   return e;

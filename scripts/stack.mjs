@@ -36,20 +36,26 @@ const build = builder(ROOT, opts.noBuild);
 const procs = supervisor(STATE, ROOT);
 
 /** Starts one row (its database first, if it has one, then its build) unless it runs. */
-const startOne = (s) => procs.start(s, async () => {
-  if (s.database) await ensureDatabase(s.database);
-  build([s]);
-});
+const startOne = (s) =>
+  procs.start(s, async () => {
+    if (s.database) await ensureDatabase(s.database);
+    build([s]);
+  });
 
 async function up(services) {
   mkdirSync(STATE, { recursive: true });
   const system = services.filter((s) => s.system);
-  if (system.length === 0) { for (const s of services) await startOne(s); return; }
+  if (system.length === 0) {
+    for (const s of services) await startOne(s);
+    return;
+  }
   writeFileSync(SYSTEM_FILE, JSON.stringify(systemOptions, null, 2));
   build([...services, { build: 'services/manage', main: 'services/manage/dist/main.js' }]); // manage: the bootstrap's nova-manage
   await provisionSystem(PLAN, STATE);
   bootstrapCells(PLAN, ROOT);
-  console.log(`system: ${PLAN.cells.length} cells (${PLAN.cells.map((c) => `${c.name} ${c.uuid}`).join(', ')}) + cell0, databases and vhosts ready`);
+  console.log(
+    `system: ${PLAN.cells.length} cells (${PLAN.cells.map((c) => `${c.name} ${c.uuid}`).join(', ')}) + cell0, databases and vhosts ready`,
+  );
   for (const s of services.filter((x) => !x.afterDiscover)) await startOne(s);
   const mapped = await discoverHosts(PLAN, ROOT, () => countHostMappings(PLAN));
   console.log(`discover_hosts: ${mapped} compute hosts mapped`);
@@ -78,7 +84,9 @@ async function down(services) {
   if (opts.purge && opts.only === undefined) {
     // placement's database goes too, whatever the prefix: kept, its providers and allocations held capacity for servers that no longer exist
     const p = await purgeSystem(PLAN, STATE, pg.withAdmin);
-    console.log(`purged databases ${p.databases.join(', ')}; roles ${p.readOnlyRoles.join(', ')}; vhosts ${p.vhosts.join(', ')}; ${p.files.length} files of ${STATE}`);
+    console.log(
+      `purged databases ${p.databases.join(', ')}; roles ${p.readOnlyRoles.join(', ')}; vhosts ${p.vhosts.join(', ')}; ${p.files.length} files of ${STATE}`,
+    );
   }
 }
 
@@ -87,7 +95,9 @@ async function status(services) {
     const pid = procs.runningPid(s);
     if (s.system && !pid && !existsSync(SYSTEM_FILE)) continue; // no system was started: placement-only output, as before
     const ok = pid ? await procs.healthy(s) : false;
-    console.log(`${s.name}: ${pid ? `running (pid ${pid})` : 'stopped'}${pid ? (ok ? ', healthy' : ', NOT answering') : ''} ${where(s)}${pid ? ` log ${procs.logFile(s)}` : ''}`);
+    console.log(
+      `${s.name}: ${pid ? `running (pid ${pid})` : 'stopped'}${pid ? (ok ? ', healthy' : ', NOT answering') : ''} ${where(s)}${pid ? ` log ${procs.logFile(s)}` : ''}`,
+    );
   }
 }
 
@@ -97,7 +107,11 @@ async function reset(services) {
     await ensureDatabase(s.database);
     const cmd = { build: s.build, main: s.reset.main };
     builder(ROOT, true)([cmd]); // built only when missing: gabbi resets before every file
-    execFileSync('node', [s.reset.main, ...s.reset.args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...s.env() } });
+    execFileSync('node', [s.reset.main, ...s.reset.args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...s.env() },
+    });
     console.log(`${s.name}: database ${s.database} reset`);
   }
 }
@@ -110,21 +124,32 @@ async function kill(services) {
 
 /** `pnpm start`: `up` in the foreground; Ctrl-C stops everything. With --only: starts those services detached (no bootstrap). */
 async function start(services) {
-  if (opts.only !== undefined) { mkdirSync(STATE, { recursive: true }); for (const s of services) await startOne(s); return; }
+  if (opts.only !== undefined) {
+    mkdirSync(STATE, { recursive: true });
+    for (const s of services) await startOne(s);
+    return;
+  }
   await up(services);
   console.log('\nforeground: Ctrl-C stops the whole system');
   // NOTE: signal listeners do not keep the event loop alive; the interval does
   const keepAlive = setInterval(() => {}, 1 << 30);
-  await new Promise((res) => { process.once('SIGINT', res); process.once('SIGTERM', res); });
+  await new Promise((res) => {
+    process.once('SIGINT', res);
+    process.once('SIGTERM', res);
+  });
   clearInterval(keepAlive);
   console.log('stopping the whole system');
   await down(services);
 }
 
 /** `compose [--out FILE] [--check]`: the plan as a compose file (defaults and the given options only, never a running stack's). */
-async function compose() { process.exitCode = composeCommand(ROOT, opts.system, opts.out, opts.check); }
+async function compose() {
+  process.exitCode = composeCommand(ROOT, opts.system, opts.out, opts.check);
+}
 /** `endpoints`: the addresses of the system with these options, as JSON (harnesses read them). */
-async function printEndpoints() { console.log(JSON.stringify(endpoints(systemOptions))); }
+async function printEndpoints() {
+  console.log(JSON.stringify(endpoints(systemOptions)));
+}
 
 const COMMANDS = { up, start, down, stop: down, status, reset, kill, compose, endpoints: printEndpoints };
 const fn = COMMANDS[opts.command];
@@ -132,4 +157,7 @@ if (!fn) {
   console.error(usage(SERVICES.map((s) => s.name)));
   process.exit(2);
 }
-fn(selectServices(SERVICES, opts.only, ['down', 'stop', 'status', 'kill'].includes(opts.command))).catch((e) => { console.error(`stack ${opts.command}: ${e.message}`); process.exit(1); });
+fn(selectServices(SERVICES, opts.only, ['down', 'stop', 'status', 'kill'].includes(opts.command))).catch((e) => {
+  console.error(`stack ${opts.command}: ${e.message}`);
+  process.exit(1);
+});

@@ -23,27 +23,42 @@ function jest(config, extra) {
   const status = run('jest', ['-c', config, '--json', `--outputFile=${out}`, ...extra]);
   if (existsSync(out)) {
     const r = JSON.parse(readFileSync(out, 'utf8'));
-    totals.passed += r.numPassedTests; totals.failed += r.numFailedTests;
+    totals.passed += r.numPassedTests;
+    totals.failed += r.numFailedTests;
     totals.skipped += r.numPendingTests + r.numTodoTests;
-    if (r.numTotalTests === 0) { console.error('jest ran no test'); return 1; }
+    if (r.numTotalTests === 0) {
+      console.error('jest ran no test');
+      return 1;
+    }
   }
   return status;
 }
 
 // Placement 8.0's own gabbi tests against our placement (services/placement/scripts).
 function gabbi() {
-  const r = spawnSync('bash', ['services/placement/scripts/gabbi-compat.sh'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync('bash', ['services/placement/scripts/gabbi-compat.sh'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   process.stdout.write(r.stdout ?? '');
   const m = /gabbi: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?/.exec(r.stdout ?? '');
-  if (!m) { console.error('gabbi printed no summary line'); return 1; }
-  totals.passed += Number(m[1]); totals.failed += Number(m[2]); totals.skipped += Number(m[3] ?? 0);
+  if (!m) {
+    console.error('gabbi printed no summary line');
+    return 1;
+  }
+  totals.passed += Number(m[1]);
+  totals.failed += Number(m[2]);
+  totals.skipped += Number(m[3] ?? 0);
   return r.status ?? 1;
 }
 
 // The differential test against the real Placement 8.0 (e2e/placement-diff): its fixed-seed CI profile, one test.
 function placementDiff() {
   const status = run('bash', ['e2e/placement-diff/ci.sh']);
-  if (status === 0) totals.passed += 1; else totals.failed += 1;
+  if (status === 0) totals.passed += 1;
+  else totals.failed += 1;
   return status;
 }
 
@@ -53,11 +68,18 @@ function chaos() {
   if (unit !== 0) return unit;
   const out = join(mkdtempSync(join(tmpdir(), 'cellsched-chaos-')), 'report.json');
   const status = run('node', ['scripts/chaos.mjs', '--profile', 'ci', '--out', out]);
-  if (!existsSync(out)) { console.error('chaos wrote no report'); return status || 1; }
+  if (!existsSync(out)) {
+    console.error('chaos wrote no report');
+    return status || 1;
+  }
   const r = JSON.parse(readFileSync(out, 'utf8'));
   const ok = r.scenarios.filter((s) => s.ok).length;
-  totals.passed += ok; totals.failed += r.scenarios.length - ok;
-  if (r.scenarios.length === 0) { console.error('chaos ran no scenario'); return 1; }
+  totals.passed += ok;
+  totals.failed += r.scenarios.length - ok;
+  if (r.scenarios.length === 0) {
+    console.error('chaos ran no scenario');
+    return 1;
+  }
   return status;
 }
 
@@ -78,12 +100,23 @@ function imagesBuilt() {
 // (.ci/run installs and builds them: scripts/ensure-docker.sh, deploy/images/build.sh). Missing, the
 // step fails and says why; CELLSCHED_SKIP_COMPOSE=1 skips it, counted and printed as skipped.
 function compose() {
-  if (process.env.CELLSCHED_SKIP_COMPOSE === '1') { console.log('compose: SKIPPED (CELLSCHED_SKIP_COMPOSE=1)'); totals.skipped += 1; return 0; }
+  if (process.env.CELLSCHED_SKIP_COMPOSE === '1') {
+    console.log('compose: SKIPPED (CELLSCHED_SKIP_COMPOSE=1)');
+    totals.skipped += 1;
+    return 0;
+  }
   if (imagesBuilt() !== 0) return 1;
-  const missing = [['docker', ['info']], ['docker-compose', ['version']], ['docker', ['image', 'inspect', 'cellsched/base:bookworm', 'cellsched/postgres:dev', 'cellsched/rabbitmq:dev']]]
-    .filter(([cmd, args]) => spawnSync(cmd, args, { stdio: 'ignore' }).status !== 0).map(([cmd, args]) => `${cmd} ${args.join(' ')}`);
+  const missing = [
+    ['docker', ['info']],
+    ['docker-compose', ['version']],
+    ['docker', ['image', 'inspect', 'cellsched/base:bookworm', 'cellsched/postgres:dev', 'cellsched/rabbitmq:dev']],
+  ]
+    .filter(([cmd, args]) => spawnSync(cmd, args, { stdio: 'ignore' }).status !== 0)
+    .map(([cmd, args]) => `${cmd} ${args.join(' ')}`);
   if (missing.length) {
-    console.error(`compose: these failed: ${missing.join('; ')}. Run scripts/ensure-docker.sh and deploy/images/build.sh (as .ci/run does; the step rebuilds the app image itself), or set CELLSCHED_SKIP_COMPOSE=1 to skip`);
+    console.error(
+      `compose: these failed: ${missing.join('; ')}. Run scripts/ensure-docker.sh and deploy/images/build.sh (as .ci/run does; the step rebuilds the app image itself), or set CELLSCHED_SKIP_COMPOSE=1 to skip`,
+    );
     return 1;
   }
   // the app image from this tree (bundle + docker build: seconds when nothing changed)
@@ -97,26 +130,51 @@ function genIsFresh() {
   cpSync(gen, keep, { recursive: true });
   const status = run('buf', ['generate']);
   const diff = spawnSync('diff', ['-r', keep, gen], { encoding: 'utf8' });
-  rmSync(gen, { recursive: true, force: true }); cpSync(keep, gen, { recursive: true });
+  rmSync(gen, { recursive: true, force: true });
+  cpSync(keep, gen, { recursive: true });
   if (status !== 0) return status;
-  if (diff.status !== 0) { console.error(`generated code is stale: run pnpm gen\n${diff.stdout}`); return 1; }
+  if (diff.status !== 0) {
+    console.error(`generated code is stale: run pnpm gen\n${diff.stdout}`);
+    return 1;
+  }
   return 0;
 }
 
 // The launcher's own tests (node:test): the committed deploy/compose.yaml is what the plan renders, and its isolation; pnpm stack's arguments.
 function launcher() {
-  const r = spawnSync('node', ['--test', '--test-reporter=tap', 'deploy/launcher/', 'scripts/stack/'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  process.stdout.write((r.stdout ?? '').split('\n').filter((l) => /^(not )?ok |^# (pass|fail)/.test(l)).join('\n') + '\n');
-  const pass = /^# pass (\d+)/m.exec(r.stdout ?? ''); const fail = /^# fail (\d+)/m.exec(r.stdout ?? '');
-  if (!pass || !fail) { console.error('node --test printed no summary'); return 1; }
-  totals.passed += Number(pass[1]); totals.failed += Number(fail[1]);
-  if (Number(pass[1]) === 0) { console.error('node --test ran no test'); return 1; }
+  const r = spawnSync('node', ['--test', '--test-reporter=tap', 'deploy/launcher/', 'scripts/stack/'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  process.stdout.write(
+    (r.stdout ?? '')
+      .split('\n')
+      .filter((l) => /^(not )?ok |^# (pass|fail)/.test(l))
+      .join('\n') + '\n',
+  );
+  const pass = /^# pass (\d+)/m.exec(r.stdout ?? '');
+  const fail = /^# fail (\d+)/m.exec(r.stdout ?? '');
+  if (!pass || !fail) {
+    console.error('node --test printed no summary');
+    return 1;
+  }
+  totals.passed += Number(pass[1]);
+  totals.failed += Number(fail[1]);
+  if (Number(pass[1]) === 0) {
+    console.error('node --test ran no test');
+    return 1;
+  }
   return r.status ?? 1;
 }
 
 function bufBreaking() {
   const hasMain = spawnSync('git', ['rev-parse', '--verify', '-q', 'main^{commit}'], { cwd: root }).status === 0;
-  if (!hasMain) { console.log('buf breaking: no main branch to compare with, skipped'); return 0; }
+  if (!hasMain) {
+    console.log('buf breaking: no main branch to compare with, skipped');
+    return 0;
+  }
   return run('buf', ['breaking', '--against', '.git#branch=main']);
 }
 
@@ -145,12 +203,21 @@ const names = wanted.length ? wanted : Object.keys(STEPS);
 let failedStep = null;
 for (const name of names) {
   const step = STEPS[name];
-  if (!step) { console.error(`unknown step ${name}; steps: ${Object.keys(STEPS).join(' ')}`); process.exit(2); }
+  if (!step) {
+    console.error(`unknown step ${name}; steps: ${Object.keys(STEPS).join(' ')}`);
+    process.exit(2);
+  }
   console.log(`\n=== ${name}`);
   const t0 = Date.now();
   const status = step();
   console.log(`=== ${name}: ${status === 0 ? 'ok' : 'FAILED'} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-  if (status !== 0) { failedStep = name; break; }
+  if (status !== 0) {
+    failedStep = name;
+    break;
+  }
 }
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
-if (failedStep) { console.error(`step ${failedStep} failed`); process.exit(1); }
+if (failedStep) {
+  console.error(`step ${failedStep} failed`);
+  process.exit(1);
+}

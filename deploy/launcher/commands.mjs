@@ -10,12 +10,21 @@ import { SYSTEM_DEFAULTS, systemPlan } from './system.mjs';
 /** `pnpm stack compose` without options renders this (the committed deploy/compose.yaml): compose shows reschedules. */
 export const COMPOSE_DEFAULTS = Object.freeze({ ...SYSTEM_DEFAULTS, buildFailureRate: 0.2 });
 
-const FLAGS = { cells: '--cells', hostsPerCell: '--hosts-per-cell', schedulers: '--schedulers', buildFailureRate: '--build-failure-rate',
-  buildLatencyMs: '--build-latency-ms', portOffset: '--port-offset', prefix: '--prefix' };
+const FLAGS = {
+  cells: '--cells',
+  hostsPerCell: '--hosts-per-cell',
+  schedulers: '--schedulers',
+  buildFailureRate: '--build-failure-rate',
+  buildLatencyMs: '--build-latency-ms',
+  portOffset: '--port-offset',
+  prefix: '--prefix',
+};
 
 /** The command that renders `given` (only the options given, in a fixed order): the file's header names it. */
 function commandLine(given) {
-  const flags = Object.entries(FLAGS).filter(([k]) => given[k] !== undefined).map(([k, f]) => `${f} ${given[k]}`);
+  const flags = Object.entries(FLAGS)
+    .filter(([k]) => given[k] !== undefined)
+    .map(([k, f]) => `${f} ${given[k]}`);
   return ['pnpm stack compose', ...flags].join(' ');
 }
 
@@ -30,7 +39,9 @@ export function composeCommand(root, given, out, check) {
   if (check) {
     const current = existsSync(file) ? readFileSync(file, 'utf8') : '';
     if (current !== text) {
-      console.error(`${relative(root, file)} is stale: it is not what the plan renders. Run: ${commandLine(given)}${out ? ` --out ${out}` : ''}`);
+      console.error(
+        `${relative(root, file)} is stale: it is not what the plan renders. Run: ${commandLine(given)}${out ? ` --out ${out}` : ''}`,
+      );
       return 1;
     }
     console.log(`${relative(root, file)} is what the plan renders`);
@@ -46,7 +57,9 @@ export function endpoints(options) {
   const plan = systemPlan({ ...SYSTEM_DEFAULTS, ...options }, { adminUrl: 'postgres://127.0.0.1/', amqpBase: 'amqp://127.0.0.1/' });
   const p = plan.ports;
   return {
-    api: `http://127.0.0.1:${p.api}/v2.1`, placement: `http://127.0.0.1:${p.placement}`, placementGrpc: `127.0.0.1:${p.placementGrpc}`,
+    api: `http://127.0.0.1:${p.api}/v2.1`,
+    placement: `http://127.0.0.1:${p.placement}`,
+    placementGrpc: `127.0.0.1:${p.placementGrpc}`,
     schedulers: Array.from({ length: plan.options.schedulers }, (_, i) => `127.0.0.1:${p.scheduler(i)}`),
     // a compose deployment's PostgreSQL, published on loopback, as its superuser
     composeAdminUrl: `postgres://${ADMINS.postgres}:${devPassword(ADMINS.postgres)}@127.0.0.1:${p.postgres}/postgres`,

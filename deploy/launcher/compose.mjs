@@ -23,18 +23,40 @@ const LOGGING = { driver: 'json-file', options: { 'max-size': '20m', 'max-file':
 export function composePlan(options) {
   return systemPlan(options, {
     adminUrl: `postgres://${ADMINS.postgres}:${devPassword(ADMINS.postgres)}@postgres:5432/postgres`,
-    amqpBase: 'amqp://rabbitmq:5672/', hostOf: (service) => service, listen: '0.0.0.0',
+    amqpBase: 'amqp://rabbitmq:5672/',
+    hostOf: (service) => service,
+    listen: '0.0.0.0',
   });
 }
 
 /** init's arguments: the plan's options, so init computes the very plan this file was rendered from. */
 export function planArgs(o) {
-  return ['--cells', String(o.cells), '--hosts-per-cell', String(o.hostsPerCell), '--schedulers', String(o.schedulers), '--prefix', o.prefix];
+  return [
+    '--cells',
+    String(o.cells),
+    '--hosts-per-cell',
+    String(o.hostsPerCell),
+    '--schedulers',
+    String(o.schedulers),
+    '--prefix',
+    o.prefix,
+  ];
 }
 
 const healthy = (names) => Object.fromEntries(names.map((n) => [n, { condition: 'service_healthy' }]));
-const check = (test, startMs = 60_000) => ({ test, interval: '3s', timeout: '5s', retries: 5, start_period: `${Math.ceil(startMs / 1000)}s` });
-const nodeHttpCheck = (url) => ['CMD', 'node', '-e', `fetch('${url}').then((r) => process.exit(r.status < 500 ? 0 : 1), () => process.exit(1))`];
+const check = (test, startMs = 60_000) => ({
+  test,
+  interval: '3s',
+  timeout: '5s',
+  retries: 5,
+  start_period: `${Math.ceil(startMs / 1000)}s`,
+});
+const nodeHttpCheck = (url) => [
+  'CMD',
+  'node',
+  '-e',
+  `fetch('${url}').then((r) => process.exit(r.status < 500 ? 0 : 1), () => process.exit(1))`,
+];
 const tcpCheck = (...ports) => ['CMD', 'bash', '-c', ports.map((p) => `</dev/tcp/127.0.0.1/${p}`).join(' && ')];
 
 /** How Docker tells a service is up: its HTTP answer, its gRPC port, or its health file (a bus consumer has no port). */
@@ -59,11 +81,22 @@ function dependsOn(plan, row) {
 /** A cellsched process as a container of the app image. */
 function appService(plan, row, build) {
   const [cmd, args] = row.cmd;
-  const env = { ...row.env(), ...(row.ready.log ? { CELLSCHED_HEALTH_FILE: HEALTH_FILE } : {}),
-    ...(row.name.startsWith('compute-') ? { CELLSCHED_COMPUTE_CONTROL_PORT: String(COMPUTE_CONTROL_PORT) } : {}) };
+  const env = {
+    ...row.env(),
+    ...(row.ready.log ? { CELLSCHED_HEALTH_FILE: HEALTH_FILE } : {}),
+    ...(row.name.startsWith('compute-') ? { CELLSCHED_COMPUTE_CONTROL_PORT: String(COMPUTE_CONTROL_PORT) } : {}),
+  };
   return {
-    image: IMAGES.app, build, hostname: row.name, restart: 'unless-stopped', command: [cmd, ...args], environment: env,
-    ports: row.publish?.map((p) => `127.0.0.1:${p}:${p}`), healthcheck: healthcheckOf(row), depends_on: dependsOn(plan, row), logging: LOGGING,
+    image: IMAGES.app,
+    build,
+    hostname: row.name,
+    restart: 'unless-stopped',
+    command: [cmd, ...args],
+    environment: env,
+    ports: row.publish?.map((p) => `127.0.0.1:${p}:${p}`),
+    healthcheck: healthcheckOf(row),
+    depends_on: dependsOn(plan, row),
+    logging: LOGGING,
   };
 }
 
@@ -72,21 +105,37 @@ function infrastructure(plan, context, build) {
   const budget = connectionBudget(plan).total + 20; // + the init's admin session, operators' psql
   return {
     postgres: {
-      image: IMAGES.postgres, build: { context: `${context}/deploy/images/postgres` }, hostname: 'postgres', restart: 'unless-stopped',
-      command: ['postgres', '-c', `max_connections=${budget}`], environment: { POSTGRES_PASSWORD: devPassword(ADMINS.postgres) },
-      volumes: ['postgres-data:/var/lib/postgresql/data'], ports: [`127.0.0.1:${plan.ports.postgres}:5432`],
-      healthcheck: check(['CMD', 'pg_isready', '-q', '-h', '127.0.0.1', '-U', ADMINS.postgres]), logging: LOGGING,
+      image: IMAGES.postgres,
+      build: { context: `${context}/deploy/images/postgres` },
+      hostname: 'postgres',
+      restart: 'unless-stopped',
+      command: ['postgres', '-c', `max_connections=${budget}`],
+      environment: { POSTGRES_PASSWORD: devPassword(ADMINS.postgres) },
+      volumes: ['postgres-data:/var/lib/postgresql/data'],
+      ports: [`127.0.0.1:${plan.ports.postgres}:5432`],
+      healthcheck: check(['CMD', 'pg_isready', '-q', '-h', '127.0.0.1', '-U', ADMINS.postgres]),
+      logging: LOGGING,
     },
     rabbitmq: {
-      image: IMAGES.rabbitmq, build: { context: `${context}/deploy/images/rabbitmq` }, hostname: 'rabbitmq', restart: 'unless-stopped',
+      image: IMAGES.rabbitmq,
+      build: { context: `${context}/deploy/images/rabbitmq` },
+      hostname: 'rabbitmq',
+      restart: 'unless-stopped',
       environment: { RABBITMQ_DEFAULT_USER: ADMINS.rabbitmq, RABBITMQ_DEFAULT_PASS: devPassword(ADMINS.rabbitmq) },
-      volumes: ['rabbitmq-data:/var/lib/rabbitmq'], healthcheck: check(tcpCheck(5672, 15672)), logging: LOGGING,
+      volumes: ['rabbitmq-data:/var/lib/rabbitmq'],
+      healthcheck: check(tcpCheck(5672, 15672)),
+      logging: LOGGING,
     },
     traces: {
-      image: IMAGES.app, build, hostname: 'traces', restart: 'unless-stopped',
+      image: IMAGES.app,
+      build,
+      hostname: 'traces',
+      restart: 'unless-stopped',
       // quiet 8 s: the services' batch exporters send every 5 s, so a trace is printed whole, not in parts
       command: ['node', 'packages/telemetry/dist/bin/trace-tail.js', '--listen', `0.0.0.0:${plan.ports.traces}`, '--quiet-ms', '8000'],
-      ports: [`127.0.0.1:${plan.ports.traces}:${plan.ports.traces}`], healthcheck: check(tcpCheck(plan.ports.traces)), logging: LOGGING,
+      ports: [`127.0.0.1:${plan.ports.traces}:${plan.ports.traces}`],
+      healthcheck: check(tcpCheck(plan.ports.traces)),
+      logging: LOGGING,
     },
   };
 }
@@ -94,21 +143,28 @@ function infrastructure(plan, context, build) {
 /** The one-shot bootstrap: provisioning, nova-manage's bootstrap (healthy from then on), then discover_hosts until every host is mapped. */
 function initService(plan, build) {
   return {
-    image: IMAGES.app, build, hostname: 'init', restart: 'no',
+    image: IMAGES.app,
+    build,
+    hostname: 'init',
+    restart: 'no',
     command: ['node', 'deploy/launcher/init.mjs', ...planArgs(plan.options)],
     environment: {
       CELLSCHED_PG_ADMIN_URL: `postgres://${ADMINS.postgres}:${devPassword(ADMINS.postgres)}@postgres:5432/postgres`,
       CELLSCHED_RABBITMQ_ADMIN_URL: `http://${ADMINS.rabbitmq}:${devPassword(ADMINS.rabbitmq)}@rabbitmq:15672`,
     },
     healthcheck: { test: ['CMD', 'test', '-f', BOOTSTRAPPED_FILE], interval: '2s', timeout: '5s', retries: 150 },
-    depends_on: healthy(['postgres', 'rabbitmq']), logging: LOGGING,
+    depends_on: healthy(['postgres', 'rabbitmq']),
+    logging: LOGGING,
   };
 }
 
 /** Jaeger for users who can pull its image: `CELLSCHED_OTLP_ENDPOINT=http://jaeger:4318 docker compose --profile jaeger up -d`. */
 const jaeger = () => ({
-  image: 'jaegertracing/all-in-one:1.62.0', profiles: ['jaeger'], environment: { COLLECTOR_OTLP_ENABLED: 'true' },
-  ports: ['127.0.0.1:16686:16686'], logging: LOGGING,
+  image: 'jaegertracing/all-in-one:1.62.0',
+  profiles: ['jaeger'],
+  environment: { COLLECTOR_OTLP_ENABLED: 'true' },
+  ports: ['127.0.0.1:16686:16686'],
+  logging: LOGGING,
 });
 
 /** The compose document of `plan`; `context` is the repository root relative to the file (image builds). */
@@ -117,14 +173,20 @@ export function composeDocument(plan, context) {
   const common = { CELLSCHED_TELEMETRY_EXPORTER: 'otlp', CELLSCHED_TELEMETRY_ENDPOINT: OTLP_ENDPOINT(plan) };
   const rows = [placementService(plan, common), ...systemServices(plan, common)];
   return {
-    services: { ...infrastructure(plan, context, build), init: initService(plan, build), ...Object.fromEntries(rows.map((r) => [r.name, appService(plan, r, build)])), jaeger: jaeger() },
+    services: {
+      ...infrastructure(plan, context, build),
+      init: initService(plan, build),
+      ...Object.fromEntries(rows.map((r) => [r.name, appService(plan, r, build)])),
+      jaeger: jaeger(),
+    },
     volumes: { 'postgres-data': {}, 'rabbitmq-data': {} },
   };
 }
 
 /** The header: what the file is, how it was made, how to use it. */
 function header(plan, command) {
-  const o = plan.options; const b = connectionBudget(plan);
+  const o = plan.options;
+  const b = connectionBudget(plan);
   return [
     `cellsched under docker compose: ${o.cells} cells x ${o.hostsPerCell} simulated hosts, ${o.schedulers} schedulers, build failure rate ${o.buildFailureRate}.`,
     `GENERATED by \`${command}\` from the plan \`pnpm stack up\` runs (deploy/launcher): do not edit.`,
@@ -133,7 +195,9 @@ function header(plan, command) {
     `  compute API http://127.0.0.1:${plan.ports.api}/v2.1 (token 'admin'), placement http://127.0.0.1:${plan.ports.placement}/,`,
     `  PostgreSQL 127.0.0.1:${plan.ports.postgres} (role = database, password '<name>-dev'),`,
     `  traces: docker-compose logs -f traces (the OTLP collector, published on 127.0.0.1:${plan.ports.traces})`,
-    `PostgreSQL max_connections = ${b.total} + 20: ${Object.entries(b.perService).map(([k, v]) => `${k} ${v}`).join(', ')} (pools: deploy/launcher/system.mjs DB_POOLS).`,
+    `PostgreSQL max_connections = ${b.total} + 20: ${Object.entries(b.perService)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')} (pools: deploy/launcher/system.mjs DB_POOLS).`,
   ];
 }
 

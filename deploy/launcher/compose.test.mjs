@@ -25,19 +25,40 @@ test('the committed deploy/compose.yaml is what `pnpm stack compose` renders (el
 
 test('the rendered YAML reads back as the same document (python3-yaml, as CI installs it)', () => {
   const text = renderCompose(OPTIONS, '..', 'test');
-  const json = execFileSync('python3', ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], { input: text, encoding: 'utf8' });
+  const json = execFileSync('python3', ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], {
+    input: text,
+    encoding: 'utf8',
+  });
   assert.deepEqual(JSON.parse(json), JSON.parse(JSON.stringify(doc)));
 });
 
 test('one container per process of the plan, plus PostgreSQL, RabbitMQ, the trace collector, init and the jaeger profile', () => {
   const cells = ['cell1', 'cell2', 'cell3'];
-  assert.deepEqual(Object.keys(services).sort(), ['postgres', 'rabbitmq', 'traces', 'init', 'placement', 'jaeger', 'super-conductor', 'api',
-    ...cells.flatMap((c) => [`cell-conductor-${c}`, `compute-${c}`]), 'scheduler-0', 'scheduler-1', 'scheduler-2'].sort());
+  assert.deepEqual(
+    Object.keys(services).sort(),
+    [
+      'postgres',
+      'rabbitmq',
+      'traces',
+      'init',
+      'placement',
+      'jaeger',
+      'super-conductor',
+      'api',
+      ...cells.flatMap((c) => [`cell-conductor-${c}`, `compute-${c}`]),
+      'scheduler-0',
+      'scheduler-1',
+      'scheduler-2',
+    ].sort(),
+  );
   assert.deepEqual(services.jaeger.profiles, ['jaeger']);
 });
 
 test('every process has the env of its native row, with the same roles in every URL (only hosts differ)', () => {
-  const native = systemServices(systemPlan(OPTIONS, { adminUrl: 'postgres://a:b@127.0.0.1:5432/postgres', amqpBase: 'amqp://127.0.0.1:5672/' }), {});
+  const native = systemServices(
+    systemPlan(OPTIONS, { adminUrl: 'postgres://a:b@127.0.0.1:5432/postgres', amqpBase: 'amqp://127.0.0.1:5672/' }),
+    {},
+  );
   for (const row of native) {
     const env = services[row.name].environment;
     for (const [k, v] of Object.entries(row.env())) {
@@ -47,7 +68,7 @@ test('every process has the env of its native row, with the same roles in every 
   }
 });
 
-test('cell-level containers hold their own cell\'s credentials only; the scheduler and the api read cells as read-only roles', () => {
+test("cell-level containers hold their own cell's credentials only; the scheduler and the api read cells as read-only roles", () => {
   for (const [name, s] of Object.entries(services).filter(([n]) => /^(cell-conductor|compute)-/.test(n))) {
     const cell = name.split('-').pop();
     const users = urlsOf(s.environment).map(userOf);
@@ -68,7 +89,10 @@ test('every long-running service has a health check, and starts only once what i
     assert.ok(Array.isArray(s.healthcheck?.test) && s.healthcheck.test[0] === 'CMD', `${name} has no health check`);
     for (const [dep, { condition }] of Object.entries(s.depends_on ?? {})) {
       assert.ok(services[dep], `${name} depends on unknown ${dep}`);
-      assert.ok(condition === 'service_healthy' || (dep === 'init' && condition === 'service_completed_successfully'), `${name} -> ${dep}: ${condition}`);
+      assert.ok(
+        condition === 'service_healthy' || (dep === 'init' && condition === 'service_completed_successfully'),
+        `${name} -> ${dep}: ${condition}`,
+      );
     }
   }
   assert.deepEqual(Object.keys(services.api.depends_on), ['init', 'super-conductor']);
@@ -78,23 +102,42 @@ test('every long-running service has a health check, and starts only once what i
 
 test('PostgreSQL max_connections covers every pool the containers are given', () => {
   const env = (n) => services[n].environment;
-  const cells = 3; const pool = (n, k) => Number(env(n)[k]);
-  const sum = pool('placement', 'CELLSCHED_PLACEMENT_DB_POOL')
-    + pool('api', 'CELLSCHED_API_DB_POOL') + (cells + 1) * pool('api', 'CELLSCHED_API_CELL_DB_POOL')
-    + [0, 1, 2].reduce((a, i) => a + (cells + 1) * pool(`scheduler-${i}`, 'CELLSCHED_SCHEDULER_DB_POOL'), 0)
-    + (cells + 2) * pool('super-conductor', 'CELLSCHED_SUPER_CONDUCTOR_DB_POOL')
-    + [1, 2, 3].reduce((a, i) => a + pool(`cell-conductor-cell${i}`, 'CELLSCHED_CELL_DB_POOL'), 0);
+  const cells = 3;
+  const pool = (n, k) => Number(env(n)[k]);
+  const sum =
+    pool('placement', 'CELLSCHED_PLACEMENT_DB_POOL') +
+    pool('api', 'CELLSCHED_API_DB_POOL') +
+    (cells + 1) * pool('api', 'CELLSCHED_API_CELL_DB_POOL') +
+    [0, 1, 2].reduce((a, i) => a + (cells + 1) * pool(`scheduler-${i}`, 'CELLSCHED_SCHEDULER_DB_POOL'), 0) +
+    (cells + 2) * pool('super-conductor', 'CELLSCHED_SUPER_CONDUCTOR_DB_POOL') +
+    [1, 2, 3].reduce((a, i) => a + pool(`cell-conductor-cell${i}`, 'CELLSCHED_CELL_DB_POOL'), 0);
   const max = Number(services.postgres.command.find((a) => a.startsWith('max_connections=')).split('=')[1]);
   assert.ok(max >= sum + 10, `max_connections ${max} < pools ${sum} + room for init and operators`);
 });
 
-test('data in named volumes; only the api, placement, the collector and PostgreSQL are published, on loopback at the plan\'s ports', () => {
+test("data in named volumes; only the api, placement, the collector and PostgreSQL are published, on loopback at the plan's ports", () => {
   assert.deepEqual(Object.keys(doc.volumes).sort(), ['postgres-data', 'rabbitmq-data']);
   assert.deepEqual(services.postgres.volumes, ['postgres-data:/var/lib/postgresql/data']);
-  const published = Object.entries(services).filter(([n, s]) => s.ports && n !== 'jaeger').map(([n, s]) => [n, s.ports]);
-  assert.deepEqual(published, [['postgres', ['127.0.0.1:15532:5432']], ['traces', ['127.0.0.1:4418:4418']], ['placement', ['127.0.0.1:8878:8878']], ['api', ['127.0.0.1:8874:8874']]]);
+  const published = Object.entries(services)
+    .filter(([n, s]) => s.ports && n !== 'jaeger')
+    .map(([n, s]) => [n, s.ports]);
+  assert.deepEqual(published, [
+    ['postgres', ['127.0.0.1:15532:5432']],
+    ['traces', ['127.0.0.1:4418:4418']],
+    ['placement', ['127.0.0.1:8878:8878']],
+    ['api', ['127.0.0.1:8874:8874']],
+  ]);
 });
 
 test('init is given the options of the plan it renders from (it provisions that very plan)', () => {
-  assert.deepEqual(services.init.command.slice(2), ['--cells', '3', '--hosts-per-cell', '5', '--schedulers', '3', '--prefix', SYSTEM_DEFAULTS.prefix]);
+  assert.deepEqual(services.init.command.slice(2), [
+    '--cells',
+    '3',
+    '--hosts-per-cell',
+    '5',
+    '--schedulers',
+    '3',
+    '--prefix',
+    SYSTEM_DEFAULTS.prefix,
+  ]);
 });

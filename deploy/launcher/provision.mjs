@@ -10,25 +10,33 @@ export const devPassword = (name) => `${name}-dev`;
 /** A PostgreSQL URL for `role` on `database`, on the admin URL's server. */
 export function pgUrl(adminUrl, role, database) {
   const u = new URL(adminUrl);
-  u.username = role; u.password = devPassword(role); u.pathname = `/${database}`;
+  u.username = role;
+  u.password = devPassword(role);
+  u.pathname = `/${database}`;
   return u.toString();
 }
 
 /** An AMQP URL for `user` on `vhost` (host and port from `amqpBase`). */
 export function amqpUrl(amqpBase, user, vhost) {
   const u = new URL(amqpBase);
-  u.username = user; u.password = devPassword(user); u.pathname = `/${encodeURIComponent(vhost)}`;
+  u.username = user;
+  u.password = devPassword(user);
+  u.pathname = `/${encodeURIComponent(vhost)}`;
   return u.toString();
 }
 
-const ident = (s) => { if (!/^[a-z][a-z0-9_]{0,62}$/.test(s)) throw new Error(`bad identifier ${s}`); return `"${s}"`; };
+const ident = (s) => {
+  if (!/^[a-z][a-z0-9_]{0,62}$/.test(s)) throw new Error(`bad identifier ${s}`);
+  return `"${s}"`;
+};
 
 /** Creates (or re-keys) `role` and its database `role`; idempotent. */
 export async function ensureOwnedDatabase(withAdmin, role) {
   await withAdmin(async (c) => {
     const exists = (await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).rowCount > 0;
     await c.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${ident(role)} LOGIN PASSWORD '${devPassword(role)}'`);
-    if ((await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [role])).rowCount === 0) await c.query(`CREATE DATABASE ${ident(role)} OWNER ${ident(role)}`);
+    if ((await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [role])).rowCount === 0)
+      await c.query(`CREATE DATABASE ${ident(role)} OWNER ${ident(role)}`);
     await c.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${ident(role)} FROM PUBLIC`);
   });
 }
@@ -45,9 +53,13 @@ const ctl = (...args) => execFileSync('rabbitmqctl', ['-q', ...args], { encoding
 
 /** Creates vhost `name` and user `name` (password re-set) with every permission on that vhost only; idempotent. */
 export function ensureVhostWithUser(name) {
-  const vhosts = ctl('list_vhosts', 'name').split('\n').map((l) => l.trim());
+  const vhosts = ctl('list_vhosts', 'name')
+    .split('\n')
+    .map((l) => l.trim());
   if (!vhosts.includes(name)) ctl('add_vhost', name);
-  const users = ctl('list_users').split('\n').map((l) => l.split(/\s/)[0]);
+  const users = ctl('list_users')
+    .split('\n')
+    .map((l) => l.split(/\s/)[0]);
   if (users.includes(name)) ctl('change_password', name, devPassword(name));
   else ctl('add_user', name, devPassword(name));
   ctl('set_permissions', '-p', name, name, '.*', '.*', '.*');
@@ -62,7 +74,11 @@ export async function ensureVhostWithUserHttp(apiUrl, name) {
   const u = new URL(apiUrl);
   const auth = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
   const put = async (path, body) => {
-    const r = await fetch(`${u.protocol}//${u.host}/api${path}`, { method: 'PUT', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const r = await fetch(`${u.protocol}//${u.host}/api${path}`, {
+      method: 'PUT',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!r.ok) throw new Error(`RabbitMQ management PUT ${path}: ${r.status} ${await r.text()}`);
   };
   const n = encodeURIComponent(name);
@@ -73,8 +89,16 @@ export async function ensureVhostWithUserHttp(apiUrl, name) {
 
 /** Deletes vhost and user `name` (`down --purge`); idempotent. */
 export function dropVhostWithUser(name) {
-  try { ctl('delete_vhost', name); } catch { /* absent */ }
-  try { ctl('delete_user', name); } catch { /* absent */ }
+  try {
+    ctl('delete_vhost', name);
+  } catch {
+    /* absent */
+  }
+  try {
+    ctl('delete_user', name);
+  } catch {
+    /* absent */
+  }
 }
 
 /**
@@ -87,7 +111,9 @@ export function dropVhostWithUser(name) {
 export async function ensureReadOnlyRole(withAdminOn, role, grants) {
   await withAdminOn('postgres', async (c) => {
     const exists = (await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).rowCount > 0;
-    await c.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${ident(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD '${devPassword(role)}'`);
+    await c.query(
+      `${exists ? 'ALTER' : 'CREATE'} ROLE ${ident(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD '${devPassword(role)}'`,
+    );
   });
   for (const { database, tables } of grants) {
     await withAdminOn(database, async (c) => {
@@ -115,5 +141,7 @@ export async function provisionPlan(plan, pg, ensureVhost) {
 
 /** Drops a role that owns nothing (a read-only role, after the databases it read were dropped); idempotent. */
 export async function dropRole(withAdmin, role) {
-  await withAdmin(async (c) => { await c.query(`DROP ROLE IF EXISTS ${ident(role)}`); });
+  await withAdmin(async (c) => {
+    await c.query(`DROP ROLE IF EXISTS ${ident(role)}`);
+  });
 }

@@ -9,11 +9,16 @@ import { dropOwnedDatabase, dropRole, dropVhostWithUser } from './provision.mjs'
 const RECORD = 'provisioned.json';
 
 /** Files the launcher writes in a state dir: topology and option files, spans (and their rotated files), each service's pid and log. */
-const STATE_FILE = /^(system\.json|provisioned\.json|cells\.json|scheduler-cells\.json|spans(\.\d{8}T\d{9}Z-\d+-\d{6})?\.jsonl|(placement(-[a-z-]+)?|cell-conductor-cell\d+|compute-cell\d+|scheduler-\d+|super-conductor|api)\.(pid|log))$/;
+const STATE_FILE =
+  /^(system\.json|provisioned\.json|cells\.json|scheduler-cells\.json|spans(\.\d{8}T\d{9}Z-\d+-\d{6})?\.jsonl|(placement(-[a-z-]+)?|cell-conductor-cell\d+|compute-cell\d+|scheduler-\d+|super-conductor|api)\.(pid|log))$/;
 
 /** The system's own names: `databases` are owned by a role of the same name; `readOnlyRoles` own nothing. */
 export function systemNames(plan) {
-  return { databases: [...plan.roles, `${plan.options.prefix}_placement`], readOnlyRoles: [...plan.readOnlyRoles], vhosts: [...plan.vhosts] };
+  return {
+    databases: [...plan.roles, `${plan.options.prefix}_placement`],
+    readOnlyRoles: [...plan.readOnlyRoles],
+    vhosts: [...plan.vhosts],
+  };
 }
 
 const union = (a = [], b = []) => [...new Set([...a, ...b])];
@@ -26,7 +31,11 @@ function readRecord(stateDir) {
 /** Adds `names` to the state dir's record of what this system provisioned (before provisioning them, so a crash leaves them listed). */
 export function recordProvisioned(stateDir, names) {
   const r = readRecord(stateDir);
-  const merged = { databases: union(r.databases, names.databases), readOnlyRoles: union(r.readOnlyRoles, names.readOnlyRoles), vhosts: union(r.vhosts, names.vhosts) };
+  const merged = {
+    databases: union(r.databases, names.databases),
+    readOnlyRoles: union(r.readOnlyRoles, names.readOnlyRoles),
+    vhosts: union(r.vhosts, names.vhosts),
+  };
   writeFileSync(join(stateDir, RECORD), JSON.stringify(merged, null, 2));
 }
 
@@ -34,7 +43,11 @@ export function recordProvisioned(stateDir, names) {
 export function purgeTargets(plan, stateDir) {
   const mine = systemNames(plan);
   const r = readRecord(stateDir);
-  return { databases: union(mine.databases, r.databases), readOnlyRoles: union(mine.readOnlyRoles, r.readOnlyRoles), vhosts: union(mine.vhosts, r.vhosts) };
+  return {
+    databases: union(mine.databases, r.databases),
+    readOnlyRoles: union(mine.readOnlyRoles, r.readOnlyRoles),
+    vhosts: union(mine.vhosts, r.vhosts),
+  };
 }
 
 /**

@@ -32,13 +32,16 @@ function lines(value, indent) {
       return [`${pad}- ${first.trimStart()}`, ...rest];
     });
   }
-  return Object.entries(value).filter(([, v]) => v !== undefined).flatMap(([k, v]) => {
-    if (isScalar(v)) return [`${pad}${key(k)}: ${scalar(v)}`];
-    const inline = Array.isArray(v) ? inlineList(v) : undefined;
-    if (inline !== undefined) return [`${pad}${key(k)}: ${inline}`];
-    if ((Array.isArray(v) && v.length === 0) || Object.keys(v).length === 0) return [`${pad}${key(k)}: ${Array.isArray(v) ? '[]' : '{}'}`];
-    return [`${pad}${key(k)}:`, ...lines(v, indent + 2)];
-  });
+  return Object.entries(value)
+    .filter(([, v]) => v !== undefined)
+    .flatMap(([k, v]) => {
+      if (isScalar(v)) return [`${pad}${key(k)}: ${scalar(v)}`];
+      const inline = Array.isArray(v) ? inlineList(v) : undefined;
+      if (inline !== undefined) return [`${pad}${key(k)}: ${inline}`];
+      if ((Array.isArray(v) && v.length === 0) || Object.keys(v).length === 0)
+        return [`${pad}${key(k)}: ${Array.isArray(v) ? '[]' : '{}'}`];
+      return [`${pad}${key(k)}:`, ...lines(v, indent + 2)];
+    });
 }
 
 /** `doc` as YAML, after `header` (lines written as `# ...` comments). */

@@ -14,33 +14,50 @@ const MAX_RETRIES = 'Exceeded maximum number of retries';
 /** The schedulers' candidates copy TTL (CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL, its default). */
 const CANDIDATE_TTL_MS = 5000;
 
-interface Server { id: string; status: string; fault?: { message: string; details?: string }; 'OS-EXT-SRV-ATTR:host': string | null }
-interface InstanceRow { uuid: string; vm_state: string; host: string | null }
+interface Server {
+  id: string;
+  status: string;
+  fault?: { message: string; details?: string };
+  'OS-EXT-SRV-ATTR:host': string | null;
+}
+interface InstanceRow {
+  uuid: string;
+  vm_state: string;
+  host: string | null;
+}
 
 beforeAll(() => {
   console.log(`e2e boot: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
   // the schedulers' candidates copy TTL is their default, stated here because the os-services test waits it out;
   // the cell conductors' build watchdog runs every 2 s instead of 10 (the watchdog test waits for it)
-  stack.up(['--cells', '2', '--hosts-per-cell', '4', '--schedulers', '2', '--build-failure-rate', '0.2', '--build-latency-ms', '50'],
-    { CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: `${CANDIDATE_TTL_MS}ms`, CELLSCHED_WATCHDOG_INTERVAL_MS: '2000' });
+  stack.up(['--cells', '2', '--hosts-per-cell', '4', '--schedulers', '2', '--build-failure-rate', '0.2', '--build-latency-ms', '50'], {
+    CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: `${CANDIDATE_TTL_MS}ms`,
+    CELLSCHED_WATCHDOG_INTERVAL_MS: '2000',
+  });
   stack.manage(['flavor-create', 'e2e.huge', '9901', '9000000', '1', '1']);
 }, 400_000);
 
 afterAll(() => stack.down(), 120_000);
 
 async function createServer(name: string, flavorRef: string): Promise<string> {
-  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', { server: { name, flavorRef, imageRef: IMAGE, networks: 'none' } });
+  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', {
+    server: { name, flavorRef, imageRef: IMAGE, networks: 'none' },
+  });
   expect(r.status).toBe(202);
   return r.body.server.id;
 }
 
 async function settled(ids: readonly string[]): Promise<Map<string, Server>> {
-  return waitFor(`${ids.length} servers to settle`, async () => {
-    const r = await stack.api<{ servers: Server[] }>('GET', '/servers/detail?limit=1000');
-    const byId = new Map(r.body.servers.filter((s) => ids.includes(s.id)).map((s) => [s.id, s]));
-    const done = ids.every((id) => ['ACTIVE', 'ERROR'].includes(byId.get(id)?.status ?? ''));
-    return done ? byId : undefined;
-  }, 300_000);
+  return waitFor(
+    `${ids.length} servers to settle`,
+    async () => {
+      const r = await stack.api<{ servers: Server[] }>('GET', '/servers/detail?limit=1000');
+      const byId = new Map(r.body.servers.filter((s) => ids.includes(s.id)).map((s) => [s.id, s]));
+      const done = ids.every((id) => ['ACTIVE', 'ERROR'].includes(byId.get(id)?.status ?? ''));
+      return done ? byId : undefined;
+    },
+    300_000,
+  );
 }
 
 /** Live instances of every cell DB (cell0 included), read with each cell's own credentials: uuid → [cell name, row]. */
@@ -59,9 +76,11 @@ const isProcess = (x: FlatSpan, method: string): boolean => x.kind === SPAN_KIND
 
 /** Hosts of each build attempt per instance (the compute's build events, in order), read from the instance's cell. */
 async function computeBuildHosts(dbUrl: string): Promise<Map<string, string[]>> {
-  const rows = await stack.query<{ uuid: string; host: string }>(dbUrl,
+  const rows = await stack.query<{ uuid: string; host: string }>(
+    dbUrl,
     `SELECT a.instance_uuid::text AS uuid, e.host FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id
-      WHERE e.event = 'compute__do_build_and_run_instance' AND e.host IS NOT NULL ORDER BY e.id`);
+      WHERE e.event = 'compute__do_build_and_run_instance' AND e.host IS NOT NULL ORDER BY e.id`,
+  );
   const out = new Map<string, string[]>();
   for (const r of rows) out.set(r.uuid, [...(out.get(r.uuid) ?? []), r.host]);
   return out;
@@ -69,14 +88,16 @@ async function computeBuildHosts(dbUrl: string): Promise<Map<string, string[]>> 
 
 /** Hosts of every build event per instance (the compute's and the cell conductor's), read from the instance's cell. */
 async function eventHosts(dbUrl: string): Promise<Map<string, string[]>> {
-  const rows = await stack.query<{ uuid: string; host: string }>(dbUrl,
-    `SELECT a.instance_uuid::text AS uuid, e.host FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id WHERE e.host IS NOT NULL`);
+  const rows = await stack.query<{ uuid: string; host: string }>(
+    dbUrl,
+    `SELECT a.instance_uuid::text AS uuid, e.host FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id WHERE e.host IS NOT NULL`,
+  );
   const out = new Map<string, string[]>();
   for (const r of rows) out.set(r.uuid, [...(out.get(r.uuid) ?? []), r.host]);
   return out;
 }
 
-test('servers created through the API end ACTIVE on a host of one cell, holding exactly that host\'s allocation', async () => {
+test("servers created through the API end ACTIVE on a host of one cell, holding exactly that host's allocation", async () => {
   const ids = [];
   for (let i = 0; i < 4; i++) ids.push(await createServer(`boot-${i}`, '1'));
   const servers = await settled(ids);
@@ -87,7 +108,11 @@ test('servers created through the API end ACTIVE on a host of one cell, holding 
     const s = servers.get(id) as Server;
     const [cell, row] = cells.get(id) ?? ['none', undefined];
     expect(cell).toMatch(/^cell[12]$/);
-    if (s.status === 'ERROR') { expect(s.fault?.message).toContain(MAX_RETRIES); expect(allocations.has(id)).toBe(false); continue; }
+    if (s.status === 'ERROR') {
+      expect(s.fault?.message).toContain(MAX_RETRIES);
+      expect(allocations.has(id)).toBe(false);
+      continue;
+    }
     active++;
     expect(row?.vm_state).toBe('active');
     expect(s['OS-EXT-SRV-ATTR:host']).toBe(row?.host);
@@ -101,14 +126,22 @@ test('deleting ACTIVE servers removes them from the API (mapping and request spe
   const ids = [await createServer('del-0', '1'), await createServer('del-1', '1')];
   const servers = await settled(ids);
   for (const id of ids) expect((await stack.api('DELETE', `/servers/${id}`)).status).toBe(204);
-  await waitFor('deleted servers to be gone', async () => {
-    const codes = await Promise.all(ids.map(async (id) => (await stack.api('GET', `/servers/${id}`)).status));
-    return codes.every((c) => c === 404) ? true : undefined;
-  }, 60_000);
-  const allocations = await waitFor('allocations released', async () => {
-    const a = await stack.allocationsByConsumer();
-    return ids.some((id) => a.has(id)) ? undefined : a;
-  }, 60_000);
+  await waitFor(
+    'deleted servers to be gone',
+    async () => {
+      const codes = await Promise.all(ids.map(async (id) => (await stack.api('GET', `/servers/${id}`)).status));
+      return codes.every((c) => c === 404) ? true : undefined;
+    },
+    60_000,
+  );
+  const allocations = await waitFor(
+    'allocations released',
+    async () => {
+      const a = await stack.allocationsByConsumer();
+      return ids.some((id) => a.has(id)) ? undefined : a;
+    },
+    60_000,
+  );
   for (const id of ids) expect(allocations.has(id)).toBe(false);
   const cells = await instancesByCell();
   for (const id of ids) expect(cells.has(id)).toBe(false); // soft-deleted in its cell
@@ -116,7 +149,7 @@ test('deleting ACTIVE servers removes them from the API (mapping and request spe
   for (const id of ids) await expectNothingLeft(id);
 });
 
-test('a request no host can fit lands in cell 0 in ERROR with the scheduler\'s diagnosis and no allocation; deleted, nothing is left', async () => {
+test("a request no host can fit lands in cell 0 in ERROR with the scheduler's diagnosis and no allocation; deleted, nothing is left", async () => {
   const id = await createServer('too-big', '9901');
   const s = (await settled([id])).get(id) as Server;
   expect(s.status).toBe('ERROR');
@@ -127,8 +160,11 @@ test('a request no host can fit lands in cell 0 in ERROR with the scheduler\'s d
   expect(row?.vm_state).toBe('error');
   expect((await stack.allocationsByConsumer()).has(id)).toBe(false);
   const t = stack.topology();
-  const mapped = await stack.query<{ cell: string }>(t.apiDbUrl,
-    'SELECT c.uuid::text AS cell FROM instance_mappings m JOIN cell_mappings c ON c.id = m.cell_id WHERE m.instance_uuid = $1', [id]);
+  const mapped = await stack.query<{ cell: string }>(
+    t.apiDbUrl,
+    'SELECT c.uuid::text AS cell FROM instance_mappings m JOIN cell_mappings c ON c.id = m.cell_id WHERE m.instance_uuid = $1',
+    [id],
+  );
   expect(mapped).toEqual([{ cell: t.cell0.uuid }]);
   const brs = await stack.query(t.apiDbUrl, 'SELECT 1 FROM build_requests WHERE instance_uuid = $1', [id]);
   expect(brs).toHaveLength(0);
@@ -158,14 +194,20 @@ test('one trace covers a create from the API to ACTIVE, reschedules included', a
   const server = (await stack.api<{ server: Server }>('GET', `/servers/${id}`)).body.server;
   const traceId = stack.createTraceId(id);
   // spans are written as they end: wait for the conductor's ACTIVE step to be in the file
-  const spans = await waitFor('the trace to reach build_succeeded', async () => {
-    const t = readSpans(stack.spansFile()).filter((x) => x.traceId === traceId);
-    return t.some((x) => x.service === 'cell-conductor' && isProcess(x, 'build_succeeded')) ? t : undefined;
-  }, 30_000);
+  const spans = await waitFor(
+    'the trace to reach build_succeeded',
+    async () => {
+      const t = readSpans(stack.spansFile()).filter((x) => x.traceId === traceId);
+      return t.some((x) => x.service === 'cell-conductor' && isProcess(x, 'build_succeeded')) ? t : undefined;
+    },
+    30_000,
+  );
   // ONE tree: a single root (the api's POST /servers), every other span's parent in the trace
   const ids = new Set(spans.map((x) => x.spanId));
   const roots = spans.filter((x) => !ids.has(x.parentSpanId));
-  expect(roots.map((r) => [r.service, r.name, r.kind, r.attributes['url.path']])).toEqual([['api', 'POST', SPAN_KIND.server, '/v2.1/servers']]);
+  expect(roots.map((r) => [r.service, r.name, r.kind, r.attributes['url.path']])).toEqual([
+    ['api', 'POST', SPAN_KIND.server, '/v2.1/servers'],
+  ]);
   const by = (service: string, pred: (x: FlatSpan) => boolean): FlatSpan[] => spans.filter((x) => x.service === service && pred(x));
   expect(by('api', (x) => x.kind === SPAN_KIND.producer && x.attributes['rpc.method'] === 'schedule_and_build_instances')).toHaveLength(1);
   expect(by('super-conductor', (x) => isProcess(x, 'schedule_and_build_instances'))).toHaveLength(1);
@@ -174,21 +216,29 @@ test('one trace covers a create from the API to ACTIVE, reschedules included', a
   expect(by('scheduler', (x) => x.name === SELECT && x.kind === SPAN_KIND.server)).toHaveLength(1);
   expect(by('placement', (x) => x.kind === SPAN_KIND.server).length).toBeGreaterThanOrEqual(1);
   // builds on every host the cell recorded (>= 2), each reschedule through the cell conductor, then ACTIVE
-  const buildHosts = by('simulated-compute', (x) => isProcess(x, 'build_and_run_instance')).map((x) => String(x.attributes['messaging.rabbitmq.destination.routing_key']).replace(/^compute\./, ''));
+  const buildHosts = by('simulated-compute', (x) => isProcess(x, 'build_and_run_instance')).map((x) =>
+    String(x.attributes['messaging.rabbitmq.destination.routing_key']).replace(/^compute\./, ''),
+  );
   expect(new Set(buildHosts).size).toBeGreaterThanOrEqual(2);
   expect([...new Set(buildHosts)].sort()).toEqual([...new Set(hosts)].sort());
   const reschedules = by('cell-conductor', (x) => isProcess(x, 'build_instances'));
   expect(reschedules.length).toBe(new Set(hosts).size - 1);
-  expect(by('cell-conductor', (x) => x.kind === SPAN_KIND.producer && x.attributes['rpc.method'] === 'build_and_run_instance')).toHaveLength(reschedules.length);
+  expect(
+    by('cell-conductor', (x) => x.kind === SPAN_KIND.producer && x.attributes['rpc.method'] === 'build_and_run_instance'),
+  ).toHaveLength(reschedules.length);
   expect(by('cell-conductor', (x) => isProcess(x, 'build_succeeded'))).toHaveLength(1);
   expect(server.status).toBe('ACTIVE');
   expect(buildHosts[buildHosts.length - 1] ?? '').toBe(server['OS-EXT-SRV-ATTR:host']);
   // and the operators' trace tail shows it as one trace across the six services
-  const out = execFileSync('node', ['packages/telemetry/dist/bin/trace-tail.js', '--file', stack.spansFile(), '--once'],
-    { cwd: join(__dirname, '../..'), encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+  const out = execFileSync('node', ['packages/telemetry/dist/bin/trace-tail.js', '--file', stack.spansFile(), '--once'], {
+    cwd: join(__dirname, '../..'),
+    encoding: 'utf8',
+    maxBuffer: 512 * 1024 * 1024,
+  });
   const block = out.split(/\n(?=trace )/).find((b) => b.startsWith(`trace ${traceId} `)) ?? '';
   expect(block.split('\n')[0]).toContain(`${spans.length} span(s)  6 service(s)`);
-  for (const svc of ['api', 'super-conductor', 'scheduler', 'placement', 'cell-conductor', 'simulated-compute']) expect(block).toContain(` ${svc}@`);
+  for (const svc of ['api', 'super-conductor', 'scheduler', 'placement', 'cell-conductor', 'simulated-compute'])
+    expect(block).toContain(` ${svc}@`);
   expect(block).toContain('rpc.method=build_instances');
   // why it landed where it did: the scheduler's span names the server, the chosen host (one the
   // cell built on) and its alternates, with one event per stage (placement's candidates, filters)
@@ -198,11 +248,18 @@ test('one trace covers a create from the API to ACTIVE, reschedules included', a
   expect(decision?.attributes['cellsched.scheduler.outcome']).toBe('selected');
   const chosen = String(decision?.attributes['cellsched.scheduler.chosen']);
   expect(hosts).toContain(chosen);
-  expect(String(decision?.attributes['cellsched.scheduler.alternates']).split('+').filter((h) => h !== '').length).toBeGreaterThanOrEqual(1);
+  expect(
+    String(decision?.attributes['cellsched.scheduler.alternates'])
+      .split('+')
+      .filter((h) => h !== '').length,
+  ).toBeGreaterThanOrEqual(1);
   expect(roots[0]?.attributes['cellsched.instance_uuids']).toBe(id);
   // and `trace-tail --match <server uuid>` prints that trace (and only traces that mention it) with the decision's steps
-  const matched = execFileSync('node', ['packages/telemetry/dist/bin/trace-tail.js', '--file', stack.spansFile(), '--once', '--match', id],
-    { cwd: join(__dirname, '../..'), encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+  const matched = execFileSync(
+    'node',
+    ['packages/telemetry/dist/bin/trace-tail.js', '--file', stack.spansFile(), '--once', '--match', id],
+    { cwd: join(__dirname, '../..'), encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 },
+  );
   const blocks = matched.split(/\n(?=trace )/).filter((b) => b.trim() !== '');
   expect(blocks.every((b) => b.includes(id))).toBe(true);
   expect(blocks.length).toBeLessThan(out.split(/\n(?=trace )/).length); // a filter, not everything
@@ -249,7 +306,14 @@ async function leftovers(id: string): Promise<string[]> {
 
 async function expectNothingLeft(id: string): Promise<void> {
   let last: string[] = [];
-  await waitFor(`nothing left of ${id}`, async () => { last = await leftovers(id); return last.length === 0 ? true : undefined; }, 60_000).catch(() => undefined);
+  await waitFor(
+    `nothing left of ${id}`,
+    async () => {
+      last = await leftovers(id);
+      return last.length === 0 ? true : undefined;
+    },
+    60_000,
+  ).catch(() => undefined);
   expect(last).toEqual([]);
 }
 
@@ -269,8 +333,16 @@ describe('a server deleted while building leaves no instance, mapping, allocatio
       stack.signal(['super-conductor'], 'SIGCONT');
     }
     // the super-conductor then consumes the cast, finds no mapping and skips it: never scheduled
-    await waitFor('the super-conductor to skip the deleted server', async () =>
-      (readFileSync(stack.logFile('super-conductor'), 'utf8').includes(`"instance_uuid":"${id}","reason":"no instance mapping (server deleted)"`) ? true : undefined), 30_000);
+    await waitFor(
+      'the super-conductor to skip the deleted server',
+      async () =>
+        readFileSync(stack.logFile('super-conductor'), 'utf8').includes(
+          `"instance_uuid":"${id}","reason":"no instance mapping (server deleted)"`,
+        )
+          ? true
+          : undefined,
+      30_000,
+    );
     await expectNothingLeft(id);
     const traceId = stack.createTraceId(id);
     expect(readSpans(stack.spansFile()).filter((x) => x.traceId === traceId && x.name === SELECT)).toEqual([]);
@@ -284,10 +356,14 @@ describe('a server deleted while building leaves no instance, mapping, allocatio
     try {
       id = await createServer('del-claimed', '1');
       // the super-conductor holds the cast (unacked) while it waits for the scheduler
-      await waitFor('the super-conductor to take the cast', async () => {
-        const [ready, unacked] = stack.queueDepth(apiVhost, (q) => q === 'conductor');
-        return ready === 0 && unacked >= 1 ? true : undefined;
-      }, 20_000);
+      await waitFor(
+        'the super-conductor to take the cast',
+        async () => {
+          const [ready, unacked] = stack.queueDepth(apiVhost, (q) => q === 'conductor');
+          return ready === 0 && unacked >= 1 ? true : undefined;
+        },
+        20_000,
+      );
       await deleteServer(id);
     } finally {
       stack.signal(schedulers, 'SIGCONT');
@@ -295,8 +371,16 @@ describe('a server deleted while building leaves no instance, mapping, allocatio
     await expectNothingLeft(id);
     // the checkpoint was hit: the scheduler claimed for it (and the super-conductor released that claim)
     const traceId = stack.createTraceId(id);
-    await waitFor('the claim span', async () =>
-      (readSpans(stack.spansFile()).some((x) => x.traceId === traceId && x.service === 'scheduler' && /PlacementService\/Claim(Many)?$/.test(x.name)) ? true : undefined), 10_000);
+    await waitFor(
+      'the claim span',
+      async () =>
+        readSpans(stack.spansFile()).some(
+          (x) => x.traceId === traceId && x.service === 'scheduler' && /PlacementService\/Claim(Many)?$/.test(x.name),
+        )
+          ? true
+          : undefined,
+      10_000,
+    );
   });
 
   test('during the build (the compute holds it: hang), and the build that finishes afterwards is terminated', async () => {
@@ -304,11 +388,19 @@ describe('a server deleted while building leaves no instance, mapping, allocatio
     let id = '';
     try {
       id = await createServer('del-building', '1');
-      const host = await waitFor('the instance on a host of its cell', async () => (await instancesByCell()).get(id)?.[1].host ?? undefined, 30_000);
+      const host = await waitFor(
+        'the instance on a host of its cell',
+        async () => (await instancesByCell()).get(id)?.[1].host ?? undefined,
+        30_000,
+      );
       const cell = host.replace(/-compute-.*$/, '');
       const vhost = new URL(stack.topology().cells.find((c) => c.name === cell)?.transportUrl ?? '').pathname.slice(1);
       // the build was delivered to a compute and not acked (hung): on whichever compute queue serves the host
-      await waitFor('the compute to hold the build', async () => (stack.queueDepth(vhost, (q) => q.startsWith('compute') && !q.endsWith('.dlq'))[1] >= 1 ? true : undefined), 20_000);
+      await waitFor(
+        'the compute to hold the build',
+        async () => (stack.queueDepth(vhost, (q) => q.startsWith('compute') && !q.endsWith('.dlq'))[1] >= 1 ? true : undefined),
+        20_000,
+      );
       await deleteServer(id);
       await waitFor('the delete to reach the cell', async () => ((await instancesByCell()).has(id) ? undefined : true), 30_000);
     } finally {
@@ -319,22 +411,30 @@ describe('a server deleted while building leaves no instance, mapping, allocatio
   });
 });
 
-test('a build the watchdog moves on (no result long past its deadline) stays in the create\'s trace, and ends ACTIVE on the alternate', async () => {
+test("a build the watchdog moves on (no result long past its deadline) stays in the create's trace, and ends ACTIVE on the alternate", async () => {
   // no failures meanwhile: the first attempt, released late, must succeed (and be refused)
   const before = await stack.setFaults({ hang: true, rescheduleRate: 0 });
   let id = '';
   let first = '';
   try {
     id = await createServer('watchdog', '1');
-    first = await waitFor('the instance on a host of its cell', async () => (await instancesByCell()).get(id)?.[1].host ?? undefined, 30_000);
+    first = await waitFor(
+      'the instance on a host of its cell',
+      async () => (await instancesByCell()).get(id)?.[1].host ?? undefined,
+      30_000,
+    );
     const cell = stack.topology().cells.find((c) => first.startsWith(`${c.name}-`));
     if (cell === undefined) throw new Error(`no cell for ${first}`);
     // time passes: a whole build timeout past the deadline without a result (the watchdog runs every 2 s here)
     await stack.query(cell.dbUrl, "UPDATE instances SET build_deadline_at = now() - interval '1 day' WHERE uuid = $1", [id]);
-    await waitFor('the watchdog to move the build on', async () => {
-      const row = (await instancesByCell()).get(id)?.[1];
-      return row !== undefined && row.host !== first ? true : undefined;
-    }, 30_000);
+    await waitFor(
+      'the watchdog to move the build on',
+      async () => {
+        const row = (await instancesByCell()).get(id)?.[1];
+        return row !== undefined && row.host !== first ? true : undefined;
+      },
+      30_000,
+    );
   } finally {
     await stack.setFaults({ hang: before[0]?.hang ?? false, rescheduleRate: before[0]?.rescheduleRate ?? 0.2 });
   }
@@ -343,14 +443,19 @@ test('a build the watchdog moves on (no result long past its deadline) stays in 
   expect(s['OS-EXT-SRV-ATTR:host']).not.toBe(first);
   const traceId = stack.createTraceId(id);
   // the late success of the first attempt is refused and its guest terminated: that ends the trace
-  const spans = await waitFor('the stale guest terminated, in the trace', async () => {
-    const t = readSpans(stack.spansFile()).filter((x) => x.traceId === traceId);
-    return t.some((x) => x.service === 'simulated-compute' && isProcess(x, 'terminate_instance')) ? t : undefined;
-  }, 30_000);
+  const spans = await waitFor(
+    'the stale guest terminated, in the trace',
+    async () => {
+      const t = readSpans(stack.spansFile()).filter((x) => x.traceId === traceId);
+      return t.some((x) => x.service === 'simulated-compute' && isProcess(x, 'terminate_instance')) ? t : undefined;
+    },
+    30_000,
+  );
   const ids = new Set(spans.map((x) => x.spanId));
   expect(spans.filter((x) => !ids.has(x.parentSpanId)).map((x) => [x.service, x.name])).toEqual([['api', 'POST']]);
   expect(spans.filter((x) => x.service === 'cell-conductor' && x.name === 'build watchdog retry')).toHaveLength(1);
-  const buildHosts = spans.filter((x) => x.service === 'simulated-compute' && isProcess(x, 'build_and_run_instance'))
+  const buildHosts = spans
+    .filter((x) => x.service === 'simulated-compute' && isProcess(x, 'build_and_run_instance'))
     .map((x) => String(x.attributes['messaging.rabbitmq.destination.routing_key']).replace(/^compute\./, ''));
   expect(new Set(buildHosts)).toEqual(new Set([first, s['OS-EXT-SRV-ATTR:host']]));
   expect((await stack.guests()).get(id)).toEqual([s['OS-EXT-SRV-ATTR:host']]);
@@ -360,7 +465,7 @@ test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retri
   const spansBefore = readFileSync(stack.spansFile(), 'utf8').split('\n').length;
   const ids: string[] = [];
   for (let burst = 0; burst < 10; burst++) {
-    ids.push(...await Promise.all(Array.from({ length: 20 }, (_, i) => createServer(`burst-${burst}-${i}`, '1'))));
+    ids.push(...(await Promise.all(Array.from({ length: 20 }, (_, i) => createServer(`burst-${burst}-${i}`, '1')))));
   }
   const servers = await settled(ids);
   const cells = await instancesByCell();
@@ -385,15 +490,23 @@ test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retri
     }
   }
   // placement holds allocations for exactly the ACTIVE instances (of this test and the first)
-  const activeAll = [...cells.entries()].filter(([, [, r]]) => r.vm_state === 'active').map(([u]) => u).sort();
+  const activeAll = [...cells.entries()]
+    .filter(([, [, r]]) => r.vm_state === 'active')
+    .map(([u]) => u)
+    .sort();
   expect([...allocations.keys()].sort()).toEqual(activeAll);
   // the scheduler was asked exactly once per create request (one SelectDestinations client span per trace)
-  const lines = readFileSync(stack.spansFile(), 'utf8').split('\n').slice(spansBefore - 1).filter((l) => l !== '');
+  const lines = readFileSync(stack.spansFile(), 'utf8')
+    .split('\n')
+    .slice(spansBefore - 1)
+    .filter((l) => l !== '');
   const selectTraces: string[] = [];
   for (const l of lines) {
-    for (const rs of JSON.parse(l).resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) for (const sp of ss.spans ?? []) {
-      if (sp.name === 'grpc.cellsched.v1.SchedulerService/SelectDestinations' && sp.kind === 3) selectTraces.push(sp.traceId);
-    }
+    for (const rs of JSON.parse(l).resourceSpans ?? [])
+      for (const ss of rs.scopeSpans ?? [])
+        for (const sp of ss.spans ?? []) {
+          if (sp.name === 'grpc.cellsched.v1.SchedulerService/SelectDestinations' && sp.kind === 3) selectTraces.push(sp.traceId);
+        }
   }
   expect(selectTraces).toHaveLength(ids.length);
   expect(new Set(selectTraces).size).toBe(ids.length);
@@ -404,13 +517,23 @@ test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retri
 test("a cell's credentials are refused by the API database, the API vhost and the other cell's", async () => {
   const t = stack.topology();
   const [c1, c2] = t.cells as [Topology['cells'][0], Topology['cells'][0]];
-  const asCell1 = (db: string): string => { const u = new URL(c1.dbUrl); u.pathname = `/${new URL(db).pathname.slice(1)}`; return u.toString(); };
+  const asCell1 = (db: string): string => {
+    const u = new URL(c1.dbUrl);
+    u.pathname = `/${new URL(db).pathname.slice(1)}`;
+    return u.toString();
+  };
   await expect(stack.query(asCell1(t.apiDbUrl), 'SELECT 1')).rejects.toThrow(/permission denied|not permitted/);
   await expect(stack.query(asCell1(c2.dbUrl), 'SELECT 1')).rejects.toThrow(/permission denied|not permitted/);
   await expect(stack.query(c1.dbUrl, 'SELECT 1')).resolves.toHaveLength(1);
   // amqplib through @cellsched/bus (the e2e package has no broker client of its own)
-  const amqp = createRequire(join(__dirname, '../../packages/bus/package.json'))('amqplib') as { connect(url: string): Promise<{ close(): Promise<void> }> };
-  const asCell1Vhost = (url: string): string => { const u = new URL(c1.transportUrl); u.pathname = new URL(url).pathname; return u.toString(); };
+  const amqp = createRequire(join(__dirname, '../../packages/bus/package.json'))('amqplib') as {
+    connect(url: string): Promise<{ close(): Promise<void> }>;
+  };
+  const asCell1Vhost = (url: string): string => {
+    const u = new URL(c1.transportUrl);
+    u.pathname = new URL(url).pathname;
+    return u.toString();
+  };
   await expect(amqp.connect(asCell1Vhost(stack.apiTransportUrl()))).rejects.toThrow();
   await expect(amqp.connect(asCell1Vhost(c2.transportUrl))).rejects.toThrow();
   const ok = await amqp.connect(c1.transportUrl);
@@ -420,7 +543,14 @@ test("a cell's credentials are refused by the API database, the API vhost and th
 test("the scheduler's and the api's cell reads run as read-only roles: SELECT on exactly what they read, no write to any cell DB", async () => {
   const t = stack.topology();
   // the scheduler's role on every database (it is given CELLSCHED_API_DB_URL with it, and the role's name and password for the cells)
-  const asRole = (role: string) => (dbUrl: string): string => { const u = new URL(dbUrl); u.username = role; u.password = `${role}-dev`; return u.toString(); };
+  const asRole =
+    (role: string) =>
+    (dbUrl: string): string => {
+      const u = new URL(dbUrl);
+      u.username = role;
+      u.password = `${role}-dev`;
+      return u.toString();
+    };
   const asSched = asRole(`${stack.prefix}_scheduler`);
   const denied = expect.stringMatching(/^permission denied/);
   const readsAll = (tables: string[]): string => `SELECT ${tables.map((x) => `(SELECT count(*) FROM ${x})`).join(' + ')}`;
@@ -440,7 +570,16 @@ test("the scheduler's and the api's cell reads run as read-only roles: SELECT on
     });
   }
   await expectOutcomes(asSched(t.apiDbUrl), {
-    [readsAll(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member', 'cell_mapping_endpoints', 'host_mappings'])]: 'ok',
+    [readsAll([
+      'aggregates',
+      'aggregate_hosts',
+      'aggregate_metadata',
+      'instance_groups',
+      'instance_group_policy',
+      'instance_group_member',
+      'cell_mapping_endpoints',
+      'host_mappings',
+    ])]: 'ok',
     'INSERT INTO aggregates DEFAULT VALUES': denied,
     'SELECT 1 FROM build_requests LIMIT 1': denied,
     'SELECT database_connection FROM cell_mappings': denied, // where the cells are, yes (cell_mapping_endpoints); their owners' passwords, no
@@ -450,7 +589,15 @@ test("the scheduler's and the api's cell reads run as read-only roles: SELECT on
   const asApi = asRole(`${stack.prefix}_api_cells`);
   for (const c of [t.cell0, ...t.cells]) {
     await expectOutcomes(asApi(c.dbUrl), {
-      [readsAll(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes', 'migrations'])]: 'ok',
+      [readsAll([
+        'instances',
+        'instance_faults',
+        'instance_actions',
+        'instance_actions_events',
+        'services',
+        'compute_nodes',
+        'migrations',
+      ])]: 'ok',
       'SET default_transaction_read_only = off; UPDATE instances SET vm_state = vm_state': denied,
       'INSERT INTO instance_faults DEFAULT VALUES': denied,
       'SELECT 1 FROM compute_processes LIMIT 1': denied,
@@ -460,11 +607,15 @@ test("the scheduler's and the api's cell reads run as read-only roles: SELECT on
 });
 
 test('disabling a compute service (PUT /os-services/{id}, 2.53) keeps the scheduler off it, with COMPUTE_STATUS_DISABLED in placement; enabling brings it back', async () => {
-  const { services } = (await stack.api<{ services: { id: string; host: string; binary: string; status: string }[] }>('GET', '/os-services?binary=nova-compute')).body;
+  const { services } = (
+    await stack.api<{ services: { id: string; host: string; binary: string; status: string }[] }>('GET', '/os-services?binary=nova-compute')
+  ).body;
   const cell1 = services.filter((x) => x.host.startsWith('cell1-')).sort((a, b) => a.host.localeCompare(b.host));
-  const [keep, later] = cell1 as [typeof cell1[0], typeof cell1[0]];
+  const [keep, later] = cell1 as [(typeof cell1)[0], (typeof cell1)[0]];
   const others = services.filter((x) => x.host !== keep.host);
-  const { resource_providers: rps } = await stack.placement<{ resource_providers: { uuid: string; name: string }[] }>('/resource_providers');
+  const { resource_providers: rps } = await stack.placement<{ resource_providers: { uuid: string; name: string }[] }>(
+    '/resource_providers',
+  );
   const rpOf = (host: string): string => rps.find((r) => r.name === host)?.uuid ?? '';
   const setStatus = async (svc: { id: string }, status: 'enabled' | 'disabled'): Promise<void> => {
     const body = status === 'disabled' ? { status, disabled_reason: 'e2e maintenance' } : { status };
@@ -472,15 +623,20 @@ test('disabling a compute service (PUT /os-services/{id}, 2.53) keeps the schedu
     expect([r.status, r.body.service.status]).toEqual([200, status]);
   };
   const converged = async (disabled: ReadonlySet<string>, o = { settle: true }): Promise<void> => {
-    await waitFor('services and COMPUTE_STATUS_DISABLED to follow', async () => {
-      const now = (await stack.api<{ services: { host: string; status: string }[] }>('GET', '/os-services?binary=nova-compute')).body.services;
-      if (now.some((x) => (x.status === 'disabled') !== disabled.has(x.host))) return undefined;
-      for (const x of services) {
-        const { traits } = await stack.placement<{ traits: string[] }>(`/resource_providers/${rpOf(x.host)}/traits`);
-        if (traits.includes('COMPUTE_STATUS_DISABLED') !== disabled.has(x.host)) return undefined;
-      }
-      return true;
-    }, 30_000);
+    await waitFor(
+      'services and COMPUTE_STATUS_DISABLED to follow',
+      async () => {
+        const now = (await stack.api<{ services: { host: string; status: string }[] }>('GET', '/os-services?binary=nova-compute')).body
+          .services;
+        if (now.some((x) => (x.status === 'disabled') !== disabled.has(x.host))) return undefined;
+        for (const x of services) {
+          const { traits } = await stack.placement<{ traits: string[] }>(`/resource_providers/${rpOf(x.host)}/traits`);
+          if (traits.includes('COMPUTE_STATUS_DISABLED') !== disabled.has(x.host)) return undefined;
+        }
+        return true;
+      },
+      30_000,
+    );
     // the bound of the schedulers' copies: placement's candidates are reused up to their TTL (5 s); the
     // host cache (service disabled flags) waits for a refresh once it is 3 s old
     if (o.settle) await new Promise((r) => setTimeout(r, CANDIDATE_TTL_MS + 500));

@@ -18,7 +18,12 @@ const stack = new Stack(`e2ecell${SEED}`, 3500 + (SEED % 100));
 const FOLLOW_MS = 4000;
 const RUNNING = ['scheduler-0', 'scheduler-1', 'super-conductor'];
 
-interface Server { id: string; status: string; 'OS-EXT-SRV-ATTR:host': string | null; fault?: { message: string; details?: string } }
+interface Server {
+  id: string;
+  status: string;
+  'OS-EXT-SRV-ATTR:host': string | null;
+  fault?: { message: string; details?: string };
+}
 
 beforeAll(() => {
   console.log(`e2e cells: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
@@ -32,48 +37,68 @@ const cellUuid = (name: string): string => {
   if (c === undefined) throw new Error(`no ${name} in the topology`);
   return c.uuid;
 };
-const setCell = (name: string, how: '--disable' | '--enable'): void => { stack.manage(['cell_v2', 'update_cell', '--cell_uuid', cellUuid(name), how]); };
+const setCell = (name: string, how: '--disable' | '--enable'): void => {
+  stack.manage(['cell_v2', 'update_cell', '--cell_uuid', cellUuid(name), how]);
+};
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Creates `n` servers, one request each, all at once; returns their ids. */
 async function createServers(prefix: string, n: number): Promise<string[]> {
-  return Promise.all(Array.from({ length: n }, async (_, i) => {
-    const r = await stack.api<{ server: { id: string } }>('POST', '/servers', { server: { name: `${prefix}-${i}`, flavorRef: '1', imageRef: IMAGE, networks: 'none' } });
-    expect(r.status).toBe(202);
-    return r.body.server.id;
-  }));
+  return Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const r = await stack.api<{ server: { id: string } }>('POST', '/servers', {
+        server: { name: `${prefix}-${i}`, flavorRef: '1', imageRef: IMAGE, networks: 'none' },
+      });
+      expect(r.status).toBe(202);
+      return r.body.server.id;
+    }),
+  );
 }
 
 /** Waits until every server is ACTIVE or ERROR; returns id → [status, cell of its host ('' if none), fault]. */
 async function settled(ids: readonly string[]): Promise<Map<string, [string, string, string]>> {
-  return waitFor(`${ids.length} servers to settle`, async () => {
-    const out = new Map<string, [string, string, string]>();
-    for (const id of ids) {
-      const s = (await stack.api<{ server: Server }>('GET', `/servers/${id}`)).body.server;
-      if (!['ACTIVE', 'ERROR'].includes(s.status)) return undefined;
-      out.set(id, [s.status, (s['OS-EXT-SRV-ATTR:host'] ?? '').split('-')[0] ?? '', s.fault?.message ?? '']);
-    }
-    return out;
-  }, 180_000);
+  return waitFor(
+    `${ids.length} servers to settle`,
+    async () => {
+      const out = new Map<string, [string, string, string]>();
+      for (const id of ids) {
+        const s = (await stack.api<{ server: Server }>('GET', `/servers/${id}`)).body.server;
+        if (!['ACTIVE', 'ERROR'].includes(s.status)) return undefined;
+        out.set(id, [s.status, (s['OS-EXT-SRV-ATTR:host'] ?? '').split('-')[0] ?? '', s.fault?.message ?? '']);
+      }
+      return out;
+    },
+    180_000,
+  );
 }
 
-const cellsOf = (m: Map<string, [string, string, string]>): string[] => [...m.values()].map(([status, cell, fault]) => (status === 'ACTIVE' ? cell : `${status}: ${fault}`));
+const cellsOf = (m: Map<string, [string, string, string]>): string[] =>
+  [...m.values()].map(([status, cell, fault]) => (status === 'ACTIVE' ? cell : `${status}: ${fault}`));
 
 async function deleteServer(id: string): Promise<void> {
   expect((await stack.api('DELETE', `/servers/${id}`)).status).toBe(204);
-  await waitFor(`server ${id} to be gone`, async () => ((await stack.api('GET', `/servers/${id}`)).status === 404 ? true : undefined), 60_000);
+  await waitFor(
+    `server ${id} to be gone`,
+    async () => ((await stack.api('GET', `/servers/${id}`)).status === 404 ? true : undefined),
+    60_000,
+  );
 }
 
 /** Sessions a process (by application_name prefix) holds on a database, seen by the database's owner. */
 async function sessions(db: string, appPrefix: string): Promise<number> {
-  const rows = await stack.query<{ n: string }>(db, 'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1', [`${appPrefix}%`]);
+  const rows = await stack.query<{ n: string }>(
+    db,
+    'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1',
+    [`${appPrefix}%`],
+  );
   return Number(rows[0]?.n);
 }
 
 test('a cell disabled at run time gets no new builds, its servers can still be shown and deleted; enabled, it gets builds again', async () => {
   // servers in both cells first (one at a time until each cell has one: the weighers' spread is not a promise)
   const before = new Map<string, [string, string, string]>();
-  for (let i = 0; i < 12 && new Set(cellsOf(before)).size < 2; i++) for (const [id, v] of await settled(await createServers(`before${i}`, 1))) before.set(id, v);
+  for (let i = 0; i < 12 && new Set(cellsOf(before)).size < 2; i++)
+    for (const [id, v] of await settled(await createServers(`before${i}`, 1))) before.set(id, v);
   expect(new Set(cellsOf(before))).toEqual(new Set(['cell1', 'cell2']));
   const inCell1 = [...before].filter(([, [, cell]]) => cell === 'cell1').map(([id]) => id);
 
@@ -110,13 +135,27 @@ test('a cell created at run time receives builds without restarting the schedule
   if (cell3 === undefined) throw new Error('no cell3 in the topology');
   expect(await sessions(cell3.dbUrl, 'super-conductor-')).toBeGreaterThan(0);
   // exit 3 while a deleted server's instance mapping is still being removed (the delete's last step)
-  await waitFor('delete_cell to succeed', async () => { try { stack.manage(['cell_v2', 'delete_cell', '--cell_uuid', cell3.uuid, '--force']); return true; } catch { return undefined; } }, 30_000);
+  await waitFor(
+    'delete_cell to succeed',
+    async () => {
+      try {
+        stack.manage(['cell_v2', 'delete_cell', '--cell_uuid', cell3.uuid, '--force']);
+        return true;
+      } catch {
+        return undefined;
+      }
+    },
+    30_000,
+  );
   setCell('cell1', '--enable');
   setCell('cell2', '--enable');
   await pause(FOLLOW_MS);
   const later = await settled(await createServers('later', 2)); // each scheduler replica re-reads the mappings on a request
   expect(new Set(cellsOf(later)).has('cell3')).toBe(false);
-  await waitFor('the super-conductor and the schedulers to close their cell3 connections', async () =>
-    ((await sessions(cell3.dbUrl, 'super-conductor-')) + (await sessions(cell3.dbUrl, 'scheduler-')) === 0 ? true : undefined), 30_000);
+  await waitFor(
+    'the super-conductor and the schedulers to close their cell3 connections',
+    async () => ((await sessions(cell3.dbUrl, 'super-conductor-')) + (await sessions(cell3.dbUrl, 'scheduler-')) === 0 ? true : undefined),
+    30_000,
+  );
   expect(RUNNING.map((s) => stack.pid(s))).toEqual(pids);
 });

@@ -13,16 +13,25 @@ const SEED = Number(process.env.CELLSCHED_E2E_SEED ?? Date.now() % 100000);
 const stack = new Stack(`e2ehost${SEED}`, 3900 + (SEED % 100));
 const H = (n: number): string => `cell1-compute-${n}`;
 
-interface Server { id: string; status: string; fault?: { message: string; details?: string }; 'OS-EXT-SRV-ATTR:host': string | null }
-interface Service { id: string; host: string }
+interface Server {
+  id: string;
+  status: string;
+  fault?: { message: string; details?: string };
+  'OS-EXT-SRV-ATTR:host': string | null;
+}
+interface Service {
+  id: string;
+  host: string;
+}
 
 beforeAll(() => {
   console.log(`e2e host data: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
-  stack.up(['--cells', '1', '--hosts-per-cell', '3', '--schedulers', '1', '--build-latency-ms', '50'],
-    {
-      CELLSCHED_COMPUTE_HOST_ARCHS: `${H(3)}=aarch64`, CELLSCHED_COMPUTE_STATS_INTERVAL_MS: '300', CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: '2s',
-      CELLSCHED_SCHEDULER_IO_OPS_WEIGHT_MULTIPLIER: '-10',
-    });
+  stack.up(['--cells', '1', '--hosts-per-cell', '3', '--schedulers', '1', '--build-latency-ms', '50'], {
+    CELLSCHED_COMPUTE_HOST_ARCHS: `${H(3)}=aarch64`,
+    CELLSCHED_COMPUTE_STATS_INTERVAL_MS: '300',
+    CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: '2s',
+    CELLSCHED_SCHEDULER_IO_OPS_WEIGHT_MULTIPLIER: '-10',
+  });
 }, 400_000);
 
 afterAll(() => stack.down(), 120_000);
@@ -35,16 +44,22 @@ function image(arch: string): string {
 }
 
 async function boot(name: string, imageRef = IMAGE): Promise<string> {
-  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', { server: { name, flavorRef: '1', imageRef, networks: 'none' } });
+  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', {
+    server: { name, flavorRef: '1', imageRef, networks: 'none' },
+  });
   expect(r.status).toBe(202);
   return r.body.server.id;
 }
 
 async function settled(id: string): Promise<Server> {
-  return waitFor(`${id} to settle`, async () => {
-    const s = (await stack.api<{ server: Server }>('GET', `/servers/${id}`)).body.server;
-    return ['ACTIVE', 'ERROR'].includes(s.status) ? s : undefined;
-  }, 120_000);
+  return waitFor(
+    `${id} to settle`,
+    async () => {
+      const s = (await stack.api<{ server: Server }>('GET', `/servers/${id}`)).body.server;
+      return ['ACTIVE', 'ERROR'].includes(s.status) ? s : undefined;
+    },
+    120_000,
+  );
 }
 
 async function hostOf(id: string): Promise<string | null> {
@@ -68,9 +83,15 @@ const pastHostCacheStaleness = (): Promise<void> => new Promise((r) => setTimeou
 
 const cellDb = (): string => stack.topology().cells[0]?.dbUrl ?? '';
 
-test('the hosts report supported_instances and cpu_info: os-hypervisors shows each one\'s architecture', async () => {
-  const { hypervisors } = (await stack.api<{ hypervisors: { hypervisor_hostname: string; cpu_info: { arch: string } }[] }>('GET', '/os-hypervisors/detail')).body;
-  expect(Object.fromEntries(hypervisors.map((h) => [h.hypervisor_hostname, h.cpu_info.arch]))).toEqual({ [H(1)]: 'x86_64', [H(2)]: 'x86_64', [H(3)]: 'aarch64' });
+test("the hosts report supported_instances and cpu_info: os-hypervisors shows each one's architecture", async () => {
+  const { hypervisors } = (
+    await stack.api<{ hypervisors: { hypervisor_hostname: string; cpu_info: { arch: string } }[] }>('GET', '/os-hypervisors/detail')
+  ).body;
+  expect(Object.fromEntries(hypervisors.map((h) => [h.hypervisor_hostname, h.cpu_info.arch]))).toEqual({
+    [H(1)]: 'x86_64',
+    [H(2)]: 'x86_64',
+    [H(3)]: 'aarch64',
+  });
 });
 
 test('ImagePropertiesFilter: an aarch64 image lands on the aarch64 host only, an x86_64 image never there, an s390x image nowhere', async () => {
@@ -95,10 +116,18 @@ test('BuildFailureWeigher: once a host failed a build, the next boots go elsewhe
     await pastHostCacheStaleness();
     const doomed = await settled(await boot('doomed'));
     expect(doomed.status).toBe('ERROR');
-    await waitFor(`failed_builds of ${H(1)} in its stats`, async () => {
-      const [row] = await stack.query<{ failed: string | null }>(cellDb(), "SELECT stats->>'failed_builds' AS failed FROM compute_nodes WHERE host = $1", [H(1)]);
-      return Number(row?.failed ?? 0) >= 1 ? true : undefined;
-    }, 30_000);
+    await waitFor(
+      `failed_builds of ${H(1)} in its stats`,
+      async () => {
+        const [row] = await stack.query<{ failed: string | null }>(
+          cellDb(),
+          "SELECT stats->>'failed_builds' AS failed FROM compute_nodes WHERE host = $1",
+          [H(1)],
+        );
+        return Number(row?.failed ?? 0) >= 1 ? true : undefined;
+      },
+      30_000,
+    );
     await setService(H(2), 'enabled');
     await setService(H(3), 'enabled');
     await pastHostCacheStaleness();
@@ -106,7 +135,11 @@ test('BuildFailureWeigher: once a host failed a build, the next boots go elsewhe
     const ids = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => boot(`after-${i}`)));
     const servers = await Promise.all(ids.map(settled));
     expect(servers.map((s) => `${s.status} ${s.fault?.message ?? ''}`)).toEqual(ids.map(() => 'ACTIVE '));
-    const rows = await stack.query<{ host: string; build_attempt: number }>(cellDb(), 'SELECT host, build_attempt FROM instances WHERE uuid = ANY($1::uuid[])', [ids]);
+    const rows = await stack.query<{ host: string; build_attempt: number }>(
+      cellDb(),
+      'SELECT host, build_attempt FROM instances WHERE uuid = ANY($1::uuid[])',
+      [ids],
+    );
     expect(rows.filter((r) => r.host === H(1) || r.build_attempt !== 1)).toEqual([]);
   } finally {
     await stack.setFaults({ failingHosts: [] });
@@ -117,9 +150,17 @@ test('IoOpsWeigher: the emptiest host is passed over while a build is in flight 
   // a clean slate: no server left by the tests above
   const { servers } = (await stack.api<{ servers: { id: string }[] }>('GET', '/servers')).body;
   await Promise.all(servers.map((s) => stack.api('DELETE', `/servers/${s.id}`)));
-  await waitFor('every server deleted', async () => ((await stack.api<{ servers: unknown[] }>('GET', '/servers')).body.servers.length === 0 ? true : undefined), 60_000);
+  await waitFor(
+    'every server deleted',
+    async () => ((await stack.api<{ servers: unknown[] }>('GET', '/servers')).body.servers.length === 0 ? true : undefined),
+    60_000,
+  );
   const ioWorkload = async (host: string): Promise<number> => {
-    const [row] = await stack.query<{ io: string | null }>(cellDb(), "SELECT stats->>'io_workload' AS io FROM compute_nodes WHERE host = $1", [host]);
+    const [row] = await stack.query<{ io: string | null }>(
+      cellDb(),
+      "SELECT stats->>'io_workload' AS io FROM compute_nodes WHERE host = $1",
+      [host],
+    );
     return Number(row?.io ?? 0);
   };
   await stack.setFaults({ hangingHosts: [H(1)] });
@@ -132,7 +173,10 @@ test('IoOpsWeigher: the emptiest host is passed over while a build is in flight 
     await waitFor(`io_workload 1 on ${H(1)}`, async () => ((await ioWorkload(H(1))) === 1 ? true : undefined), 30_000);
     // two servers on each of H(2) and H(3), one host enabled at a time: H(1), with one, is the emptiest
     await setService(H(1), 'disabled');
-    for (const [on, off] of [[H(2), H(3)], [H(3), H(2)]] as const) {
+    for (const [on, off] of [
+      [H(2), H(3)],
+      [H(3), H(2)],
+    ] as const) {
       await setService(on, 'enabled');
       await setService(off, 'disabled');
       await pastHostCacheStaleness();
@@ -144,7 +188,11 @@ test('IoOpsWeigher: the emptiest host is passed over while a build is in flight 
     expect(await ioWorkload(H(1))).toBe(1);
     // NOTE: the host as soon as the scheduler chose it (a boot sent to H(1) would hang there, not fail)
     const busyId = await boot('while-busy');
-    const chosen = await waitFor(`${busyId} to be scheduled`, async () => (await stack.api<{ server: Server }>('GET', `/servers/${busyId}`)).body.server['OS-EXT-SRV-ATTR:host'] ?? undefined, 60_000);
+    const chosen = await waitFor(
+      `${busyId} to be scheduled`,
+      async () => (await stack.api<{ server: Server }>('GET', `/servers/${busyId}`)).body.server['OS-EXT-SRV-ATTR:host'] ?? undefined,
+      60_000,
+    );
     expect([H(2), H(3)]).toContain(chosen);
     expect(await hostOf(busyId)).toBe(chosen);
     // the build ends: io_workload 0, the same usage as before, and H(1) takes the next boot

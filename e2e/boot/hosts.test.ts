@@ -15,12 +15,23 @@ const ROOT = join(__dirname, '../..');
 const HOST_CACHE_BOUND_MS = 3500;
 let extraCompute: ChildProcess | undefined;
 
-interface Server { id: string; name: string; status: string; fault?: { message: string }; 'OS-EXT-SRV-ATTR:host': string | null }
-interface Service { id: string | number; host: string }
+interface Server {
+  id: string;
+  name: string;
+  status: string;
+  fault?: { message: string };
+  'OS-EXT-SRV-ATTR:host': string | null;
+}
+interface Service {
+  id: string | number;
+  host: string;
+}
 
 beforeAll(() => {
   console.log(`e2e hosts: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
-  stack.up(['--cells', '1', '--hosts-per-cell', '6', '--schedulers', '1', '--build-latency-ms', '50'], { CELLSCHED_DISCOVER_HOSTS_IN_CELLS_INTERVAL_MS: '0' });
+  stack.up(['--cells', '1', '--hosts-per-cell', '6', '--schedulers', '1', '--build-latency-ms', '50'], {
+    CELLSCHED_DISCOVER_HOSTS_IN_CELLS_INTERVAL_MS: '0',
+  });
   stack.manage(['flavor-create', 'e2e.big', '9902', '200000', '1', '1']);
 }, 400_000);
 
@@ -31,7 +42,8 @@ afterAll(() => {
 
 async function api<T>(method: string, path: string, version = '2.62', body?: unknown): Promise<{ status: number; body: T }> {
   const r = await fetch(`${stack.apiUrl}${path}`, {
-    method, headers: { 'x-auth-token': 'admin', 'content-type': 'application/json', 'openstack-api-version': `compute ${version}` },
+    method,
+    headers: { 'x-auth-token': 'admin', 'content-type': 'application/json', 'openstack-api-version': `compute ${version}` },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await r.text();
@@ -46,7 +58,9 @@ const host = (n: number): string => `cell1-compute-${n}`;
 async function createServers(prefix: string, count: number, flavorRef = '1'): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const r = await api<{ server: { id: string } }>('POST', '/servers', '2.62', { server: { name: `${prefix}-${i}`, flavorRef, imageRef: IMAGE, networks: 'none' } });
+    const r = await api<{ server: { id: string } }>('POST', '/servers', '2.62', {
+      server: { name: `${prefix}-${i}`, flavorRef, imageRef: IMAGE, networks: 'none' },
+    });
     expect(r.status).toBe(202);
     ids.push(r.body.server.id);
   }
@@ -55,11 +69,15 @@ async function createServers(prefix: string, count: number, flavorRef = '1'): Pr
 
 /** Waits (bounded) until every server is ACTIVE or ERROR: none is left in BUILD. */
 async function settled(ids: readonly string[]): Promise<Map<string, Server>> {
-  return waitFor(`${ids.length} servers ACTIVE or ERROR`, async () => {
-    const r = await api<{ servers: Server[] }>('GET', '/servers/detail?limit=1000');
-    const byId = new Map(r.body.servers.filter((s) => ids.includes(s.id)).map((s) => [s.id, s]));
-    return ids.every((id) => ['ACTIVE', 'ERROR'].includes(byId.get(id)?.status ?? '')) ? byId : undefined;
-  }, 120_000);
+  return waitFor(
+    `${ids.length} servers ACTIVE or ERROR`,
+    async () => {
+      const r = await api<{ servers: Server[] }>('GET', '/servers/detail?limit=1000');
+      const byId = new Map(r.body.servers.filter((s) => ids.includes(s.id)).map((s) => [s.id, s]));
+      return ids.every((id) => ['ACTIVE', 'ERROR'].includes(byId.get(id)?.status ?? '')) ? byId : undefined;
+    },
+    120_000,
+  );
 }
 
 /**
@@ -68,13 +86,17 @@ async function settled(ids: readonly string[]): Promise<Map<string, Server>> {
  * reschedule and watchdog retry names its own), not only where they ended.
  */
 async function hostsTried(ids: readonly string[]): Promise<string[]> {
-  const rows = await stack.query<{ host: string | null; details: string | null }>(stack.topology().cells[0]?.dbUrl ?? '',
-    `SELECT e.host, e.details FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id WHERE a.instance_uuid = ANY($1::uuid[])`, [[...ids]]);
-  const named = rows.flatMap((r) => [r.host ?? '', ...(r.details ?? '').match(/cell1-[a-z]+-\d+/g) ?? []]).filter((h) => h !== '');
+  const rows = await stack.query<{ host: string | null; details: string | null }>(
+    stack.topology().cells[0]?.dbUrl ?? '',
+    `SELECT e.host, e.details FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id WHERE a.instance_uuid = ANY($1::uuid[])`,
+    [[...ids]],
+  );
+  const named = rows.flatMap((r) => [r.host ?? '', ...((r.details ?? '').match(/cell1-[a-z]+-\d+/g) ?? [])]).filter((h) => h !== '');
   return [...new Set(named)].sort();
 }
 
-const hostsOf = (servers: Map<string, Server>): string[] => [...new Set([...servers.values()].map((s) => s['OS-EXT-SRV-ATTR:host'] ?? 'none'))].sort();
+const hostsOf = (servers: Map<string, Server>): string[] =>
+  [...new Set([...servers.values()].map((s) => s['OS-EXT-SRV-ATTR:host'] ?? 'none'))].sort();
 
 async function providerTraits(name: string): Promise<string[] | undefined> {
   const { resource_providers: rps } = await stack.placement<{ resource_providers: { uuid: string }[] }>(`/resource_providers?name=${name}`);
@@ -125,7 +147,11 @@ test('a compute process restarted with fewer hosts: the others are retired at on
 
   stack.launcher('kill', 'compute-cell1', ['--signal', 'SIGTERM']);
   stack.launcher('start', 'compute-cell1', ['--hosts-per-cell', '2', '--no-build']);
-  await waitFor('only hosts 1 and 2 left in os-services', async () => ((await serviceHosts()).join() === kept.join() ? true : undefined), 30_000);
+  await waitFor(
+    'only hosts 1 and 2 left in os-services',
+    async () => ((await serviceHosts()).join() === kept.join() ? true : undefined),
+    30_000,
+  );
   await new Promise((r) => setTimeout(r, HOST_CACHE_BOUND_MS));
 
   const ids = await createServers('after-restart', 10);
@@ -142,44 +168,81 @@ test('a compute process restarted with fewer hosts: the others are retired at on
     expect([...(allocations.get(s.id)?.keys() ?? [])]).toEqual([s['OS-EXT-SRV-ATTR:host']]);
   }
   for (const h of new Set(onRemoved.map((s) => s['OS-EXT-SRV-ATTR:host'] ?? ''))) {
-    await waitFor(`${h}'s provider unschedulable`, async () => ((await providerTraits(h))?.includes('COMPUTE_STATUS_DISABLED') === true ? true : undefined), 30_000);
+    await waitFor(
+      `${h}'s provider unschedulable`,
+      async () => ((await providerTraits(h))?.includes('COMPUTE_STATUS_DISABLED') === true ? true : undefined),
+      30_000,
+    );
   }
   // nothing is orphaned: cellsched-manage placement audit judges those servers' allocations on the kept providers rightly held
-  const audit = spawnSync('node', ['services/manage/dist/main.js', '--api-db-url', stack.topology().apiDbUrl, '--placement-url', stack.placementUrl,
-    'placement', 'audit', '--verbose'], { cwd: ROOT, encoding: 'utf8' });
+  const audit = spawnSync(
+    'node',
+    [
+      'services/manage/dist/main.js',
+      '--api-db-url',
+      stack.topology().apiDbUrl,
+      '--placement-url',
+      stack.placementUrl,
+      'placement',
+      'audit',
+      '--verbose',
+    ],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   expect([audit.status, audit.stdout, audit.stderr]).toEqual([0, '', '']);
   // started again with its 6 hosts, the retired ones are new services, schedulable again (their providers enabled again)
   stack.launcher('kill', 'compute-cell1', ['--signal', 'SIGTERM']);
   stack.launcher('start', 'compute-cell1', ['--hosts-per-cell', '6', '--no-build']);
   const back = [...new Set(onRemoved.map((s) => s['OS-EXT-SRV-ATTR:host'] ?? ''))];
-  await waitFor('the retired hosts back in os-services', async () => ((await serviceHosts()).filter((h) => back.includes(h)).length === back.length ? true : undefined), 30_000);
+  await waitFor(
+    'the retired hosts back in os-services',
+    async () => ((await serviceHosts()).filter((h) => back.includes(h)).length === back.length ? true : undefined),
+    30_000,
+  );
   for (const h of back) expect(await providerTraits(h)).toEqual(['COMPUTE_NODE']);
 
   // and they can be deleted
   const gone = onRemoved[0] as Server;
   expect((await api('DELETE', `/servers/${gone.id}`)).status).toBe(204);
-  await waitFor(`${gone.id} deleted, its allocation released`, async () =>
-    ((await api('GET', `/servers/${gone.id}`)).status === 404 && !(await stack.allocationsByConsumer()).has(gone.id) ? true : undefined), 60_000);
+  await waitFor(
+    `${gone.id} deleted, its allocation released`,
+    async () =>
+      (await api('GET', `/servers/${gone.id}`)).status === 404 && !(await stack.allocationsByConsumer()).has(gone.id) ? true : undefined,
+    60_000,
+  );
 }, 300_000);
 
 /** Starts a simulated compute of one big host (`cell1-big-1`, 256 GB) outside the launcher: registered, but not discovered. */
 async function startBigCompute(): Promise<void> {
   const cell1 = stack.topology().cells[0];
   extraCompute = spawn(process.execPath, [join(ROOT, 'services/simulated-compute/dist/main.js')], {
-    env: { ...process.env, CELLSCHED_CELL_NAME: 'cell1', CELLSCHED_CELL_TRANSPORT_URL: cell1?.transportUrl ?? '', CELLSCHED_PLACEMENT_URL: stack.placementUrl,
-      CELLSCHED_COMPUTE_HOSTS: '1', CELLSCHED_COMPUTE_HOST_PREFIX: 'cell1-big-', CELLSCHED_COMPUTE_MEMORY_MB: '262144', CELLSCHED_COMPUTE_CONTROL_PORT: '0',
-      CELLSCHED_BUILD_LATENCY_MS: '50', CELLSCHED_LOG_LEVEL: 'warn', CELLSCHED_TELEMETRY_EXPORTER: 'none' },
+    env: {
+      ...process.env,
+      CELLSCHED_CELL_NAME: 'cell1',
+      CELLSCHED_CELL_TRANSPORT_URL: cell1?.transportUrl ?? '',
+      CELLSCHED_PLACEMENT_URL: stack.placementUrl,
+      CELLSCHED_COMPUTE_HOSTS: '1',
+      CELLSCHED_COMPUTE_HOST_PREFIX: 'cell1-big-',
+      CELLSCHED_COMPUTE_MEMORY_MB: '262144',
+      CELLSCHED_COMPUTE_CONTROL_PORT: '0',
+      CELLSCHED_BUILD_LATENCY_MS: '50',
+      CELLSCHED_LOG_LEVEL: 'warn',
+      CELLSCHED_TELEMETRY_EXPORTER: 'none',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const child = extraCompute;
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    child.stdout?.on('data', (d: Buffer) => { out += d.toString(); if (out.includes('"controlPort"')) resolve(); });
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('"controlPort"')) resolve();
+    });
     child.once('exit', (code) => reject(new Error(`the extra compute exited (${code})`)));
   });
 }
 
-test('a host without a host mapping is never chosen; the super-conductor\'s periodic discovery maps it, and then it is', async () => {
+test("a host without a host mapping is never chosen; the super-conductor's periodic discovery maps it, and then it is", async () => {
   await startBigCompute();
   await waitFor('cell1-big-1 in os-services', async () => ((await serviceHosts()).includes('cell1-big-1') ? true : undefined), 30_000);
   await new Promise((r) => setTimeout(r, HOST_CACHE_BOUND_MS));
@@ -191,10 +254,17 @@ test('a host without a host mapping is never chosen; the super-conductor\'s peri
 
   stack.launcher('kill', 'super-conductor', ['--signal', 'SIGTERM']);
   stack.launcher('start', 'super-conductor', ['--no-build'], { CELLSCHED_DISCOVER_HOSTS_IN_CELLS_INTERVAL_MS: '1000' });
-  await waitFor('cell1-big-1 mapped', async () => {
-    const rows = await stack.query<{ host: string }>(stack.topology().apiDbUrl, "SELECT host FROM host_mappings WHERE host = 'cell1-big-1'");
-    return rows.length === 1 ? true : undefined;
-  }, 30_000);
+  await waitFor(
+    'cell1-big-1 mapped',
+    async () => {
+      const rows = await stack.query<{ host: string }>(
+        stack.topology().apiDbUrl,
+        "SELECT host FROM host_mappings WHERE host = 'cell1-big-1'",
+      );
+      return rows.length === 1 ? true : undefined;
+    },
+    30_000,
+  );
   await new Promise((r) => setTimeout(r, HOST_CACHE_BOUND_MS));
   const [placed] = await createServers('big-discovered', 1, '9902');
   const s2 = (await settled([placed as string])).get(placed as string);

@@ -1,7 +1,10 @@
 // The boot-flow e2e suite against the real processes (`pnpm stack up` into a private state
 // dir, name prefix and port offset, so it never touches a developer's running stack).
 // Run: pnpm exec jest -c e2e/boot/jest.config.js --runInBand
-const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' }, sourceMaps: 'inline' }];
+const swc = [
+  '@swc/jest',
+  { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' }, sourceMaps: 'inline' },
+];
 module.exports = {
   rootDir: '../..',
   testEnvironment: 'node',

@@ -15,12 +15,14 @@ beforeAll(() => {
 
 afterAll(() => stack.down(), 120_000);
 
-test('openstack server create --hint same_host / different_host: on the hinted server\'s host / elsewhere, placement agreeing; no such server: NoValidHost', () => {
+test("openstack server create --hint same_host / different_host: on the hinted server's host / elsewhere, placement agreeing; no such server: NoValidHost", () => {
   expect(runClientScript('clients/host-hints.sh', [stack.apiUrl, stack.placementUrl], 300_000)).toContain('host-hints: every step passed');
 }, 360_000);
 
 test('openstack server stop/start/reboot/migrate/resize/confirm/revert/live-migrate/shelve/unshelve/rebuild/evacuate and server migration list, as a user types them', () => {
-  expect(runClientScript('moves/openstack-moves.sh', [stack.apiUrl, stack.placementUrl], 540_000)).toContain('openstack-moves: every step passed');
+  expect(runClientScript('moves/openstack-moves.sh', [stack.apiUrl, stack.placementUrl], 540_000)).toContain(
+    'openstack-moves: every step passed',
+  );
 }, 600_000);
 
 // Issue 16: every `openstack flavor` command (create, list, show, set/unset, access, delete) as
@@ -39,5 +41,7 @@ test('openstack aggregate create/list/show/set/add host/remove host/delete and s
 // Last (it deletes two of the stack's three hosts): `openstack compute service delete` refused for
 // a host with a server, and for an idle host its service and resource provider gone when it returns.
 test('openstack compute service delete: 409 for a busy host; the service and its resource provider gone when it returns', () => {
-  expect(runClientScript('moves/openstack-service-delete.sh', [stack.apiUrl, stack.placementUrl], 240_000)).toContain('openstack-service-delete: every step passed');
+  expect(runClientScript('moves/openstack-service-delete.sh', [stack.apiUrl, stack.placementUrl], 240_000)).toContain(
+    'openstack-service-delete: every step passed',
+  );
 }, 300_000);

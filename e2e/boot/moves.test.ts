@@ -14,10 +14,24 @@ const TINY = { VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 };
 const SMALL = { VCPU: 1, MEMORY_MB: 2048, DISK_GB: 20 };
 
 interface Server {
-  id: string; status: string; 'OS-EXT-STS:task_state': string | null; 'OS-EXT-STS:vm_state': string; 'OS-EXT-STS:power_state': number;
-  'OS-EXT-SRV-ATTR:host': string | null; flavor: { original_name: string }; fault?: { message: string };
+  id: string;
+  status: string;
+  'OS-EXT-STS:task_state': string | null;
+  'OS-EXT-STS:vm_state': string;
+  'OS-EXT-STS:power_state': number;
+  'OS-EXT-SRV-ATTR:host': string | null;
+  flavor: { original_name: string };
+  fault?: { message: string };
 }
-interface Migration { id: number; uuid: string; status: string; migration_type: string; instance_uuid: string; source_compute: string; dest_compute: string | null }
+interface Migration {
+  id: number;
+  uuid: string;
+  status: string;
+  migration_type: string;
+  instance_uuid: string;
+  source_compute: string;
+  dest_compute: string | null;
+}
 
 beforeAll(() => {
   console.log(`e2e moves: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
@@ -33,15 +47,21 @@ async function server(id: string): Promise<Server> {
 }
 
 async function waitStatus(id: string, status: string, timeoutMs = 90_000): Promise<Server> {
-  return waitFor(`${id} ${status}`, async () => {
-    const s = await server(id);
-    if (s.status === 'ERROR' && status !== 'ERROR') throw new Error(`${id} went to ERROR: ${s.fault?.message ?? 'no fault'}`);
-    return s.status === status && s['OS-EXT-STS:task_state'] === null ? s : undefined;
-  }, timeoutMs);
+  return waitFor(
+    `${id} ${status}`,
+    async () => {
+      const s = await server(id);
+      if (s.status === 'ERROR' && status !== 'ERROR') throw new Error(`${id} went to ERROR: ${s.fault?.message ?? 'no fault'}`);
+      return s.status === status && s['OS-EXT-STS:task_state'] === null ? s : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 async function boot(name: string, flavorRef = '1'): Promise<Server> {
-  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', { server: { name, flavorRef, imageRef: IMAGE, networks: 'none' } });
+  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', {
+    server: { name, flavorRef, imageRef: IMAGE, networks: 'none' },
+  });
   expect(r.status).toBe(202);
   return waitStatus(r.body.server.id, 'ACTIVE');
 }
@@ -54,8 +74,12 @@ async function act(id: string, body: unknown, expected = 202): Promise<unknown> 
 
 /** The consumer's allocations: provider (host) name → resources. */
 async function held(consumer: string): Promise<Record<string, Record<string, number>>> {
-  const { allocations } = await stack.placement<{ allocations: Record<string, { resources: Record<string, number> }> }>(`/allocations/${consumer}`);
-  const { resource_providers: rps } = await stack.placement<{ resource_providers: { uuid: string; name: string }[] }>('/resource_providers');
+  const { allocations } = await stack.placement<{ allocations: Record<string, { resources: Record<string, number> }> }>(
+    `/allocations/${consumer}`,
+  );
+  const { resource_providers: rps } = await stack.placement<{ resource_providers: { uuid: string; name: string }[] }>(
+    '/resource_providers',
+  );
   const names = new Map(rps.map((rp) => [rp.uuid, rp.name]));
   return Object.fromEntries(Object.entries(allocations).map(([rp, a]) => [names.get(rp) ?? rp, a.resources]));
 }
@@ -75,7 +99,11 @@ const cellOf = (host: string | null): string => (host ?? '').split('-compute-')[
 
 /** The flavor name of the server's RequestSpec in the API DB (what later moves are scheduled with, in Nova). */
 async function specFlavor(id: string): Promise<string | undefined> {
-  const [row] = await stack.query<{ name: string | null }>(stack.topology().apiDbUrl, "SELECT spec->'flavor'->>'name' AS name FROM request_specs WHERE instance_uuid = $1", [id]);
+  const [row] = await stack.query<{ name: string | null }>(
+    stack.topology().apiDbUrl,
+    "SELECT spec->'flavor'->>'name' AS name FROM request_specs WHERE instance_uuid = $1",
+    [id],
+  );
   return row?.name ?? undefined;
 }
 
@@ -95,11 +123,16 @@ test('stop, start, soft and hard reboot: Nova states, the allocation untouched, 
   const back = await waitStatus(s.id, 'ACTIVE');
   expect(back['OS-EXT-SRV-ATTR:host']).toBe(host);
   expect(await held(s.id)).toEqual({ [host]: TINY });
-  const actions = await stack.api<{ instanceActions: { action: string; request_id: string }[] }>('GET', `/servers/${s.id}/os-instance-actions`);
+  const actions = await stack.api<{ instanceActions: { action: string; request_id: string }[] }>(
+    'GET',
+    `/servers/${s.id}/os-instance-actions`,
+  );
   expect(actions.body.instanceActions.map((a) => a.action).sort()).toEqual(['create', 'reboot', 'reboot', 'start', 'stop']);
   const stop = actions.body.instanceActions.find((a) => a.action === 'stop');
   const events = await stack.api<{ instanceAction: { events: { event: string; result: string; host: string }[] } }>(
-    'GET', `/servers/${s.id}/os-instance-actions/${stop?.request_id ?? ''}`);
+    'GET',
+    `/servers/${s.id}/os-instance-actions/${stop?.request_id ?? ''}`,
+  );
   expect(events.body.instanceAction.events).toEqual([expect.objectContaining({ event: 'compute_stop_instance', result: 'Success', host })]);
   await act(s.id, { reboot: { type: 'WARM' } }, 400);
 });
@@ -160,13 +193,17 @@ test('resize then revert: the new flavor during VERIFY_RESIZE, the old flavor on
   await act(s.id, { confirmResize: null }, 204);
   const done = await waitStatus(s.id, 'ACTIVE');
   expect([done['OS-EXT-SRV-ATTR:host'], done.flavor.original_name]).toEqual([v2['OS-EXT-SRV-ATTR:host'], 'm1.small']);
-  await waitFor('migrations over', async () => ((await migrationsOf(s.id)).every((x) => ['confirmed', 'reverted'].includes(x.status)) ? true : undefined), 30_000);
+  await waitFor(
+    'migrations over',
+    async () => ((await migrationsOf(s.id)).every((x) => ['confirmed', 'reverted'].includes(x.status)) ? true : undefined),
+    30_000,
+  );
   expect(await held(s.id)).toEqual({ [v2['OS-EXT-SRV-ATTR:host'] ?? '']: SMALL });
   await noMigrationHolds(s.id);
   expect(await specFlavor(s.id)).toBe('m1.small');
 });
 
-test('confirm while the source never answers (the confirm hung there, then its compute forced down): ACTIVE on the destination, the migration confirmed and holding nothing, the source\'s copy destroyed', async () => {
+test("confirm while the source never answers (the confirm hung there, then its compute forced down): ACTIVE on the destination, the migration confirmed and holding nothing, the source's copy destroyed", async () => {
   const s = await boot('deadsrc');
   const src = s['OS-EXT-SRV-ATTR:host'] ?? '';
   await act(s.id, { migrate: null });
@@ -181,16 +218,31 @@ test('confirm while the source never answers (the confirm hung there, then its c
     expect((await stack.api('PUT', `/os-services/${svc}`, { forced_down: true })).status).toBe(200);
     const done = await waitStatus(s.id, 'ACTIVE', 60_000);
     expect([done['OS-EXT-SRV-ATTR:host'], done['OS-EXT-STS:vm_state']]).toEqual([dst, 'active']);
-    await waitFor('the migration confirmed', async () => ((await migrationsOf(s.id))[0]?.status === 'confirmed' ? true : undefined), 30_000);
+    await waitFor(
+      'the migration confirmed',
+      async () => ((await migrationsOf(s.id))[0]?.status === 'confirmed' ? true : undefined),
+      30_000,
+    );
     expect(await held(s.id)).toEqual({ [dst]: TINY });
     await noMigrationHolds(s.id);
-    const actions = await stack.api<{ instanceActions: { action: string; request_id: string }[] }>('GET', `/servers/${s.id}/os-instance-actions`);
+    const actions = await stack.api<{ instanceActions: { action: string; request_id: string }[] }>(
+      'GET',
+      `/servers/${s.id}/os-instance-actions`,
+    );
     const confirm = actions.body.instanceActions.find((a) => a.action === 'confirmResize');
     const detail = await stack.api<{ instanceAction: { events: { event: string; result: string; host: string }[] } }>(
-      'GET', `/servers/${s.id}/os-instance-actions/${confirm?.request_id ?? ''}`);
-    expect(detail.body.instanceAction.events).toEqual([expect.objectContaining({ event: 'compute_confirm_resize', result: 'Error', host: src })]);
+      'GET',
+      `/servers/${s.id}/os-instance-actions/${confirm?.request_id ?? ''}`,
+    );
+    expect(detail.body.instanceAction.events).toEqual([
+      expect.objectContaining({ event: 'compute_confirm_resize', result: 'Error', host: src }),
+    ]);
     // the terminate queued on the source is taken by its compute (alive, only its confirm hangs): one guest left
-    await waitFor('one guest', async () => (JSON.stringify((await stack.guests()).get(s.id)) === JSON.stringify([dst]) ? true : undefined), 30_000);
+    await waitFor(
+      'one guest',
+      async () => (JSON.stringify((await stack.guests()).get(s.id)) === JSON.stringify([dst]) ? true : undefined),
+      30_000,
+    );
   } finally {
     await stack.setFaults({ steps: (before[0] as { steps?: unknown } | undefined)?.steps ?? {} });
     await stack.api('PUT', `/os-services/${svc}`, { forced_down: false });
@@ -233,7 +285,9 @@ test('shelve offloads at once and holds nothing; unshelve schedules afresh in th
 test('rebuild stays on its host with its allocation', async () => {
   const s = await boot('rebuild');
   const host = s['OS-EXT-SRV-ATTR:host'] ?? '';
-  const r = await stack.api<{ server: { id: string } }>('POST', `/servers/${s.id}/action`, { rebuild: { imageRef: IMAGE, name: 'rebuilt' } });
+  const r = await stack.api<{ server: { id: string } }>('POST', `/servers/${s.id}/action`, {
+    rebuild: { imageRef: IMAGE, name: 'rebuilt' },
+  });
   expect(r.status).toBe(202);
   expect(r.body.server.id).toBe(s.id);
   const done = await waitStatus(s.id, 'ACTIVE');
@@ -248,7 +302,11 @@ test('delete during VERIFY_RESIZE leaves nothing: no allocation for the instance
   const [m] = await migrationsOf(s.id);
   expect((await stack.api('DELETE', `/servers/${s.id}`)).status).toBe(204);
   await waitFor(`${s.id} gone`, async () => ((await stack.api('GET', `/servers/${s.id}`)).status === 404 ? true : undefined));
-  await waitFor('nothing held', async () => (Object.keys(await held(s.id)).length === 0 && Object.keys(await held(m?.uuid ?? '')).length === 0 ? true : undefined), 30_000);
+  await waitFor(
+    'nothing held',
+    async () => (Object.keys(await held(s.id)).length === 0 && Object.keys(await held(m?.uuid ?? '')).length === 0 ? true : undefined),
+    30_000,
+  );
   await waitFor('no guest', async () => ((await stack.guests()).has(s.id) ? undefined : true), 30_000);
 });
 
@@ -258,7 +316,10 @@ test('evacuate: refused while the source is up; with it forced down, rebuilt on 
   const refused = await stack.api<{ badRequest: { message: string } }>('POST', `/servers/${s.id}/action`, { evacuate: {} });
   expect(refused.status).toBe(400);
   expect(refused.body.badRequest.message).toBe(`Compute service of ${src} is still in use.`);
-  const services = await stack.api<{ services: { id: string; host: string; binary: string }[] }>('GET', `/os-services?host=${src}&binary=nova-compute`);
+  const services = await stack.api<{ services: { id: string; host: string; binary: string }[] }>(
+    'GET',
+    `/os-services?host=${src}&binary=nova-compute`,
+  );
   const svc = services.body.services[0]?.id ?? '';
   const down = await stack.api<{ service: { forced_down: boolean; state: string } }>('PUT', `/os-services/${svc}`, { forced_down: true });
   expect(down.status).toBe(200);
@@ -280,7 +341,11 @@ test('evacuate: refused while the source is up; with it forced down, rebuilt on 
   expect((await stack.api('PUT', `/os-services/${svc}`, { forced_down: false })).status).toBe(200);
   expect(await held(s.id)).toEqual({ [dst]: TINY });
   await noMigrationHolds(s.id);
-  await waitFor('one guest', async () => (JSON.stringify((await stack.guests()).get(s.id)) === JSON.stringify([dst]) ? true : undefined), 30_000);
+  await waitFor(
+    'one guest',
+    async () => (JSON.stringify((await stack.guests()).get(s.id)) === JSON.stringify([dst]) ? true : undefined),
+    30_000,
+  );
 });
 
 test('a resize whose first destination fails its prep lands on the alternate in the same cell, and its trace shows the failed attempt and the retry', async () => {
@@ -304,19 +369,36 @@ test('a resize whose first destination fails its prep lands on the alternate in 
     expect(await held(m?.uuid ?? '')).toEqual({ [src]: TINY });
     expect(await held(s.id)).not.toHaveProperty(first);
     // the action's events: prep_resize failed on the first destination, then succeeded on the alternate
-    const actions = await stack.api<{ instanceActions: { action: string; request_id: string }[] }>('GET', `/servers/${s.id}/os-instance-actions`);
+    const actions = await stack.api<{ instanceActions: { action: string; request_id: string }[] }>(
+      'GET',
+      `/servers/${s.id}/os-instance-actions`,
+    );
     const resize = actions.body.instanceActions.find((a) => a.action === 'resize');
     const detail = await stack.api<{ instanceAction: { events: { event: string; result: string; host: string }[] } }>(
-      'GET', `/servers/${s.id}/os-instance-actions/${resize?.request_id ?? ''}`);
+      'GET',
+      `/servers/${s.id}/os-instance-actions/${resize?.request_id ?? ''}`,
+    );
     const preps = detail.body.instanceAction.events.filter((e) => e.event === 'compute_prep_resize').map((e) => [e.host, e.result]);
-    expect(preps).toEqual(expect.arrayContaining([[first, 'Error'], [dst, 'Success']]));
+    expect(preps).toEqual(
+      expect.arrayContaining([
+        [first, 'Error'],
+        [dst, 'Success'],
+      ]),
+    );
     // the operators' trace tail: the resize's trace names the server, and shows both prep casts and the failed result
-    const out = await waitFor('the resize trace', async () => {
-      const text = execFileSync('node', ['packages/telemetry/dist/bin/trace-tail.js', '--file', stack.spansFile(), '--once', '--match', s.id],
-        { cwd: join(__dirname, '../..'), encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
-      const block = text.split(/\n(?=trace )/).find((b) => b.includes('server_action') && b.includes(`compute.${dst}`));
-      return block !== undefined && block.includes(`compute.${first}`) ? block : undefined;
-    }, 30_000);
+    const out = await waitFor(
+      'the resize trace',
+      async () => {
+        const text = execFileSync(
+          'node',
+          ['packages/telemetry/dist/bin/trace-tail.js', '--file', stack.spansFile(), '--once', '--match', s.id],
+          { cwd: join(__dirname, '../..'), encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 },
+        );
+        const block = text.split(/\n(?=trace )/).find((b) => b.includes('server_action') && b.includes(`compute.${dst}`));
+        return block !== undefined && block.includes(`compute.${first}`) ? block : undefined;
+      },
+      30_000,
+    );
     expect(out).toMatch(/instance_step_result/);
     expect(out).toContain('scheduler');
     console.log(`resize trace (trace-tail --match ${s.id}):\n${out.split('\n').slice(0, 60).join('\n')}`);

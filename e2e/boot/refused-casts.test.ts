@@ -11,40 +11,65 @@ const CANDIDATE_TTL_MS = 1000;
 const CELL = 'cell1';
 const HOSTS = ['cell1-compute-1', 'cell1-compute-2', 'cell1-compute-3'];
 
-interface Server { id: string; status: string; fault?: { message: string; details?: string }; 'OS-EXT-SRV-ATTR:host': string | null }
-interface Event { event: string; host: string | null; result: string | null; details?: string | null }
+interface Server {
+  id: string;
+  status: string;
+  fault?: { message: string; details?: string };
+  'OS-EXT-SRV-ATTR:host': string | null;
+}
+interface Event {
+  event: string;
+  host: string | null;
+  result: string | null;
+  details?: string | null;
+}
 
 beforeAll(() => {
   console.log(`e2e refused casts: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
-  stack.up(['--cells', '1', '--hosts-per-cell', '3', '--schedulers', '1', '--build-latency-ms', '50'],
-    { CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: `${CANDIDATE_TTL_MS}ms`, CELLSCHED_WATCHDOG_INTERVAL_MS: '2000' });
+  stack.up(['--cells', '1', '--hosts-per-cell', '3', '--schedulers', '1', '--build-latency-ms', '50'], {
+    CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: `${CANDIDATE_TTL_MS}ms`,
+    CELLSCHED_WATCHDOG_INTERVAL_MS: '2000',
+  });
 }, 400_000);
 
 afterAll(() => stack.down(), 120_000);
 
 async function createServer(name: string): Promise<string> {
-  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', { server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none' } });
+  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', {
+    server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none' },
+  });
   expect(r.status).toBe(202);
   return r.body.server.id;
 }
 
 async function settled(id: string, timeoutMs = 90_000): Promise<Server> {
-  return waitFor(`server ${id} to settle`, async () => {
-    const r = await stack.api<{ server: Server }>('GET', `/servers/${id}`);
-    return ['ACTIVE', 'ERROR'].includes(r.body.server.status) ? r.body.server : undefined;
-  }, timeoutMs);
+  return waitFor(
+    `server ${id} to settle`,
+    async () => {
+      const r = await stack.api<{ server: Server }>('GET', `/servers/${id}`);
+      return ['ACTIVE', 'ERROR'].includes(r.body.server.status) ? r.body.server : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** The build events of a server's create action, read from its cell (the API shows no event details before 2.84). */
 async function events(id: string): Promise<Event[]> {
   const dbUrl = stack.topology().cells.find((c) => c.name === CELL)?.dbUrl ?? '';
-  return stack.query<Event>(dbUrl, `SELECT e.event, e.host, e.result, e.details FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id
-    WHERE a.instance_uuid = $1 AND a.action = 'create' ORDER BY e.id`, [id]);
+  return stack.query<Event>(
+    dbUrl,
+    `SELECT e.event, e.host, e.result, e.details FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id
+    WHERE a.instance_uuid = $1 AND a.action = 'create' ORDER BY e.id`,
+    [id],
+  );
 }
 
 /** The queue the cell's compute process consumes (from its ready log line). */
 function poolQueue(): string {
-  const line = readFileSync(stack.logFile(`compute-${CELL}`), 'utf8').split('\n').reverse().find((l) => l.includes('"simulated compute ready"'));
+  const line = readFileSync(stack.logFile(`compute-${CELL}`), 'utf8')
+    .split('\n')
+    .reverse()
+    .find((l) => l.includes('"simulated compute ready"'));
   const queue = line === undefined ? undefined : (JSON.parse(line) as { queue?: string }).queue;
   if (queue === undefined) throw new Error('no queue in the compute log');
   return queue;
@@ -54,12 +79,22 @@ function poolQueue(): string {
 async function onCellBus(fn: (ch: amqp.Channel) => Promise<unknown>): Promise<void> {
   const url = stack.topology().cells.find((c) => c.name === CELL)?.transportUrl ?? '';
   const conn = await amqp.connect(url);
-  try { await fn(await conn.createChannel()); } finally { await conn.close(); }
+  try {
+    await fn(await conn.createChannel());
+  } finally {
+    await conn.close();
+  }
 }
 
 async function setService(host: string, status: 'enabled' | 'disabled'): Promise<void> {
-  const { services } = (await stack.api<{ services: { id: string; host: string }[] }>('GET', `/os-services?binary=nova-compute&host=${host}`)).body;
-  const r = await stack.api('PUT', `/os-services/${services[0]?.id ?? ''}`, status === 'disabled' ? { status, disabled_reason: 'e2e' } : { status });
+  const { services } = (
+    await stack.api<{ services: { id: string; host: string }[] }>('GET', `/os-services?binary=nova-compute&host=${host}`)
+  ).body;
+  const r = await stack.api(
+    'PUT',
+    `/os-services/${services[0]?.id ?? ''}`,
+    status === 'disabled' ? { status, disabled_reason: 'e2e' } : { status },
+  );
   expect(r.status).toBe(200);
 }
 
@@ -110,7 +145,11 @@ test('a build result the broker refuses (compute -> cell conductor, no conductor
 test('a create cast the broker refuses (api -> super-conductor, no conductor queue on the API bus) is sent again and built once the super-conductor is back', async () => {
   stack.kill('super-conductor');
   const conn = await amqp.connect(stack.apiTransportUrl());
-  try { await (await conn.createChannel()).deleteQueue('conductor'); } finally { await conn.close(); }
+  try {
+    await (await conn.createChannel()).deleteQueue('conductor');
+  } finally {
+    await conn.close();
+  }
   const id = await createServer('no-super-conductor');
   await new Promise((r) => setTimeout(r, 2000));
   expect((await stack.api<{ server: Server }>('GET', `/servers/${id}`)).body.server.status).toBe('BUILD');

@@ -11,13 +11,23 @@ const stack = new Stack(`e2egrp${SEED}`, 3700 + (SEED % 100));
 /** The schedulers' candidates copy TTL (CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL), stated so the disable below can wait it out. */
 const CANDIDATE_TTL_MS = 2000;
 
-interface Server { id: string; status: string; fault?: { message: string; details?: string }; 'OS-EXT-SRV-ATTR:host': string | null }
-interface Service { id: string; host: string; status: string }
+interface Server {
+  id: string;
+  status: string;
+  fault?: { message: string; details?: string };
+  'OS-EXT-SRV-ATTR:host': string | null;
+}
+interface Service {
+  id: string;
+  host: string;
+  status: string;
+}
 
 beforeAll(() => {
   console.log(`e2e server groups: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
-  stack.up(['--cells', '1', '--hosts-per-cell', '3', '--schedulers', '1', '--build-latency-ms', '50'],
-    { CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: `${CANDIDATE_TTL_MS}ms` });
+  stack.up(['--cells', '1', '--hosts-per-cell', '3', '--schedulers', '1', '--build-latency-ms', '50'], {
+    CELLSCHED_SCHEDULER_CANDIDATE_CACHE_TTL: `${CANDIDATE_TTL_MS}ms`,
+  });
 }, 400_000);
 
 afterAll(() => stack.down(), 120_000);
@@ -29,8 +39,10 @@ async function createGroup(name: string, policy: string): Promise<string> {
 }
 
 async function boot(name: string, group: string): Promise<string> {
-  const r = await stack.api<{ server: { id: string } }>('POST', '/servers',
-    { server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none' }, 'os:scheduler_hints': { group } });
+  const r = await stack.api<{ server: { id: string } }>('POST', '/servers', {
+    server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none' },
+    'os:scheduler_hints': { group },
+  });
   expect(r.status).toBe(202);
   return r.body.server.id;
 }
@@ -45,26 +57,37 @@ async function placedOn(id: string): Promise<string> {
 }
 
 async function settled(id: string): Promise<Server> {
-  return waitFor(`${id} to settle`, async () => {
-    const s = await server(id);
-    return ['ACTIVE', 'ERROR'].includes(s.status) ? s : undefined;
-  }, 120_000);
+  return waitFor(
+    `${id} to settle`,
+    async () => {
+      const s = await server(id);
+      return ['ACTIVE', 'ERROR'].includes(s.status) ? s : undefined;
+    },
+    120_000,
+  );
 }
 
 /** The alternates the scheduler gave the instance (its row's build_host_list, in order). */
 async function alternatesOf(id: string): Promise<string[]> {
-  const [row] = await stack.query<{ hosts: { serviceHost: string }[] }>(stack.topology().cells[0]?.dbUrl ?? '',
-    'SELECT build_host_list AS hosts FROM instances WHERE uuid = $1', [id]);
+  const [row] = await stack.query<{ hosts: { serviceHost: string }[] }>(
+    stack.topology().cells[0]?.dbUrl ?? '',
+    'SELECT build_host_list AS hosts FROM instances WHERE uuid = $1',
+    [id],
+  );
   return (row?.hosts ?? []).map((h) => h.serviceHost);
 }
 
 /** Waits until `n` builds are held by the computes (delivered, not acked: their outcome is drawn). */
 async function heldBuilds(n: number): Promise<void> {
   const vhost = decodeURIComponent(new URL(stack.topology().cells[0]?.transportUrl ?? '').pathname.slice(1));
-  await waitFor(`${n} builds held by the computes`, async () => {
-    const [ready, unacked] = stack.queueDepth(vhost, (q) => q.startsWith('compute-pool.'));
-    return ready === 0 && unacked >= n ? true : undefined;
-  }, 60_000);
+  await waitFor(
+    `${n} builds held by the computes`,
+    async () => {
+      const [ready, unacked] = stack.queueDepth(vhost, (q) => q.startsWith('compute-pool.'));
+      return ready === 0 && unacked >= n ? true : undefined;
+    },
+    60_000,
+  );
 }
 
 async function setService(host: string, status: 'enabled' | 'disabled'): Promise<void> {
@@ -138,7 +161,8 @@ test('anti-affinity: when other members took every alternate, the rescheduled me
   const sa = await settled(a.id);
   expect(sa.status).toBe('ERROR');
   expect(sa.fault?.message).toContain('Exceeded maximum number of retries');
-  for (const alt of a.alternates) expect(sa.fault?.details).toContain(`${alt}: Unable to claim for consumer ${a.id}: server group ${group} has the anti-affinity policy`);
+  for (const alt of a.alternates)
+    expect(sa.fault?.details).toContain(`${alt}: Unable to claim for consumer ${a.id}: server group ${group} has the anti-affinity policy`);
   for (const o of others) expect((await settled(o)).status).toBe('ACTIVE');
   const active = [...(await memberHosts(group)).values()].filter((h): h is string => h !== null);
   expect(active).toHaveLength(2);

@@ -7,14 +7,29 @@ import { AUDIT_INTERVAL_MS, ROOT, type ChaosStack } from './stack';
 
 const run = promisify(execFile);
 
-interface AuditLine { msg?: string; time?: string | number; healed?: unknown[]; err?: { message?: string; code?: string } | string }
+interface AuditLine {
+  msg?: string;
+  time?: string | number;
+  healed?: unknown[];
+  err?: { message?: string; code?: string } | string;
+}
 
 /** One cell conductor's audit passes in its log since `from`: completed ones (with the time of the last) and failed ones. */
-export interface AuditPasses { readonly service: string; readonly passes: number; readonly lastPassAt: number | undefined; readonly failures: string[]; readonly healed: unknown[] }
+export interface AuditPasses {
+  readonly service: string;
+  readonly passes: number;
+  readonly lastPassAt: number | undefined;
+  readonly failures: string[];
+  readonly healed: unknown[];
+}
 
 function parse(line: string): AuditLine | undefined {
   if (!line.includes('allocation audit')) return undefined;
-  try { return JSON.parse(line) as AuditLine; } catch { return undefined; }
+  try {
+    return JSON.parse(line) as AuditLine;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One cell conductor's audit passes in these log lines (pino JSON: `allocation audit`, `allocation audit failed`). Pure. */
@@ -60,7 +75,16 @@ export async function passesAfter(stack: ChaosStack, logsFrom: ReadonlyMap<strin
 
 /** `cellsched-manage placement audit --verbose` against the stack: its exit code and output. */
 export async function manageAudit(stack: ChaosStack): Promise<{ code: number; out: string }> {
-  const args = ['services/manage/dist/main.js', '--api-db-url', stack.topology().apiDbUrl, '--placement-url', stack.placementUrl, 'placement', 'audit', '--verbose'];
+  const args = [
+    'services/manage/dist/main.js',
+    '--api-db-url',
+    stack.topology().apiDbUrl,
+    '--placement-url',
+    stack.placementUrl,
+    'placement',
+    'audit',
+    '--verbose',
+  ];
   try {
     const r = await run('node', args, { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     return { code: 0, out: `${r.stdout}${r.stderr}` };
@@ -76,16 +100,25 @@ export async function manageAudit(stack: ChaosStack): Promise<{ code: number; ou
  * pass after quiescence; and the operator's audit finding orphaned allocations (exit 3) or not
  * running at all (any exit but 0 and 3).
  */
-export async function auditProblems(stack: ChaosStack, logsFrom: ReadonlyMap<string, number>, quiescedAt: number): Promise<{ problems: string[]; passes: AuditPasses[] }> {
+export async function auditProblems(
+  stack: ChaosStack,
+  logsFrom: ReadonlyMap<string, number>,
+  quiescedAt: number,
+): Promise<{ problems: string[]; passes: AuditPasses[] }> {
   const passes = await passesAfter(stack, logsFrom, quiescedAt);
   const problems: string[] = [];
   for (const p of passes) {
-    if (p.failures.length > 0) problems.push(`${p.service}: ${p.failures.length} allocation audit pass(es) failed: ${[...new Set(p.failures)].slice(0, 3).join(' | ')}`);
-    if (stack.isRunning(p.service) && !((p.lastPassAt ?? 0) >= quiescedAt)) problems.push(`${p.service}: no allocation audit pass completed after quiescence (${p.passes} during the scenario)`);
+    if (p.failures.length > 0)
+      problems.push(
+        `${p.service}: ${p.failures.length} allocation audit pass(es) failed: ${[...new Set(p.failures)].slice(0, 3).join(' | ')}`,
+      );
+    if (stack.isRunning(p.service) && !((p.lastPassAt ?? 0) >= quiescedAt))
+      problems.push(`${p.service}: no allocation audit pass completed after quiescence (${p.passes} during the scenario)`);
   }
   const m = await manageAudit(stack);
   if (m.code === 3) {
-    for (const l of m.out.split('\n').filter((x) => x.startsWith('Allocations were set against'))) problems.push(`cellsched-manage placement audit: ${l.trim()}`);
+    for (const l of m.out.split('\n').filter((x) => x.startsWith('Allocations were set against')))
+      problems.push(`cellsched-manage placement audit: ${l.trim()}`);
   } else if (m.code !== 0) {
     problems.push(`cellsched-manage placement audit could not run (exit ${m.code}): ${m.out.trim().split('\n').slice(0, 3).join(' | ')}`);
   }

@@ -4,7 +4,17 @@ import { setMaxListeners } from 'node:events';
 import { unsettled } from './move-model';
 import { seededRng } from './rng';
 import type {
-  BootOptions, BootOutcome, ChaosContext, FaultControl, FaultPlan, HttpResult, LoadGenerator, LoadOptions, Profile, Rng, ServerActionName,
+  BootOptions,
+  BootOutcome,
+  ChaosContext,
+  FaultControl,
+  FaultPlan,
+  HttpResult,
+  LoadGenerator,
+  LoadOptions,
+  Profile,
+  Rng,
+  ServerActionName,
 } from './scenario';
 import type { ChaosStack } from './stack';
 
@@ -30,18 +40,33 @@ export class Ledger {
   }
   /** Actions the API accepted (2xx). */
   actionsAccepted(): number {
-    return Object.values(this.actions).reduce((n, by) => n + Object.entries(by).filter(([st]) => st.startsWith('2')).reduce((m, [, c]) => m + c, 0), 0);
+    return Object.values(this.actions).reduce(
+      (n, by) =>
+        n +
+        Object.entries(by)
+          .filter(([st]) => st.startsWith('2'))
+          .reduce((m, [, c]) => m + c, 0),
+      0,
+    );
   }
-  accept(id: string): void { this.entries.set(id, { id, acceptedAt: Date.now() }); }
-  refuse(status: number): void { this.refused[String(status)] = (this.refused[String(status)] ?? 0) + 1; }
+  accept(id: string): void {
+    this.entries.set(id, { id, acceptedAt: Date.now() });
+  }
+  refuse(status: number): void {
+    this.refused[String(status)] = (this.refused[String(status)] ?? 0) + 1;
+  }
   deleted(id: string, status: number): void {
     const e = this.entries.get(id);
     if (e) e.deleteStatus = status;
   }
   /** Ids whose delete the API accepted (204, or 404 for an already-gone one). */
-  deletedIds(): string[] { return [...this.entries.values()].filter((e) => e.deleteStatus === 204 || e.deleteStatus === 404).map((e) => e.id); }
+  deletedIds(): string[] {
+    return [...this.entries.values()].filter((e) => e.deleteStatus === 204 || e.deleteStatus === 404).map((e) => e.id);
+  }
   /** Ids that must exist as ACTIVE or ERROR at quiescence (not deleted, or the delete did not go through). */
-  liveIds(): string[] { return [...this.entries.values()].filter((e) => e.deleteStatus !== 204 && e.deleteStatus !== 404).map((e) => e.id); }
+  liveIds(): string[] {
+    return [...this.entries.values()].filter((e) => e.deleteStatus !== 204 && e.deleteStatus !== 404).map((e) => e.id);
+  }
 }
 
 type FullPlan = Required<Omit<FaultPlan, 'steps'>> & Pick<FaultPlan, 'steps'>;
@@ -69,10 +94,18 @@ export class ComputeFaults implements FaultControl {
   }
 
   private async put(cell: string, p: FullPlan): Promise<void> {
-    const body = { rescheduleRate: p.failRate, abortRate: p.nonReschedulableRate, hang: p.hang, crashRate: p.crashMidBuild,
-      ...(this.stepsSet.has(cell) ? { steps: p.steps ?? {} } : {}) };
+    const body = {
+      rescheduleRate: p.failRate,
+      abortRate: p.nonReschedulableRate,
+      hang: p.hang,
+      crashRate: p.crashMidBuild,
+      ...(this.stepsSet.has(cell) ? { steps: p.steps ?? {} } : {}),
+    };
     const r = await fetch(`http://127.0.0.1:${this.stack.controlPort(cell)}/faults`, {
-      method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(10_000),
+      method: 'PUT',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+      signal: AbortSignal.timeout(10_000),
     });
     if (r.status !== 200) throw new Error(`faults of ${cell}: PUT /faults ${r.status} ${await r.text()}`);
   }
@@ -86,7 +119,9 @@ export class ComputeFaults implements FaultControl {
     }
   }
 
-  async clear(): Promise<void> { await this.set('all', { ...FAULT_OFF, steps: undefined }); }
+  async clear(): Promise<void> {
+    await this.set('all', { ...FAULT_OFF, steps: undefined });
+  }
 
   async guests(cell: string): Promise<Record<string, string[]>> {
     const r = await fetch(`http://127.0.0.1:${this.stack.controlPort(cell)}/guests`, { signal: AbortSignal.timeout(10_000) });
@@ -98,17 +133,29 @@ export class ComputeFaults implements FaultControl {
 /** Nova's minimal body of each server action (what `openstack server <verb>` sends). */
 export function defaultActionArgs(action: ServerActionName): unknown {
   switch (action) {
-    case 'reboot': return { type: 'SOFT' };
-    case 'rebuild': return { imageRef: IMAGE };
-    case 'resize': return { flavorRef: '2' };
-    case 'os-migrateLive': return { host: null, block_migration: 'auto' };
-    case 'evacuate': return {};
-    default: return null;
+    case 'reboot':
+      return { type: 'SOFT' };
+    case 'rebuild':
+      return { imageRef: IMAGE };
+    case 'resize':
+      return { flavorRef: '2' };
+    case 'os-migrateLive':
+      return { host: null, block_migration: 'auto' };
+    case 'evacuate':
+      return {};
+    default:
+      return null;
   }
 }
 
 /** POST /servers/{id}/action; counted in the ledger by action and status (0: the request failed). */
-export async function serverAction(stack: ChaosStack, ledger: Ledger, id: string, action: ServerActionName, args?: unknown): Promise<HttpResult<unknown>> {
+export async function serverAction(
+  stack: ChaosStack,
+  ledger: Ledger,
+  id: string,
+  action: ServerActionName,
+  args?: unknown,
+): Promise<HttpResult<unknown>> {
   let r: HttpResult<unknown>;
   try {
     r = await stack.api('POST', `/servers/${id}/action`, { [action]: args === undefined ? defaultActionArgs(action) : args });
@@ -122,11 +169,20 @@ export async function serverAction(stack: ChaosStack, ledger: Ledger, id: string
 /** POST /servers one at a time per slot; records 202s in the ledger. */
 async function createOne(stack: ChaosStack, ledger: Ledger, name: string, o: BootOptions): Promise<string | undefined> {
   try {
-    const r = await stack.api<{ server?: { id: string } }>('POST', '/servers',
-      { server: { name, flavorRef: o.flavor ?? '1', imageRef: IMAGE, networks: 'none', ...(o.extra ?? {}) },
-        ...(o.hints === undefined ? {} : { 'os:scheduler_hints': o.hints }) }, o.token ?? 'admin');
+    const r = await stack.api<{ server?: { id: string } }>(
+      'POST',
+      '/servers',
+      {
+        server: { name, flavorRef: o.flavor ?? '1', imageRef: IMAGE, networks: 'none', ...(o.extra ?? {}) },
+        ...(o.hints === undefined ? {} : { 'os:scheduler_hints': o.hints }),
+      },
+      o.token ?? 'admin',
+    );
     const id = r.body?.server?.id;
-    if (r.status === 202 && id !== undefined) { ledger.accept(id); return id; }
+    if (r.status === 202 && id !== undefined) {
+      ledger.accept(id);
+      return id;
+    }
     ledger.refuse(r.status);
   } catch {
     ledger.refuse(0);
@@ -138,10 +194,17 @@ export class BackgroundLoad implements LoadGenerator {
   private loop: Promise<void> | undefined;
   private stopping = false;
   private ids: string[] = [];
-  constructor(private readonly stack: ChaosStack, private readonly ledger: Ledger, private readonly rng: Rng, private readonly namePrefix: string,
-    private readonly del: (id: string) => Promise<number>) {}
+  constructor(
+    private readonly stack: ChaosStack,
+    private readonly ledger: Ledger,
+    private readonly rng: Rng,
+    private readonly namePrefix: string,
+    private readonly del: (id: string) => Promise<number>,
+  ) {}
 
-  get running(): boolean { return this.loop !== undefined; }
+  get running(): boolean {
+    return this.loop !== undefined;
+  }
 
   start(opts: LoadOptions): void {
     if (this.loop) throw new Error('load already running');
@@ -185,7 +248,10 @@ export class BackgroundLoad implements LoadGenerator {
 }
 
 /** A scenario-level check or note, for the report. */
-export interface Expectation { ok: boolean; message: string }
+export interface Expectation {
+  ok: boolean;
+  message: string;
+}
 
 export interface ContextParts {
   scenario: string;
@@ -220,15 +286,29 @@ export function createContext(p: ContextParts): RunContext {
     logLines.push(line);
     p.print(line);
   };
-  const wait = (ms: number): Promise<void> => new Promise((resolve, reject) => {
-    if (abort.signal.aborted) { reject(new Error('scenario deadline passed')); return; }
-    const t = setTimeout(() => { abort.signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = (): void => { clearTimeout(t); reject(new Error('scenario deadline passed')); };
-    abort.signal.addEventListener('abort', onAbort, { once: true });
-  });
+  const wait = (ms: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (abort.signal.aborted) {
+        reject(new Error('scenario deadline passed'));
+        return;
+      }
+      const t = setTimeout(() => {
+        abort.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = (): void => {
+        clearTimeout(t);
+        reject(new Error('scenario deadline passed'));
+      };
+      abort.signal.addEventListener('abort', onAbort, { once: true });
+    });
   const deleteServer = async (id: string): Promise<number> => {
     let status = 0;
-    try { status = (await p.stack.api('DELETE', `/servers/${id}`)).status; } catch { status = 0; }
+    try {
+      status = (await p.stack.api('DELETE', `/servers/${id}`)).status;
+    } catch {
+      status = 0;
+    }
     p.ledger.deleted(id, status);
     return status;
   };
@@ -238,7 +318,9 @@ export function createContext(p: ContextParts): RunContext {
     const before = { ...p.ledger.refused };
     for (let i = 0; i < n; i += burst) {
       const k = Math.min(burst, n - i);
-      const ids = await Promise.all(Array.from({ length: k }, (_, j) => createOne(p.stack, p.ledger, `${o.name ?? `chaos-${p.scenario}`}-${i + j}`, o)));
+      const ids = await Promise.all(
+        Array.from({ length: k }, (_, j) => createOne(p.stack, p.ledger, `${o.name ?? `chaos-${p.scenario}`}-${i + j}`, o)),
+      );
       for (const id of ids) if (id !== undefined) accepted.push(id);
       if (o.pauseMs && i + burst < n) await wait(o.pauseMs);
     }
@@ -247,8 +329,17 @@ export function createContext(p: ContextParts): RunContext {
     return { accepted, refused };
   };
   const ctx: RunContext = {
-    scenario: p.scenario, stack: p.stack, profile: p.profile, seed: p.seed, rng, deadline, signal: abort.signal, abort,
-    expectations, notes, logLines,
+    scenario: p.scenario,
+    stack: p.stack,
+    profile: p.profile,
+    seed: p.seed,
+    rng,
+    deadline,
+    signal: abort.signal,
+    abort,
+    expectations,
+    notes,
+    logLines,
     scale: (n) => Math.max(1, Math.round(n * p.profile.scale)),
     bootDetailed,
     boot: async (n, o) => (await bootDetailed(n, o)).accepted,
@@ -269,20 +360,32 @@ export function createContext(p: ContextParts): RunContext {
       }
     },
     quiesce: (timeoutMs = 120_000) => quiesce(p.stack, timeoutMs),
-    expect: (ok, message) => { expectations.push({ ok, message }); if (!ok) log(`EXPECTATION FAILED: ${message}`); },
-    note: (key, value) => { notes[key] = value; },
+    expect: (ok, message) => {
+      expectations.push({ ok, message });
+      if (!ok) log(`EXPECTATION FAILED: ${message}`);
+    },
+    note: (key, value) => {
+      notes[key] = value;
+    },
   };
   return ctx;
 }
 
-interface ServerRow { id: string; status: string; 'OS-EXT-STS:task_state'?: string | null }
+interface ServerRow {
+  id: string;
+  status: string;
+  'OS-EXT-STS:task_state'?: string | null;
+}
 
 /** Servers of every cell (admin, all tenants), with the API's marker for a cell it could not reach. */
 export async function listServers(stack: ChaosStack): Promise<ServerRow[]> {
   const out: ServerRow[] = [];
   let marker: string | undefined;
   for (;;) {
-    const r = await stack.api<{ servers: ServerRow[] }>('GET', `/servers/detail?all_tenants=1&limit=1000${marker ? `&marker=${marker}` : ''}`);
+    const r = await stack.api<{ servers: ServerRow[] }>(
+      'GET',
+      `/servers/detail?all_tenants=1&limit=1000${marker ? `&marker=${marker}` : ''}`,
+    );
     if (r.status !== 200) throw new Error(`GET /servers/detail: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
     out.push(...r.body.servers);
     if (r.body.servers.length < 1000) return out;
@@ -309,8 +412,14 @@ export async function quiesceDetailed(stack: ChaosStack, timeoutMs: number): Pro
   for (;;) {
     try {
       pending = new Map();
-      for (const s of await listServers(stack)) { const why = unsettled(s); if (why !== undefined) pending.set(s.id, why); }
-      const br = await stack.query<{ instance_uuid: string }>(stack.adminUrl(`${stack.prefix}_api`), 'SELECT instance_uuid::text FROM build_requests');
+      for (const s of await listServers(stack)) {
+        const why = unsettled(s);
+        if (why !== undefined) pending.set(s.id, why);
+      }
+      const br = await stack.query<{ instance_uuid: string }>(
+        stack.adminUrl(`${stack.prefix}_api`),
+        'SELECT instance_uuid::text FROM build_requests',
+      );
       for (const b of br) if (!pending.has(b.instance_uuid)) pending.set(b.instance_uuid, 'build request');
       for (const i of await pendingIntents(stack)) if (!pending.has(i.instance_uuid)) pending.set(i.instance_uuid, `intent ${i.action}`);
       // NOTE: quiet twice in a row: one listing can catch a server between its cell's row and its pending action

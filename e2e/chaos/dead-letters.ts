@@ -4,8 +4,17 @@
 // (builds, deletes, and the moves' server_action / instance_action / instance_step(_result)).
 import { execFileSync } from 'node:child_process';
 import {
-  BuildAndRunInstanceRequest, BuildAbortedRequest, BuildInstancesRequest, BuildSucceededRequest, DeleteInstanceRequest, InstanceActionRequest,
-  InstanceStepRequest, InstanceStepResultRequest, ScheduleAndBuildInstancesRequest, ServerActionRequest, TerminateInstanceRequest,
+  BuildAndRunInstanceRequest,
+  BuildAbortedRequest,
+  BuildInstancesRequest,
+  BuildSucceededRequest,
+  DeleteInstanceRequest,
+  InstanceActionRequest,
+  InstanceStepRequest,
+  InstanceStepResultRequest,
+  ScheduleAndBuildInstancesRequest,
+  ServerActionRequest,
+  TerminateInstanceRequest,
 } from '@cellsched/wire';
 import amqp from 'amqplib';
 import type { ChaosStack } from './stack';
@@ -24,18 +33,30 @@ export interface DeadLetter {
 /** The instances a cast of `method` concerns (empty for host-level casts such as heartbeats). */
 function instancesOf(method: string, body: Buffer): string[] {
   switch (method) {
-    case 'schedule_and_build_instances': return ScheduleAndBuildInstancesRequest.decode(body).buildRequests.map((b) => b.instanceUuid);
-    case 'build_and_run_instance': return [BuildAndRunInstanceRequest.decode(body).instance?.uuid ?? ''];
-    case 'build_instances': return [BuildInstancesRequest.decode(body).instance?.uuid ?? ''];
-    case 'build_succeeded': return [BuildSucceededRequest.decode(body).instanceUuid];
-    case 'build_aborted': return [BuildAbortedRequest.decode(body).instanceUuid];
-    case 'delete_instance': return [DeleteInstanceRequest.decode(body).instanceUuid];
-    case 'terminate_instance': return [TerminateInstanceRequest.decode(body).instanceUuid];
-    case 'server_action': return [ServerActionRequest.decode(body).instanceUuid];
-    case 'instance_action': return [InstanceActionRequest.decode(body).instanceUuid];
-    case 'instance_step': return [InstanceStepRequest.decode(body).instance?.uuid ?? ''];
-    case 'instance_step_result': return [InstanceStepResultRequest.decode(body).instanceUuid];
-    default: return [];
+    case 'schedule_and_build_instances':
+      return ScheduleAndBuildInstancesRequest.decode(body).buildRequests.map((b) => b.instanceUuid);
+    case 'build_and_run_instance':
+      return [BuildAndRunInstanceRequest.decode(body).instance?.uuid ?? ''];
+    case 'build_instances':
+      return [BuildInstancesRequest.decode(body).instance?.uuid ?? ''];
+    case 'build_succeeded':
+      return [BuildSucceededRequest.decode(body).instanceUuid];
+    case 'build_aborted':
+      return [BuildAbortedRequest.decode(body).instanceUuid];
+    case 'delete_instance':
+      return [DeleteInstanceRequest.decode(body).instanceUuid];
+    case 'terminate_instance':
+      return [TerminateInstanceRequest.decode(body).instanceUuid];
+    case 'server_action':
+      return [ServerActionRequest.decode(body).instanceUuid];
+    case 'instance_action':
+      return [InstanceActionRequest.decode(body).instanceUuid];
+    case 'instance_step':
+      return [InstanceStepRequest.decode(body).instance?.uuid ?? ''];
+    case 'instance_step_result':
+      return [InstanceStepResultRequest.decode(body).instanceUuid];
+    default:
+      return [];
   }
 }
 
@@ -47,7 +68,11 @@ const header = (h: Record<string, unknown> | undefined, key: string): string => 
 /** The `.dlq` queues of `vhost` that hold messages. */
 function deadLetterQueues(vhost: string): string[] {
   const out = execFileSync('rabbitmqctl', ['-q', 'list_queues', '-p', vhost, 'name', 'messages'], { encoding: 'utf8', timeout: 20_000 });
-  return out.split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 2 && (f[0] ?? '').endsWith('.dlq') && Number(f[1]) > 0).map((f) => f[0] as string);
+  return out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length === 2 && (f[0] ?? '').endsWith('.dlq') && Number(f[1]) > 0)
+    .map((f) => f[0] as string);
 }
 
 /** Reads (without consuming) every message of the bus's dead-letter queues. */
@@ -65,8 +90,20 @@ async function readBus(url: string): Promise<DeadLetter[]> {
         const h = m.properties.headers;
         const method = header(h, 'cellsched-method');
         let instances: string[] = [];
-        try { instances = instancesOf(method, m.content).filter((u) => u !== ''); } catch { instances = []; }
-        out.push({ vhost, queue, method, code: header(h, 'cellsched-dlq-code'), reason: header(h, 'cellsched-dlq-message'), at: header(h, 'cellsched-dlq-at'), instances });
+        try {
+          instances = instancesOf(method, m.content).filter((u) => u !== '');
+        } catch {
+          instances = [];
+        }
+        out.push({
+          vhost,
+          queue,
+          method,
+          code: header(h, 'cellsched-dlq-code'),
+          reason: header(h, 'cellsched-dlq-message'),
+          at: header(h, 'cellsched-dlq-at'),
+          instances,
+        });
       }
     }
   } finally {
@@ -79,6 +116,6 @@ async function readBus(url: string): Promise<DeadLetter[]> {
 export async function deadLettersSince(stack: ChaosStack, sinceMs: number): Promise<DeadLetter[]> {
   const topo = stack.topology();
   const all: DeadLetter[] = [];
-  for (const url of [topo.apiTransportUrl, ...topo.cells.map((c) => c.transportUrl)]) all.push(...await readBus(url));
+  for (const url of [topo.apiTransportUrl, ...topo.cells.map((c) => c.transportUrl)]) all.push(...(await readBus(url)));
   return all.filter((d) => Date.parse(d.at) >= sinceMs);
 }

@@ -10,7 +10,11 @@ import { ROOT } from './stack';
 function controlPortIn(log: string, from: number): number | undefined {
   if (!existsSync(log)) return undefined;
   let port: number | undefined;
-  for (const m of readFileSync(log).subarray(from).toString('utf8').matchAll(/\{"controlPort":(\d+)\}/g)) port = Number(m[1]);
+  for (const m of readFileSync(log)
+    .subarray(from)
+    .toString('utf8')
+    .matchAll(/\{"controlPort":(\d+)\}/g))
+    port = Number(m[1]);
   return port;
 }
 
@@ -27,7 +31,12 @@ export class ExtraCompute {
   private readonly prefix: string;
   private readonly first: number;
 
-  constructor(private readonly ctx: ChaosContext, private readonly cell: { name: string; transportUrl: string }, readonly host: string, private hosts = 1) {
+  constructor(
+    private readonly ctx: ChaosContext,
+    private readonly cell: { name: string; transportUrl: string },
+    readonly host: string,
+    private hosts = 1,
+  ) {
     this.log = join(ctx.stack.stateDir, `compute-${host}.log`);
     this.prefix = host.replace(/\d+$/, '');
     this.first = Number(host.slice(this.prefix.length));
@@ -49,20 +58,38 @@ export class ExtraCompute {
     const from = existsSync(this.log) ? statSync(this.log).size : 0;
     const out = openSync(this.log, 'a');
     this.child = spawn('node', ['--require', './services/simulated-compute/dist/tracing.js', 'services/simulated-compute/dist/main.js'], {
-      cwd: ROOT, stdio: ['ignore', out, out],
-      env: { ...process.env, CELLSCHED_CELL_NAME: this.cell.name, CELLSCHED_CELL_TRANSPORT_URL: this.cell.transportUrl, CELLSCHED_PLACEMENT_URL: this.ctx.stack.placementUrl,
-        CELLSCHED_COMPUTE_HOSTS: String(hosts), CELLSCHED_COMPUTE_HOST_PREFIX: this.prefix, CELLSCHED_COMPUTE_FIRST_HOST: String(this.first),
-        CELLSCHED_COMPUTE_CONTROL_PORT: '0', CELLSCHED_BUILD_LATENCY_MS: String(this.ctx.stack.shape.buildLatencyMs), CELLSCHED_COMPUTE_SEED: String(this.ctx.seed) },
+      cwd: ROOT,
+      stdio: ['ignore', out, out],
+      env: {
+        ...process.env,
+        CELLSCHED_CELL_NAME: this.cell.name,
+        CELLSCHED_CELL_TRANSPORT_URL: this.cell.transportUrl,
+        CELLSCHED_PLACEMENT_URL: this.ctx.stack.placementUrl,
+        CELLSCHED_COMPUTE_HOSTS: String(hosts),
+        CELLSCHED_COMPUTE_HOST_PREFIX: this.prefix,
+        CELLSCHED_COMPUTE_FIRST_HOST: String(this.first),
+        CELLSCHED_COMPUTE_CONTROL_PORT: '0',
+        CELLSCHED_BUILD_LATENCY_MS: String(this.ctx.stack.shape.buildLatencyMs),
+        CELLSCHED_COMPUTE_SEED: String(this.ctx.seed),
+      },
     });
     closeSync(out);
-    this.port = await this.ctx.waitFor(`${this.host} ready`, () => {
-      if (this.child?.exitCode !== null) throw new Error(`${this.host} exited at start; see ${this.log}`);
-      return Promise.resolve(controlPortIn(this.log, from));
-    }, 60_000 + 200 * hosts);
+    this.port = await this.ctx.waitFor(
+      `${this.host} ready`,
+      () => {
+        if (this.child?.exitCode !== null) throw new Error(`${this.host} exited at start; see ${this.log}`);
+        return Promise.resolve(controlPortIn(this.log, from));
+      },
+      60_000 + 200 * hosts,
+    );
   }
 
   async faults(body: Record<string, unknown>): Promise<void> {
-    const r = await fetch(`http://127.0.0.1:${this.port}/faults`, { method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const r = await fetch(`http://127.0.0.1:${this.port}/faults`, {
+      method: 'PUT',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     if (r.status !== 200) throw new Error(`${this.host} PUT /faults: ${r.status}`);
   }
 

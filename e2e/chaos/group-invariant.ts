@@ -6,10 +6,20 @@
 import type { ChaosStack } from './stack';
 
 /** A server group as `GET /os-server-groups` shows it at 2.64. */
-export interface ApiGroup { id: string; name: string; policy: string; rules: { max_server_per_host?: number }; members: string[] }
+export interface ApiGroup {
+  id: string;
+  name: string;
+  policy: string;
+  rules: { max_server_per_host?: number };
+  members: string[];
+}
 
 /** A server as the list shows it (admin view). */
-export interface HostedServer { id: string; status: string; 'OS-EXT-SRV-ATTR:host'?: string | null }
+export interface HostedServer {
+  id: string;
+  status: string;
+  'OS-EXT-SRV-ATTR:host'?: string | null;
+}
 
 async function serverGroups(stack: ChaosStack): Promise<ApiGroup[]> {
   const r = await fetch(`${stack.apiUrl}/os-server-groups?all_projects=True`, {
@@ -45,10 +55,15 @@ export function groupViolations(groups: readonly ApiGroup[], servers: readonly H
     if (g.policy === 'anti-affinity') {
       const most = g.rules.max_server_per_host ?? 1;
       for (const [host, ids] of byHost) {
-        if (ids.length > most) problems.push(`anti-affinity group ${g.name} (${g.id}): ${ids.length} ACTIVE members on ${host} (at most ${most}): ${ids.join(', ')}`);
+        if (ids.length > most)
+          problems.push(
+            `anti-affinity group ${g.name} (${g.id}): ${ids.length} ACTIVE members on ${host} (at most ${most}): ${ids.join(', ')}`,
+          );
       }
     } else if (g.policy === 'affinity' && byHost.size > 1) {
-      problems.push(`affinity group ${g.name} (${g.id}): ACTIVE members on ${byHost.size} hosts: ${[...byHost].map(([h, ids]) => `${h}: ${ids.join(', ')}`).join('; ')}`);
+      problems.push(
+        `affinity group ${g.name} (${g.id}): ACTIVE members on ${byHost.size} hosts: ${[...byHost].map(([h, ids]) => `${h}: ${ids.join(', ')}`).join('; ')}`,
+      );
     }
   }
   return problems;

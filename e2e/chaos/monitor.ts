@@ -16,7 +16,10 @@ import { parseSocketOwners } from './util';
 
 const run = promisify(execFile);
 
-export interface Violation { at: number; what: string }
+export interface Violation {
+  at: number;
+  what: string;
+}
 
 /** The cell of a cell-level process (cell conductor or compute), else undefined. */
 function cellOf(service: string): string | undefined {
@@ -40,8 +43,14 @@ export class Monitor {
     this.timer = setInterval(() => {
       if (this.busy) return;
       this.busy = true;
-      this.sample(this.tick++ % 2 === 0).catch((e: unknown) => { this.samples.errors++; this.lastError = (e as Error).message; })
-        .finally(() => { this.busy = false; });
+      this.sample(this.tick++ % 2 === 0)
+        .catch((e: unknown) => {
+          this.samples.errors++;
+          this.lastError = (e as Error).message;
+        })
+        .finally(() => {
+          this.busy = false;
+        });
     }, periodMs);
   }
 
@@ -70,15 +79,22 @@ export class Monitor {
   /** pid → service name of the stack's running processes. */
   private processes(): Map<number, string> {
     const m = new Map<number, string>();
-    for (const s of this.stack.services()) { const pid = this.stack.pid(s); if (pid !== undefined) m.set(pid, s); }
+    for (const s of this.stack.services()) {
+      const pid = this.stack.pid(s);
+      if (pid !== undefined) m.set(pid, s);
+    }
     return m;
   }
 
-  private get apiRole(): string { return `${this.stack.prefix}_api`; }
+  private get apiRole(): string {
+    return `${this.stack.prefix}_api`;
+  }
 
   private async samplePg(procs: Map<number, string>, ports: Map<string, number>): Promise<void> {
-    const rows = await this.stack.query<{ datname: string | null; usename: string | null; client_port: number | null }>(this.stack.adminUrl(),
-      "SELECT datname, usename, client_port FROM pg_stat_activity WHERE backend_type = 'client backend' AND client_port IS NOT NULL AND client_port > 0");
+    const rows = await this.stack.query<{ datname: string | null; usename: string | null; client_port: number | null }>(
+      this.stack.adminUrl(),
+      "SELECT datname, usename, client_port FROM pg_stat_activity WHERE backend_type = 'client backend' AND client_port IS NOT NULL AND client_port > 0",
+    );
     this.samples.pg++;
     const prefix = `${this.stack.prefix}_`;
     for (const r of rows) {
@@ -93,8 +109,16 @@ export class Monitor {
         continue;
       }
       if (service !== undefined && cell !== undefined) {
-        if (service.startsWith('compute-')) this.isolation.push({ at: Date.now(), what: `${service} (no DB credentials expected) connected to database ${r.datname} as ${r.usename}` });
-        else if (r.datname !== `${prefix}${cell}`) this.isolation.push({ at: Date.now(), what: `${service} connected to database ${r.datname} as ${r.usename} (only ${prefix}${cell} allowed)` });
+        if (service.startsWith('compute-'))
+          this.isolation.push({
+            at: Date.now(),
+            what: `${service} (no DB credentials expected) connected to database ${r.datname} as ${r.usename}`,
+          });
+        else if (r.datname !== `${prefix}${cell}`)
+          this.isolation.push({
+            at: Date.now(),
+            what: `${service} connected to database ${r.datname} as ${r.usename} (only ${prefix}${cell} allowed)`,
+          });
       }
     }
   }
@@ -102,9 +126,12 @@ export class Monitor {
   private async sampleAmqp(procs: Map<number, string>, ports: Map<string, number>): Promise<void> {
     let out: string;
     try {
-      out = (await run('rabbitmqctl', ['-q', 'list_connections', 'vhost', 'user', 'peer_port'], { encoding: 'utf8', timeout: 20_000 })).stdout;
+      out = (await run('rabbitmqctl', ['-q', 'list_connections', 'vhost', 'user', 'peer_port'], { encoding: 'utf8', timeout: 20_000 }))
+        .stdout;
     } catch (e) {
-      this.samples.errors++; this.lastError = `rabbitmqctl: ${(e as Error).message.split('\n')[0]}`; return;
+      this.samples.errors++;
+      this.lastError = `rabbitmqctl: ${(e as Error).message.split('\n')[0]}`;
+      return;
     }
     this.samples.amqp++;
     const prefix = `${this.stack.prefix}_`;
@@ -123,13 +150,16 @@ export class Monitor {
   }
 
   private async sampleCapacity(): Promise<void> {
-    const over = await this.stack.query<{ provider: string; rc: string; used: string; capacity: string }>(this.stack.adminUrl(`${this.stack.prefix}_placement`), `
+    const over = await this.stack.query<{ provider: string; rc: string; used: string; capacity: string }>(
+      this.stack.adminUrl(`${this.stack.prefix}_placement`),
+      `
       SELECT rp.name AS provider, rc.name AS rc, u.used::text AS used, ((i.total - i.reserved) * i.allocation_ratio)::text AS capacity
       FROM (SELECT resource_provider_id, resource_class_id, sum(used) AS used FROM allocations GROUP BY 1, 2) u
       JOIN inventories i USING (resource_provider_id, resource_class_id)
       JOIN resource_providers rp ON rp.id = u.resource_provider_id
       JOIN resource_classes rc ON rc.id = u.resource_class_id
-      WHERE u.used > (i.total - i.reserved) * i.allocation_ratio`);
+      WHERE u.used > (i.total - i.reserved) * i.allocation_ratio`,
+    );
     this.samples.capacity++;
     for (const o of over) this.capacity.push({ at: Date.now(), what: `${o.provider} ${o.rc}: used ${o.used} > capacity ${o.capacity}` });
   }
@@ -137,6 +167,9 @@ export class Monitor {
 
 /** `<server port>:<client port>` → pid for every established connection to PostgreSQL (5432) or RabbitMQ (5672). */
 async function socketOwners(): Promise<Map<string, number>> {
-  const { stdout } = await run('ss', ['-tnpH', 'state', 'established', '( dport = :5432 or dport = :5672 )'], { encoding: 'utf8', timeout: 10_000 });
+  const { stdout } = await run('ss', ['-tnpH', 'state', 'established', '( dport = :5432 or dport = :5672 )'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   return parseSocketOwners(stdout);
 }

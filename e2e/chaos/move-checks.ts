@@ -24,7 +24,10 @@ export async function movedServers(ctx: ChaosContext, ids: readonly string[]): P
   const out = new Map<string, MovedServer>();
   let marker: string | undefined;
   for (;;) {
-    const r = await ctx.stack.api<{ servers: MovedServer[] }>('GET', `/servers/detail?all_tenants=1&limit=1000${marker ? `&marker=${marker}` : ''}`);
+    const r = await ctx.stack.api<{ servers: MovedServer[] }>(
+      'GET',
+      `/servers/detail?all_tenants=1&limit=1000${marker ? `&marker=${marker}` : ''}`,
+    );
     if (r.status !== 200) throw new Error(`GET /servers/detail: ${r.status}`);
     for (const s of r.body.servers) if (want.has(s.id)) out.set(s.id, s);
     if (r.body.servers.length < 1000) return out;
@@ -40,12 +43,16 @@ export async function settledServers(ctx: ChaosContext, ids: readonly string[], 
   let last = new Map<string, MovedServer>();
   let restful = 0;
   try {
-    return await ctx.waitFor(`${ids.length} servers at rest`, async () => {
-      last = await movedServers(ctx, ids);
-      // NOTE: twice: a view read while the super-conductor takes an action on can show the server at rest just after the 202
-      restful = [...last.values()].every((s) => unsettled(s) === undefined) ? restful + 1 : 0;
-      return restful >= 2 ? last : undefined;
-    }, timeoutMs);
+    return await ctx.waitFor(
+      `${ids.length} servers at rest`,
+      async () => {
+        last = await movedServers(ctx, ids);
+        // NOTE: twice: a view read while the super-conductor takes an action on can show the server at rest just after the 202
+        restful = [...last.values()].every((s) => unsettled(s) === undefined) ? restful + 1 : 0;
+        return restful >= 2 ? last : undefined;
+      },
+      timeoutMs,
+    );
   } catch (e) {
     const busy = [...last.values()].filter((s) => unsettled(s) !== undefined).map((s) => `${s.id} ${unsettled(s) ?? ''}`);
     throw new Error(`${(e as Error).message}: ${busy.slice(0, 5).join(', ')}`);
@@ -53,15 +60,27 @@ export async function settledServers(ctx: ChaosContext, ids: readonly string[], 
 }
 
 /** Boots `n` servers (in bursts of `burst`) and waits (90 s at most) until they are at rest: their ids, views, and those ACTIVE. */
-export async function bootSettled(ctx: ChaosContext, n: number, burst: number): Promise<{ booted: string[]; views: Map<string, MovedServer>; active: string[] }> {
+export async function bootSettled(
+  ctx: ChaosContext,
+  n: number,
+  burst: number,
+): Promise<{ booted: string[]; views: Map<string, MovedServer>; active: string[] }> {
   const booted = await ctx.boot(n, { burst });
   const views = await settledServers(ctx, booted, 90_000);
   return { booted, views, active: booted.filter((id) => views.get(id)?.status === 'ACTIVE') };
 }
 
 /** Every answer's status is one of `statuses` (202: accepted); the count of each status goes in the message. */
-export function expectAnswers(ctx: ChaosContext, answers: readonly { status: number }[], what: string, statuses: readonly number[] = [202]): void {
-  ctx.expect(answers.every((a) => statuses.includes(a.status)), `${what} (${JSON.stringify(countBy(answers, (a) => String(a.status)))})`);
+export function expectAnswers(
+  ctx: ChaosContext,
+  answers: readonly { status: number }[],
+  what: string,
+  statuses: readonly number[] = [202],
+): void {
+  ctx.expect(
+    answers.every((a) => statuses.includes(a.status)),
+    `${what} (${JSON.stringify(countBy(answers, (a) => String(a.status)))})`,
+  );
 }
 
 /** How one moved server ended: its view (absent: deleted) and its newest migration. */
@@ -72,8 +91,14 @@ export type MoveOutcome = (id: string, s: MovedServer | undefined, m: MigrationF
  * newest migration: `ok` whether it ended as it may, `problem` what to say when not; one Tally
  * line titled `what`. Returns the views and the newest migrations.
  */
-export async function expectMoveOutcomes(ctx: ChaosContext, ids: readonly string[], timeoutMs: number, what: string, ok: MoveOutcome,
-  problem: (id: string, s: MovedServer | undefined, m: MigrationFacts | undefined) => string): Promise<{ servers: Map<string, MovedServer>; last: Map<string, MigrationFacts> }> {
+export async function expectMoveOutcomes(
+  ctx: ChaosContext,
+  ids: readonly string[],
+  timeoutMs: number,
+  what: string,
+  ok: MoveOutcome,
+  problem: (id: string, s: MovedServer | undefined, m: MigrationFacts | undefined) => string,
+): Promise<{ servers: Map<string, MovedServer>; last: Map<string, MigrationFacts> }> {
   const servers = await settledServers(ctx, ids, timeoutMs);
   const last = lastMigrationOf(await migrationsOf(ctx, ids));
   const t = new Tally(what);
@@ -118,22 +143,36 @@ export async function allocationProblemsOf(ctx: ChaosContext, ids: readonly stri
   const nameOf = new Map(rps.body.resource_providers.map((p) => [p.uuid, p.name]));
   const actual = new Map<string, Map<string, Record<string, number>>>();
   for (const consumer of [...ids, ...migrations.map((m) => m.uuid)]) {
-    const r = await ctx.stack.placement<{ allocations: Record<string, { resources: Record<string, number> }> }>('GET', `/allocations/${consumer}`);
+    const r = await ctx.stack.placement<{ allocations: Record<string, { resources: Record<string, number> }> }>(
+      'GET',
+      `/allocations/${consumer}`,
+    );
     if (r.status !== 200) throw new Error(`GET /allocations/${consumer}: ${r.status}`);
     const m = new Map(Object.entries(r.body.allocations).map(([rp, a]) => [nameOf.get(rp) ?? rp, a.resources]));
     if (m.size > 0) actual.set(consumer, m);
   }
   const byUuid = new Map(live.map((r) => [r.uuid, r]));
-  return consumerProblems(expected, actual, new Set(), (c) => describeConsumer(c, byUuid, new Map(migrations.map((m) => [m.uuid, m])), new Set(rows.map((r) => r.uuid))));
+  return consumerProblems(expected, actual, new Set(), (c) =>
+    describeConsumer(c, byUuid, new Map(migrations.map((m) => [m.uuid, m])), new Set(rows.map((r) => r.uuid))),
+  );
 }
 
 /** Records allocationProblemsOf as one scenario check. */
 export async function expectExactAllocations(ctx: ChaosContext, ids: readonly string[], when: string): Promise<void> {
   const p = await allocationProblemsOf(ctx, ids);
-  ctx.expect(p.length === 0, `placement holds exactly the instances and their open migrations ${when} (${ids.length} servers)${p.length ? `: ${p.slice(0, 4).join(' | ')}` : ''}`);
+  ctx.expect(
+    p.length === 0,
+    `placement holds exactly the instances and their open migrations ${when} (${ids.length} servers)${p.length ? `: ${p.slice(0, 4).join(' | ')}` : ''}`,
+  );
 }
 
-export interface ComputeService { id: string; host: string; status: string; state: string; forced_down?: boolean }
+export interface ComputeService {
+  id: string;
+  host: string;
+  status: string;
+  state: string;
+  forced_down?: boolean;
+}
 
 export async function computeServices(ctx: ChaosContext): Promise<ComputeService[]> {
   const r = await ctx.stack.api<{ services: ComputeService[] }>('GET', '/os-services?binary=nova-compute');
@@ -142,7 +181,11 @@ export async function computeServices(ctx: ChaosContext): Promise<ComputeService
 }
 
 /** 2.53's PUT /os-services/{id} on `host`'s compute service; returns the HTTP status (404: no such service). */
-export async function updateComputeService(ctx: ChaosContext, host: string, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+export async function updateComputeService(
+  ctx: ChaosContext,
+  host: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: unknown }> {
   const svc = (await computeServices(ctx)).find((s) => s.host === host);
   if (svc === undefined) return { status: 404, body: `no compute service on ${host}` };
   return ctx.stack.api('PUT', `/os-services/${svc.id}`, body);
@@ -150,15 +193,22 @@ export async function updateComputeService(ctx: ChaosContext, host: string, body
 
 /** `nova-manage cell_v2 discover_hosts`: maps new compute hosts to their cells. */
 export async function discoverHosts(ctx: ChaosContext): Promise<void> {
-  await run('node', ['services/manage/dist/main.js', 'cell_v2', 'discover_hosts'], { cwd: ROOT, env: { ...process.env, CELLSCHED_API_DB_URL: ctx.stack.topology().apiDbUrl } });
+  await run('node', ['services/manage/dist/main.js', 'cell_v2', 'discover_hosts'], {
+    cwd: ROOT,
+    env: { ...process.env, CELLSCHED_API_DB_URL: ctx.stack.topology().apiDbUrl },
+  });
 }
 
 /** Waits until `hosts`' compute services are listed up and enabled. */
 export async function waitServicesUp(ctx: ChaosContext, hosts: readonly string[], timeoutMs = 30_000): Promise<void> {
-  await ctx.waitFor(`${hosts.join(',')} up and enabled`, async () => {
-    const up = (await computeServices(ctx)).filter((s) => hosts.includes(s.host) && s.state === 'up' && s.status === 'enabled');
-    return up.length === hosts.length ? true : undefined;
-  }, timeoutMs);
+  await ctx.waitFor(
+    `${hosts.join(',')} up and enabled`,
+    async () => {
+      const up = (await computeServices(ctx)).filter((s) => hosts.includes(s.host) && s.state === 'up' && s.status === 'enabled');
+      return up.length === hosts.length ? true : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Deletes every server the API shows on `hosts` (through the ledger) and waits until they are gone; returns how many. */
@@ -166,14 +216,21 @@ export async function deleteServersOn(ctx: ChaosContext, hosts: readonly string[
   const on: string[] = [];
   let marker: string | undefined;
   for (;;) {
-    const r = await ctx.stack.api<{ servers: MovedServer[] }>('GET', `/servers/detail?all_tenants=1&limit=1000${marker ? `&marker=${marker}` : ''}`);
+    const r = await ctx.stack.api<{ servers: MovedServer[] }>(
+      'GET',
+      `/servers/detail?all_tenants=1&limit=1000${marker ? `&marker=${marker}` : ''}`,
+    );
     if (r.status !== 200) throw new Error(`GET /servers/detail: ${r.status}`);
     on.push(...r.body.servers.filter((s) => hosts.includes(hostOf(s))).map((s) => s.id));
     if (r.body.servers.length < 1000) break;
     marker = r.body.servers[r.body.servers.length - 1]?.id;
   }
   for (const id of on) await ctx.deleteServer(id);
-  await ctx.waitFor(`${on.length} servers on ${hosts.join(',')} gone`, async () => ((await movedServers(ctx, on)).size === 0 ? true : undefined), timeoutMs);
+  await ctx.waitFor(
+    `${on.length} servers on ${hosts.join(',')} gone`,
+    async () => ((await movedServers(ctx, on)).size === 0 ? true : undefined),
+    timeoutMs,
+  );
   return on.length;
 }
 
@@ -185,24 +242,39 @@ export async function deleteServersOn(ctx: ChaosContext, hosts: readonly string[
 export async function forgetHosts(ctx: ChaosContext, hosts: readonly string[]): Promise<void> {
   for (const host of hosts) {
     let last = '';
-    await ctx.waitFor(`compute service ${host} deleted`, async () => {
-      const svc = (await computeServices(ctx)).find((s) => s.host === host);
-      if (svc === undefined) return true;
-      const r = await ctx.stack.api('DELETE', `/os-services/${svc.id}`);
-      if (r.status === 204 || r.status === 404) return true;
-      last = `${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
-      return undefined;
-    }, 60_000).catch((e: unknown) => { throw new Error(`${(e as Error).message}; its last answer: ${last}`); });
+    await ctx
+      .waitFor(
+        `compute service ${host} deleted`,
+        async () => {
+          const svc = (await computeServices(ctx)).find((s) => s.host === host);
+          if (svc === undefined) return true;
+          const r = await ctx.stack.api('DELETE', `/os-services/${svc.id}`);
+          if (r.status === 204 || r.status === 404) return true;
+          last = `${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
+          return undefined;
+        },
+        60_000,
+      )
+      .catch((e: unknown) => {
+        throw new Error(`${(e as Error).message}; its last answer: ${last}`);
+      });
   }
-  await ctx.waitFor(`${hosts.join(',')}'s providers deleted`, async () => {
-    const rps = await ctx.stack.placement<{ resource_providers: { name: string }[] }>('GET', '/resource_providers');
-    return rps.body.resource_providers.some((p) => hosts.includes(p.name)) ? undefined : true;
-  }, 60_000);
+  await ctx.waitFor(
+    `${hosts.join(',')}'s providers deleted`,
+    async () => {
+      const rps = await ctx.stack.placement<{ resource_providers: { name: string }[] }>('GET', '/resource_providers');
+      return rps.body.resource_providers.some((p) => hosts.includes(p.name)) ? undefined : true;
+    },
+    60_000,
+  );
 }
 
 /** Counts of `what(x)` over `xs`, for notes (`{ VERIFY_RESIZE: 3, ACTIVE: 1 }`). */
 export function countBy<T>(xs: Iterable<T>, what: (x: T) => string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const x of xs) { const k = what(x); out[k] = (out[k] ?? 0) + 1; }
+  for (const x of xs) {
+    const k = what(x);
+    out[k] = (out[k] ?? 0) + 1;
+  }
   return out;
 }

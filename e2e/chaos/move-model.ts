@@ -12,7 +12,13 @@
 //             node; anything else: nothing (a final one holding something is a leak).
 import { flavorResources } from './util';
 
-export interface FlavorJson { vcpus?: number; memoryMb?: number; rootGb?: number; ephemeralGb?: number; swap?: number }
+export interface FlavorJson {
+  vcpus?: number;
+  memoryMb?: number;
+  rootGb?: number;
+  ephemeralGb?: number;
+  swap?: number;
+}
 
 /** One instance row of a cell DB (or cell 0). */
 export interface InstanceFacts {
@@ -50,11 +56,31 @@ export interface MigrationFacts {
 /** Nova's final migration statuses ('cancelled' ends an aborted live migration). */
 export const FINAL_MIGRATION_STATUSES: readonly string[] = ['confirmed', 'reverted', 'completed', 'error', 'failed', 'cancelled'];
 /** In-progress statuses: none may be left at quiescence. */
-export const IN_PROGRESS_MIGRATION_STATUSES: readonly string[] = ['pre-migrating', 'migrating', 'post-migrating', 'preparing', 'running', 'accepted', 'confirming', 'reverting', 'queued'];
+export const IN_PROGRESS_MIGRATION_STATUSES: readonly string[] = [
+  'pre-migrating',
+  'migrating',
+  'post-migrating',
+  'preparing',
+  'running',
+  'accepted',
+  'confirming',
+  'reverting',
+  'queued',
+];
 /** vm_states of an instance that is on its host (a guest there, its resources held). */
 export const ON_HOST_VM_STATES: readonly string[] = ['active', 'stopped', 'resized', 'shelved', 'paused', 'suspended', 'rescued'];
 /** API statuses a server may rest in (with no task_state): everything else is on its way somewhere. */
-export const SETTLED_STATUSES: readonly string[] = ['ACTIVE', 'ERROR', 'SHUTOFF', 'VERIFY_RESIZE', 'SHELVED', 'SHELVED_OFFLOADED', 'PAUSED', 'SUSPENDED', 'RESCUE'];
+export const SETTLED_STATUSES: readonly string[] = [
+  'ACTIVE',
+  'ERROR',
+  'SHUTOFF',
+  'VERIFY_RESIZE',
+  'SHELVED',
+  'SHELVED_OFFLOADED',
+  'PAUSED',
+  'SUSPENDED',
+  'RESCUE',
+];
 
 export const isFinal = (status: string): boolean => FINAL_MIGRATION_STATUSES.includes(status);
 
@@ -86,7 +112,10 @@ export function awaiting(m: MigrationFacts, instance: InstanceFacts | undefined,
 }
 
 /** What one consumer must hold: provider name → resources, and what it is (for messages). */
-export interface Holding { what: string; providers: Map<string, Record<string, number>> }
+export interface Holding {
+  what: string;
+  providers: Map<string, Record<string, number>>;
+}
 
 const add = (into: Map<string, Record<string, number>>, provider: string, r: Record<string, number>): void => {
   const acc = { ...(into.get(provider) ?? {}) };
@@ -95,7 +124,11 @@ const add = (into: Map<string, Record<string, number>>, provider: string, r: Rec
 };
 
 /** Every consumer that must hold something, with exactly what (see the header). Pure. */
-export function expectedHoldings(instances: readonly InstanceFacts[], migrations: readonly MigrationFacts[], sourceBack: SourceBack): Map<string, Holding> {
+export function expectedHoldings(
+  instances: readonly InstanceFacts[],
+  migrations: readonly MigrationFacts[],
+  sourceBack: SourceBack,
+): Map<string, Holding> {
   const out = new Map<string, Holding>();
   const byUuid = new Map(instances.filter((i) => !i.deleted).map((i) => [i.uuid, i]));
   for (const i of byUuid.values()) {
@@ -108,7 +141,7 @@ export function expectedHoldings(instances: readonly InstanceFacts[], migrations
     const i = byUuid.get(m.instanceUuid);
     const why = awaiting(m, i, sourceBack);
     if (why === undefined || i === undefined) continue;
-    const flavor = why === 'confirm' ? i.oldFlavor ?? i.flavor : i.flavor;
+    const flavor = why === 'confirm' ? (i.oldFlavor ?? i.flavor) : i.flavor;
     const providers = new Map<string, Record<string, number>>();
     add(providers, m.sourceNode ?? m.sourceCompute ?? '', flavorResources(flavor));
     out.set(m.uuid, { what: `${m.type} ${m.status} of ${m.instanceUuid} (source ${m.sourceNode ?? m.sourceCompute ?? '-'})`, providers });
@@ -117,28 +150,44 @@ export function expectedHoldings(instances: readonly InstanceFacts[], migrations
 }
 
 const sameResources = (a: Record<string, number>, b: Record<string, number>): boolean => {
-  const ka = Object.keys(a).filter((k) => a[k] !== 0).sort();
-  const kb = Object.keys(b).filter((k) => b[k] !== 0).sort();
+  const ka = Object.keys(a)
+    .filter((k) => a[k] !== 0)
+    .sort();
+  const kb = Object.keys(b)
+    .filter((k) => b[k] !== 0)
+    .sort();
   return ka.length === kb.length && ka.every((k, i) => k === kb[i] && a[k] === b[k]);
 };
-export const fmtResources = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k}=${v}`).join(',');
+export const fmtResources = (r: Record<string, number>): string =>
+  Object.entries(r)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 
 /**
  * Per consumer: each expected consumer holds exactly its resources on exactly its providers;
  * every other consumer is a leak (`describe` says what it is). Consumers in `skip` (still
  * settling) are not judged. Pure.
  */
-export function consumerProblems(expected: ReadonlyMap<string, Holding>, actual: ReadonlyMap<string, ReadonlyMap<string, Record<string, number>>>,
-  skip: ReadonlySet<string>, describe: (consumer: string) => string): string[] {
+export function consumerProblems(
+  expected: ReadonlyMap<string, Holding>,
+  actual: ReadonlyMap<string, ReadonlyMap<string, Record<string, number>>>,
+  skip: ReadonlySet<string>,
+  describe: (consumer: string) => string,
+): string[] {
   const problems: string[] = [];
   for (const [consumer, want] of expected) {
     if (skip.has(consumer)) continue;
     const got = actual.get(consumer);
-    if (got === undefined) { problems.push(`${consumer}: ${want.what} with no allocation (missing)`); continue; }
+    if (got === undefined) {
+      problems.push(`${consumer}: ${want.what} with no allocation (missing)`);
+      continue;
+    }
     for (const [rp, r] of want.providers) {
       const mine = got.get(rp);
-      if (mine === undefined) problems.push(`${consumer}: ${want.what} but nothing allocated on ${rp} (allocated on ${[...got.keys()].join(',')})`);
-      else if (!sameResources(mine, r)) problems.push(`${consumer}: ${want.what}: allocation on ${rp} ${fmtResources(mine)} ≠ ${fmtResources(r)}`);
+      if (mine === undefined)
+        problems.push(`${consumer}: ${want.what} but nothing allocated on ${rp} (allocated on ${[...got.keys()].join(',')})`);
+      else if (!sameResources(mine, r))
+        problems.push(`${consumer}: ${want.what}: allocation on ${rp} ${fmtResources(mine)} ≠ ${fmtResources(r)}`);
     }
     const others = [...got.keys()].filter((p) => !want.providers.has(p));
     if (others.length) problems.push(`${consumer}: ${want.what} but also allocated on ${others.join(',')}`);
@@ -157,13 +206,19 @@ export function providerProblems(expected: ReadonlyMap<string, Holding>, usages:
   const problems: string[] = [];
   for (const [rp, used] of usages) {
     const w = want.get(rp) ?? {};
-    if (!sameResources(used, w)) problems.push(`provider ${rp}: usages ${fmtResources(used) || 'none'} ≠ its instances' and migrations' ${fmtResources(w) || 'none'}`);
+    if (!sameResources(used, w))
+      problems.push(`provider ${rp}: usages ${fmtResources(used) || 'none'} ≠ its instances' and migrations' ${fmtResources(w) || 'none'}`);
   }
   return problems;
 }
 
 /** What a consumer that holds nothing legitimately is (for a leak's message). Pure. */
-export function describeConsumer(consumer: string, instances: ReadonlyMap<string, InstanceFacts>, migrations: ReadonlyMap<string, MigrationFacts>, everSeen: ReadonlySet<string>): string {
+export function describeConsumer(
+  consumer: string,
+  instances: ReadonlyMap<string, InstanceFacts>,
+  migrations: ReadonlyMap<string, MigrationFacts>,
+  everSeen: ReadonlySet<string>,
+): string {
   const m = migrations.get(consumer);
   if (m !== undefined) {
     const i = instances.get(m.instanceUuid);
@@ -180,7 +235,12 @@ export function describeConsumer(consumer: string, instances: ReadonlyMap<string
  * a deleted instance's migration is final or soft-deleted with it; one instance has at most one
  * migration in progress. Pure.
  */
-export function migrationProblems(created: readonly MigrationFacts[], instances: ReadonlyMap<string, InstanceFacts>, sourceBack: SourceBack, boundS: number): string[] {
+export function migrationProblems(
+  created: readonly MigrationFacts[],
+  instances: ReadonlyMap<string, InstanceFacts>,
+  sourceBack: SourceBack,
+  boundS: number,
+): string[] {
   const problems: string[] = [];
   const open = new Map<string, MigrationFacts[]>();
   for (const m of created) {
@@ -193,11 +253,17 @@ export function migrationProblems(created: readonly MigrationFacts[], instances:
     }
     open.set(m.instanceUuid, [...(open.get(m.instanceUuid) ?? []), m]);
     if (awaiting(m, i, sourceBack) !== undefined) continue;
-    if (m.status === 'finished') problems.push(`${label}: finished but the instance is ${i.vmState}${i.taskState ? `/${i.taskState}` : ''}, not VERIFY_RESIZE`);
-    else if (m.status === 'done' && m.type === 'evacuation') problems.push(`${label}: done but its source ${m.sourceCompute ?? '-'} is back and it is not completed ${boundS} s after the scenario`);
+    if (m.status === 'finished')
+      problems.push(`${label}: finished but the instance is ${i.vmState}${i.taskState ? `/${i.taskState}` : ''}, not VERIFY_RESIZE`);
+    else if (m.status === 'done' && m.type === 'evacuation')
+      problems.push(
+        `${label}: done but its source ${m.sourceCompute ?? '-'} is back and it is not completed ${boundS} s after the scenario`,
+      );
     else problems.push(`${label}: left ${m.status} ${boundS} s after the scenario`);
   }
-  for (const [uuid, ms] of open) if (ms.length > 1) problems.push(`${uuid}: ${ms.length} migrations not final at once (${ms.map((m) => `${m.type} ${m.status}`).join(', ')})`);
+  for (const [uuid, ms] of open)
+    if (ms.length > 1)
+      problems.push(`${uuid}: ${ms.length} migrations not final at once (${ms.map((m) => `${m.type} ${m.status}`).join(', ')})`);
   return problems;
 }
 
@@ -210,8 +276,13 @@ export function migrationProblems(created: readonly MigrationFacts[], instances:
  * host) is a ghost; an instance on two hosts is reported as such. Instances in `skip` are still
  * settling. Pure.
  */
-export function guestProblems(guests: readonly { host: string; uuid: string }[], instances: ReadonlyMap<string, InstanceFacts>,
-  migrations: readonly MigrationFacts[], sourceBack: SourceBack, skip: ReadonlySet<string>): string[] {
+export function guestProblems(
+  guests: readonly { host: string; uuid: string }[],
+  instances: ReadonlyMap<string, InstanceFacts>,
+  migrations: readonly MigrationFacts[],
+  sourceBack: SourceBack,
+  skip: ReadonlySet<string>,
+): string[] {
   const keptOnSource = new Set<string>();
   for (const m of migrations) {
     const why = awaiting(m, instances.get(m.instanceUuid), sourceBack);
@@ -223,11 +294,12 @@ export function guestProblems(guests: readonly { host: string; uuid: string }[],
   for (const [uuid, hosts] of hostsOf) {
     if (skip.has(uuid)) continue;
     const i = instances.get(uuid);
-    const legit = (h: string): boolean => i !== undefined && !i.deleted
-      && ((h === i.host && holdsOnHost(i)) || keptOnSource.has(`${h}/${uuid}`));
+    const legit = (h: string): boolean =>
+      i !== undefined && !i.deleted && ((h === i.host && holdsOnHost(i)) || keptOnSource.has(`${h}/${uuid}`));
     const bad = hosts.filter((h) => !legit(h));
     if (bad.length === 0) continue;
-    const state = i === undefined || i.deleted ? 'deleted or absent' : `${i.vmState}${i.taskState ? `/${i.taskState}` : ''} on ${i.host ?? '-'}`;
+    const state =
+      i === undefined || i.deleted ? 'deleted or absent' : `${i.vmState}${i.taskState ? `/${i.taskState}` : ''} on ${i.host ?? '-'}`;
     if (hosts.length > 1) problems.push(`${uuid}: runs on ${hosts.join(' and ')} (computes' guests) but the instance is ${state}`);
     else problems.push(`${uuid}: runs on ${hosts[0] ?? '-'} (compute's guests) but the instance is ${state}`);
   }

@@ -27,9 +27,19 @@ const CHOICES: Readonly<Record<string, readonly [number, (flavor: string) => Mov
     [1, () => ({ action: 'shelve' })],
     [1, () => ({ action: 'delete' })],
   ],
-  VERIFY_RESIZE: [[3, () => ({ action: 'confirmResize' })], [2, () => ({ action: 'revertResize' })], [1, () => ({ action: 'delete' })]],
-  SHELVED_OFFLOADED: [[4, () => ({ action: 'unshelve' })], [1, () => ({ action: 'delete' })]],
-  SHELVED: [[2, () => ({ action: 'shelveOffload' })], [2, () => ({ action: 'unshelve' })]],
+  VERIFY_RESIZE: [
+    [3, () => ({ action: 'confirmResize' })],
+    [2, () => ({ action: 'revertResize' })],
+    [1, () => ({ action: 'delete' })],
+  ],
+  SHELVED_OFFLOADED: [
+    [4, () => ({ action: 'unshelve' })],
+    [1, () => ({ action: 'delete' })],
+  ],
+  SHELVED: [
+    [2, () => ({ action: 'shelveOffload' })],
+    [2, () => ({ action: 'unshelve' })],
+  ],
   ERROR: [[1, () => ({ action: 'delete' })]],
 };
 
@@ -39,7 +49,10 @@ export function pickStep(status: string, taskState: string | null, flavor: strin
   if (choices === undefined || taskState !== null) return undefined;
   const total = choices.reduce((n, [w]) => n + w, 0);
   let x = rng.next() * total;
-  for (const [w, make] of choices) { x -= w; if (x < 0) return make(flavor); }
+  for (const [w, make] of choices) {
+    x -= w;
+    if (x < 0) return make(flavor);
+  }
   return choices[choices.length - 1]?.[1](flavor);
 }
 
@@ -57,9 +70,14 @@ export class Mover {
   readonly asked: Record<string, number> = {};
   /** The API's answers: `<action> <status>` → count (status 0: the request failed). */
   readonly answers: Record<string, number> = {};
-  constructor(private readonly ctx: ChaosContext, private readonly rng: Rng) {}
+  constructor(
+    private readonly ctx: ChaosContext,
+    private readonly rng: Rng,
+  ) {}
 
-  get running(): boolean { return this.loop !== undefined; }
+  get running(): boolean {
+    return this.loop !== undefined;
+  }
 
   start(o: MoverOptions): void {
     if (this.loop) throw new Error('mover already running');
@@ -72,7 +90,9 @@ export class Mover {
         if (inflight.size < 16 && free.length > 0) {
           const id = this.rng.pick(free);
           busy.add(id);
-          const p = this.one(id).catch((e: unknown) => this.ctx.log(`mover: ${id}: ${(e as Error).message}`)).finally(() => busy.delete(id));
+          const p = this.one(id)
+            .catch((e: unknown) => this.ctx.log(`mover: ${id}: ${(e as Error).message}`))
+            .finally(() => busy.delete(id));
           inflight.add(p);
           void p.finally(() => inflight.delete(p));
         }

@@ -53,7 +53,10 @@ export interface Topology {
 /** Service kinds of the system (service names: `compute-cell1`, `cell-conductor-cell1`, `scheduler-0`, ...). */
 export type ServiceKind = 'placement' | 'cell-conductor' | 'compute' | 'scheduler' | 'super-conductor' | 'api';
 
-export interface HttpResult<T> { status: number; body: T }
+export interface HttpResult<T> {
+  status: number;
+  body: T;
+}
 
 /** One running system, as the scenario sees it. Kills and starts are counted in the report. */
 export interface StackHandle {
@@ -137,8 +140,20 @@ export interface BootOutcome {
  * os-start, reboot, rebuild, migrate, resize, confirmResize, revertResize, os-migrateLive,
  * evacuate, shelve, shelveOffload, unshelve.
  */
-export type ServerActionName = 'os-stop' | 'os-start' | 'reboot' | 'rebuild' | 'migrate' | 'resize' | 'confirmResize' | 'revertResize'
-  | 'os-migrateLive' | 'evacuate' | 'shelve' | 'shelveOffload' | 'unshelve';
+export type ServerActionName =
+  | 'os-stop'
+  | 'os-start'
+  | 'reboot'
+  | 'rebuild'
+  | 'migrate'
+  | 'resize'
+  | 'confirmResize'
+  | 'revertResize'
+  | 'os-migrateLive'
+  | 'evacuate'
+  | 'shelve'
+  | 'shelveOffload'
+  | 'unshelve';
 
 export interface LoadOptions {
   /** Creates per second. */

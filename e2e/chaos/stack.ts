@@ -17,7 +17,13 @@ export const AUDIT_INTERVAL_MS = 5000;
 const ADMIN_URL = process.env.CELLSCHED_PG_ADMIN_URL ?? 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres';
 
 /** Kills and starts, for the report. */
-export interface StackEvent { at: number; what: 'kill' | 'start'; service: string; signal?: string; pid?: number }
+export interface StackEvent {
+  at: number;
+  what: 'kill' | 'start';
+  service: string;
+  signal?: string;
+  pid?: number;
+}
 
 export class ChaosStack implements StackHandle {
   readonly stateDir: string;
@@ -26,20 +32,35 @@ export class ChaosStack implements StackHandle {
   onStarted: (name: string) => Promise<void> = () => Promise.resolve();
   private readonly ports = new Map<string, number>();
 
-  constructor(readonly prefix: string, readonly portOffset: number, readonly shape: StackShape, stateDir?: string) {
+  constructor(
+    readonly prefix: string,
+    readonly portOffset: number,
+    readonly shape: StackShape,
+    stateDir?: string,
+  ) {
     // one fixed state dir per prefix and offset: a crashed run's processes are found (and stopped) by the next
     this.stateDir = stateDir ?? join(tmpdir(), `cellsched-chaos-${prefix}-${portOffset}`);
     mkdirSync(this.stateDir, { recursive: true });
   }
 
-  get apiUrl(): string { return planEndpoints(this.portOffset).api; }
-  get placementUrl(): string { return planEndpoints(this.portOffset).placement; }
-  private get flags(): string[] { return ['--state-dir', this.stateDir, '--prefix', this.prefix, '--port-offset', String(this.portOffset)]; }
+  get apiUrl(): string {
+    return planEndpoints(this.portOffset).api;
+  }
+  get placementUrl(): string {
+    return planEndpoints(this.portOffset).placement;
+  }
+  private get flags(): string[] {
+    return ['--state-dir', this.stateDir, '--prefix', this.prefix, '--port-offset', String(this.portOffset)];
+  }
 
   private async stackCmd(args: string[], timeoutMs: number): Promise<string> {
     try {
       const r = await run('node', ['scripts/stack.mjs', ...args, ...this.flags], {
-        cwd: ROOT, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 16 << 20, env: { ...process.env, CELLSCHED_AUDIT_INTERVAL_MS: String(AUDIT_INTERVAL_MS) },
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: timeoutMs,
+        maxBuffer: 16 << 20,
+        env: { ...process.env, CELLSCHED_AUDIT_INTERVAL_MS: String(AUDIT_INTERVAL_MS) },
       });
       return r.stdout;
     } catch (e) {
@@ -50,22 +71,47 @@ export class ChaosStack implements StackHandle {
 
   /** Starts the whole system (building first); the previous run's logs and spans in the state dir go first. */
   async up(): Promise<void> {
-    for (const f of readdirSync(this.stateDir)) if (f.endsWith('.log') || /^spans(\..+)?\.jsonl$/.test(f)) rmSync(join(this.stateDir, f), { force: true });
+    for (const f of readdirSync(this.stateDir))
+      if (f.endsWith('.log') || /^spans(\..+)?\.jsonl$/.test(f)) rmSync(join(this.stateDir, f), { force: true });
     this.ports.clear();
     const s = this.shape;
-    await this.stackCmd(['up', '--cells', String(s.cells), '--hosts-per-cell', String(s.hostsPerCell), '--schedulers', String(s.schedulers),
-      '--build-latency-ms', String(s.buildLatencyMs), '--build-failure-rate', '0'], 400_000);
+    await this.stackCmd(
+      [
+        'up',
+        '--cells',
+        String(s.cells),
+        '--hosts-per-cell',
+        String(s.hostsPerCell),
+        '--schedulers',
+        String(s.schedulers),
+        '--build-latency-ms',
+        String(s.buildLatencyMs),
+        '--build-failure-rate',
+        '0',
+      ],
+      400_000,
+    );
   }
 
   /** Stops everything and drops the system's databases and vhosts. */
-  async down(): Promise<void> { await this.stackCmd(['down', '--purge'], 180_000); }
+  async down(): Promise<void> {
+    await this.stackCmd(['down', '--purge'], 180_000);
+  }
 
-  topology(): Topology { return JSON.parse(readFileSync(join(this.stateDir, 'cells.json'), 'utf8')) as Topology; }
+  topology(): Topology {
+    return JSON.parse(readFileSync(join(this.stateDir, 'cells.json'), 'utf8')) as Topology;
+  }
 
   services(): string[] {
     const cells = Array.from({ length: this.shape.cells }, (_, i) => `cell${i + 1}`);
-    return ['placement', ...cells.map((c) => `cell-conductor-${c}`), ...cells.map((c) => `compute-${c}`),
-      ...Array.from({ length: this.shape.schedulers }, (_, i) => `scheduler-${i}`), 'super-conductor', 'api'];
+    return [
+      'placement',
+      ...cells.map((c) => `cell-conductor-${c}`),
+      ...cells.map((c) => `compute-${c}`),
+      ...Array.from({ length: this.shape.schedulers }, (_, i) => `scheduler-${i}`),
+      'super-conductor',
+      'api',
+    ];
   }
 
   servicesOf(kind: ServiceKind): string[] {
@@ -80,12 +126,21 @@ export class ChaosStack implements StackHandle {
     const f = join(this.stateDir, `${name}.pid`);
     if (!existsSync(f)) return undefined;
     const pid = Number(readFileSync(f, 'utf8'));
-    try { process.kill(pid, 0); return pid; } catch { return undefined; }
+    try {
+      process.kill(pid, 0);
+      return pid;
+    } catch {
+      return undefined;
+    }
   }
 
-  isRunning(name: string): boolean { return this.pid(name) !== undefined; }
+  isRunning(name: string): boolean {
+    return this.pid(name) !== undefined;
+  }
 
-  logFile(name: string): string { return join(this.stateDir, `${name}.log`); }
+  logFile(name: string): string {
+    return join(this.stateDir, `${name}.log`);
+  }
 
   /** A kill of a process a scenario runs itself (an extra compute), counted like the stack's own. */
   recordKill(name: string, signal: NodeJS.Signals, pid?: number): void {
@@ -117,7 +172,10 @@ export class ChaosStack implements StackHandle {
       const deadline = Date.now() + 15_000;
       for (;;) {
         const port = lastControlPort(log, from);
-        if (port !== undefined) { this.ports.set(cell, port); break; }
+        if (port !== undefined) {
+          this.ports.set(cell, port);
+          break;
+        }
         if (Date.now() > deadline) throw new Error(`${name} printed no controlPort after its start`);
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -128,7 +186,10 @@ export class ChaosStack implements StackHandle {
   /** The size of every service log now (where a scenario's part of each log begins). */
   logOffsets(): Map<string, number> {
     const m = new Map<string, number>();
-    for (const n of this.services()) { const f = this.logFile(n); m.set(n, existsSync(f) ? statSync(f).size : 0); }
+    for (const n of this.services()) {
+      const f = this.logFile(n);
+      m.set(n, existsSync(f) ? statSync(f).size : 0);
+    }
     return m;
   }
 
@@ -143,7 +204,9 @@ export class ChaosStack implements StackHandle {
       const buf = Buffer.alloc(size - from);
       readSync(fd, buf, 0, buf.length, from);
       return buf.toString('utf8').split('\n');
-    } finally { closeSync(fd); }
+    } finally {
+      closeSync(fd);
+    }
   }
 
   async restart(name: string, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -155,14 +218,16 @@ export class ChaosStack implements StackHandle {
     const cached = this.ports.get(cell);
     if (cached !== undefined) return cached;
     const port = lastControlPort(this.logFile(`compute-${cell}`), 0);
-    if (port === undefined) throw new Error(`compute-${cell} has printed no controlPort (is it running with CELLSCHED_COMPUTE_CONTROL_PORT=0?)`);
+    if (port === undefined)
+      throw new Error(`compute-${cell} has printed no controlPort (is it running with CELLSCHED_COMPUTE_CONTROL_PORT=0?)`);
     this.ports.set(cell, port);
     return port;
   }
 
   async api<T = unknown>(method: string, path: string, body?: unknown, token = 'admin'): Promise<HttpResult<T>> {
     const r = await fetch(`${this.apiUrl}${path}`, {
-      method, signal: AbortSignal.timeout(30_000),
+      method,
+      signal: AbortSignal.timeout(30_000),
       headers: { 'x-auth-token': token, 'content-type': 'application/json', 'openstack-api-version': 'compute 2.62' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
@@ -172,7 +237,8 @@ export class ChaosStack implements StackHandle {
 
   async placement<T = unknown>(method: string, path: string, body?: unknown): Promise<HttpResult<T>> {
     const r = await fetch(`${this.placementUrl}${path}`, {
-      method, signal: AbortSignal.timeout(30_000),
+      method,
+      signal: AbortSignal.timeout(30_000),
       headers: { 'x-auth-token': 'admin', 'content-type': 'application/json', 'openstack-api-version': 'placement 1.39' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
@@ -183,7 +249,11 @@ export class ChaosStack implements StackHandle {
   async query<T = Record<string, unknown>>(dbUrl: string, sql: string, params: unknown[] = []): Promise<T[]> {
     const c = new Client({ connectionString: dbUrl, connectionTimeoutMillis: 10_000 });
     await c.connect();
-    try { return (await c.query(sql, params)).rows as T[]; } finally { await c.end(); }
+    try {
+      return (await c.query(sql, params)).rows as T[];
+    } finally {
+      await c.end();
+    }
   }
 
   adminUrl(db = 'postgres'): string {
@@ -195,7 +265,11 @@ export class ChaosStack implements StackHandle {
 
 function parseBody(text: string): unknown {
   if (text === '') return undefined;
-  try { return JSON.parse(text); } catch { return text; }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /** The last `{"controlPort":N}` line the compute printed at or after byte `from` of its log. */
@@ -210,5 +284,7 @@ function lastControlPort(log: string, from: number): number | undefined {
     let port: number | undefined;
     for (const m of buf.toString('utf8').matchAll(/\{"controlPort":(\d+)\}/g)) port = Number(m[1]);
     return port;
-  } finally { closeSync(fd); }
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -31,7 +31,13 @@ export function parseSocketOwners(ssOutput: string): Map<string, number> {
 }
 
 /** The resources an instance of this flavor holds in placement (Nova's resources_from_flavor: swap MB rounded up to GB joins DISK_GB). */
-export function flavorResources(f: { vcpus?: number; memoryMb?: number; rootGb?: number; ephemeralGb?: number; swap?: number }): Record<string, number> {
+export function flavorResources(f: {
+  vcpus?: number;
+  memoryMb?: number;
+  rootGb?: number;
+  ephemeralGb?: number;
+  swap?: number;
+}): Record<string, number> {
   const out: Record<string, number> = {};
   if (f.vcpus) out.VCPU = f.vcpus;
   if (f.memoryMb) out.MEMORY_MB = f.memoryMb;

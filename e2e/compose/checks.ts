@@ -10,29 +10,42 @@ import { type ComposeDeployment, waitFor } from './deployment';
 export const IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6';
 
 export interface Server {
-  id: string; status: string; 'OS-EXT-STS:task_state'?: string | null; 'OS-EXT-SRV-ATTR:host'?: string | null;
+  id: string;
+  status: string;
+  'OS-EXT-STS:task_state'?: string | null;
+  'OS-EXT-SRV-ATTR:host'?: string | null;
   fault?: { message?: string; code?: number };
 }
-interface ActionEvent { event: string; host?: string | null; result?: string | null }
+interface ActionEvent {
+  event: string;
+  host?: string | null;
+  result?: string | null;
+}
 
 export async function createServer(d: ComposeDeployment, name: string): Promise<string> {
-  const r = await d.api<{ server: { id: string } }>('POST', '/servers', { server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none' } });
+  const r = await d.api<{ server: { id: string } }>('POST', '/servers', {
+    server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none' },
+  });
   if (r.status !== 202) throw new Error(`POST /servers: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.server.id;
 }
 
 /** Waits until every server is ACTIVE or ERROR with no task; returns them by id. */
 export async function settled(d: ComposeDeployment, ids: readonly string[], timeoutMs = 180_000): Promise<Map<string, Server>> {
-  return waitFor(`servers ${ids.join(', ')} to settle`, async () => {
-    const out = new Map<string, Server>();
-    for (const id of ids) {
-      const r = await d.api<{ server: Server }>('GET', `/servers/${id}`);
-      const s = r.body.server;
-      if (r.status !== 200 || !['ACTIVE', 'ERROR'].includes(s.status) || s['OS-EXT-STS:task_state']) return undefined;
-      out.set(id, s);
-    }
-    return out;
-  }, timeoutMs);
+  return waitFor(
+    `servers ${ids.join(', ')} to settle`,
+    async () => {
+      const out = new Map<string, Server>();
+      for (const id of ids) {
+        const r = await d.api<{ server: Server }>('GET', `/servers/${id}`);
+        const s = r.body.server;
+        if (r.status !== 200 || !['ACTIVE', 'ERROR'].includes(s.status) || s['OS-EXT-STS:task_state']) return undefined;
+        out.set(id, s);
+      }
+      return out;
+    },
+    timeoutMs,
+  );
 }
 
 /** The hosts of the create's build attempts, in order (Nova's instance action events, through the API). */
@@ -41,7 +54,9 @@ export async function buildHosts(d: ComposeDeployment, id: string): Promise<stri
   const create = list.body.instanceActions.find((a) => a.action === 'create');
   if (create === undefined) throw new Error(`${id}: no create action`);
   const one = await d.api<{ instanceAction: { events: ActionEvent[] } }>('GET', `/servers/${id}/os-instance-actions/${create.request_id}`);
-  return one.body.instanceAction.events.filter((e) => e.event === 'compute__do_build_and_run_instance' && e.host).map((e) => e.host as string);
+  return one.body.instanceAction.events
+    .filter((e) => e.event === 'compute__do_build_and_run_instance' && e.host)
+    .map((e) => e.host as string);
 }
 
 const cellOfHost = (host: string): string => host.replace(/-compute-\d+$/, '');
@@ -69,7 +84,11 @@ export function adminUrl(d: ComposeDeployment, db = 'postgres'): string {
 async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
   const c = new Client({ connectionString: url });
   await c.connect();
-  try { return (await c.query(sql, params)).rows as T[]; } finally { await c.end(); }
+  try {
+    return (await c.query(sql, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
 }
 
 async function placementHoldings(d: ComposeDeployment) {
@@ -77,8 +96,11 @@ async function placementHoldings(d: ComposeDeployment) {
   const byConsumer = new Map<string, Map<string, Record<string, number>>>();
   const usages = new Map<string, Record<string, number>>();
   for (const rp of rps) {
-    const { allocations } = await d.placement<{ allocations: Record<string, { resources: Record<string, number> }> }>(`/resource_providers/${rp.uuid}/allocations`);
-    for (const [consumer, a] of Object.entries(allocations)) byConsumer.set(consumer, (byConsumer.get(consumer) ?? new Map()).set(rp.name, a.resources));
+    const { allocations } = await d.placement<{ allocations: Record<string, { resources: Record<string, number> }> }>(
+      `/resource_providers/${rp.uuid}/allocations`,
+    );
+    for (const [consumer, a] of Object.entries(allocations))
+      byConsumer.set(consumer, (byConsumer.get(consumer) ?? new Map()).set(rp.name, a.resources));
     usages.set(rp.name, (await d.placement<{ usages: Record<string, number> }>(`/resource_providers/${rp.uuid}/usages`)).usages);
   }
   return { byConsumer, usages };
@@ -91,13 +113,21 @@ async function placementHoldings(d: ComposeDeployment) {
  */
 export async function placementProblems(d: ComposeDeployment, cells: readonly string[]): Promise<string[]> {
   const topology = { cells: cells.map((name) => ({ name })) } as unknown as Topology;
-  const rows = await instanceRows({ prefix: 'cellsched', topology: () => topology, adminUrl: (db?: string) => adminUrl(d, db), query: (url, sql, params) => query(url, sql, params) });
+  const rows = await instanceRows({
+    prefix: 'cellsched',
+    topology: () => topology,
+    adminUrl: (db?: string) => adminUrl(d, db),
+    query: (url, sql, params) => query(url, sql, params),
+  });
   const live = rows.filter((r) => !r.deleted);
   const expected = expectedHoldings(live, [], () => true);
   const { byConsumer, usages } = await placementHoldings(d);
   const instances = new Map(live.map((r) => [r.uuid, r]));
   const seen = new Set(rows.map((r) => r.uuid));
-  return [...consumerProblems(expected, byConsumer, new Set(), (c) => describeConsumer(c, instances, new Map(), seen)), ...providerProblems(expected, usages)];
+  return [
+    ...consumerProblems(expected, byConsumer, new Set(), (c) => describeConsumer(c, instances, new Map(), seen)),
+    ...providerProblems(expected, usages),
+  ];
 }
 
 /** The chaos checker's capacity invariant, now: no provider's usage above (total - reserved) x allocation_ratio. */
@@ -105,7 +135,9 @@ export async function capacityProblems(d: ComposeDeployment): Promise<string[]> 
   const { resource_providers: rps } = await d.placement<{ resource_providers: { uuid: string; name: string }[] }>('/resource_providers');
   const out: string[] = [];
   for (const rp of rps) {
-    const { inventories } = await d.placement<{ inventories: Record<string, { total: number; reserved: number; allocation_ratio: number }> }>(`/resource_providers/${rp.uuid}/inventories`);
+    const { inventories } = await d.placement<{
+      inventories: Record<string, { total: number; reserved: number; allocation_ratio: number }>;
+    }>(`/resource_providers/${rp.uuid}/inventories`);
     const { usages } = await d.placement<{ usages: Record<string, number> }>(`/resource_providers/${rp.uuid}/usages`);
     for (const [rc, used] of Object.entries(usages)) {
       const i = inventories[rc];
@@ -120,10 +152,13 @@ export async function capacityProblems(d: ComposeDeployment): Promise<string[]> 
 export async function doubleBuilds(d: ComposeDeployment, cells: readonly string[]): Promise<string[]> {
   const out: string[] = [];
   for (const cell of cells) {
-    const rows = await query<{ instance_uuid: string; hosts: string }>(adminUrl(d, `cellsched_${cell}`), `
+    const rows = await query<{ instance_uuid: string; hosts: string }>(
+      adminUrl(d, `cellsched_${cell}`),
+      `
       SELECT a.instance_uuid::text, string_agg(DISTINCT e.host, ',') AS hosts FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id
       WHERE a.action = 'create' AND e.event = 'compute__do_build_and_run_instance' AND e.result = 'Success'
-      GROUP BY a.instance_uuid HAVING count(DISTINCT e.host) > 1`);
+      GROUP BY a.instance_uuid HAVING count(DISTINCT e.host) > 1`,
+    );
     for (const r of rows) out.push(`${r.instance_uuid}: build succeeded on ${r.hosts} (${cell})`);
   }
   return out;
@@ -131,7 +166,10 @@ export async function doubleBuilds(d: ComposeDeployment, cells: readonly string[
 
 /** Every block the collector (trace-tail) printed for `traceId`, joined: a trace may be printed in parts as its spans arrive. */
 export function traceBlocks(collectorOutput: string, traceId: string): string {
-  return collectorOutput.split(/\n(?=trace )/).filter((b) => b.startsWith(`trace ${traceId} `)).join('\n');
+  return collectorOutput
+    .split(/\n(?=trace )/)
+    .filter((b) => b.startsWith(`trace ${traceId} `))
+    .join('\n');
 }
 
 /** The `service@host` pairs of a printed trace. */

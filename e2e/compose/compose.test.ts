@@ -2,15 +2,48 @@
 // with docker-compose, used through its published ports only, then taken down with its volumes.
 // Needs a Docker engine and the images (deploy/images/build.sh); `pnpm test compose` says so.
 import { ComposeDeployment, waitFor } from './deployment';
-import { buildHosts, byCell, capacityProblems, createServer, doubleBuilds, oneCell, placementProblems, type Server, servicesIn, settled, traceBlocks } from './checks';
+import {
+  buildHosts,
+  byCell,
+  capacityProblems,
+  createServer,
+  doubleBuilds,
+  oneCell,
+  placementProblems,
+  type Server,
+  servicesIn,
+  settled,
+  traceBlocks,
+} from './checks';
 
 const SEED = Number(process.env.CELLSCHED_E2E_SEED ?? Date.now() % 100_000);
 const CELLS = ['cell1', 'cell2'];
 // builds take 2 s, so a kill lands during some; a third of them fail reschedulably
-const d = new ComposeDeployment(`cellschede2e${SEED}`, 6000 + (SEED % 100),
-  ['--cells', '2', '--hosts-per-cell', '4', '--build-failure-rate', '0.3', '--build-latency-ms', '2000']);
-const SERVICES = ['postgres', 'rabbitmq', 'traces', 'init', 'placement', 'cell-conductor-cell1', 'cell-conductor-cell2', 'compute-cell1', 'compute-cell2',
-  'scheduler-0', 'scheduler-1', 'super-conductor', 'api'];
+const d = new ComposeDeployment(`cellschede2e${SEED}`, 6000 + (SEED % 100), [
+  '--cells',
+  '2',
+  '--hosts-per-cell',
+  '4',
+  '--build-failure-rate',
+  '0.3',
+  '--build-latency-ms',
+  '2000',
+]);
+const SERVICES = [
+  'postgres',
+  'rabbitmq',
+  'traces',
+  'init',
+  'placement',
+  'cell-conductor-cell1',
+  'cell-conductor-cell2',
+  'compute-cell1',
+  'compute-cell2',
+  'scheduler-0',
+  'scheduler-1',
+  'super-conductor',
+  'api',
+];
 const timings: Record<string, number> = {};
 let rescheduled: { id: string; hosts: string[] } | undefined;
 let down = false;
@@ -24,18 +57,27 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!down) await d.compose(['down', '-v', '--remove-orphans'], 300_000).catch((e: Error) => console.error(e.message));
-  console.log(`e2e compose timings (s): ${Object.entries(timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ')}`);
+  console.log(
+    `e2e compose timings (s): ${Object.entries(timings)
+      .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`)
+      .join(', ')}`,
+  );
 });
 
 test('every service becomes healthy; init provisions, bootstraps and discovers hosts, then exits 0', async () => {
   const t0 = Date.now();
-  const states = await waitFor('every container healthy', async () => {
-    const cs = await d.containers();
-    const failed = cs.find((c) => c.status === 'exited' && (c.service !== 'init' || c.exitCode !== 0));
-    if (failed) throw new Error(`${failed.service} exited ${failed.exitCode}:\n${await d.logs(failed.service)}`);
-    const ready = cs.every((c) => (c.service === 'init' ? c.status === 'exited' : c.status === 'running' && c.health === 'healthy'));
-    return ready && cs.length === SERVICES.length ? cs : undefined;
-  }, 300_000, 2000);
+  const states = await waitFor(
+    'every container healthy',
+    async () => {
+      const cs = await d.containers();
+      const failed = cs.find((c) => c.status === 'exited' && (c.service !== 'init' || c.exitCode !== 0));
+      if (failed) throw new Error(`${failed.service} exited ${failed.exitCode}:\n${await d.logs(failed.service)}`);
+      const ready = cs.every((c) => (c.service === 'init' ? c.status === 'exited' : c.status === 'running' && c.health === 'healthy'));
+      return ready && cs.length === SERVICES.length ? cs : undefined;
+    },
+    300_000,
+    2000,
+  );
   timings['all healthy after up'] = Date.now() - t0;
   expect(states.map((c) => c.service).sort()).toEqual([...SERVICES].sort());
   expect(await d.logs('init')).toMatch(/discover_hosts: 8 of 8 compute hosts mapped; done/);
@@ -67,12 +109,18 @@ test("the in-deployment collector holds the rescheduled create's whole trace", a
   const line = (await d.logs('api')).split('\n').find((l) => l.includes(id) && l.includes('"schedule_and_build_instances cast"'));
   const traceId = line === undefined ? undefined : (JSON.parse(line) as { trace_id?: string }).trace_id;
   if (traceId === undefined) throw new Error(`no create of ${id} in the api's log`);
-  const block = await waitFor(`trace ${traceId} with the cell conductor's build_succeeded in the collector`, async () => {
-    const b = traceBlocks(await d.logs('traces'), traceId);
-    return b.includes('build_succeeded') ? b : undefined;
-  }, 60_000, 2000);
+  const block = await waitFor(
+    `trace ${traceId} with the cell conductor's build_succeeded in the collector`,
+    async () => {
+      const b = traceBlocks(await d.logs('traces'), traceId);
+      return b.includes('build_succeeded') ? b : undefined;
+    },
+    60_000,
+    2000,
+  );
   const services = [...servicesIn(block)].map((s) => s.split('@')[0]);
-  for (const s of ['api', 'super-conductor', 'scheduler', 'placement', 'cell-conductor', 'simulated-compute']) expect(services).toContain(s);
+  for (const s of ['api', 'super-conductor', 'scheduler', 'placement', 'cell-conductor', 'simulated-compute'])
+    expect(services).toContain(s);
   expect(block).toContain('rpc.method=build_instances');
   for (const h of new Set(hosts)) expect(block).toContain(`compute.${h}`);
 });
@@ -95,19 +143,31 @@ test('a cell container cannot connect to the API database nor to the API vhost (
   expect(conductor.ownVhost).toBe('ok');
   expect(conductor.apiVhost).toMatch(/^refused /);
   const compute = JSON.parse(await d.nodeIn('compute-cell2', probe)) as Record<string, string>;
-  expect(compute).toEqual({ ownDb: 'no credentials', apiDb: 'no credentials', ownVhost: 'ok', apiVhost: expect.stringMatching(/^refused /) as string });
+  expect(compute).toEqual({
+    ownDb: 'no credentials',
+    apiDb: 'no credentials',
+    ownVhost: 'ok',
+    apiVhost: expect.stringMatching(/^refused /) as string,
+  });
 });
 
 test('docker kill of a compute container during builds: every server ends ACTIVE or ERROR with a fault, placement exact, no build twice, no provider over capacity', async () => {
   const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => createServer(d, `kill-${i}`)));
   // the kill lands while builds run (they take 2 s each): on the compute container of a cell with a server in BUILD on one of its hosts
   let seen = '';
-  const cell = await waitFor('a build on a host', async () => {
-    const views = await Promise.all(ids.map(async (id) => (await d.api<{ server: Server }>('GET', `/servers/${id}`)).body.server));
-    seen = views.map((s) => `${s.status}@${s['OS-EXT-SRV-ATTR:host'] ?? '-'}`).join(' ');
-    const building = views.find((s) => s.status === 'BUILD' && s['OS-EXT-SRV-ATTR:host']);
-    return building === undefined ? undefined : [...byCell([building]).keys()][0];
-  }, 120_000, 100).catch((e: Error) => { throw new Error(`${e.message}; last seen: ${seen}`); });
+  const cell = await waitFor(
+    'a build on a host',
+    async () => {
+      const views = await Promise.all(ids.map(async (id) => (await d.api<{ server: Server }>('GET', `/servers/${id}`)).body.server));
+      seen = views.map((s) => `${s.status}@${s['OS-EXT-SRV-ATTR:host'] ?? '-'}`).join(' ');
+      const building = views.find((s) => s.status === 'BUILD' && s['OS-EXT-SRV-ATTR:host']);
+      return building === undefined ? undefined : [...byCell([building]).keys()][0];
+    },
+    120_000,
+    100,
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}; last seen: ${seen}`);
+  });
   const victim = await d.containerId(`compute-${cell ?? ''}`);
   await d.docker(['kill', victim]);
   console.log(`docker kill compute-${cell ?? ''} while building: ${seen}`);
@@ -119,10 +179,15 @@ test('docker kill of a compute container during builds: every server ends ACTIVE
     expect([s.id, s.status === 'ACTIVE' || (s.status === 'ERROR' && (s.fault?.message ?? '') !== '')]).toEqual([s.id, true]);
   }
   // placement settles with the conductors' results (a claim released after ERROR, say): exact within the bound
-  const problems = await waitFor('placement exact', async () => {
-    const p = await placementProblems(d, CELLS);
-    return p.length === 0 ? p : undefined;
-  }, 60_000, 2000).catch(async () => placementProblems(d, CELLS));
+  const problems = await waitFor(
+    'placement exact',
+    async () => {
+      const p = await placementProblems(d, CELLS);
+      return p.length === 0 ? p : undefined;
+    },
+    60_000,
+    2000,
+  ).catch(async () => placementProblems(d, CELLS));
   expect(problems).toEqual([]);
   expect(await doubleBuilds(d, CELLS)).toEqual([]);
   expect(await capacityProblems(d)).toEqual([]);
@@ -134,6 +199,8 @@ test('docker-compose down -v removes every container and the named volumes', asy
   timings['docker-compose down -v'] = Date.now() - t0;
   down = true;
   expect(await d.containers()).toEqual([]);
-  const volumes = (await d.docker(['volume', 'ls', '-q', '--filter', `label=com.docker.compose.project=${d.project}`])).split('\n').filter(Boolean);
+  const volumes = (await d.docker(['volume', 'ls', '-q', '--filter', `label=com.docker.compose.project=${d.project}`]))
+    .split('\n')
+    .filter(Boolean);
   expect(volumes).toEqual([]);
 });

@@ -35,12 +35,20 @@ function canonical(value: unknown, known: ReadonlySet<string>): unknown {
   return value;
 }
 
-interface Shape { body: unknown; code?: unknown; detail?: unknown }
+interface Shape {
+  body: unknown;
+  code?: unknown;
+  detail?: unknown;
+}
 
 /** The comparable shape of an answer: body without request ids; error code and text apart. */
 function shape(op: Operation, a: Answer, known: ReadonlySet<string>): Shape {
   let body: unknown = a.text;
-  try { body = a.text === '' ? '' : JSON.parse(a.text); } catch { /* not JSON: compare the text */ }
+  try {
+    body = a.text === '' ? '' : JSON.parse(a.text);
+  } catch {
+    /* not JSON: compare the text */
+  }
   const err = (body as { errors?: Array<Record<string, unknown>> } | null)?.errors?.[0];
   if (a.status >= 400 && err !== undefined) {
     const { request_id: _r, detail, code, ...rest } = err;
@@ -62,7 +70,7 @@ function headerView(a: Answer, known: ReadonlySet<string>): Record<string, strin
   return h;
 }
 
-const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v) ?? '(none)').slice(0, 600);
+const show = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? '(none)')).slice(0, 600);
 
 /**
  * Answers of real Placement 8.0 (on PostgreSQL) that are its bugs, not behaviour to copy.
@@ -76,15 +84,21 @@ const KNOWN_PEER_BUGS: ReadonlyArray<{ name: string; test: (op: Operation, peer:
     // no allocations, invisible to GET /allocations), and the next write with the generation
     // a client can see (null) is refused.
     name: 'leaked consumer after a 400',
-    test: (op, peer) => peer.status === 409 && /expected \d+ but got None/.test(peer.text) && JSON.stringify(op.body ?? '').includes('"$CGEN'),
+    test: (op, peer) =>
+      peer.status === 409 && /expected \d+ but got None/.test(peer.text) && JSON.stringify(op.body ?? '').includes('"$CGEN'),
   },
 ];
 
 /** Every aspect in which `ours` differs from `peer` for `op` (empty: they agree). */
 export function compare(op: Operation, peer: Answer, ours: Answer, known: ReadonlySet<string>): Difference[] {
   const peerBug = KNOWN_PEER_BUGS.find((b) => b.test(op, peer))?.name;
-  const diff = (aspect: string, p: unknown, o: unknown, textOnly = false): Difference =>
-    ({ cls: `${op.kind} ${aspect}${peerBug !== undefined ? ` (peer: ${peerBug})` : ""}`, textOnly, peerBug, peer: show(p), ours: show(o) });
+  const diff = (aspect: string, p: unknown, o: unknown, textOnly = false): Difference => ({
+    cls: `${op.kind} ${aspect}${peerBug !== undefined ? ` (peer: ${peerBug})` : ''}`,
+    textOnly,
+    peerBug,
+    peer: show(p),
+    ours: show(o),
+  });
   if (peer.status !== ours.status) return [diff(`status ${peer.status}->${ours.status}`, peer.text, ours.text)];
   const out: Difference[] = [];
   const [ps, os] = [shape(op, peer, known), shape(op, ours, known)];

@@ -15,7 +15,10 @@ export interface Answer {
 const KEPT_HEADERS = ['content-type', 'location', 'allow', 'openstack-api-version', 'cache-control', 'last-modified', 'vary'];
 
 export class Target {
-  constructor(readonly name: string, readonly base: string) {}
+  constructor(
+    readonly name: string,
+    readonly base: string,
+  ) {}
 
   async send(op: Operation): Promise<Answer> {
     const headers: Record<string, string> = { 'x-auth-token': 'admin', accept: 'application/json' };
@@ -40,7 +43,7 @@ export class Target {
 
   private async getJson(path: string): Promise<Record<string, unknown> | undefined> {
     const r = await this.request('GET', path, { 'x-auth-token': 'admin', 'openstack-api-version': 'placement latest' });
-    return r.status === 200 ? JSON.parse(r.text) as Record<string, unknown> : undefined;
+    return r.status === 200 ? (JSON.parse(r.text) as Record<string, unknown>) : undefined;
   }
 
   /** Replaces every placeholder string of `value` by this target's current generation (± delta). */
@@ -49,9 +52,10 @@ export class Target {
       const m = /^\$(C?GEN)([+-]\d+)?:(.+)$/.exec(value);
       if (!m) return value;
       const [, kind, delta, uuid] = m;
-      const current = kind === 'GEN'
-        ? ((await this.getJson(`/resource_providers/${uuid}`))?.generation as number | undefined) ?? 0
-        : ((await this.getJson(`/allocations/${uuid}`))?.consumer_generation as number | undefined) ?? null;
+      const current =
+        kind === 'GEN'
+          ? (((await this.getJson(`/resource_providers/${uuid}`))?.generation as number | undefined) ?? 0)
+          : (((await this.getJson(`/allocations/${uuid}`))?.consumer_generation as number | undefined) ?? null);
       return delta === undefined || current === null ? current : current + Number(delta);
     }
     if (Array.isArray(value)) return Promise.all(value.map((v) => this.substitute(v)));

@@ -26,11 +26,29 @@ const ROOT = join(__dirname, '..', '..');
 const PEERS = process.env.PLACEMENT_PEERS_DIR ?? join(ROOT, '..', 'shared', 'peers', 'placement');
 const PROFILES = { ci: { ops: 400, seed: 16 }, long: { ops: 10_000, seed: 1616 } } as const;
 
-interface Args { ops: number; seed: number; peer: string; ours: string; peerReset: string; oursReset: string; peerDb?: string; out?: string; log?: string; examples: boolean }
+interface Args {
+  ops: number;
+  seed: number;
+  peer: string;
+  ours: string;
+  peerReset: string;
+  oursReset: string;
+  peerDb?: string;
+  out?: string;
+  log?: string;
+  examples: boolean;
+}
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { ...PROFILES.ci, peer: 'http://127.0.0.1:18778', ours: 'http://127.0.0.1:8778', peerReset: join(PEERS, 'reset.sh'),
-    oursReset: `node ${join(ROOT, 'scripts/stack.mjs')} reset --only placement`, peerDb: defaultPeerDb(), examples: true };
+  const a: Args = {
+    ...PROFILES.ci,
+    peer: 'http://127.0.0.1:18778',
+    ours: 'http://127.0.0.1:8778',
+    peerReset: join(PEERS, 'reset.sh'),
+    oursReset: `node ${join(ROOT, 'scripts/stack.mjs')} reset --only placement`,
+    peerDb: defaultPeerDb(),
+    examples: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const [k, v] = [argv[i], argv[i + 1] ?? ''];
     if (k === '--profile') {
@@ -43,11 +61,15 @@ function parseArgs(argv: readonly string[]): Args {
     else if (k === '--peer-reset') a.peerReset = v;
     else if (k === '--ours-reset') a.oursReset = v;
     else if (k === '--peer-db') a.peerDb = v;
-    else if (k === '--no-peer-repair') { a.peerDb = undefined; continue; }
-    else if (k === '--out') a.out = v;
+    else if (k === '--no-peer-repair') {
+      a.peerDb = undefined;
+      continue;
+    } else if (k === '--out') a.out = v;
     else if (k === '--log') a.log = v;
-    else if (k === '--no-examples') { a.examples = false; continue; }
-    else throw new Error(`unknown argument ${k}`);
+    else if (k === '--no-examples') {
+      a.examples = false;
+      continue;
+    } else throw new Error(`unknown argument ${k}`);
     i++;
   }
   return a;
@@ -82,7 +104,8 @@ async function main(): Promise<void> {
     const o = await ours.send(op);
     const diffs = compare(op, p, o, known);
     tally.add(i, op, diffs);
-    if (args.log) appendFileSync(args.log, `${JSON.stringify({ i, op, peer: p.status, ours: o.status, diffs: diffs.map((d) => d.cls) })}\n`);
+    if (args.log)
+      appendFileSync(args.log, `${JSON.stringify({ i, op, peer: p.status, ours: o.status, diffs: diffs.map((d) => d.cls) })}\n`);
     if (++i % 1000 === 0) console.log(`  ${i} operations`);
   }
   await repair?.close();
@@ -94,5 +117,8 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((err: unknown) => { console.error(err); process.exitCode = 2; });
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 2;
+  });
 }

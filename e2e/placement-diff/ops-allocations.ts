@@ -10,7 +10,13 @@ type Make = (rng: Rng, w: World) => Operation;
 
 function resources(rng: Rng, w: World): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const rc of rng.some(w.classes.slice(0, 5), 3)) out[rc] = rng.weighted<number | string>([[90, rng.int(1, 4)], [4, 0], [3, 10000], [3, 'x']]);
+  for (const rc of rng.some(w.classes.slice(0, 5), 3))
+    out[rc] = rng.weighted<number | string>([
+      [90, rng.int(1, 4)],
+      [4, 0],
+      [3, 10000],
+      [3, 'x'],
+    ]);
   if (Object.keys(out).length === 0) out.VCPU = 1;
   return out;
 }
@@ -28,9 +34,17 @@ function consumerBody(rng: Rng, w: World, consumer: string, minor: number, allow
   const empty = allowEmpty && minor >= 28 && rng.chance(0.15);
   const body: Record<string, unknown> = { allocations: empty ? {} : allocationsFor(rng, w, minor) };
   const drop = (): boolean => rng.chance(0.03);
-  if (minor >= 8 && !drop()) { body.project_id = rng.pick(w.projects); body.user_id = rng.pick(w.users); }
+  if (minor >= 8 && !drop()) {
+    body.project_id = rng.pick(w.projects);
+    body.user_id = rng.pick(w.users);
+  }
   if (minor >= 28 && !drop()) body.consumer_generation = genRef(rng, 'CGEN', consumer);
-  if (minor >= 38 && !drop()) body.consumer_type = rng.weighted([[80, 'INSTANCE'], [15, 'MIGRATION'], [5, 'bad type']]);
+  if (minor >= 38 && !drop())
+    body.consumer_type = rng.weighted([
+      [80, 'INSTANCE'],
+      [15, 'MIGRATION'],
+      [5, 'bad type'],
+    ]);
   return body;
 }
 
@@ -38,7 +52,13 @@ const putAllocations: Make = (rng, w) => {
   const version = pickVersion(rng);
   const minor = Number.isNaN(minorOf(version)) ? 39 : minorOf(version);
   const consumer = rng.pick(w.consumers);
-  return { kind: 'allocations.put', method: 'PUT', path: `/allocations/${consumer}`, version, body: consumerBody(rng, w, consumer, minor, true) };
+  return {
+    kind: 'allocations.put',
+    method: 'PUT',
+    path: `/allocations/${consumer}`,
+    version,
+    body: consumerBody(rng, w, consumer, minor, true),
+  };
 };
 
 const postAllocations: Make = (rng, w) => {
@@ -48,13 +68,20 @@ const postAllocations: Make = (rng, w) => {
   return { kind: 'allocations.post', method: 'POST', path: '/allocations', version, body };
 };
 
-const deleteAllocations: Make = (rng, w) => ({ kind: 'allocations.delete', method: 'DELETE', path: `/allocations/${rng.pick(w.consumers)}`, version: pickVersion(rng) });
-const getAllocations: Make = (rng, w) => (rng.chance(0.5)
-  ? { kind: 'allocations.get', method: 'GET', path: `/allocations/${rng.pick(w.consumers)}`, version: pickVersion(rng) }
-  : { kind: 'rp_allocations.get', method: 'GET', path: `/resource_providers/${rng.pick(w.rps)}/allocations`, version: pickVersion(rng) });
+const deleteAllocations: Make = (rng, w) => ({
+  kind: 'allocations.delete',
+  method: 'DELETE',
+  path: `/allocations/${rng.pick(w.consumers)}`,
+  version: pickVersion(rng),
+});
+const getAllocations: Make = (rng, w) =>
+  rng.chance(0.5)
+    ? { kind: 'allocations.get', method: 'GET', path: `/allocations/${rng.pick(w.consumers)}`, version: pickVersion(rng) }
+    : { kind: 'rp_allocations.get', method: 'GET', path: `/resource_providers/${rng.pick(w.rps)}/allocations`, version: pickVersion(rng) };
 
 const usages: Make = (rng, w) => {
-  if (rng.chance(0.5)) return { kind: 'rp_usages.get', method: 'GET', path: `/resource_providers/${rng.pick(w.rps)}/usages`, version: pickVersion(rng) };
+  if (rng.chance(0.5))
+    return { kind: 'rp_usages.get', method: 'GET', path: `/resource_providers/${rng.pick(w.rps)}/usages`, version: pickVersion(rng) };
   const q = new URLSearchParams();
   if (rng.chance(0.95)) q.append('project_id', rng.pick(w.projects));
   if (rng.chance(0.4)) q.append('user_id', rng.pick(w.users));
@@ -68,7 +95,11 @@ function addGroup(rng: Rng, w: World, q: URLSearchParams, suffix: string, minor:
   if (rng.chance(0.92)) q.append(`resources${suffix}`, resourcesString(rng, w));
   if (rng.chance(0.3)) q.append(`required${suffix}`, traitsString(rng, w));
   if (rng.chance(0.15)) q.append(`required${suffix}`, traitsString(rng, w));
-  if (rng.chance(0.2)) q.append(`member_of${suffix}`, rng.chance(0.6) ? rng.pick(w.aggs) : `${rng.pick(['in:', '!', '!in:'])}${rng.some(w.aggs, 2).join(',') || rng.pick(w.aggs)}`);
+  if (rng.chance(0.2))
+    q.append(
+      `member_of${suffix}`,
+      rng.chance(0.6) ? rng.pick(w.aggs) : `${rng.pick(['in:', '!', '!in:'])}${rng.some(w.aggs, 2).join(',') || rng.pick(w.aggs)}`,
+    );
   if (minor >= 31 && rng.chance(0.1)) q.append(`in_tree${suffix}`, rng.pick(w.rps));
 }
 
@@ -92,16 +123,66 @@ const candidates: Make = (rng, w) => {
 const malformed: Make = (rng, w) => {
   const rp = rng.pick(w.rps);
   return rng.weighted<() => Operation>([
-    [3, () => ({ kind: 'bad.content_type', method: 'POST', path: '/resource_providers', version: pickVersion(rng), raw: JSON.stringify({ name: 'ct' }), headers: { 'content-type': rng.pick(['text/plain', 'application/xml']) } })],
-    [3, () => ({ kind: 'bad.json', method: 'PUT', path: `/resource_providers/${rp}/inventories`, version: pickVersion(rng), raw: rng.pick(['{', '[]', 'null', '{"inventories": 1}']) })],
-    [2, () => ({ kind: 'bad.accept', method: 'GET', path: '/resource_providers', version: pickVersion(rng), headers: { accept: rng.pick(['text/plain', 'text/html', 'application/xml']) } })],
-    [2, () => ({ kind: 'bad.route', method: 'GET', path: rng.pick(['/nope', `/resource_providers/${rp}/nope`, '/allocations']), version: pickVersion(rng) })],
-    [2, () => ({ kind: 'bad.method', method: rng.pick(['PATCH', 'POST', 'DELETE']), path: rng.pick(['/traits', `/resource_providers/${rp}/usages`, '/usages']), version: pickVersion(rng, 9) })],
+    [
+      3,
+      () => ({
+        kind: 'bad.content_type',
+        method: 'POST',
+        path: '/resource_providers',
+        version: pickVersion(rng),
+        raw: JSON.stringify({ name: 'ct' }),
+        headers: { 'content-type': rng.pick(['text/plain', 'application/xml']) },
+      }),
+    ],
+    [
+      3,
+      () => ({
+        kind: 'bad.json',
+        method: 'PUT',
+        path: `/resource_providers/${rp}/inventories`,
+        version: pickVersion(rng),
+        raw: rng.pick(['{', '[]', 'null', '{"inventories": 1}']),
+      }),
+    ],
+    [
+      2,
+      () => ({
+        kind: 'bad.accept',
+        method: 'GET',
+        path: '/resource_providers',
+        version: pickVersion(rng),
+        headers: { accept: rng.pick(['text/plain', 'text/html', 'application/xml']) },
+      }),
+    ],
+    [
+      2,
+      () => ({
+        kind: 'bad.route',
+        method: 'GET',
+        path: rng.pick(['/nope', `/resource_providers/${rp}/nope`, '/allocations']),
+        version: pickVersion(rng),
+      }),
+    ],
+    [
+      2,
+      () => ({
+        kind: 'bad.method',
+        method: rng.pick(['PATCH', 'POST', 'DELETE']),
+        path: rng.pick(['/traits', `/resource_providers/${rp}/usages`, '/usages']),
+        version: pickVersion(rng, 9),
+      }),
+    ],
     [1, () => ({ kind: 'root', method: 'GET', path: '/', version: pickVersion(rng) })],
   ])();
 };
 
 /** Allocation-side operations with their weights. */
 export const ALLOCATION_OPS: ReadonlyArray<readonly [number, Make]> = [
-  [12, putAllocations], [4, postAllocations], [3, deleteAllocations], [4, getAllocations], [4, usages], [10, candidates], [4, malformed],
+  [12, putAllocations],
+  [4, postAllocations],
+  [3, deleteAllocations],
+  [4, getAllocations],
+  [4, usages],
+  [10, candidates],
+  [4, malformed],
 ];

@@ -14,7 +14,11 @@ import type { Operation } from './world';
 export function defaultPeerDb(): string {
   const state = process.env.PLACEMENT_STATE_DIR ?? '/var/tmp/placement-peer';
   let port = '5432';
-  try { port = readFileSync(`${state}/pgport`, 'utf8').trim() || port; } catch { /* the default cluster */ }
+  try {
+    port = readFileSync(`${state}/pgport`, 'utf8').trim() || port;
+  } catch {
+    /* the default cluster */
+  }
   return `postgres://placement_peer:placement_peer@127.0.0.1:${port}/placement_peer`;
 }
 
@@ -32,7 +36,9 @@ export class PeerRepair {
   /** Repairs after any refused allocation write of the peer (those may leave a consumer behind). */
   async afterPeerAnswer(op: Operation, peer: Answer): Promise<void> {
     if (!op.kind.startsWith('allocations.') || op.method === 'GET' || peer.status < 400) return;
-    const r = await this.client.query('DELETE FROM consumers c WHERE NOT EXISTS (SELECT 1 FROM allocations a WHERE a.consumer_id = c.uuid)');
+    const r = await this.client.query(
+      'DELETE FROM consumers c WHERE NOT EXISTS (SELECT 1 FROM allocations a WHERE a.consumer_id = c.uuid)',
+    );
     this.repairs += r.rowCount ?? 0;
   }
 

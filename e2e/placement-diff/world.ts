@@ -38,9 +38,15 @@ export function makeWorld(rng: Rng): World {
   const customClasses = ['CUSTOM_DIFF_A', 'CUSTOM_DIFF_B', 'CUSTOM_DIFF_C'];
   const customTraits = ['CUSTOM_DIFF_T1', 'CUSTOM_DIFF_T2', 'CUSTOM_DIFF_T3'];
   return {
-    rps: n(12), aggs: n(4), consumers: n(10), projects: n(2), users: n(2),
-    classes: ['VCPU', 'MEMORY_MB', 'DISK_GB', 'SRIOV_NET_VF', ...customClasses], customClasses,
-    traits: ['HW_CPU_X86_AVX2', 'HW_CPU_X86_SSE42', 'STORAGE_DISK_SSD', ...customTraits], customTraits,
+    rps: n(12),
+    aggs: n(4),
+    consumers: n(10),
+    projects: n(2),
+    users: n(2),
+    classes: ['VCPU', 'MEMORY_MB', 'DISK_GB', 'SRIOV_NET_VF', ...customClasses],
+    customClasses,
+    traits: ['HW_CPU_X86_AVX2', 'HW_CPU_X86_SSE42', 'STORAGE_DISK_SSD', ...customTraits],
+    customTraits,
   };
 }
 

@@ -5,14 +5,50 @@ import { test } from 'node:test';
 import { parseArgs } from './args.mjs';
 
 test('no arguments: status, the state dir from CELLSCHED_STACK_DIR, no system option', () => {
-  assert.deepEqual(parseArgs([], { CELLSCHED_STACK_DIR: '/tmp/s' }),
-    { command: 'status', only: undefined, purge: false, noBuild: false, check: false, out: undefined, signal: 'SIGKILL', stateDir: '/tmp/s', system: {} });
+  assert.deepEqual(parseArgs([], { CELLSCHED_STACK_DIR: '/tmp/s' }), {
+    command: 'status',
+    only: undefined,
+    purge: false,
+    noBuild: false,
+    check: false,
+    out: undefined,
+    signal: 'SIGKILL',
+    stateDir: '/tmp/s',
+    system: {},
+  });
 });
 
 test("up's system options, with a value after the flag or after '='", () => {
-  const o = parseArgs(['up', '--cells', '3', '--hosts-per-cell=1000', '--schedulers', '2', '--build-failure-rate', '0.2', '--port-offset', '4000',
-    '--prefix', 'e2e_x1', '--build-latency-ms', '50', '--state-dir', '/tmp/x'], {});
-  assert.deepEqual(o.system, { cells: 3, hostsPerCell: 1000, schedulers: 2, buildFailureRate: 0.2, portOffset: 4000, prefix: 'e2e_x1', buildLatencyMs: 50 });
+  const o = parseArgs(
+    [
+      'up',
+      '--cells',
+      '3',
+      '--hosts-per-cell=1000',
+      '--schedulers',
+      '2',
+      '--build-failure-rate',
+      '0.2',
+      '--port-offset',
+      '4000',
+      '--prefix',
+      'e2e_x1',
+      '--build-latency-ms',
+      '50',
+      '--state-dir',
+      '/tmp/x',
+    ],
+    {},
+  );
+  assert.deepEqual(o.system, {
+    cells: 3,
+    hostsPerCell: 1000,
+    schedulers: 2,
+    buildFailureRate: 0.2,
+    portOffset: 4000,
+    prefix: 'e2e_x1',
+    buildLatencyMs: 50,
+  });
   assert.equal(o.stateDir, '/tmp/x');
 });
 

@@ -10,9 +10,20 @@ import { placementService, systemServices } from '../../deploy/launcher/system.m
 const placementProfile = (plan, name, basePort, env) => {
   const port = basePort + plan.options.portOffset;
   return {
-    name, build: 'services/placement', database: plan.placement.role, main: 'services/placement/dist/main.js', profile: true,
+    name,
+    build: 'services/placement',
+    database: plan.placement.role,
+    main: 'services/placement/dist/main.js',
+    profile: true,
     cmd: ['node', ['services/placement/dist/main.js']],
-    env: () => ({ CELLSCHED_PLACEMENT_DB_URL: plan.placement.dbUrl, CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_HOST: '127.0.0.1', CELLSCHED_PLACEMENT_MIGRATE: 'false', CELLSCHED_PLACEMENT_GRPC_PORT: '0', ...env }),
+    env: () => ({
+      CELLSCHED_PLACEMENT_DB_URL: plan.placement.dbUrl,
+      CELLSCHED_PLACEMENT_PORT: String(port),
+      CELLSCHED_PLACEMENT_HOST: '127.0.0.1',
+      CELLSCHED_PLACEMENT_MIGRATE: 'false',
+      CELLSCHED_PLACEMENT_GRPC_PORT: '0',
+      ...env,
+    }),
     ready: { http: `http://127.0.0.1:${port}/` },
   };
 };
@@ -24,7 +35,8 @@ const placementProfile = (plan, name, basePort, env) => {
  */
 export function servicesTable(plan, common, only) {
   const placement = {
-    ...placementService(plan, only === undefined ? common : {}), database: plan.placement.role,
+    ...placementService(plan, only === undefined ? common : {}),
+    database: plan.placement.role,
     // keeps what a fresh install has: standard classes and traits, and the migration record
     reset: { main: 'services/placement/dist/manage.js', args: ['db', 'reset'] },
   };
@@ -34,8 +46,9 @@ export function servicesTable(plan, common, only) {
     placementProfile(plan, 'placement-open-policy', 28779, { CELLSCHED_PLACEMENT_POLICY: 'open' }),
     placementProfile(plan, 'placement-cors', 28780, { CELLSCHED_PLACEMENT_CORS_ORIGINS: 'http://valid.example.com' }),
     // the computes' fault-control endpoint on a free loopback port (printed in their log), for the chaos suite
-    ...systemServices(plan, common)
-      .map((r) => (r.name.startsWith('compute-') ? { ...r, env: () => ({ CELLSCHED_COMPUTE_CONTROL_PORT: '0', ...r.env() }) } : r)),
+    ...systemServices(plan, common).map((r) =>
+      r.name.startsWith('compute-') ? { ...r, env: () => ({ CELLSCHED_COMPUTE_CONTROL_PORT: '0', ...r.env() }) } : r,
+    ),
   ];
 }
 

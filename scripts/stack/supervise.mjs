@@ -7,12 +7,19 @@ import { join } from 'node:path';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const tcpOpen = (addr) => new Promise((res) => {
-  const [host, port] = addr.split(':');
-  const sock = connect({ host, port: Number(port) }, () => { sock.destroy(); res(true); });
-  sock.on('error', () => res(false));
-  sock.setTimeout(1000, () => { sock.destroy(); res(false); });
-});
+const tcpOpen = (addr) =>
+  new Promise((res) => {
+    const [host, port] = addr.split(':');
+    const sock = connect({ host, port: Number(port) }, () => {
+      sock.destroy();
+      res(true);
+    });
+    sock.on('error', () => res(false));
+    sock.setTimeout(1000, () => {
+      sock.destroy();
+      res(false);
+    });
+  });
 
 /** Where a row answers, for the launcher's output. */
 export const where = (s) => s.ready.http ?? (s.ready.tcp ? `grpc://${s.ready.tcp}` : '-');
@@ -26,13 +33,24 @@ export function supervisor(stateDir, root) {
   function runningPid(s) {
     if (!existsSync(pidFile(s))) return undefined;
     const pid = Number(readFileSync(pidFile(s), 'utf8'));
-    try { process.kill(pid, 0); return pid; } catch { return undefined; }
+    try {
+      process.kill(pid, 0);
+      return pid;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Whether a row answers: HTTP below 500, a TCP port open, or its ready line in its log (since byte `from`). */
   async function healthy(s, from = 0) {
     const r = s.ready;
-    if (r.http) { try { return (await fetch(r.http)).status < 500; } catch { return false; } }
+    if (r.http) {
+      try {
+        return (await fetch(r.http)).status < 500;
+      } catch {
+        return false;
+      }
+    }
     if (r.tcp) return tcpOpen(r.tcp);
     if (!existsSync(logFile(s))) return false;
     return readFileSync(logFile(s)).subarray(from).includes(r.log);
@@ -51,14 +69,22 @@ export function supervisor(stateDir, root) {
    * CELLSCHED_NODE_ARGS: extra node flags for every service (e.g. `--cpu-prof --cpu-prof-dir=DIR`, which Node refuses in NODE_OPTIONS).
    */
   async function start(s, prepare) {
-    if (runningPid(s)) { console.log(`${s.name}: already running (pid ${runningPid(s)})`); return; }
-    if ((s.ready.http || s.ready.tcp) && await healthy(s)) throw new Error(`${s.name}: something else already answers on ${where(s)}`);
+    if (runningPid(s)) {
+      console.log(`${s.name}: already running (pid ${runningPid(s)})`);
+      return;
+    }
+    if ((s.ready.http || s.ready.tcp) && (await healthy(s))) throw new Error(`${s.name}: something else already answers on ${where(s)}`);
     await prepare();
     const from = existsSync(logFile(s)) ? statSync(logFile(s)).size : 0;
     const out = openSync(logFile(s), 'a');
     const [cmd, args] = s.cmd;
     const nodeArgs = cmd === 'node' ? (process.env.CELLSCHED_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-    const child = spawn(cmd, [...nodeArgs, ...args], { cwd: root, detached: true, stdio: ['ignore', out, out], env: { ...process.env, ...s.env() } });
+    const child = spawn(cmd, [...nodeArgs, ...args], {
+      cwd: root,
+      detached: true,
+      stdio: ['ignore', out, out],
+      env: { ...process.env, ...s.env() },
+    });
     writeFileSync(pidFile(s), String(child.pid));
     child.unref();
     const limitMs = s.readyTimeoutMs ?? 60_000;
@@ -85,7 +111,10 @@ export function supervisor(stateDir, root) {
   /** Sends `signal` to row `s`'s process and waits (15 s at most) until it is gone. */
   async function signal(s, sig) {
     const pid = runningPid(s);
-    if (!pid) { console.log(`${s.name}: not running`); return; }
+    if (!pid) {
+      console.log(`${s.name}: not running`);
+      return;
+    }
     process.kill(pid, sig);
     const ok = await gone(s, 15_000, 50);
     console.log(`${s.name}: ${sig} (pid ${pid})${ok ? ', gone' : ', STILL RUNNING after 15 s'}`);

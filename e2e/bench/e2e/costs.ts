@@ -11,7 +11,13 @@ import { Client } from 'pg';
 
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || '100');
 
-interface Proc { pid: number; ppid: number; comm: string; own: number; children: number }
+interface Proc {
+  pid: number;
+  ppid: number;
+  comm: string;
+  own: number;
+  children: number;
+}
 
 /** One /proc/PID/stat: its own CPU and its reaped children's, in ms. */
 function stat(pid: number): Proc | undefined {
@@ -27,7 +33,10 @@ function stat(pid: number): Proc | undefined {
 }
 
 function allProcs(): Proc[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((d) => stat(Number(d))).filter((p): p is Proc => p !== undefined);
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => stat(Number(d)))
+    .filter((p): p is Proc => p !== undefined);
 }
 
 /** CPU ms so far: each of the system's processes (by pid file), PostgreSQL (postmaster + backends, exited ones included), RabbitMQ, the load generator. */
@@ -41,8 +50,14 @@ export function cpuNow(stateDir: string): Map<string, number> {
   const pg = procs.filter((p) => p.comm === 'postgres' || p.comm === 'postmaster');
   const pgPids = new Set(pg.map((p) => p.pid));
   // NOTE: the postmaster's reaped children (closed connections) are in its `children`; live backends count their own
-  out.set('postgresql', pg.reduce((n, p) => n + p.own + (pgPids.has(p.ppid) ? 0 : p.children), 0));
-  out.set('rabbitmq', procs.filter((p) => p.comm === 'beam.smp' || p.comm === 'erl_child_setup').reduce((n, p) => n + p.own + p.children, 0));
+  out.set(
+    'postgresql',
+    pg.reduce((n, p) => n + p.own + (pgPids.has(p.ppid) ? 0 : p.children), 0),
+  );
+  out.set(
+    'rabbitmq',
+    procs.filter((p) => p.comm === 'beam.smp' || p.comm === 'erl_child_setup').reduce((n, p) => n + p.own + p.children, 0),
+  );
   const self = process.cpuUsage();
   out.set('load generator', (self.user + self.system) / 1000);
   return out;
@@ -66,7 +81,10 @@ export async function pgCommits(adminUrl: string, prefix: string): Promise<numbe
   const c = new Client({ connectionString: adminUrl });
   await c.connect();
   try {
-    const r = await c.query<{ n: string }>("SELECT COALESCE(sum(xact_commit + xact_rollback), 0) AS n FROM pg_stat_database WHERE datname LIKE $1", [`${prefix}\\_%`]);
+    const r = await c.query<{ n: string }>(
+      'SELECT COALESCE(sum(xact_commit + xact_rollback), 0) AS n FROM pg_stat_database WHERE datname LIKE $1',
+      [`${prefix}\\_%`],
+    );
     return Number(r.rows[0]?.n ?? 0);
   } finally {
     await c.end();
@@ -108,17 +126,23 @@ export async function rabbitCeiling(amqpUrl: string, seconds = 10): Promise<numb
     const sub = await conn.createChannel();
     await pub.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
     await sub.prefetch(256);
-    await sub.consume(queue, (m) => { if (m) sub.ack(m); });
+    await sub.consume(queue, (m) => {
+      if (m) sub.ack(m);
+    });
     const body = Buffer.alloc(512, 'x');
     const end = Date.now() + seconds * 1000;
     let confirmed = 0;
     const window = 256;
-    await Promise.all(Array.from({ length: window }, async () => {
-      while (Date.now() < end) {
-        await new Promise<void>((resolve, reject) => pub.sendToQueue(queue, body, { persistent: true }, (err) => (err ? reject(err) : resolve())));
-        confirmed++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: window }, async () => {
+        while (Date.now() < end) {
+          await new Promise<void>((resolve, reject) =>
+            pub.sendToQueue(queue, body, { persistent: true }, (err) => (err ? reject(err) : resolve())),
+          );
+          confirmed++;
+        }
+      }),
+    );
     await pub.deleteQueue(queue);
     return Math.round(confirmed / seconds);
   } finally {
@@ -128,9 +152,16 @@ export async function rabbitCeiling(amqpUrl: string, seconds = 10): Promise<numb
 
 /** Per create (its trace, rooted at the api's POST /v2.1/servers): round trips to PostgreSQL, messages published, gRPC calls, spans. */
 export interface CreateCounts {
-  creates: number; pgQueries: number; pgConnects: number; messages: number; grpcCalls: number; httpCalls: number; spans: number;
+  creates: number;
+  pgQueries: number;
+  pgConnects: number;
+  messages: number;
+  grpcCalls: number;
+  httpCalls: number;
+  spans: number;
   /** PostgreSQL round trips per create by service, and the statements most often sent (their first 70 characters) per create. */
-  pgQueriesByService: Record<string, number>; topStatements: Record<string, number>;
+  pgQueriesByService: Record<string, number>;
+  topStatements: Record<string, number>;
 }
 
 /**
@@ -138,32 +169,63 @@ export interface CreateCounts {
  * (`CELLSCHED_TELEMETRY_DB_SPANS_PER_TRACE` > 0 when the system started) for the round trips.
  */
 export function countCreates(spanFiles: readonly string[]): CreateCounts {
-  interface S { traceId: string; name: string; kind: number; parent: string; service: string; path: string; sql: string }
+  interface S {
+    traceId: string;
+    name: string;
+    kind: number;
+    parent: string;
+    service: string;
+    path: string;
+    sql: string;
+  }
   const spans: S[] = [];
   for (const file of spanFiles) {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       if (!line) continue;
       for (const rs of JSON.parse(line).resourceSpans ?? []) {
         const service = String(rs.resource?.attributes?.find((a: { key: string }) => a.key === 'service.name')?.value?.stringValue);
-        for (const ss of rs.scopeSpans ?? []) for (const sp of ss.spans ?? []) {
-          const attr = (k: string): string => (sp.attributes ?? []).find((a: { key: string }) => a.key === k)?.value?.stringValue ?? '';
-          spans.push({ traceId: sp.traceId, name: sp.name, kind: sp.kind, parent: sp.parentSpanId ?? '', service, path: attr('url.path'), sql: attr('db.query.text') || attr('db.statement') });
-        }
+        for (const ss of rs.scopeSpans ?? [])
+          for (const sp of ss.spans ?? []) {
+            const attr = (k: string): string => (sp.attributes ?? []).find((a: { key: string }) => a.key === k)?.value?.stringValue ?? '';
+            spans.push({
+              traceId: sp.traceId,
+              name: sp.name,
+              kind: sp.kind,
+              parent: sp.parentSpanId ?? '',
+              service,
+              path: attr('url.path'),
+              sql: attr('db.query.text') || attr('db.statement'),
+            });
+          }
       }
     }
   }
-  const creates = new Set(spans.filter((s) => s.parent === '' && s.service === 'api' && s.name.startsWith('POST') && s.path === '/v2.1/servers').map((s) => s.traceId));
+  const creates = new Set(
+    spans
+      .filter((s) => s.parent === '' && s.service === 'api' && s.name.startsWith('POST') && s.path === '/v2.1/servers')
+      .map((s) => s.traceId),
+  );
   const mine = spans.filter((s) => creates.has(s.traceId));
   const per = (pred: (s: S) => boolean): number => Math.round((mine.filter(pred).length / Math.max(1, creates.size)) * 10) / 10;
-  const perCreate = (key: (s: S) => string, of: S[]): Record<string, number> => Object.fromEntries([...of.reduce((m, x) => m.set(key(x), (m.get(key(x)) ?? 0) + 1), new Map<string, number>())]
-    .sort((a, b) => b[1] - a[1]).slice(0, 20).map(([k, n]) => [k, Math.round((n / Math.max(1, creates.size)) * 100) / 100]));
+  const perCreate = (key: (s: S) => string, of: S[]): Record<string, number> =>
+    Object.fromEntries(
+      [...of.reduce((m, x) => m.set(key(x), (m.get(key(x)) ?? 0) + 1), new Map<string, number>())]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 20)
+        .map(([k, n]) => [k, Math.round((n / Math.max(1, creates.size)) * 100) / 100]),
+    );
   const queries = mine.filter((s) => s.name.startsWith('pg.query'));
   // OTLP span kinds: 3 client, 4 producer
   return {
-    pgQueriesByService: perCreate((s) => s.service, queries), topStatements: perCreate((s) => s.sql.replace(/\s+/g, ' ').slice(0, 70), queries),
-    creates: creates.size, pgQueries: per((s) => s.name.startsWith('pg.query')), pgConnects: per((s) => s.name.startsWith('pg-pool.connect')),
-    messages: per((s) => s.kind === 4), grpcCalls: per((s) => s.kind === 3 && s.name.startsWith('grpc.')),
-    httpCalls: per((s) => s.kind === 3 && !s.name.startsWith('grpc.') && !s.name.startsWith('pg')), spans: per(() => true),
+    pgQueriesByService: perCreate((s) => s.service, queries),
+    topStatements: perCreate((s) => s.sql.replace(/\s+/g, ' ').slice(0, 70), queries),
+    creates: creates.size,
+    pgQueries: per((s) => s.name.startsWith('pg.query')),
+    pgConnects: per((s) => s.name.startsWith('pg-pool.connect')),
+    messages: per((s) => s.kind === 4),
+    grpcCalls: per((s) => s.kind === 3 && s.name.startsWith('grpc.')),
+    httpCalls: per((s) => s.kind === 3 && !s.name.startsWith('grpc.') && !s.name.startsWith('pg')),
+    spans: per(() => true),
   };
 }
 
@@ -186,10 +248,16 @@ export async function pgStatements(adminUrl: string, what: 'reset' | 'report'): 
     const r = await c.query<{ ms: string; calls: string; per: string; rows: string; db: string; q: string }>(
       `SELECT round(total_exec_time::numeric)::text AS ms, calls::text, round((total_exec_time / calls)::numeric, 3)::text AS per, rows::text,
               coalesce((SELECT datname FROM pg_database d WHERE d.oid = s.dbid), '?') AS db, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q
-         FROM pg_stat_statements s ORDER BY total_exec_time DESC LIMIT 40`);
-    const total = await c.query<{ ms: string; calls: string }>('SELECT round(sum(total_exec_time)::numeric)::text AS ms, sum(calls)::text AS calls FROM pg_stat_statements');
-    const lines = ['| total ms | calls | ms per call | rows | database | statement (first 110 characters) |', '|---:|---:|---:|---:|---|---|',
-      ...r.rows.map((x) => `| ${x.ms} | ${x.calls} | ${x.per} | ${x.rows} | ${x.db} | \`${x.q.replace(/\|/g, '\\|')}\` |`)];
+         FROM pg_stat_statements s ORDER BY total_exec_time DESC LIMIT 40`,
+    );
+    const total = await c.query<{ ms: string; calls: string }>(
+      'SELECT round(sum(total_exec_time)::numeric)::text AS ms, sum(calls)::text AS calls FROM pg_stat_statements',
+    );
+    const lines = [
+      '| total ms | calls | ms per call | rows | database | statement (first 110 characters) |',
+      '|---:|---:|---:|---:|---|---|',
+      ...r.rows.map((x) => `| ${x.ms} | ${x.calls} | ${x.per} | ${x.rows} | ${x.db} | \`${x.q.replace(/\|/g, '\\|')}\` |`),
+    ];
     return `${lines.join('\n')}\n\nall statements: ${total.rows[0]?.ms ?? '?'} ms in ${total.rows[0]?.calls ?? '?'} calls\n`;
   } finally {
     await c.end();

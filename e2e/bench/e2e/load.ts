@@ -7,10 +7,18 @@ import { Pool } from 'pg';
 const IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6';
 
 /** One POST /servers as sent: a single create (tracked by uuid) or a multi-create (by reservation id). */
-interface Sent { readonly sentAt: number; readonly expect: number; seen: number }
+interface Sent {
+  readonly sentAt: number;
+  readonly expect: number;
+  seen: number;
+}
 
 /** A server that reached ACTIVE or ERROR: when its POST was sent and when it got there (epoch ms). */
-export interface Finished { readonly sentAt: number; readonly doneAt: number; readonly active: boolean }
+export interface Finished {
+  readonly sentAt: number;
+  readonly doneAt: number;
+  readonly active: boolean;
+}
 
 /** What one phase of load produced. */
 export interface PhaseResult {
@@ -58,7 +66,13 @@ export class Tracker {
     this.timer = setInterval(() => {
       if (this.busy) return;
       this.busy = true;
-      this.poll().catch((e: unknown) => { this.lastError = (e as Error).message; }).finally(() => { this.busy = false; });
+      this.poll()
+        .catch((e: unknown) => {
+          this.lastError = (e as Error).message;
+        })
+        .finally(() => {
+          this.busy = false;
+        });
     }, periodMs);
   }
 
@@ -68,20 +82,35 @@ export class Tracker {
     await Promise.all(this.pools.map((p) => p.end()));
   }
 
-  get pending(): number { return this.byUuid.size + [...this.byReservation.values()].reduce((n, s) => n + s.expect - s.seen, 0); }
-  get error(): string | undefined { return this.lastError; }
+  get pending(): number {
+    return this.byUuid.size + [...this.byReservation.values()].reduce((n, s) => n + s.expect - s.seen, 0);
+  }
+  get error(): string | undefined {
+    return this.lastError;
+  }
 
-  trackServer(uuid: string, sentAt: number): void { this.byUuid.set(uuid, { sentAt, expect: 1, seen: 0 }); }
-  trackReservation(reservationId: string, count: number, sentAt: number): void { this.byReservation.set(reservationId, { sentAt, expect: count, seen: 0 }); }
+  trackServer(uuid: string, sentAt: number): void {
+    this.byUuid.set(uuid, { sentAt, expect: 1, seen: 0 });
+  }
+  trackReservation(reservationId: string, count: number, sentAt: number): void {
+    this.byReservation.set(reservationId, { sentAt, expect: count, seen: 0 });
+  }
 
   private async poll(): Promise<void> {
     if (this.byUuid.size === 0 && this.byReservation.size === 0) return;
     const uuids = [...this.byUuid.keys()];
     const reservations = [...this.byReservation.keys()];
-    const rows = (await Promise.all(this.pools.map((p) => p.query<{ uuid: string; reservation_id: string | null; vm_state: string; done: Date }>(
-      `SELECT uuid::text, reservation_id, vm_state, COALESCE(launched_at, updated_at) AS done FROM instances
+    const rows = (
+      await Promise.all(
+        this.pools.map((p) =>
+          p.query<{ uuid: string; reservation_id: string | null; vm_state: string; done: Date }>(
+            `SELECT uuid::text, reservation_id, vm_state, COALESCE(launched_at, updated_at) AS done FROM instances
        WHERE (uuid = ANY($1::uuid[]) OR reservation_id = ANY($2::text[])) AND vm_state IN ('active', 'error') AND task_state IS NULL`,
-      [uuids, reservations])))).flatMap((r) => r.rows);
+            [uuids, reservations],
+          ),
+        ),
+      )
+    ).flatMap((r) => r.rows);
     for (const r of rows) {
       const one = this.byUuid.get(r.uuid);
       const many = r.reservation_id === null ? undefined : this.byReservation.get(r.reservation_id);
@@ -101,7 +130,10 @@ export class Tracker {
   private readonly seenOfReservation = new Set<string>();
 
   /** Stops waiting for what is still pending (a phase's leftovers must not hold up the next one's drain). */
-  forgetPending(): void { this.byUuid.clear(); this.byReservation.clear(); }
+  forgetPending(): void {
+    this.byUuid.clear();
+    this.byReservation.clear();
+  }
 
   /** Waits until nothing is pending or `timeoutMs` passed; resolves how many are still pending. */
   async drain(timeoutMs: number): Promise<number> {
@@ -119,23 +151,43 @@ export class Creator {
   accepted = 0;
   private n = 0;
 
-  constructor(private readonly apiUrl: string, private readonly tracker: Tracker, private readonly tag: string) {}
+  constructor(
+    private readonly apiUrl: string,
+    private readonly tracker: Tracker,
+    private readonly tag: string,
+  ) {}
 
   /** One POST /servers for `count` servers (a multi-create when > 1); resolves once answered. */
   async create(count = 1): Promise<void> {
     const name = `${this.tag}-${this.n++}`;
-    const body = count === 1
-      ? { server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none' } }
-      : { server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none', min_count: count, max_count: count, return_reservation_id: true } };
+    const body =
+      count === 1
+        ? { server: { name, flavorRef: '1', imageRef: IMAGE, networks: 'none' } }
+        : {
+            server: {
+              name,
+              flavorRef: '1',
+              imageRef: IMAGE,
+              networks: 'none',
+              min_count: count,
+              max_count: count,
+              return_reservation_id: true,
+            },
+          };
     this.requested += count;
     const sentAt = Date.now();
     try {
       const r = await fetch(`${this.apiUrl}/servers`, {
-        method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(60_000),
+        method: 'POST',
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(60_000),
         headers: { 'x-auth-token': 'admin', 'content-type': 'application/json', 'openstack-api-version': 'compute 2.60' },
       });
       const text = await r.text();
-      if (r.status !== 202) { this.refused[String(r.status)] = (this.refused[String(r.status)] ?? 0) + count; return; }
+      if (r.status !== 202) {
+        this.refused[String(r.status)] = (this.refused[String(r.status)] ?? 0) + count;
+        return;
+      }
       const b = JSON.parse(text) as { server?: { id: string }; reservation_id?: string };
       if (count === 1 && b.server) this.tracker.trackServer(b.server.id, sentAt);
       else if (b.reservation_id) this.tracker.trackReservation(b.reservation_id, count, sentAt);
@@ -148,11 +200,19 @@ export class Creator {
 }
 
 /** `clients` closed-loop clients, each sending the next create when the last was answered, for `seconds` (or until `maxServers` were asked for). */
-export async function closedLoop(creator: Creator, clients: number, seconds: number, perRequest = 1, maxServers = Infinity): Promise<{ lagged: number }> {
+export async function closedLoop(
+  creator: Creator,
+  clients: number,
+  seconds: number,
+  perRequest = 1,
+  maxServers = Infinity,
+): Promise<{ lagged: number }> {
   const end = Date.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (Date.now() < end && creator.requested + perRequest <= maxServers) await creator.create(perRequest);
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (Date.now() < end && creator.requested + perRequest <= maxServers) await creator.create(perRequest);
+    }),
+  );
   return { lagged: 0 };
 }
 
@@ -167,9 +227,16 @@ export async function openLoop(creator: Creator, rate: number, seconds: number, 
     const at = t0 + (i * 1000) / rate;
     const wait = at - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    if (inFlight >= maxInFlight) { lagged++; continue; }
+    if (inFlight >= maxInFlight) {
+      lagged++;
+      continue;
+    }
     inFlight++;
-    all.push(creator.create().finally(() => { inFlight--; }));
+    all.push(
+      creator.create().finally(() => {
+        inFlight--;
+      }),
+    );
   }
   await Promise.all(all);
   return { lagged };
@@ -184,8 +251,13 @@ function quantile(sorted: readonly number[], q: number): number {
  * Runs one phase: `drive` sends the load through a fresh Creator, then the tracker drains
  * (bounded); the figures cover the servers this phase sent.
  */
-export async function phase(name: string, apiUrl: string, tracker: Tracker, drainMs: number,
-  drive: (c: Creator) => Promise<{ lagged: number }>): Promise<PhaseResult> {
+export async function phase(
+  name: string,
+  apiUrl: string,
+  tracker: Tracker,
+  drainMs: number,
+  drive: (c: Creator) => Promise<{ lagged: number }>,
+): Promise<PhaseResult> {
   const creator = new Creator(apiUrl, tracker, `bench-${name}`);
   const t0 = Date.now();
   const { lagged } = await drive(creator);
@@ -194,13 +266,26 @@ export async function phase(name: string, apiUrl: string, tracker: Tracker, drai
   tracker.forgetPending();
   const mine = tracker.finished.filter((f) => f.sentAt >= t0 && f.sentAt <= loadEnd);
   const seconds = (loadEnd - t0) / 1000;
-  const latencies = mine.filter((f) => f.active).map((f) => f.doneAt - f.sentAt).sort((a, b) => a - b);
+  const latencies = mine
+    .filter((f) => f.active)
+    .map((f) => f.doneAt - f.sentAt)
+    .sort((a, b) => a - b);
   const activeInWindow = mine.filter((f) => f.active && f.doneAt <= loadEnd).length;
   return {
-    name, seconds: Math.round(seconds * 10) / 10, requested: creator.requested, accepted: creator.accepted, refused: creator.refused,
-    active: latencies.length, error: mine.length - latencies.length, unfinished,
-    acceptedPerS: round1(creator.accepted / seconds), activePerS: round1(activeInWindow / seconds),
-    p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: latencies.at(-1) ?? 0, lagged,
+    name,
+    seconds: Math.round(seconds * 10) / 10,
+    requested: creator.requested,
+    accepted: creator.accepted,
+    refused: creator.refused,
+    active: latencies.length,
+    error: mine.length - latencies.length,
+    unfinished,
+    acceptedPerS: round1(creator.accepted / seconds),
+    activePerS: round1(activeInWindow / seconds),
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    maxMs: latencies.at(-1) ?? 0,
+    lagged,
   };
 }
 

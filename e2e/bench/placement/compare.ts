@@ -11,7 +11,10 @@ interface Body {
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -36,11 +39,14 @@ export function compareCandidates(aText: string, bText: string): Comparison {
   const ka = a.allocation_requests.map(requestKey).sort();
   const kb = b.allocation_requests.map(requestKey).sort();
   const norm = (s: Record<string, unknown>): string[] =>
-    Object.entries(s).map(([u, v]) => canonical({ u, ...(v as object), traits: [...(((v as { traits?: string[] }).traits) ?? [])].sort() })).sort();
+    Object.entries(s)
+      .map(([u, v]) => canonical({ u, ...(v as object), traits: [...((v as { traits?: string[] }).traits ?? [])].sort() }))
+      .sort();
   const sa = norm(a.provider_summaries);
   const sb = norm(b.provider_summaries);
   const sameReqs = ka.length === kb.length && ka.every((k, i) => k === kb[i]);
   const sameSums = sa.length === sb.length && sa.every((k, i) => k === sb[i]);
-  const detail = sameReqs && sameSums ? 'identical' : `${sameReqs ? '' : 'allocation_requests differ; '}${sameSums ? '' : 'provider_summaries differ'}`;
+  const detail =
+    sameReqs && sameSums ? 'identical' : `${sameReqs ? '' : 'allocation_requests differ; '}${sameSums ? '' : 'provider_summaries differ'}`;
   return { equal: sameReqs && sameSums, candidates: [ka.length, kb.length], summaries: [sa.length, sb.length], detail };
 }

@@ -35,11 +35,24 @@ export class PlacementHttp {
     const started = process.hrtime.bigint();
     return new Promise((resolve, reject) => {
       const r = request(
-        { host: this.url.hostname, port: this.url.port, method, path, agent: this.agent, headers: { ...HEADERS, ...(data ? { 'content-length': Buffer.byteLength(data) } : {}) } },
+        {
+          host: this.url.hostname,
+          port: this.url.port,
+          method,
+          path,
+          agent: this.agent,
+          headers: { ...HEADERS, ...(data ? { 'content-length': Buffer.byteLength(data) } : {}) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), seconds: Number(process.hrtime.bigint() - started) / 1e9 }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString('utf8'),
+              seconds: Number(process.hrtime.bigint() - started) / 1e9,
+            }),
+          );
           res.on('error', reject);
         },
       );

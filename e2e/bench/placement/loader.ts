@@ -6,7 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { pool, type PlacementHttp } from './http';
 
-export const AGGREGATES = ['14a5c8a3-5a99-4e8f-88be-00d85fcb1c17', '66d98e7c-3c25-485d-a0dc-1cea651884de', 'a59dbb28-fd98-4c6e-9ec5-ae5f3d04b0aa'];
+export const AGGREGATES = [
+  '14a5c8a3-5a99-4e8f-88be-00d85fcb1c17',
+  '66d98e7c-3c25-485d-a0dc-1cea651884de',
+  'a59dbb28-fd98-4c6e-9ec5-ae5f3d04b0aa',
+];
 const TRAITS = ['HW_CPU_X86_AVX2', 'HW_CPU_X86_SSE2', 'STORAGE_DISK_SSD'];
 const FLAT_INVENTORY = {
   MEMORY_MB: { total: 8192, min_unit: 128, max_unit: 8192 },
@@ -35,20 +39,42 @@ export interface ProviderLoad {
 export function flatProviders(n: number): ProviderLoad[][] {
   return Array.from({ length: n }, (_, i) => {
     const uuid = randomUUID();
-    return [{ uuid, name: uuid, inventories: FLAT_INVENTORY, aggregates: AGGREGATES.slice(0, (i % 3) + 1), traits: TRAITS.slice(0, (i % 3) + 1) }];
+    return [
+      { uuid, name: uuid, inventories: FLAT_INVENTORY, aggregates: AGGREGATES.slice(0, (i % 3) + 1), traits: TRAITS.slice(0, (i % 3) + 1) },
+    ];
   });
 }
 
 /** N trees of 7 providers (gate/gabbits/nested-perfload.yaml). */
 export function nestedProviders(n: number): ProviderLoad[][] {
   return Array.from({ length: n }, (): ProviderLoad[] => {
-    const u = { cn: randomUUID(), n0: randomUUID(), n1: randomUUID(), f00: randomUUID(), f10: randomUUID(), f11: randomUUID(), g00: randomUUID() };
+    const u = {
+      cn: randomUUID(),
+      n0: randomUUID(),
+      n1: randomUUID(),
+      f00: randomUUID(),
+      f10: randomUUID(),
+      f11: randomUUID(),
+      g00: randomUUID(),
+    };
     return [
       { uuid: u.cn, name: u.cn, inventories: { DISK_GB: { total: 20480 } }, traits: ['COMPUTE_VOLUME_MULTI_ATTACH'] },
-      { uuid: u.n0, name: `numa 0-${u.n0}`, parent: u.cn, inventories: { VCPU: { total: 4, reserved: 2 }, MEMORY_MB: { total: 2048, min_unit: 512, step_size: 256 } }, traits: ['HW_NUMA_ROOT'] },
+      {
+        uuid: u.n0,
+        name: `numa 0-${u.n0}`,
+        parent: u.cn,
+        inventories: { VCPU: { total: 4, reserved: 2 }, MEMORY_MB: { total: 2048, min_unit: 512, step_size: 256 } },
+        traits: ['HW_NUMA_ROOT'],
+      },
       { uuid: u.f00, name: `fpga0-0-${u.f00}`, parent: u.n0, inventories: { FPGA: { total: 1 } } },
       { uuid: u.g00, name: `pgpu0-0-${u.g00}`, parent: u.n0, inventories: { VGPU: { total: 8 } } },
-      { uuid: u.n1, name: `numa 1-${u.n1}`, parent: u.cn, inventories: { VCPU: { total: 4 }, MEMORY_MB: { total: 2048, min_unit: 256, max_unit: 1024 } }, traits: ['HW_NUMA_ROOT', 'CUSTOM_FOO'] },
+      {
+        uuid: u.n1,
+        name: `numa 1-${u.n1}`,
+        parent: u.cn,
+        inventories: { VCPU: { total: 4 }, MEMORY_MB: { total: 2048, min_unit: 256, max_unit: 1024 } },
+        traits: ['HW_NUMA_ROOT', 'CUSTOM_FOO'],
+      },
       { uuid: u.f10, name: `fpga1-0-${u.f10}`, parent: u.n1, inventories: { FPGA: { total: 1 } } },
       { uuid: u.f11, name: `fpga1-1-${u.f11}`, parent: u.n1, inventories: { FPGA: { total: 1 } } },
     ];
@@ -58,14 +84,20 @@ export function nestedProviders(n: number): ProviderLoad[][] {
 async function createOne(http: PlacementHttp, p: ProviderLoad): Promise<void> {
   await http.must('POST', '/resource_providers', { uuid: p.uuid, name: p.name, ...(p.parent ? { parent_provider_uuid: p.parent } : {}) });
   let gen = 0;
-  if (p.inventories) await http.must('PUT', `/resource_providers/${p.uuid}/inventories`, { resource_provider_generation: gen++, inventories: p.inventories });
-  if (p.aggregates) await http.must('PUT', `/resource_providers/${p.uuid}/aggregates`, { resource_provider_generation: gen++, aggregates: p.aggregates });
+  if (p.inventories)
+    await http.must('PUT', `/resource_providers/${p.uuid}/inventories`, {
+      resource_provider_generation: gen++,
+      inventories: p.inventories,
+    });
+  if (p.aggregates)
+    await http.must('PUT', `/resource_providers/${p.uuid}/aggregates`, { resource_provider_generation: gen++, aggregates: p.aggregates });
   if (p.traits) await http.must('PUT', `/resource_providers/${p.uuid}/traits`, { resource_provider_generation: gen++, traits: p.traits });
 }
 
 /** Loads every tree (providers of a tree in order, trees `concurrency` at a time); seconds taken. */
 export async function load(http: PlacementHttp, trees: readonly ProviderLoad[][], concurrency: number): Promise<number> {
-  if (trees.some((t) => t.some((p) => p.traits?.includes('CUSTOM_FOO')))) await http.must('PUT', '/traits/CUSTOM_FOO', undefined, [201, 204]);
+  if (trees.some((t) => t.some((p) => p.traits?.includes('CUSTOM_FOO'))))
+    await http.must('PUT', '/traits/CUSTOM_FOO', undefined, [201, 204]);
   const started = Date.now();
   await pool(trees, concurrency, async (tree) => {
     for (const p of tree) await createOne(http, p);

@@ -21,6 +21,8 @@ export function describeMachine(pgVersion: string): Record<string, string | numb
     os,
     node: process.version,
     postgresql: pgVersion,
-    load_average_at_start: loadavg().map((x) => x.toFixed(2)).join(' '),
+    load_average_at_start: loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
   };
 }

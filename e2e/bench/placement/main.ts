@@ -18,11 +18,29 @@ import { printTable } from './report';
 import type { ScenarioResult, TargetResult } from './scenario-result';
 import { startCellsched, startPeer, type Target } from './targets';
 
-interface Args { out?: string; sizes: number[]; nested: number; reps: number; clients: number; claims: number; peer: boolean; adminUrl: string; peerUrl: string }
+interface Args {
+  out?: string;
+  sizes: number[];
+  nested: number;
+  reps: number;
+  clients: number;
+  claims: number;
+  peer: boolean;
+  adminUrl: string;
+  peerUrl: string;
+}
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { sizes: [1000, 10000], nested: 1000, reps: 10, clients: 10, claims: 300, peer: true,
-    adminUrl: 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres', peerUrl: 'http://127.0.0.1:18778' };
+  const a: Args = {
+    sizes: [1000, 10000],
+    nested: 1000,
+    reps: 10,
+    clients: 10,
+    claims: 300,
+    peer: true,
+    adminUrl: 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres',
+    peerUrl: 'http://127.0.0.1:18778',
+  };
   for (let i = 0; i < argv.length; i++) {
     const [k, v] = [argv[i], argv[i + 1] ?? ''];
     if (k === '--out') a.out = v;
@@ -33,14 +51,23 @@ function parseArgs(argv: readonly string[]): Args {
     else if (k === '--claims') a.claims = Number(v);
     else if (k === '--admin-url') a.adminUrl = v;
     else if (k === '--peer-url') a.peerUrl = v;
-    else if (k === '--no-peer') { a.peer = false; continue; }
-    else throw new Error(`unknown argument ${k}`);
+    else if (k === '--no-peer') {
+      a.peer = false;
+      continue;
+    } else throw new Error(`unknown argument ${k}`);
     i++;
   }
   return a;
 }
 
-async function runTarget(t: Target, trees: Parameters<typeof load>[1], path: string, a: Args, concurrentN: number, plans: ReturnType<typeof planClaims> | null) {
+async function runTarget(
+  t: Target,
+  trees: Parameters<typeof load>[1],
+  path: string,
+  a: Args,
+  concurrentN: number,
+  plans: ReturnType<typeof planClaims> | null,
+) {
   await t.reset();
   const loadSeconds = await load(t.http, trees, 20);
   const providers = trees.reduce((n, tree) => n + tree.length, 0);
@@ -53,17 +80,35 @@ async function runTarget(t: Target, trees: Parameters<typeof load>[1], path: str
   const myPlans = plans ?? planClaims(fresh.body, a.claims);
   const storm = await claimStorm(t.http, myPlans, a.clients);
   const after = (await t.http.must('GET', path)).body;
-  console.error(`  ${t.name}: median ${fresh.stats.median.toFixed(3)} s (distinct queries ${uncached.median.toFixed(3)} s), ${conc.rps.toFixed(2)} req/s, ${storm.cps.toFixed(1)} claims/s`);
+  console.error(
+    `  ${t.name}: median ${fresh.stats.median.toFixed(3)} s (distinct queries ${uncached.median.toFixed(3)} s), ${conc.rps.toFixed(2)} req/s, ${storm.cps.toFixed(1)} claims/s`,
+  );
   const result: TargetResult = {
-    target: t.name, load_seconds: loadSeconds, providers_per_second: providers / loadSeconds,
-    query: fresh.stats, query_uncached: uncached, query_limit5: lim.stats, concurrent_rps: conc.rps, concurrent: conc.stats,
-    claims_per_second: storm.cps, claims_ok: storm.ok, claims_conflict: storm.conflicts, claim: storm.stats,
-    candidates: (JSON.parse(fresh.body) as { allocation_requests: unknown[] }).allocation_requests.length, response_bytes: fresh.body.length,
+    target: t.name,
+    load_seconds: loadSeconds,
+    providers_per_second: providers / loadSeconds,
+    query: fresh.stats,
+    query_uncached: uncached,
+    query_limit5: lim.stats,
+    concurrent_rps: conc.rps,
+    concurrent: conc.stats,
+    claims_per_second: storm.cps,
+    claims_ok: storm.ok,
+    claims_conflict: storm.conflicts,
+    claim: storm.stats,
+    candidates: (JSON.parse(fresh.body) as { allocation_requests: unknown[] }).allocation_requests.length,
+    response_bytes: fresh.body.length,
   };
   return { result, fresh: fresh.body, after, plans: myPlans };
 }
 
-async function scenario(name: string, trees: Parameters<typeof load>[1], query: string, targets: Target[], a: Args): Promise<ScenarioResult> {
+async function scenario(
+  name: string,
+  trees: Parameters<typeof load>[1],
+  query: string,
+  targets: Target[],
+  a: Args,
+): Promise<ScenarioResult> {
   const path = `/allocation_candidates?${query}`;
   const providers = trees.reduce((n, t) => n + t.length, 0);
   const concurrentN = providers >= 10000 ? 4 * a.clients : 10 * a.clients;

@@ -39,17 +39,27 @@ export async function timedGets(http: PlacementHttp, path: string, reps: number)
  */
 export async function timedDistinctGets(http: PlacementHttp, path: string, reps: number): Promise<Stats> {
   const times: number[] = [];
-  for (let i = 0; i < reps; i++) times.push((await http.must('GET', `${path}&limit=${10_000_000 + i + Math.floor(Math.random() * 1e6)}`)).seconds);
+  for (let i = 0; i < reps; i++)
+    times.push((await http.must('GET', `${path}&limit=${10_000_000 + i + Math.floor(Math.random() * 1e6)}`)).seconds);
   return stats(times);
 }
 
 /** `total` GETs from `clients` concurrent clients (like `ab -c clients -n total`). */
-export async function concurrentGets(http: PlacementHttp, path: string, clients: number, total: number): Promise<{ rps: number; stats: Stats }> {
+export async function concurrentGets(
+  http: PlacementHttp,
+  path: string,
+  clients: number,
+  total: number,
+): Promise<{ rps: number; stats: Stats }> {
   const times: number[] = [];
   const started = Date.now();
-  await pool(Array.from({ length: total }, (_, i) => i), clients, async () => {
-    times.push((await http.must('GET', path)).seconds);
-  });
+  await pool(
+    Array.from({ length: total }, (_, i) => i),
+    clients,
+    async () => {
+      times.push((await http.must('GET', path)).seconds);
+    },
+  );
   return { rps: total / ((Date.now() - started) / 1000), stats: stats(times) };
 }
 
@@ -63,17 +73,30 @@ export interface ClaimPlan {
 export function planClaims(body: string, count: number): ClaimPlan[] {
   const ars = (JSON.parse(body) as { allocation_requests: { allocations: ClaimPlan['allocations'] }[] }).allocation_requests;
   if (ars.length === 0) return [];
-  return Array.from({ length: count }, (_, i) => ({ consumer: randomUUID(), allocations: (ars[i % ars.length] as { allocations: ClaimPlan['allocations'] }).allocations }));
+  return Array.from({ length: count }, (_, i) => ({
+    consumer: randomUUID(),
+    allocations: (ars[i % ars.length] as { allocations: ClaimPlan['allocations'] }).allocations,
+  }));
 }
 
 /** PUT /allocations/{consumer} for every plan from `clients` clients; claims/s and outcomes. */
-export async function claimStorm(http: PlacementHttp, plans: readonly ClaimPlan[], clients: number): Promise<{ cps: number; ok: number; conflicts: number; stats: Stats }> {
+export async function claimStorm(
+  http: PlacementHttp,
+  plans: readonly ClaimPlan[],
+  clients: number,
+): Promise<{ cps: number; ok: number; conflicts: number; stats: Stats }> {
   const times: number[] = [];
   let ok = 0;
   let conflicts = 0;
   const started = Date.now();
   await pool(plans, clients, async (p) => {
-    const body = { allocations: p.allocations, project_id: 'bench-project', user_id: 'bench-user', consumer_generation: null, consumer_type: 'TEST' };
+    const body = {
+      allocations: p.allocations,
+      project_id: 'bench-project',
+      user_id: 'bench-user',
+      consumer_generation: null,
+      consumer_type: 'TEST',
+    };
     const r = await http.req('PUT', `/allocations/${p.consumer}`, body);
     times.push(r.seconds);
     if (r.status === 204) ok++;

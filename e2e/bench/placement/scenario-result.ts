@@ -7,11 +7,28 @@ import type { Stats } from './measure';
 
 /** What one target measured in one scenario. */
 export interface TargetResult {
-  target: string; load_seconds: number; providers_per_second: number;
-  query: Stats; query_uncached: Stats; query_limit5: Stats; concurrent_rps: number; concurrent: Stats;
-  claims_per_second: number; claims_ok: number; claims_conflict: number; claim: Stats;
-  candidates: number; response_bytes: number;
+  target: string;
+  load_seconds: number;
+  providers_per_second: number;
+  query: Stats;
+  query_uncached: Stats;
+  query_limit5: Stats;
+  concurrent_rps: number;
+  concurrent: Stats;
+  claims_per_second: number;
+  claims_ok: number;
+  claims_conflict: number;
+  claim: Stats;
+  candidates: number;
+  response_bytes: number;
 }
 
 /** One scenario: a data set, its query, and every target's results. */
-export interface ScenarioResult { scenario: string; providers: number; query: string; targets: TargetResult[]; equal_fresh?: Comparison; equal_after_claims?: Comparison }
+export interface ScenarioResult {
+  scenario: string;
+  providers: number;
+  query: string;
+  targets: TargetResult[];
+  equal_fresh?: Comparison;
+  equal_after_claims?: Comparison;
+}

@@ -70,13 +70,27 @@ export async function startCellsched(o: CellschedOptions): Promise<Target> {
     await admin(o.adminUrl, `DROP DATABASE IF EXISTS "${o.database}" WITH (FORCE)`);
     await admin(o.adminUrl, `CREATE DATABASE "${o.database}"`);
     child = spawn(process.execPath, [join(ROOT, 'services/placement/dist/main.js')], {
-      env: { ...process.env, CELLSCHED_PLACEMENT_DB_URL: dbUrl, CELLSCHED_PLACEMENT_PORT: String(o.port), CELLSCHED_PLACEMENT_GRPC_PORT: String(o.port + 1), CELLSCHED_LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        CELLSCHED_PLACEMENT_DB_URL: dbUrl,
+        CELLSCHED_PLACEMENT_PORT: String(o.port),
+        CELLSCHED_PLACEMENT_GRPC_PORT: String(o.port + 1),
+        CELLSCHED_LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     await waitUp(http, 'cellsched placement');
   };
   await start();
-  return { name: 'cellsched', http, reset: start, stop: async () => { await stop(); http.close(); } };
+  return {
+    name: 'cellsched',
+    http,
+    reset: start,
+    stop: async () => {
+      await stop();
+      http.close();
+    },
+  };
 }
 
 /** Ensures the real Placement runs (peer up.sh) and returns it; `reset` empties its database. */

@@ -54,7 +54,10 @@ export async function freePort(count = 1): Promise<number> {
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect(port, '127.0.0.1');
-    sock.once('connect', () => { sock.destroy(); resolve(true); });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
     sock.once('error', () => resolve(false));
   });
 }
@@ -63,15 +66,20 @@ function canConnect(port: number): Promise<boolean> {
 async function startProcess(name: string, script: string, env: Record<string, string>, port: number): Promise<ChildProcess> {
   // NOTE: CELLSCHED_BENCH_CPU_PROF=DIR writes a V8 CPU profile of every child (placement, replicas) into DIR.
   const prof = process.env.CELLSCHED_BENCH_CPU_PROF;
-  const flags = prof === undefined || prof === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`];
+  const flags =
+    prof === undefined || prof === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`];
   // NOTE: CELLSCHED_BENCH_NODE_FLAGS adds node/V8 flags to every child (e.g. --trace-deopt, which NODE_OPTIONS refuses).
   flags.push(...(process.env.CELLSCHED_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''));
-  const child = spawn(process.execPath, [...flags, join(ROOT, script)], { env: { ...process.env, CELLSCHED_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...flags, join(ROOT, script)], {
+    env: { ...process.env, CELLSCHED_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   for (const stream of [child.stdout, child.stderr]) {
-    if (stream !== null) createInterface({ input: stream }).on('line', (line) => {
-      // NOTE: expected failures (capacity, NoValidHost) log at warn; only errors and non-JSON output are shown.
-      if (!line.startsWith('{') || /"level":(50|60)/.test(line)) process.stderr.write(`[${name}] ${line.slice(0, 400)}\n`);
-    });
+    if (stream !== null)
+      createInterface({ input: stream }).on('line', (line) => {
+        // NOTE: expected failures (capacity, NoValidHost) log at warn; only errors and non-JSON output are shown.
+        if (!line.startsWith('{') || /"level":(50|60)/.test(line)) process.stderr.write(`[${name}] ${line.slice(0, 400)}\n`);
+      });
   }
   const deadline = Date.now() + 120_000;
   while (!(await canConnect(port))) {
@@ -104,28 +112,52 @@ export class BenchCloud {
     return { placement: this.placementProcess?.pid, replicas: this.replicas.flatMap((r) => (r.pid === undefined ? [] : [r.pid])) };
   }
 
-  private constructor(readonly placementDb: TestDatabase, readonly apiDb: TestDatabase, readonly cell0: TestDatabase,
-    readonly cells: readonly { uuid: string; db: TestDatabase }[]) {}
+  private constructor(
+    readonly placementDb: TestDatabase,
+    readonly apiDb: TestDatabase,
+    readonly cell0: TestDatabase,
+    readonly cells: readonly { uuid: string; db: TestDatabase }[],
+  ) {}
 
   static async create(): Promise<BenchCloud> {
-    const placementDb = await createTestDatabase({ kind: 'placement', migrationsDir: join(ROOT, 'services/placement/migrations'), prefix: 'bench_sched_pl', poolMax: 4 });
+    const placementDb = await createTestDatabase({
+      kind: 'placement',
+      migrationsDir: join(ROOT, 'services/placement/migrations'),
+      prefix: 'bench_sched_pl',
+      poolMax: 4,
+    });
     const apiDb = await createTestDatabase({ kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR, prefix: 'bench_sched_api', poolMax: 2 });
     const cell0 = await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: 'bench_sched_c0', poolMax: 1 });
-    const cells = await Promise.all([1, 2].map(async (i) => ({
-      uuid: randomUUID(), db: await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `bench_sched_c${i}`, poolMax: 4 }),
-    })));
+    const cells = await Promise.all(
+      [1, 2].map(async (i) => ({
+        uuid: randomUUID(),
+        db: await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `bench_sched_c${i}`, poolMax: 4 }),
+      })),
+    );
     const cloud = new BenchCloud(placementDb, apiDb, cell0, cells);
     try {
       // the replicas read the cells from the API DB's cell mappings, as Nova's scheduler does
       for (const [i, c] of cells.entries()) {
-        await createCellMapping(apiDb.pool, { uuid: c.uuid, name: `cell${i + 1}`, transportUrl: `amqp://127.0.0.1:5672/bench-cell${i + 1}`, databaseConnection: c.db.url });
+        await createCellMapping(apiDb.pool, {
+          uuid: c.uuid,
+          name: `cell${i + 1}`,
+          transportUrl: `amqp://127.0.0.1:5672/bench-cell${i + 1}`,
+          databaseConnection: c.db.url,
+        });
       }
       const port = await freePort(2);
       cloud.placementGrpc = `127.0.0.1:${port + 1}`;
-      cloud.placementProcess = await startProcess('placement', 'services/placement/dist/main.js', {
-        CELLSCHED_PLACEMENT_DB_URL: placementDb.url, CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_GRPC_PORT: String(port + 1),
-        CELLSCHED_PLACEMENT_MIGRATE: 'false',
-      }, port + 1);
+      cloud.placementProcess = await startProcess(
+        'placement',
+        'services/placement/dist/main.js',
+        {
+          CELLSCHED_PLACEMENT_DB_URL: placementDb.url,
+          CELLSCHED_PLACEMENT_PORT: String(port),
+          CELLSCHED_PLACEMENT_GRPC_PORT: String(port + 1),
+          CELLSCHED_PLACEMENT_MIGRATE: 'false',
+        },
+        port + 1,
+      );
     } catch (err) {
       await cloud.close(); // NOTE: no throwaway database outlives a failed start
       throw err;
@@ -139,10 +171,18 @@ export class BenchCloud {
    * "up" past service_down_time and the scheduler's cache sees a realistic stream of changes.
    */
   async addHosts(specs: readonly HostSpec[]): Promise<void> {
-    await seedHosts(this.cells.map((c) => c.db.pool), this.placementDb.pool, specs, { db: this.apiDb.pool, cellUuids: this.cells.map((c) => c.uuid) });
+    await seedHosts(
+      this.cells.map((c) => c.db.pool),
+      this.placementDb.pool,
+      specs,
+      { db: this.apiDb.pool, cellUuids: this.cells.map((c) => c.uuid) },
+    );
     this.heartbeats ??= setInterval(() => {
       for (const c of this.cells) {
-        c.db.pool.query("UPDATE services SET last_seen_up = now(), report_count = report_count + 1, updated_at = now() WHERE \"binary\" = 'nova-compute'")
+        c.db.pool
+          .query(
+            'UPDATE services SET last_seen_up = now(), report_count = report_count + 1, updated_at = now() WHERE "binary" = \'nova-compute\'',
+          )
           .catch((err: unknown) => process.stderr.write(`heartbeat failed: ${String(err)}\n`));
       }
     }, 10_000);
@@ -157,11 +197,25 @@ export class BenchCloud {
     const admin = new URL(this.apiDb.url);
     // NOTE: each child is recorded as soon as it is spawned-and-up, and a failed start stops the
     // ones already up, so no replica outlives the benchmark.
-    const started = await Promise.allSettled(Array.from({ length: n }, (_, i) => startProcess(`scheduler-${i}`, 'services/scheduler/dist/main.js', {
-      CELLSCHED_API_DB_URL: this.apiDb.url, CELLSCHED_SCHEDULER_CELL_DB_USER: decodeURIComponent(admin.username),
-      CELLSCHED_SCHEDULER_CELL_DB_PASSWORD: decodeURIComponent(admin.password), CELLSCHED_SCHEDULER_BASE_PORT: String((ports[i] as number) - i), CELLSCHED_SCHEDULER_REPLICA: String(i),
-      CELLSCHED_PLACEMENT_GRPC_ADDRESSES: this.placementGrpc, CELLSCHED_SCHEDULER_DB_POOL: '4', ...extraEnv,
-    }, ports[i] as number)));
+    const started = await Promise.allSettled(
+      Array.from({ length: n }, (_, i) =>
+        startProcess(
+          `scheduler-${i}`,
+          'services/scheduler/dist/main.js',
+          {
+            CELLSCHED_API_DB_URL: this.apiDb.url,
+            CELLSCHED_SCHEDULER_CELL_DB_USER: decodeURIComponent(admin.username),
+            CELLSCHED_SCHEDULER_CELL_DB_PASSWORD: decodeURIComponent(admin.password),
+            CELLSCHED_SCHEDULER_BASE_PORT: String((ports[i] as number) - i),
+            CELLSCHED_SCHEDULER_REPLICA: String(i),
+            CELLSCHED_PLACEMENT_GRPC_ADDRESSES: this.placementGrpc,
+            CELLSCHED_SCHEDULER_DB_POOL: '4',
+            ...extraEnv,
+          },
+          ports[i] as number,
+        ),
+      ),
+    );
     this.replicas = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) {

@@ -18,13 +18,37 @@ import { stages, systemCpu } from './stages';
 import { type RunStats, type SchedulerClient, clientsFor, closedLoop, decide } from './measure';
 
 interface Args {
-  sizes: number[]; replicas: number[]; clients: number; decisions: number; warmup: number; maxResults: number; subset: number; sample?: number;
-  race: boolean; raceOnly: boolean; stages: boolean; raceRequests: number; raceCapacity: number; out?: string;
+  sizes: number[];
+  replicas: number[];
+  clients: number;
+  decisions: number;
+  warmup: number;
+  maxResults: number;
+  subset: number;
+  sample?: number;
+  race: boolean;
+  raceOnly: boolean;
+  stages: boolean;
+  raceRequests: number;
+  raceCapacity: number;
+  out?: string;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { sizes: [1000, 5000, 10000], replicas: [1, 2, 4], clients: 8, decisions: 3000, warmup: 1500, maxResults: 1000, subset: 1,
-    race: false, raceOnly: false, stages: false, raceRequests: 2000, raceCapacity: 1500 };
+  const a: Args = {
+    sizes: [1000, 5000, 10000],
+    replicas: [1, 2, 4],
+    clients: 8,
+    decisions: 3000,
+    warmup: 1500,
+    maxResults: 1000,
+    subset: 1,
+    race: false,
+    raceOnly: false,
+    stages: false,
+    raceRequests: 2000,
+    raceCapacity: 1500,
+  };
   const list = (v: string): number[] => v.split(',').filter(Boolean).map(Number);
   for (let i = 0; i < argv.length; i++) {
     const [k, v] = [argv[i], argv[i + 1] ?? ''];
@@ -39,7 +63,17 @@ function parseArgs(argv: readonly string[]): Args {
     else if (k === '--race-requests') a.raceRequests = Number(v);
     else if (k === '--race-capacity') a.raceCapacity = Number(v);
     else if (k === '--out') a.out = v;
-    else if (k === '--stages') { a.stages = true; continue; } else if (k === '--race') { a.race = true; continue; } else if (k === '--race-only') { a.race = true; a.raceOnly = true; continue; } else {
+    else if (k === '--stages') {
+      a.stages = true;
+      continue;
+    } else if (k === '--race') {
+      a.race = true;
+      continue;
+    } else if (k === '--race-only') {
+      a.race = true;
+      a.raceOnly = true;
+      continue;
+    } else {
       throw new Error(`unknown argument ${k}`);
     }
     i += 1;
@@ -47,7 +81,11 @@ function parseArgs(argv: readonly string[]): Args {
   return a;
 }
 
-interface Row extends RunStats { hosts: number; replicas: number; /** 1-minute load average right after the measured loop. */ load1: number }
+interface Row extends RunStats {
+  hosts: number;
+  replicas: number;
+  /** 1-minute load average right after the measured loop. */ load1: number;
+}
 
 /** CPU time (ms) this process (the load generator) has used so far. */
 function ownCpuMs(): number {
@@ -72,9 +110,13 @@ async function benchSize(hosts: number, a: Args, env: Record<string, string>): P
       const cpu0 = { ...(await systemCpu(cloud)), client: ownCpuMs() };
       const stats = await closedLoop(clients, a.clients, a.decisions, 2_000_000 * n);
       const cpu1 = { ...(await systemCpu(cloud)), client: ownCpuMs() };
-      const cpuPerDecision = Object.fromEntries(Object.entries(cpu1).map(([k, v]) => [k, Number(((v - cpu0[k as keyof typeof cpu0]) / a.decisions).toFixed(2))]));
+      const cpuPerDecision = Object.fromEntries(
+        Object.entries(cpu1).map(([k, v]) => [k, Number(((v - cpu0[k as keyof typeof cpu0]) / a.decisions).toFixed(2))]),
+      );
       rows.push({ hosts, replicas: n, ...stats, cpuPerDecision, load1: Number((loadavg()[0] ?? 0).toFixed(2)) });
-      process.stderr.write(`${hosts} hosts, ${n} replica(s): p50 ${stats.p50.toFixed(1)} ms, p99 ${stats.p99.toFixed(1)} ms, ${stats.perSecond.toFixed(1)}/s, errors ${stats.errors}, load ${loadavg()[0]?.toFixed(2)}, CPU ms/decision ${JSON.stringify(cpuPerDecision)}\n`);
+      process.stderr.write(
+        `${hosts} hosts, ${n} replica(s): p50 ${stats.p50.toFixed(1)} ms, p99 ${stats.p99.toFixed(1)} ms, ${stats.perSecond.toFixed(1)}/s, errors ${stats.errors}, load ${loadavg()[0]?.toFixed(2)}, CPU ms/decision ${JSON.stringify(cpuPerDecision)}\n`,
+      );
       clients.forEach((c) => c.close());
       await cloud.stopReplicas();
     }
@@ -110,35 +152,63 @@ async function race(a: Args, env: Record<string, string>): Promise<Record<string
     const usage = await placementUsage(cloud.placementDb.pool);
     const ok = new Set(consumers.filter((_, i) => results[i]?.kind === 'ok'));
     const out = {
-      requests: a.raceRequests, capacity: a.raceCapacity, seconds: ms / 1000,
-      claims: usage.consumers.size, selected: ok.size, no_valid_host: results.filter((r) => r.kind === 'no_valid_host').length,
-      errors: results.filter((r) => r.kind === 'error').length, over_capacity_providers: usage.overCapacity.length,
+      requests: a.raceRequests,
+      capacity: a.raceCapacity,
+      seconds: ms / 1000,
+      claims: usage.consumers.size,
+      selected: ok.size,
+      no_valid_host: results.filter((r) => r.kind === 'no_valid_host').length,
+      errors: results.filter((r) => r.kind === 'error').length,
+      over_capacity_providers: usage.overCapacity.length,
       consumers_with_two_claims: [...usage.consumers.values()].filter((p) => p.length > 1).length,
       claims_match_answers: usage.consumers.size === ok.size && [...usage.consumers.keys()].every((c) => ok.has(c)),
       conflict_retries: results.reduce((n, r) => n + r.retries, 0),
     };
-    return { ...out, pass: out.claims === a.raceCapacity && out.no_valid_host === a.raceRequests - a.raceCapacity && out.errors === 0
-      && out.over_capacity_providers === 0 && out.consumers_with_two_claims === 0 && out.claims_match_answers };
+    return {
+      ...out,
+      pass:
+        out.claims === a.raceCapacity &&
+        out.no_valid_host === a.raceRequests - a.raceCapacity &&
+        out.errors === 0 &&
+        out.over_capacity_providers === 0 &&
+        out.consumers_with_two_claims === 0 &&
+        out.claims_match_answers,
+    };
   } finally {
     await cloud.close();
   }
 }
 
 function printTable(rows: readonly Row[]): void {
-  console.log('| hosts | replicas | p50 ms | p99 ms | decisions/s | NoValidHost | errors | claim retries | CPU ms/decision: scheduler, placement, PG placement, PG cells+API, bench client | load |');
+  console.log(
+    '| hosts | replicas | p50 ms | p99 ms | decisions/s | NoValidHost | errors | claim retries | CPU ms/decision: scheduler, placement, PG placement, PG cells+API, bench client | load |',
+  );
   console.log('|------:|---------:|-------:|-------:|------------:|------------:|-------:|--------------:|:---|---:|');
   for (const r of rows) {
     const c = r.cpuPerDecision ?? {};
-    console.log(`| ${r.hosts} | ${r.replicas} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.noValidHost} | ${r.errors} | ${r.claimRetries} | ${[c.scheduler, c.placement, c.pgPlacement, c.pgCells, c.client].join(' / ')} | ${r.load1} |`);
+    console.log(
+      `| ${r.hosts} | ${r.replicas} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.perSecond.toFixed(1)} | ${r.noValidHost} | ${r.errors} | ${r.claimRetries} | ${[c.scheduler, c.placement, c.pgPlacement, c.pgCells, c.client].join(' / ')} | ${r.load1} |`,
+    );
   }
 }
 
 async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2));
-  const env: Record<string, string> = { CELLSCHED_SCHEDULER_MAX_PLACEMENT_RESULTS: String(a.maxResults), CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: String(a.subset),
-    ...(a.sample === undefined ? {} : { CELLSCHED_SCHEDULER_HOST_SAMPLE_SIZE: String(a.sample) }) };
-  const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? '?', load_average_at_start: loadavg().map((x) => x.toFixed(2)).join(' ') };
-  console.log(`machine: ${JSON.stringify(machine)}; clients ${a.clients}, decisions ${a.decisions} after ${a.warmup} per replica to warm up, max_placement_results ${a.maxResults}, host_subset_size ${a.subset}, host_sample_size ${a.sample ?? 'default'}`);
+  const env: Record<string, string> = {
+    CELLSCHED_SCHEDULER_MAX_PLACEMENT_RESULTS: String(a.maxResults),
+    CELLSCHED_SCHEDULER_HOST_SUBSET_SIZE: String(a.subset),
+    ...(a.sample === undefined ? {} : { CELLSCHED_SCHEDULER_HOST_SAMPLE_SIZE: String(a.sample) }),
+  };
+  const machine = {
+    cores: cpus().length,
+    cpu: cpus()[0]?.model ?? '?',
+    load_average_at_start: loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
+  };
+  console.log(
+    `machine: ${JSON.stringify(machine)}; clients ${a.clients}, decisions ${a.decisions} after ${a.warmup} per replica to warm up, max_placement_results ${a.maxResults}, host_subset_size ${a.subset}, host_sample_size ${a.sample ?? 'default'}`,
+  );
   const rows: Row[] = [];
   if (a.stages) {
     const probes = [];

@@ -23,10 +23,19 @@ export interface RunStats {
 
 export function spec(seed: number): RequestSpec {
   return {
-    instanceUuid: '', projectId: 'bench', userId: 'bench', numInstances: 1, availabilityZone: '', instanceGroup: undefined,
+    instanceUuid: '',
+    projectId: 'bench',
+    userId: 'bench',
+    numInstances: 1,
+    availabilityZone: '',
+    instanceGroup: undefined,
     flavor: { id: 0, flavorid: 'b1', name: 'bench.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
     image: { id: 'img', name: 'cirros', diskFormat: 'qcow2', sizeBytes: 0, properties: {} },
-    schedulerHints: {}, requestedDestination: undefined, ignoreHosts: [], seed, requestId: `req-${randomUUID()}`,
+    schedulerHints: {},
+    requestedDestination: undefined,
+    ignoreHosts: [],
+    seed,
+    requestId: `req-${randomUUID()}`,
   };
 }
 
@@ -39,11 +48,21 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 
 /** One SelectDestinations; classifies the outcome. */
-export async function decide(client: SchedulerClient, seed: number, consumer: string = randomUUID(), numAlternates = 2):
-  Promise<{ kind: 'ok' | 'no_valid_host' | 'error'; ms: number; retries: number; error?: string }> {
+export async function decide(
+  client: SchedulerClient,
+  seed: number,
+  consumer: string = randomUUID(),
+  numAlternates = 2,
+): Promise<{ kind: 'ok' | 'no_valid_host' | 'error'; ms: number; retries: number; error?: string }> {
   const t = performance.now();
   try {
-    const r = await client.selectDestinations({ requestSpec: spec(seed), instanceUuids: [consumer], numAlternates, allocationRequestVersion: '1.36', move: undefined });
+    const r = await client.selectDestinations({
+      requestSpec: spec(seed),
+      instanceUuids: [consumer],
+      numAlternates,
+      allocationRequestVersion: '1.36',
+      move: undefined,
+    });
     return { kind: 'ok', ms: performance.now() - t, retries: r.claimRetries };
   } catch (err) {
     const failure = (err as { failure?: { code: string; metadata?: Record<string, string> } }).failure;
@@ -53,26 +72,41 @@ export async function decide(client: SchedulerClient, seed: number, consumer: st
 }
 
 /** `concurrency` closed-loop workers over the clients (round-robin) until `total` decisions are made. */
-export async function closedLoop(clients: readonly SchedulerClient[], concurrency: number, total: number, seedBase: number): Promise<RunStats> {
+export async function closedLoop(
+  clients: readonly SchedulerClient[],
+  concurrency: number,
+  total: number,
+  seedBase: number,
+): Promise<RunStats> {
   const latencies: number[] = [];
   let next = 0;
   let noValidHost = 0;
   let errors = 0;
   let claimRetries = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
-    for (let i = next++; i < total; i = next++) {
-      const r = await decide(clients[(w + i) % clients.length] as SchedulerClient, seedBase + i);
-      latencies.push(r.ms);
-      claimRetries += r.retries;
-      if (r.kind === 'no_valid_host') noValidHost += 1;
-      if (r.kind === 'error') {
-        errors += 1;
-        if (errors <= 3) process.stderr.write(`error: ${r.error}\n`);
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      for (let i = next++; i < total; i = next++) {
+        const r = await decide(clients[(w + i) % clients.length] as SchedulerClient, seedBase + i);
+        latencies.push(r.ms);
+        claimRetries += r.retries;
+        if (r.kind === 'no_valid_host') noValidHost += 1;
+        if (r.kind === 'error') {
+          errors += 1;
+          if (errors <= 3) process.stderr.write(`error: ${r.error}\n`);
+        }
       }
-    }
-  }));
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { decisions: total, noValidHost, errors, p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSecond: total / seconds, claimRetries };
+  return {
+    decisions: total,
+    noValidHost,
+    errors,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    perSecond: total / seconds,
+    claimRetries,
+  };
 }

@@ -42,15 +42,25 @@ async function seedCell(db: Pool, hosts: readonly SeededHost[]): Promise<void> {
        cpu_allocation_ratio, supported_instances, cpu_info, mapped)
      SELECT t.uuid, s.id, t.host, t.host, t.vcpus, t.mem, t.disk, 'qemu', 6002000, 1.0, '[["x86_64","qemu","hvm"]]'::jsonb, t.cpu_info, 1
      FROM t JOIN s USING (host)`,
-    [hosts.map((h) => h.host), hosts.map((h) => h.disabled ?? false), hosts.map((h) => h.forcedDown ?? false),
-      hosts.map((h) => h.lastSeenUp ?? new Date()), hosts.map((h) => h.uuid), hosts.map((h) => h.vcpus), hosts.map((h) => h.memoryMb),
-      hosts.map((h) => h.diskGb), hosts.map((h) => h.cpuInfo ?? '{}')]);
+    [
+      hosts.map((h) => h.host),
+      hosts.map((h) => h.disabled ?? false),
+      hosts.map((h) => h.forcedDown ?? false),
+      hosts.map((h) => h.lastSeenUp ?? new Date()),
+      hosts.map((h) => h.uuid),
+      hosts.map((h) => h.vcpus),
+      hosts.map((h) => h.memoryMb),
+      hosts.map((h) => h.diskGb),
+      hosts.map((h) => h.cpuInfo ?? '{}'),
+    ],
+  );
 }
 
 async function seedPlacement(db: Pool, hosts: readonly SeededHost[]): Promise<void> {
-  await db.query(
-    `INSERT INTO resource_providers (uuid, name, generation) SELECT u, n, 1 FROM unnest($1::uuid[], $2::text[]) AS t(u, n)`,
-    [hosts.map((h) => h.uuid), hosts.map((h) => h.host)]);
+  await db.query(`INSERT INTO resource_providers (uuid, name, generation) SELECT u, n, 1 FROM unnest($1::uuid[], $2::text[]) AS t(u, n)`, [
+    hosts.map((h) => h.uuid),
+    hosts.map((h) => h.host),
+  ]);
   await db.query('UPDATE resource_providers SET root_provider_id = id WHERE root_provider_id IS NULL');
   await db.query(
     `INSERT INTO inventories (resource_provider_id, resource_class_id, total, reserved, min_unit, max_unit, step_size, allocation_ratio)
@@ -59,7 +69,8 @@ async function seedPlacement(db: Pool, hosts: readonly SeededHost[]): Promise<vo
      FROM unnest($1::uuid[], $2::int[], $3::int[], $4::int[]) AS t(uuid, vcpus, mem, disk)
      JOIN resource_providers rp ON rp.uuid = t.uuid
      CROSS JOIN resource_classes rc WHERE rc.name IN ('VCPU', 'MEMORY_MB', 'DISK_GB')`,
-    [hosts.map((h) => h.uuid), hosts.map((h) => h.vcpus), hosts.map((h) => h.memoryMb), hosts.map((h) => h.diskGb)]);
+    [hosts.map((h) => h.uuid), hosts.map((h) => h.vcpus), hosts.map((h) => h.memoryMb), hosts.map((h) => h.diskGb)],
+  );
 }
 
 /** The API DB and the uuid of each cell given to {@link seedHosts} (same order). */
@@ -76,7 +87,9 @@ export interface SeedApi {
 async function seedHostMappings(api: SeedApi, hosts: readonly SeededHost[]): Promise<void> {
   await api.db.query(
     `INSERT INTO host_mappings (cell_id, host) SELECT c.id, t.host FROM unnest($1::text[], $2::uuid[]) AS t(host, cell) JOIN cell_mappings c ON c.uuid = t.cell
-     ON CONFLICT (host) DO UPDATE SET cell_id = EXCLUDED.cell_id`, [hosts.map((h) => h.host), hosts.map((h) => api.cellUuids[h.cell])]);
+     ON CONFLICT (host) DO UPDATE SET cell_id = EXCLUDED.cell_id`,
+    [hosts.map((h) => h.host), hosts.map((h) => api.cellUuids[h.cell])],
+  );
 }
 
 /** Writes the hosts into their cells, placement and (with `api`) the API DB's host mappings, in batches of 2,000. Returns them with their uuids. */
@@ -84,7 +97,14 @@ export async function seedHosts(cells: readonly Pool[], placement: Pool, specs: 
   const hosts = specs.map((s) => ({ ...s, uuid: s.uuid ?? randomUUID() }));
   for (let i = 0; i < hosts.length; i += 2000) {
     const batch = hosts.slice(i, i + 2000);
-    await Promise.all(cells.map((db, c) => seedCell(db, batch.filter((h) => h.cell === c))));
+    await Promise.all(
+      cells.map((db, c) =>
+        seedCell(
+          db,
+          batch.filter((h) => h.cell === c),
+        ),
+      ),
+    );
     await seedPlacement(placement, batch);
     if (api !== undefined) await seedHostMappings(api, batch);
   }
@@ -92,7 +112,12 @@ export async function seedHosts(cells: readonly Pool[], placement: Pool, specs: 
 }
 
 /** `n` identical hosts `prefix-<i>` spread round-robin over `cellCount` cells. */
-export function uniformHosts(n: number, cellCount: number, size: { vcpus: number; memoryMb: number; diskGb: number }, prefix = 'cmp'): HostSpec[] {
+export function uniformHosts(
+  n: number,
+  cellCount: number,
+  size: { vcpus: number; memoryMb: number; diskGb: number },
+  prefix = 'cmp',
+): HostSpec[] {
   return Array.from({ length: n }, (_, i) => ({ host: `${prefix}-${String(i).padStart(5, '0')}`, cell: i % cellCount, ...size }));
 }
 
@@ -105,10 +130,12 @@ export async function placementUsage(placement: Pool): Promise<{
     `SELECT rp.uuid::text, rc.name AS rc, sum(a.used)::text AS used, ((i.total - i.reserved) * i.allocation_ratio)::text AS capacity
      FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id JOIN resource_classes rc ON rc.id = a.resource_class_id
      JOIN inventories i ON i.resource_provider_id = a.resource_provider_id AND i.resource_class_id = a.resource_class_id
-     GROUP BY rp.uuid, rc.name, i.total, i.reserved, i.allocation_ratio HAVING sum(a.used) > (i.total - i.reserved) * i.allocation_ratio`);
+     GROUP BY rp.uuid, rc.name, i.total, i.reserved, i.allocation_ratio HAVING sum(a.used) > (i.total - i.reserved) * i.allocation_ratio`,
+  );
   const rows = await placement.query<{ consumer: string; providers: string[] }>(
     `SELECT a.consumer_id::text AS consumer, array_agg(DISTINCT rp.uuid::text) AS providers
-     FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id GROUP BY a.consumer_id`);
+     FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id GROUP BY a.consumer_id`,
+  );
   return {
     overCapacity: over.rows.map((r) => ({ uuid: r.uuid, rc: r.rc, used: Number(r.used), capacity: Number(r.capacity) })),
     consumers: new Map(rows.rows.map((r) => [r.consumer, r.providers])),

@@ -12,19 +12,32 @@ import { planEndpoints } from '../../endpoints';
 const ROOT = join(__dirname, '../../..');
 const IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6';
 
-interface Span { service: string; name: string; traceId: string; parentSpanId: string; attributes: Record<string, unknown> }
+interface Span {
+  service: string;
+  name: string;
+  traceId: string;
+  parentSpanId: string;
+  attributes: Record<string, unknown>;
+}
 type Server = { id: string; status: string };
 
 const { values: args } = parseArgs({
   options: {
-    spans: { type: 'string' }, api: { type: 'string' }, 'port-offset': { type: 'string', default: '0' }, creates: { type: 'string', default: '500' },
-    concurrency: { type: 'string', default: '20' }, out: { type: 'string' },
+    spans: { type: 'string' },
+    api: { type: 'string' },
+    'port-offset': { type: 'string', default: '0' },
+    creates: { type: 'string', default: '500' },
+    concurrency: { type: 'string', default: '20' },
+    out: { type: 'string' },
   },
 });
 
 /** The span file and its rotated files (`spans.<time>-<pid>-<n>.jsonl`), oldest first. */
 function spanFiles(file: string): string[] {
-  const rotated = readdirSync(dirname(file)).filter((n) => /^spans\.\d{8}T\d{9}Z-\d+-\d{6}\.jsonl$/.test(n)).sort().map((n) => join(dirname(file), n));
+  const rotated = readdirSync(dirname(file))
+    .filter((n) => /^spans\.\d{8}T\d{9}Z-\d+-\d{6}\.jsonl$/.test(n))
+    .sort()
+    .map((n) => join(dirname(file), n));
   return [...rotated, ...(readdirSync(dirname(file)).includes(basename(file)) ? [file] : [])];
 }
 const sizes = (file: string) => new Map(spanFiles(file).map((f) => [f, statSync(f).size]));
@@ -34,7 +47,9 @@ const apiUrl = (): string => args.api ?? planEndpoints(Number(args['port-offset'
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const r = await fetch(`${apiUrl()}${path}`, {
-    method, headers: { 'x-auth-token': 'admin', 'content-type': 'application/json', 'openstack-api-version': 'compute 2.62' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    method,
+    headers: { 'x-auth-token': 'admin', 'content-type': 'application/json', 'openstack-api-version': 'compute 2.62' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await r.text();
   return { status: r.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
@@ -43,7 +58,9 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<{ s
 /** One create; a 5xx (an overloaded machine: the api's pool timed out) is retried like a client would, 3 times. */
 async function createOne(i: number): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    const r = await api<{ server: { id: string } }>('POST', '/servers', { server: { name: `spans-${i}`, flavorRef: '1', imageRef: IMAGE, networks: 'none' } });
+    const r = await api<{ server: { id: string } }>('POST', '/servers', {
+      server: { name: `spans-${i}`, flavorRef: '1', imageRef: IMAGE, networks: 'none' },
+    });
     if (r.status === 202) return r.body.server.id;
     if (r.status < 500 || attempt >= 4) throw new Error(`create ${i}: HTTP ${r.status}`);
     await new Promise((res) => setTimeout(res, 1000 * attempt));
@@ -53,9 +70,11 @@ async function createOne(i: number): Promise<string> {
 async function createAll(n: number, concurrency: number): Promise<string[]> {
   const ids: string[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) ids.push(await createOne(next++));
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) ids.push(await createOne(next++));
+    }),
+  );
   return ids;
 }
 
@@ -79,27 +98,40 @@ async function settle(ids: string[]): Promise<Map<string, Server>> {
 function newSpans(before: Map<string, number>): Span[] {
   const out: Span[] = [];
   for (const f of spanFiles(args.spans ?? '')) {
-    const text = readFileSync(f).subarray(before.get(f) ?? 0).toString('utf8');
+    const text = readFileSync(f)
+      .subarray(before.get(f) ?? 0)
+      .toString('utf8');
     for (const line of text.split('\n')) {
       if (!line) continue;
       for (const rs of JSON.parse(line).resourceSpans ?? []) {
         const service = String(rs.resource?.attributes?.find((a: { key: string }) => a.key === 'service.name')?.value?.stringValue);
-        for (const ss of rs.scopeSpans ?? []) for (const sp of ss.spans ?? []) {
-          const attributes = Object.fromEntries((sp.attributes ?? []).map((a: { key: string; value: Record<string, unknown> }) => [a.key, Object.values(a.value)[0]]));
-          out.push({ service, name: sp.name, traceId: sp.traceId, parentSpanId: sp.parentSpanId ?? '', attributes });
-        }
+        for (const ss of rs.scopeSpans ?? [])
+          for (const sp of ss.spans ?? []) {
+            const attributes = Object.fromEntries(
+              (sp.attributes ?? []).map((a: { key: string; value: Record<string, unknown> }) => [a.key, Object.values(a.value)[0]]),
+            );
+            out.push({ service, name: sp.name, traceId: sp.traceId, parentSpanId: sp.parentSpanId ?? '', attributes });
+          }
       }
     }
   }
   return out;
 }
 
-const countBy = <T>(xs: T[], key: (x: T) => string) => Object.fromEntries([...xs.reduce((m, x) => m.set(key(x), (m.get(key(x)) ?? 0) + 1), new Map<string, number>())].sort((a, b) => b[1] - a[1]));
+const countBy = <T>(xs: T[], key: (x: T) => string) =>
+  Object.fromEntries(
+    [...xs.reduce((m, x) => m.set(key(x), (m.get(key(x)) ?? 0) + 1), new Map<string, number>())].sort((a, b) => b[1] - a[1]),
+  );
 
 /** A server whose create was rescheduled inside its cell (a cell conductor's build_instances in its trace) and ended ACTIVE. */
 function rescheduled(spans: Span[], servers: Map<string, Server>): string | undefined {
-  const retried = new Set(spans.filter((s) => s.service === 'cell-conductor' && s.attributes['rpc.method'] === 'build_instances').map((s) => s.traceId));
-  const root = spans.find((s) => retried.has(s.traceId) && s.parentSpanId === '' && servers.get(String(s.attributes['cellsched.instance_uuids']))?.status === 'ACTIVE');
+  const retried = new Set(
+    spans.filter((s) => s.service === 'cell-conductor' && s.attributes['rpc.method'] === 'build_instances').map((s) => s.traceId),
+  );
+  const root = spans.find(
+    (s) =>
+      retried.has(s.traceId) && s.parentSpanId === '' && servers.get(String(s.attributes['cellsched.instance_uuids']))?.status === 'ACTIVE',
+  );
   return root === undefined ? undefined : String(root.attributes['cellsched.instance_uuids']);
 }
 
@@ -115,18 +147,38 @@ async function main(): Promise<void> {
   const spans = newSpans(before);
   const bytes = [...after].reduce((n, [f, size]) => n + size - (before.get(f) ?? 0), 0);
   const report = {
-    creates: ids.length, settledMs, statuses: countBy(ids, (id) => servers.get(id)?.status ?? '?'), spanBytes: bytes,
-    spanBytesPerCreate: Math.round(bytes / ids.length), spans: spans.length, traces: new Set(spans.map((s) => s.traceId)).size,
-    dbSpans: spans.filter((s) => s.name.startsWith('pg')).length, spansByService: countBy(spans, (s) => s.service),
-    roots: countBy(spans.filter((s) => s.parentSpanId === ''), (s) => `${s.service} ${s.name} ${String(s.attributes['url.path'] ?? s.attributes['rpc.method'] ?? '').replace(/[0-9a-f-]{36}/g, '{id}')}`),
-    rotatedFiles: spanFiles(args.spans).length - 1, rescheduledServer: rescheduled(spans, servers),
+    creates: ids.length,
+    settledMs,
+    statuses: countBy(ids, (id) => servers.get(id)?.status ?? '?'),
+    spanBytes: bytes,
+    spanBytesPerCreate: Math.round(bytes / ids.length),
+    spans: spans.length,
+    traces: new Set(spans.map((s) => s.traceId)).size,
+    dbSpans: spans.filter((s) => s.name.startsWith('pg')).length,
+    spansByService: countBy(spans, (s) => s.service),
+    roots: countBy(
+      spans.filter((s) => s.parentSpanId === ''),
+      (s) =>
+        `${s.service} ${s.name} ${String(s.attributes['url.path'] ?? s.attributes['rpc.method'] ?? '').replace(/[0-9a-f-]{36}/g, '{id}')}`,
+    ),
+    rotatedFiles: spanFiles(args.spans).length - 1,
+    rescheduledServer: rescheduled(spans, servers),
   };
   console.log(JSON.stringify(report, null, 2));
   if (args.out) writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
   if (report.rescheduledServer) {
     console.log(`\ntrace-tail --file ${args.spans} --once --match ${report.rescheduledServer}:`);
-    console.log(execFileSync('node', ['packages/telemetry/dist/bin/trace-tail.js', '--file', args.spans, '--once', '--match', report.rescheduledServer], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 30 }));
+    console.log(
+      execFileSync(
+        'node',
+        ['packages/telemetry/dist/bin/trace-tail.js', '--file', args.spans, '--once', '--match', report.rescheduledServer],
+        { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 30 },
+      ),
+    );
   }
 }
 
-main().catch((err: unknown) => { console.error(err); process.exit(1); });
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

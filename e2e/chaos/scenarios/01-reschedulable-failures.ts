@@ -8,7 +8,8 @@ import type { Scenario } from '../scenario';
  */
 export const reschedulableFailures: Scenario = {
   name: 'reschedulable-failures',
-  summary: 'builds fail reschedulably at 10-50% per cell: ACTIVE, or ERROR (max retries) after every alternate failed; retries stay in the cell',
+  summary:
+    'builds fail reschedulably at 10-50% per cell: ACTIVE, or ERROR (max retries) after every alternate failed; retries stay in the cell',
   ci: true,
   async run(ctx) {
     for (const cell of ctx.stack.topology().cells) {
@@ -28,7 +29,9 @@ export const reschedulableFailures: Scenario = {
     const events = await buildEvents(ctx);
     const byInstance = new Map<string, typeof events>();
     for (const e of events) byInstance.set(e.instance_uuid, [...(byInstance.get(e.instance_uuid) ?? []), e]);
-    let active = 0; let errors = 0; let retried = 0;
+    let active = 0;
+    let errors = 0;
+    let retried = 0;
     const inCell = new Tally('every build attempt in the cell of the first choice');
     const why = new Tally(`every ERROR has "${MAX_RETRIES}"`);
     const exhausted = new Tally('max retries only after every host given failed');
@@ -39,10 +42,19 @@ export const reschedulableFailures: Scenario = {
       const cell = cells.get(id);
       const foreign = evs.filter((e) => !(e.host ?? '').startsWith(`${cell}-`));
       inCell.check(foreign.length === 0, () => `${id} in ${cell}: ${evs.map((e) => e.host).join(',')}`);
-      if (s?.status === 'ACTIVE') { active++; continue; }
+      if (s?.status === 'ACTIVE') {
+        active++;
+        continue;
+      }
       errors++;
-      why.check(s?.status === 'ERROR' && (s.fault?.message ?? '').includes(MAX_RETRIES), () => `${id}: ${s?.status} ${s?.fault?.message ?? ''}`);
-      exhausted.check(evs.length >= 2 && evs.every((e) => e.result !== 'Success'), () => `${id}: ${evs.map((e) => `${e.host}:${e.result}`).join(',')}`);
+      why.check(
+        s?.status === 'ERROR' && (s.fault?.message ?? '').includes(MAX_RETRIES),
+        () => `${id}: ${s?.status} ${s?.fault?.message ?? ''}`,
+      );
+      exhausted.check(
+        evs.length >= 2 && evs.every((e) => e.result !== 'Success'),
+        () => `${id}: ${evs.map((e) => `${e.host}:${e.result}`).join(',')}`,
+      );
     }
     for (const t of [inCell, why, exhausted]) t.report(ctx);
     ctx.note('retried', retried);

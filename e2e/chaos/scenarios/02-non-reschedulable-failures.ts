@@ -30,19 +30,30 @@ export const nonReschedulableFailures: Scenario = {
     const events = await buildEvents(ctx);
     const byInstance = new Map<string, typeof events>();
     for (const e of events) byInstance.set(e.instance_uuid, [...(byInstance.get(e.instance_uuid) ?? []), e]);
-    let aborted = 0; let maxRetries = 0; let active = 0;
+    let aborted = 0;
+    let maxRetries = 0;
+    let active = 0;
     const why = new Tally('every ERROR says why: the abort, or max retries');
     const noRetry = new Tally('an aborted build is never retried on another host (its last attempt is the abort)');
     for (const id of ids) {
       const s = views.get(id);
-      if (s?.status === 'ACTIVE') { active++; continue; }
+      if (s?.status === 'ACTIVE') {
+        active++;
+        continue;
+      }
       const msg = s?.fault?.message ?? '';
       const evs = byInstance.get(id) ?? [];
-      if (msg.includes(MAX_RETRIES)) { maxRetries++; continue; }
+      if (msg.includes(MAX_RETRIES)) {
+        maxRetries++;
+        continue;
+      }
       aborted++;
       why.check(s?.status === 'ERROR' && /aborted/i.test(msg), () => `${id}: ${s?.status} "${msg}"`);
       // every attempt before the abort failed reschedulably; the abort is the last and no host after it
-      noRetry.check(evs.filter((e) => e.result === 'Success').length === 0, () => `${id}: ${evs.map((e) => `${e.host}:${e.result}`).join(',')}`);
+      noRetry.check(
+        evs.filter((e) => e.result === 'Success').length === 0,
+        () => `${id}: ${evs.map((e) => `${e.host}:${e.result}`).join(',')}`,
+      );
     }
     why.report(ctx);
     noRetry.report(ctx);

@@ -35,7 +35,9 @@ export const computeKillRestart: Scenario = {
 
 const DOOMED_ENV = {
   // the build deadline both conductors use, the heartbeat age that makes a compute down, the watchdog period
-  CELLSCHED_BUILD_TIMEOUT_MS: '15000', CELLSCHED_SERVICE_DOWN_TIME_MS: '25000', CELLSCHED_WATCHDOG_INTERVAL_MS: '2000',
+  CELLSCHED_BUILD_TIMEOUT_MS: '15000',
+  CELLSCHED_SERVICE_DOWN_TIME_MS: '25000',
+  CELLSCHED_WATCHDOG_INTERVAL_MS: '2000',
 };
 
 /** Restarts `names` with `env` added to what the stack gives them (the launcher passes its own environment on). */
@@ -45,18 +47,31 @@ async function restartWith(ctx: ChaosContext, names: readonly string[], env: Rec
   try {
     for (const n of names) await ctx.stack.restart(n, 'SIGTERM');
   } finally {
-    for (const [k, v] of Object.entries(saved)) { if (v === undefined) delete process.env[k]; else process.env[k] = v; }
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
 }
 
-interface OsService { id: string; host: string; binary: string; status: string; state: string }
+interface OsService {
+  id: string;
+  host: string;
+  binary: string;
+  status: string;
+  state: string;
+}
 
 async function setServiceStatus(ctx: ChaosContext, host: string, status: 'enabled' | 'disabled'): Promise<boolean> {
   const list = await ctx.stack.api<{ services: OsService[] }>('GET', `/os-services?host=${host}&binary=nova-compute`);
   const svc = list.body.services?.find((s) => s.host === host);
   if (svc === undefined) return false;
   if (svc.status === status) return true;
-  const r = await ctx.stack.api('PUT', `/os-services/${svc.id}`, status === 'disabled' ? { status, disabled_reason: 'chaos: compute killed for good' } : { status });
+  const r = await ctx.stack.api(
+    'PUT',
+    `/os-services/${svc.id}`,
+    status === 'disabled' ? { status, disabled_reason: 'chaos: compute killed for good' } : { status },
+  );
   return r.status === 200;
 }
 
@@ -67,8 +82,10 @@ async function forgetHost(ctx: ChaosContext, apiDbUrl: string, cell: { uuid: str
     const r = await ctx.stack.placement('DELETE', `/resource_providers/${rp.uuid}`);
     ctx.expect(r.status === 204, `${host}'s provider deleted, no allocation left on it (${r.status})`);
   }
-  await run('node', ['services/manage/dist/main.js', 'cell_v2', 'delete_host', '--cell_uuid', cell.uuid, '--host', host],
-    { cwd: ROOT, env: { ...process.env, CELLSCHED_API_DB_URL: apiDbUrl } });
+  await run('node', ['services/manage/dist/main.js', 'cell_v2', 'delete_host', '--cell_uuid', cell.uuid, '--host', host], {
+    cwd: ROOT,
+    env: { ...process.env, CELLSCHED_API_DB_URL: apiDbUrl },
+  });
 }
 
 /**
@@ -96,7 +113,10 @@ export const computeKilledForGood: Scenario = {
     try {
       await restartWith(ctx, conductors, DOOMED_ENV);
       await doomed.start();
-      await run('node', ['services/manage/dist/main.js', 'cell_v2', 'discover_hosts'], { cwd: ROOT, env: { ...process.env, CELLSCHED_API_DB_URL: topo.apiDbUrl } });
+      await run('node', ['services/manage/dist/main.js', 'cell_v2', 'discover_hosts'], {
+        cwd: ROOT,
+        env: { ...process.env, CELLSCHED_API_DB_URL: topo.apiDbUrl },
+      });
       ctx.expect(await setServiceStatus(ctx, doomed.host, 'enabled'), `${doomed.host} registered and enabled`);
       await doomed.faults({ hang: true });
       ctx.log(`${doomed.host} joined ${cell.name}; its builds hang (in flight, unacked)`);
@@ -104,12 +124,16 @@ export const computeKilledForGood: Scenario = {
       // boot until a few builds are hung on the doomed host (the scheduler spreads; it is the emptiest host)
       const want = ctx.profile.name === 'ci' ? 2 : 4;
       const all: string[] = [];
-      const hung = await ctx.waitFor(`${want} builds in flight on ${doomed.host}`, async () => {
-        all.push(...await ctx.boot(6, { burst: 6 }));
-        const views = await serverViews(ctx, all);
-        const on = [...views.values()].filter((s) => s.status === 'BUILD' && s['OS-EXT-SRV-ATTR:host'] === doomed.host).map((s) => s.id);
-        return on.length >= want || all.length >= 120 ? on : undefined;
-      }, 120_000);
+      const hung = await ctx.waitFor(
+        `${want} builds in flight on ${doomed.host}`,
+        async () => {
+          all.push(...(await ctx.boot(6, { burst: 6 })));
+          const views = await serverViews(ctx, all);
+          const on = [...views.values()].filter((s) => s.status === 'BUILD' && s['OS-EXT-SRV-ATTR:host'] === doomed.host).map((s) => s.id);
+          return on.length >= want || all.length >= 120 ? on : undefined;
+        },
+        120_000,
+      );
       ctx.expect(hung.length > 0, `builds in flight on ${doomed.host} when it dies (${hung.length}, of ${all.length} booted)`);
       ctx.note('inFlightOnDoomed', hung.length);
       await doomed.stop('SIGKILL');
@@ -117,33 +141,54 @@ export const computeKilledForGood: Scenario = {
       ctx.log(`${doomed.host} SIGKILLed for good with ${hung.length} builds in flight: ${hung.join(' ')}`);
 
       // the watchdog: deadline (15 s) passed and heartbeat stale (25 s) → retried on an alternate
-      const moved = await ctx.waitFor('every in-flight build of the dead compute settled elsewhere', async () => {
-        const views = await serverViews(ctx, hung);
-        return hung.every((id) => ['ACTIVE', 'ERROR'].includes(views.get(id)?.status ?? '')) ? views : undefined;
-      }, 150_000);
+      const moved = await ctx.waitFor(
+        'every in-flight build of the dead compute settled elsewhere',
+        async () => {
+          const views = await serverViews(ctx, hung);
+          return hung.every((id) => ['ACTIVE', 'ERROR'].includes(views.get(id)?.status ?? '')) ? views : undefined;
+        },
+        150_000,
+      );
       ctx.note('secondsToRecover', Math.round((Date.now() - killedAt) / 1000));
       for (const id of hung) {
         const s = moved.get(id);
-        ctx.expect(s?.status === 'ACTIVE' && s['OS-EXT-SRV-ATTR:host'] !== doomed.host && s['OS-EXT-SRV-ATTR:host'] !== undefined,
-          `${id} went to an alternate and is ACTIVE there (${s?.status} on ${s?.['OS-EXT-SRV-ATTR:host']}${s?.fault?.message ? `, "${s.fault.message}"` : ''})`);
+        ctx.expect(
+          s?.status === 'ACTIVE' && s['OS-EXT-SRV-ATTR:host'] !== doomed.host && s['OS-EXT-SRV-ATTR:host'] !== undefined,
+          `${id} went to an alternate and is ACTIVE there (${s?.status} on ${s?.['OS-EXT-SRV-ATTR:host']}${s?.fault?.message ? `, "${s.fault.message}"` : ''})`,
+        );
       }
       ctx.log(`all ${hung.length} moved to alternates ${Math.round((Date.now() - killedAt) / 1000)} s after the kill`);
 
       // the dead compute comes back: its queued stale builds run, their successes are refused, the guests go
       await doomed.start();
-      const stale = await ctx.waitFor(`${doomed.host}'s stale guests terminated`, async () => {
-        const g = await doomed.guests();
-        return hung.some((id) => g.includes(id)) ? undefined : g;
-      }, 60_000).catch(async () => doomed.guests());
-      ctx.expect(!hung.some((id) => stale.includes(id)), `no moved build also runs on the returned ${doomed.host} (guests: ${stale.join(' ') || 'none'})`);
+      const stale = await ctx
+        .waitFor(
+          `${doomed.host}'s stale guests terminated`,
+          async () => {
+            const g = await doomed.guests();
+            return hung.some((id) => g.includes(id)) ? undefined : g;
+          },
+          60_000,
+        )
+        .catch(async () => doomed.guests());
+      ctx.expect(
+        !hung.some((id) => stale.includes(id)),
+        `no moved build also runs on the returned ${doomed.host} (guests: ${stale.join(' ') || 'none'})`,
+      );
       const after = await serverViews(ctx, hung);
-      ctx.expect(hung.every((id) => after.get(id)?.status === 'ACTIVE' && after.get(id)?.['OS-EXT-SRV-ATTR:host'] !== doomed.host),
-        'the returned compute took none of them back');
+      ctx.expect(
+        hung.every((id) => after.get(id)?.status === 'ACTIVE' && after.get(id)?.['OS-EXT-SRV-ATTR:host'] !== doomed.host),
+        'the returned compute took none of them back',
+      );
     } finally {
       // keep it out of later scenarios (Nova's service delete): disabled, stopped, its provider and host mapping gone
-      await setServiceStatus(ctx, doomed.host, 'disabled').catch((e: unknown) => ctx.log(`disabling ${doomed.host}: ${(e as Error).message}`));
+      await setServiceStatus(ctx, doomed.host, 'disabled').catch((e: unknown) =>
+        ctx.log(`disabling ${doomed.host}: ${(e as Error).message}`),
+      );
       await doomed.stop('SIGTERM');
-      await forgetHost(ctx, topo.apiDbUrl, cell, doomed.host).catch((e: unknown) => ctx.log(`removing ${doomed.host}: ${(e as Error).message}`));
+      await forgetHost(ctx, topo.apiDbUrl, cell, doomed.host).catch((e: unknown) =>
+        ctx.log(`removing ${doomed.host}: ${(e as Error).message}`),
+      );
       await restartWith(ctx, conductors, {});
     }
     expectAllRunning(ctx, 'after the conductors were restarted with their own settings');

@@ -53,7 +53,11 @@ export async function killAndRestart(ctx: ChaosContext, victim: string, round: n
  * None of these servers ended in ERROR with NoValidHost: the cloud had room, so a NoValidHost
  * can only be the outage mistaken for "no capacity" (a lost database read taken as "no hosts").
  */
-export async function expectNoSpuriousNoValidHost(ctx: ChaosContext, ids: readonly string[], why: string): Promise<Map<string, ServerView>> {
+export async function expectNoSpuriousNoValidHost(
+  ctx: ChaosContext,
+  ids: readonly string[],
+  why: string,
+): Promise<Map<string, ServerView>> {
   const views = await serverViews(ctx, ids);
   const t = new Tally(`no build ended NoValidHost because of ${why} (the cloud had room)`);
   for (const id of ids) {
@@ -95,7 +99,12 @@ export async function admin(cmd: string, args: readonly string[], timeoutMs = 60
 export async function answers(url: string, timeoutMs: number): Promise<boolean> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    try { await fetch(url, { signal: AbortSignal.timeout(2000) }); return true; } catch { await new Promise((r) => setTimeout(r, 250)); }
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(2000) });
+      return true;
+    } catch {
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
   return false;
 }

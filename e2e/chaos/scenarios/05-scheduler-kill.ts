@@ -21,13 +21,22 @@ export const schedulerKill: Scenario = {
     await ctx.stack.kill(victim, 'SIGKILL');
     ctx.log(`${victim} SIGKILLed under load`);
     const during = await ctx.boot(ctx.scale(60), { burst: 10 });
-    const settled = await ctx.waitFor('the burst booted while a replica is down to settle', async () => {
-      const v = await serverViews(ctx, during);
-      return during.every((id) => ['ACTIVE', 'ERROR'].includes(v.get(id)?.status ?? '')) ? v : undefined;
-    }, 60_000).catch(() => undefined);
+    const settled = await ctx
+      .waitFor(
+        'the burst booted while a replica is down to settle',
+        async () => {
+          const v = await serverViews(ctx, during);
+          return during.every((id) => ['ACTIVE', 'ERROR'].includes(v.get(id)?.status ?? '')) ? v : undefined;
+        },
+        60_000,
+      )
+      .catch(() => undefined);
     ctx.expect(settled !== undefined, `${during.length} builds booted while ${victim} was down settled without it`);
     ctx.expect(!ctx.stack.isRunning(victim), `${victim} stayed down meanwhile`);
-    const ok = settled ? during.filter((id) => settled.get(id)?.status === 'ACTIVE' || (settled.get(id)?.fault?.message ?? '').startsWith(MAX_RETRIES)).length : 0;
+    const ok = settled
+      ? during.filter((id) => settled.get(id)?.status === 'ACTIVE' || (settled.get(id)?.fault?.message ?? '').startsWith(MAX_RETRIES))
+          .length
+      : 0;
     ctx.expect(ok === during.length, `all ${during.length} of them ACTIVE, or ERROR after every alternate failed (${ok})`);
     await expectNoSpuriousNoValidHost(ctx, during, `a dead scheduler replica`);
     await ctx.stack.start(victim);

@@ -16,7 +16,7 @@ export const placementRestart: Scenario = {
     const ids: string[] = [];
     const signals: NodeJS.Signals[] = ctx.profile.name === 'ci' ? ['SIGKILL'] : ['SIGTERM', 'SIGKILL'];
     for (const signal of signals) {
-      ids.push(...await ctx.boot(ctx.scale(40), { burst: 20 }));
+      ids.push(...(await ctx.boot(ctx.scale(40), { burst: 20 })));
       const t0 = Date.now();
       await ctx.stack.kill('placement', signal);
       await ctx.wait(ctx.rng.int(500, 3000));

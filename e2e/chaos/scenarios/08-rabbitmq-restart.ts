@@ -35,14 +35,23 @@ export const rabbitmqRestart: Scenario = {
     expectAllRunning(ctx, 'during the broker restart (each reconnects by itself)');
     // the consumers are back: a burst after the restart builds in every cell
     const after = await ctx.boot(ctx.scale(40), { burst: 10 });
-    const views = await ctx.waitFor('the burst after the broker restart to settle', async () => {
-      const v = await serverViews(ctx, after);
-      return after.every((id) => ['ACTIVE', 'ERROR'].includes(v.get(id)?.status ?? '')) ? v : undefined;
-    }, 90_000).catch(() => undefined);
+    const views = await ctx
+      .waitFor(
+        'the burst after the broker restart to settle',
+        async () => {
+          const v = await serverViews(ctx, after);
+          return after.every((id) => ['ACTIVE', 'ERROR'].includes(v.get(id)?.status ?? '')) ? v : undefined;
+        },
+        90_000,
+      )
+      .catch(() => undefined);
     ctx.expect(views !== undefined, `a burst of ${after.length} booted after the restart settled within 90 s`);
     const byCell = await activeByCell(ctx, after);
     ctx.note('afterRestartActiveByCell', byCell);
     const cells = ctx.stack.topology().cells.map((c) => c.name);
-    ctx.expect(cells.every((c) => (byCell[c] ?? 0) > 0), `every cell builds again after the restart (${JSON.stringify(byCell)})`);
+    ctx.expect(
+      cells.every((c) => (byCell[c] ?? 0) > 0),
+      `every cell builds again after the restart (${JSON.stringify(byCell)})`,
+    );
   },
 };

@@ -14,8 +14,14 @@ async function restartPostgres(downMs: number): Promise<string> {
   } catch (e) {
     if (!/ENOENT/.test((e as Error).message)) throw e;
   }
-  const ctl = (action: string): Promise<string> => (cluster ? admin('pg_ctlcluster', [...cluster, action, ...(action === 'start' ? [] : ['-m', 'fast'])]) : admin('service', ['postgresql', action]));
-  if (downMs <= 0) { await ctl('restart'); return `${cluster ? `pg_ctlcluster ${cluster.join(' ')}` : 'service postgresql'} restart`; }
+  const ctl = (action: string): Promise<string> =>
+    cluster
+      ? admin('pg_ctlcluster', [...cluster, action, ...(action === 'start' ? [] : ['-m', 'fast'])])
+      : admin('service', ['postgresql', action]);
+  if (downMs <= 0) {
+    await ctl('restart');
+    return `${cluster ? `pg_ctlcluster ${cluster.join(' ')}` : 'service postgresql'} restart`;
+  }
   try {
     await ctl('stop');
     await new Promise((r) => setTimeout(r, downMs));

@@ -40,17 +40,32 @@ export const cellCutOff: Scenario = {
     ctx.note('cutMs', Date.now() - t0);
     ctx.note('activeDuringCutByCell', duringByCell);
     const others = cells.filter((c) => c.name !== cut.name).map((c) => c.name);
-    ctx.expect(others.every((c) => (duringByCell[c] ?? 0) > 0), `the other cells kept building during the cut (${JSON.stringify(duringByCell)})`);
-    ctx.expect((duringByCell[cut.name] ?? 0) === 0, `the cut was real: nothing booted during it went ACTIVE in ${cut.name} meanwhile (${duringByCell[cut.name] ?? 0})`);
+    ctx.expect(
+      others.every((c) => (duringByCell[c] ?? 0) > 0),
+      `the other cells kept building during the cut (${JSON.stringify(duringByCell)})`,
+    );
+    ctx.expect(
+      (duringByCell[cut.name] ?? 0) === 0,
+      `the cut was real: nothing booted during it went ACTIVE in ${cut.name} meanwhile (${duringByCell[cut.name] ?? 0})`,
+    );
     expectAllRunning(ctx, `while ${cut.name} was cut off (its processes keep reconnecting)`);
-    const settled = await ctx.waitFor(`${cut.name} to catch up`, async () => {
-      const v = await serverViews(ctx, during);
-      return during.every((id) => ['ACTIVE', 'ERROR'].includes(v.get(id)?.status ?? '')) ? v : undefined;
-    }, 150_000).catch(() => undefined);
+    const settled = await ctx
+      .waitFor(
+        `${cut.name} to catch up`,
+        async () => {
+          const v = await serverViews(ctx, during);
+          return during.every((id) => ['ACTIVE', 'ERROR'].includes(v.get(id)?.status ?? '')) ? v : undefined;
+        },
+        150_000,
+      )
+      .catch(() => undefined);
     ctx.expect(settled !== undefined, `every build booted during the cut settled after it (${during.length})`);
     const after = await activeByCell(ctx, during);
     ctx.note('activeAfterCutByCell', after);
-    ctx.expect((after[cut.name] ?? 0) > 0, `${cut.name} caught up: builds scheduled there during the cut are ACTIVE (${JSON.stringify(after)})`);
+    ctx.expect(
+      (after[cut.name] ?? 0) > 0,
+      `${cut.name} caught up: builds scheduled there during the cut are ACTIVE (${JSON.stringify(after)})`,
+    );
     await stopLoad(ctx);
   },
 };

@@ -6,14 +6,22 @@ import { expectAllRunning } from './03-outage-checks';
 
 /** The queue a cell's compute process consumes, every `compute.<host>` key bound to it (from its ready log line). */
 function poolQueue(ctx: ChaosContext, cell: string): string {
-  const line = readFileSync(ctx.stack.logFile(`compute-${cell}`), 'utf8').split('\n').reverse().find((l) => l.includes('"simulated compute ready"'));
+  const line = readFileSync(ctx.stack.logFile(`compute-${cell}`), 'utf8')
+    .split('\n')
+    .reverse()
+    .find((l) => l.includes('"simulated compute ready"'));
   const queue = line === undefined ? undefined : (JSON.parse(line) as { queue?: string }).queue;
   if (queue === undefined) throw new Error(`compute-${cell} logged no queue`);
   return queue;
 }
 
 /** Binds or unbinds `compute.<host>` keys of a cell's pool queue, with the cell's own credentials: the broker then refuses (or routes again) casts to those hosts. */
-async function setBindings(ctx: ChaosContext, cell: { name: string; transportUrl: string }, hosts: readonly string[], bound: boolean): Promise<void> {
+async function setBindings(
+  ctx: ChaosContext,
+  cell: { name: string; transportUrl: string },
+  hosts: readonly string[],
+  bound: boolean,
+): Promise<void> {
   const queue = poolQueue(ctx, cell.name);
   const conn = await amqp.connect(cell.transportUrl);
   try {
@@ -27,16 +35,24 @@ async function setBindings(ctx: ChaosContext, cell: { name: string; transportUrl
   }
 }
 
-interface RefusedEvent { instance_uuid: string; host: string }
+interface RefusedEvent {
+  instance_uuid: string;
+  host: string;
+}
 
 /** Build attempts whose cast the broker refused or whose host nobody served (recorded as that host's failure). */
 async function refusedEvents(ctx: ChaosContext): Promise<RefusedEvent[]> {
   const out: RefusedEvent[] = [];
   for (const c of ctx.stack.topology().cells) {
-    out.push(...await ctx.stack.query<RefusedEvent>(ctx.stack.adminUrl(`${ctx.stack.prefix}_${c.name}`), `
+    out.push(
+      ...(await ctx.stack.query<RefusedEvent>(
+        ctx.stack.adminUrl(`${ctx.stack.prefix}_${c.name}`),
+        `
       SELECT a.instance_uuid::text, e.host FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id
       WHERE e.event = 'compute__do_build_and_run_instance' AND e.result = 'Error'
-        AND (e.details LIKE '%no compute serves host%' OR e.details LIKE '%is not served by any compute process%')`));
+        AND (e.details LIKE '%no compute serves host%' OR e.details LIKE '%is not served by any compute process%')`,
+      )),
+    );
   }
   return out;
 }
@@ -50,7 +66,8 @@ async function refusedEvents(ctx: ChaosContext): Promise<RefusedEvent[]> {
  */
 export const brokerRefuses: Scenario = {
   name: 'broker-refuses',
-  summary: 'the broker refuses build casts (host keys unbound, a compute down with its keys gone): builds move to alternates or end ERROR with a fault, none stuck',
+  summary:
+    'the broker refuses build casts (host keys unbound, a compute down with its keys gone): builds move to alternates or end ERROR with a fault, none stuck',
   ci: true,
   timeoutMs: 150_000,
   async run(ctx) {
@@ -83,7 +100,7 @@ export const brokerRefuses: Scenario = {
     await ctx.stack.start(compute); // binds its keys again at start
     expectAllRunning(ctx, `after ${compute} came back`);
     await ctx.wait(2000);
-    const ids = [...await ctx.load.stop(), ...during];
+    const ids = [...(await ctx.load.stop()), ...during];
     const left = await ctx.quiesce(90_000);
     ctx.expect(left.length === 0, `all settled (${left.length} still building)`);
 
@@ -96,8 +113,11 @@ export const brokerRefuses: Scenario = {
     for (const [id, s] of views) {
       const refusedHosts = refused.filter((e) => e.instance_uuid === id).map((e) => e.host);
       if (s.status === 'ACTIVE' && !refusedHosts.includes(s['OS-EXT-SRV-ATTR:host'] ?? '')) movedOn++;
-      settled.check((s.status === 'ACTIVE' && !refusedHosts.includes(s['OS-EXT-SRV-ATTR:host'] ?? ''))
-        || (s.status === 'ERROR' && (s.fault?.message ?? '').includes(MAX_RETRIES)), () => `${id}: ${s.status} on ${s['OS-EXT-SRV-ATTR:host'] ?? '-'} ${s.fault?.message ?? ''}`);
+      settled.check(
+        (s.status === 'ACTIVE' && !refusedHosts.includes(s['OS-EXT-SRV-ATTR:host'] ?? '')) ||
+          (s.status === 'ERROR' && (s.fault?.message ?? '').includes(MAX_RETRIES)),
+        () => `${id}: ${s.status} on ${s['OS-EXT-SRV-ATTR:host'] ?? '-'} ${s.fault?.message ?? ''}`,
+      );
     }
     settled.report(ctx);
     ctx.note('movedOnAfterRefusal', movedOn);

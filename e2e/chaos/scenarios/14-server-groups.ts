@@ -1,7 +1,12 @@
 import { MAX_RETRIES, NO_VALID_HOST, serverViews } from '../checks';
 import type { ChaosContext, Scenario } from '../scenario';
 
-interface GroupPlan { name: string; policy: string; maxServerPerHost?: number; members: number }
+interface GroupPlan {
+  name: string;
+  policy: string;
+  maxServerPerHost?: number;
+  members: number;
+}
 
 /** POST /os-server-groups at 2.64 (`policy` + `rules`); the group's id. */
 async function createGroup(ctx: ChaosContext, g: GroupPlan): Promise<string> {
@@ -12,7 +17,8 @@ async function createGroup(ctx: ChaosContext, g: GroupPlan): Promise<string> {
     body: JSON.stringify({ server_group: { name: g.name, policy: g.policy, ...rules } }),
   });
   const body = (await r.json()) as { server_group?: { id: string } };
-  if (r.status !== 200 || body.server_group === undefined) throw new Error(`POST /os-server-groups ${g.name}: ${r.status} ${JSON.stringify(body)}`);
+  if (r.status !== 200 || body.server_group === undefined)
+    throw new Error(`POST /os-server-groups ${g.name}: ${r.status} ${JSON.stringify(body)}`);
   return body.server_group.id;
 }
 
@@ -37,7 +43,8 @@ async function killConductorMidRun(ctx: ChaosContext): Promise<void> {
  */
 export const serverGroups: Scenario = {
   name: 'server-groups',
-  summary: 'parallel boots into anti-affinity (max 1 and 2) and affinity groups, 30-50% reschedulable failures, a cell conductor killed: no policy broken across reschedules',
+  summary:
+    'parallel boots into anti-affinity (max 1 and 2) and affinity groups, 30-50% reschedulable failures, a cell conductor killed: no policy broken across reschedules',
   ci: true,
   timeoutMs: 120_000,
   async run(ctx) {
@@ -57,7 +64,9 @@ export const serverGroups: Scenario = {
       { name: `soft-${tag}`, policy: 'soft-anti-affinity', members: 4 },
     ];
     const groups = await Promise.all(plans.map(async (p) => ({ ...p, id: await createGroup(ctx, p) })));
-    ctx.log(`${groups.length} groups (${plans.map((p) => `${p.policy}${p.maxServerPerHost ? `/${p.maxServerPerHost}` : ''}×${p.members}`).join(', ')}) over ${hosts} hosts`);
+    ctx.log(
+      `${groups.length} groups (${plans.map((p) => `${p.policy}${p.maxServerPerHost ? `/${p.maxServerPerHost}` : ''}×${p.members}`).join(', ')}) over ${hosts} hosts`,
+    );
 
     const killing = killConductorMidRun(ctx);
     const booted = await Promise.all(groups.map((g) => ctx.boot(g.members, { burst: g.members, hints: { group: g.id }, name: g.name })));
@@ -70,8 +79,16 @@ export const serverGroups: Scenario = {
 
     const views = await serverViews(ctx, ids);
     const errors = ids.map((id) => views.get(id)).filter((s) => s?.status === 'ERROR');
-    const unexplained = errors.filter((s) => !(s?.fault?.message ?? '').includes(MAX_RETRIES) && !(s?.fault?.message ?? '').includes(NO_VALID_HOST));
-    ctx.expect(unexplained.length === 0, `every ERROR is max retries or NoValidHost (${unexplained.length} other: ${unexplained.slice(0, 3).map((s) => `${s?.id}: ${s?.fault?.message ?? ''}`).join('; ')})`);
+    const unexplained = errors.filter(
+      (s) => !(s?.fault?.message ?? '').includes(MAX_RETRIES) && !(s?.fault?.message ?? '').includes(NO_VALID_HOST),
+    );
+    ctx.expect(
+      unexplained.length === 0,
+      `every ERROR is max retries or NoValidHost (${unexplained.length} other: ${unexplained
+        .slice(0, 3)
+        .map((s) => `${s?.id}: ${s?.fault?.message ?? ''}`)
+        .join('; ')})`,
+    );
     const byPolicy = errors.filter((s) => /server group \S+ has the (anti-)?affinity policy/.test(s?.fault?.details ?? '')).length;
     ctx.note('errorsNamingGroupPolicy', byPolicy);
     ctx.note('active', ids.length - errors.length);

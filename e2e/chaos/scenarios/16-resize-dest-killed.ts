@@ -1,8 +1,20 @@
 import { Tally } from '../checks';
 import { ExtraCompute } from '../extra-compute';
 import {
-  bootSettled, computeServices, countBy, deleteServersOn, discoverHosts, expectAnswers, expectExactAllocations, expectMoveOutcomes, flavorName,
-  forgetHosts, hostOf, settledServers, updateComputeService, waitServicesUp,
+  bootSettled,
+  computeServices,
+  countBy,
+  deleteServersOn,
+  discoverHosts,
+  expectAnswers,
+  expectExactAllocations,
+  expectMoveOutcomes,
+  flavorName,
+  forgetHosts,
+  hostOf,
+  settledServers,
+  updateComputeService,
+  waitServicesUp,
 } from '../move-checks';
 import type { Scenario } from '../scenario';
 
@@ -17,7 +29,8 @@ import type { Scenario } from '../scenario';
  */
 export const resizeDestKilled: Scenario = {
   name: 'resize-dest-compute-killed',
-  summary: 'SIGKILL the destination compute mid-resize, restart it: each resize VERIFY_RESIZE or back on its source; confirm/revert; placement exact',
+  summary:
+    'SIGKILL the destination compute mid-resize, restart it: each resize VERIFY_RESIZE or back on its source; confirm/revert; placement exact',
   ci: false,
   moves: true,
   baselineFaults: false,
@@ -35,7 +48,8 @@ export const resizeDestKilled: Scenario = {
       await extra.start();
       await discoverHosts(ctx);
       await waitServicesUp(ctx, extra.hostNames);
-      for (const h of ownHosts) await updateComputeService(ctx, h, { status: 'disabled', disabled_reason: 'chaos: resizes go to the extra hosts' });
+      for (const h of ownHosts)
+        await updateComputeService(ctx, h, { status: 'disabled', disabled_reason: 'chaos: resizes go to the extra hosts' });
       await ctx.wait(3000); // the schedulers' host records catch up with the disable
       ctx.log(`${ids.length} servers on ${cell.name}'s own hosts (disabled now) resize to ${extra.hostNames.join('/')} (one process)`);
 
@@ -48,12 +62,24 @@ export const resizeDestKilled: Scenario = {
       await ctx.wait(downMs);
       await extra.start();
 
-      const { servers: after } = await expectMoveOutcomes(ctx, ids, 180_000,
+      const { servers: after } = await expectMoveOutcomes(
+        ctx,
+        ids,
+        180_000,
         'each resize ended VERIFY_RESIZE on an extra host as m1.small (migration finished) or ACTIVE on its source as m1.tiny (migration error)',
-        (id, s, m) => (s?.status === 'VERIFY_RESIZE' && extra.hostNames.includes(hostOf(s)) && flavorName(s) === 'm1.small' && m?.status === 'finished')
-          || (s?.status === 'ACTIVE' && hostOf(s) === source.get(id) && flavorName(s) === 'm1.tiny' && m?.status === 'error'),
-        (id, s, m) => `${id}: ${s?.status ?? 'gone'} on ${hostOf(s)} as ${flavorName(s)}, migration ${m?.type ?? '-'} ${m?.status ?? 'none'}${s?.fault?.message ? ` ("${s.fault.message}")` : ''}`);
-      ctx.note('afterKill', countBy(after.values(), (s) => s.status));
+        (id, s, m) =>
+          (s?.status === 'VERIFY_RESIZE' &&
+            extra.hostNames.includes(hostOf(s)) &&
+            flavorName(s) === 'm1.small' &&
+            m?.status === 'finished') ||
+          (s?.status === 'ACTIVE' && hostOf(s) === source.get(id) && flavorName(s) === 'm1.tiny' && m?.status === 'error'),
+        (id, s, m) =>
+          `${id}: ${s?.status ?? 'gone'} on ${hostOf(s)} as ${flavorName(s)}, migration ${m?.type ?? '-'} ${m?.status ?? 'none'}${s?.fault?.message ? ` ("${s.fault.message}")` : ''}`,
+      );
+      ctx.note(
+        'afterKill',
+        countBy(after.values(), (s) => s.status),
+      );
       await expectExactAllocations(ctx, ids, 'after the destination came back');
 
       // the user decides: half confirmed, half reverted
@@ -68,7 +94,10 @@ export const resizeDestKilled: Scenario = {
         const ok = confirm.has(id)
           ? s?.status === 'ACTIVE' && hostOf(s) === hostOf(after.get(id)) && flavorName(s) === 'm1.small'
           : s?.status === 'ACTIVE' && hostOf(s) === source.get(id) && flavorName(s) === 'm1.tiny';
-        decision.check(ok, () => `${id} (${confirm.has(id) ? 'confirmed' : 'reverted'}): ${s?.status ?? 'gone'} on ${hostOf(s)} as ${flavorName(s)}`);
+        decision.check(
+          ok,
+          () => `${id} (${confirm.has(id) ? 'confirmed' : 'reverted'}): ${s?.status ?? 'gone'} on ${hostOf(s)} as ${flavorName(s)}`,
+        );
       }
       decision.report(ctx);
       await expectExactAllocations(ctx, ids, 'after confirm and revert');
@@ -77,7 +106,9 @@ export const resizeDestKilled: Scenario = {
     } finally {
       for (const h of ownHosts) await updateComputeService(ctx, h, { status: 'enabled' }).catch(() => undefined);
       if (!extra.running) await extra.start().catch(() => undefined);
-      await deleteServersOn(ctx, extra.hostNames).catch((e: unknown) => ctx.log(`deleting the extra hosts' servers: ${(e as Error).message}`));
+      await deleteServersOn(ctx, extra.hostNames).catch((e: unknown) =>
+        ctx.log(`deleting the extra hosts' servers: ${(e as Error).message}`),
+      );
       await extra.stop('SIGTERM');
       await forgetHosts(ctx, extra.hostNames).catch((e: unknown) => ctx.expect(false, `the extra hosts removed: ${(e as Error).message}`));
     }

@@ -13,7 +13,8 @@ import { killAndRestart } from './03-outage-checks';
  */
 export const cellConductorKillMoves: Scenario = {
   name: 'cell-conductor-kill-mid-move',
-  summary: 'SIGKILL a cell conductor while migrations, resizes and live migrations run through it, restart it: every move ends, placement exact',
+  summary:
+    'SIGKILL a cell conductor while migrations, resizes and live migrations run through it, restart it: every move ends, placement exact',
   ci: true,
   moves: true,
   timeoutMs: 240_000,
@@ -32,19 +33,34 @@ export const cellConductorKillMoves: Scenario = {
       expectAnswers(ctx, answers, `round ${r + 1}: every move accepted`);
       moved.push(...batch);
       await ctx.wait(ctx.rng.int(ctx.stack.shape.buildLatencyMs, 4 * ctx.stack.shape.buildLatencyMs));
-      await killAndRestart(ctx, victim, r + 1, `${batch.length} moves in flight (${JSON.stringify(countBy(batch, (id) => plan.get(id) ?? ''))})`);
+      await killAndRestart(
+        ctx,
+        victim,
+        r + 1,
+        `${batch.length} moves in flight (${JSON.stringify(countBy(batch, (id) => plan.get(id) ?? ''))})`,
+      );
     }
     const before = (id: string): string | null | undefined => views.get(id)?.['OS-EXT-SRV-ATTR:host'];
-    const { servers: after, last } = await expectMoveOutcomes(ctx, moved, 180_000,
+    const { servers: after, last } = await expectMoveOutcomes(
+      ctx,
+      moved,
+      180_000,
       'each move ended: VERIFY_RESIZE (finished), ACTIVE elsewhere (live migration completed), or ACTIVE where it was (migration error, with a fault event)',
       (id, s, m) => {
         const host = s?.['OS-EXT-SRV-ATTR:host'];
-        return (s?.status === 'VERIFY_RESIZE' && m?.status === 'finished' && host !== before(id))
-          || (s?.status === 'ACTIVE' && m?.type === 'live-migration' && m.status === 'completed' && host !== before(id))
-          || (s?.status === 'ACTIVE' && m?.status === 'error' && host === before(id));
+        return (
+          (s?.status === 'VERIFY_RESIZE' && m?.status === 'finished' && host !== before(id)) ||
+          (s?.status === 'ACTIVE' && m?.type === 'live-migration' && m.status === 'completed' && host !== before(id)) ||
+          (s?.status === 'ACTIVE' && m?.status === 'error' && host === before(id))
+        );
       },
-      (id, s, m) => `${id} (${plan.get(id) ?? ''}): ${s?.status ?? 'gone'} on ${s?.['OS-EXT-SRV-ATTR:host'] ?? '-'} (was ${before(id) ?? '-'}), migration ${m?.type ?? '-'} ${m?.status ?? 'none'}`);
-    ctx.note('outcomes', countBy(moved, (id) => `${plan.get(id) ?? ''}:${after.get(id)?.status ?? 'gone'}:${last.get(id)?.status ?? 'none'}`));
+      (id, s, m) =>
+        `${id} (${plan.get(id) ?? ''}): ${s?.status ?? 'gone'} on ${s?.['OS-EXT-SRV-ATTR:host'] ?? '-'} (was ${before(id) ?? '-'}), migration ${m?.type ?? '-'} ${m?.status ?? 'none'}`,
+    );
+    ctx.note(
+      'outcomes',
+      countBy(moved, (id) => `${plan.get(id) ?? ''}:${after.get(id)?.status ?? 'gone'}:${last.get(id)?.status ?? 'none'}`),
+    );
     await expectExactAllocations(ctx, moved, 'once every move ended');
   },
 };

@@ -1,15 +1,29 @@
 import { Tally } from '../checks';
 import { ExtraCompute } from '../extra-compute';
 import {
-  bootSettled, computeServices, countBy, deleteServersOn, discoverHosts, expectExactAllocations, forgetHosts, hostOf, migrationsOf, settledServers,
-  updateComputeService, waitServicesUp,
+  bootSettled,
+  computeServices,
+  countBy,
+  deleteServersOn,
+  discoverHosts,
+  expectExactAllocations,
+  forgetHosts,
+  hostOf,
+  migrationsOf,
+  settledServers,
+  updateComputeService,
+  waitServicesUp,
 } from '../move-checks';
 import type { ChaosContext, Scenario } from '../scenario';
 
 /** Disables (or enables again) the stack's own compute hosts, so boots land on the extra ones. */
 async function setOwnHosts(ctx: ChaosContext, status: 'enabled' | 'disabled'): Promise<void> {
   for (const s of (await computeServices(ctx)).filter((x) => /^cell\d+-compute-\d+$/.test(x.host))) {
-    await updateComputeService(ctx, s.host, status === 'disabled' ? { status, disabled_reason: 'chaos: boots go to the hosts to evacuate' } : { status });
+    await updateComputeService(
+      ctx,
+      s.host,
+      status === 'disabled' ? { status, disabled_reason: 'chaos: boots go to the hosts to evacuate' } : { status },
+    );
   }
 }
 
@@ -17,12 +31,18 @@ async function setOwnHosts(ctx: ChaosContext, status: 'enabled' | 'disabled'): P
 async function forceUp(ctx: ChaosContext, host: string): Promise<{ status: number; body: unknown; refusals: number }> {
   let refusals = 0;
   let last: { status: number; body: unknown } = { status: 0, body: undefined };
-  await ctx.waitFor(`${host} forced up`, async () => {
-    last = await updateComputeService(ctx, host, { forced_down: false });
-    if (last.status === 200) return true;
-    refusals++;
-    return undefined;
-  }, 90_000).catch(() => undefined);
+  await ctx
+    .waitFor(
+      `${host} forced up`,
+      async () => {
+        last = await updateComputeService(ctx, host, { forced_down: false });
+        if (last.status === 200) return true;
+        refusals++;
+        return undefined;
+      },
+      90_000,
+    )
+    .catch(() => undefined);
   return { ...last, refusals };
 }
 
@@ -37,7 +57,8 @@ async function forceUp(ctx: ChaosContext, host: string): Promise<{ status: numbe
  */
 export const evacuateKilledCompute: Scenario = {
   name: 'evacuate-killed-compute',
-  summary: 'a compute killed for good and one cut off: forced down, their servers evacuated (done, source held), sources back: completed, copies and allocations gone',
+  summary:
+    'a compute killed for good and one cut off: forced down, their servers evacuated (done, source held), sources back: completed, copies and allocations gone',
   ci: false,
   moves: true,
   baselineFaults: false,
@@ -58,7 +79,10 @@ export const evacuateKilledCompute: Scenario = {
       await setOwnHosts(ctx, 'enabled');
       const ids = active.filter((id) => sources.includes(hostOf(views.get(id))));
       const from = new Map(ids.map((id) => [id, hostOf(views.get(id))]));
-      ctx.note('onSources', countBy(ids, (id) => from.get(id) ?? ''));
+      ctx.note(
+        'onSources',
+        countBy(ids, (id) => from.get(id) ?? ''),
+      );
       ctx.expect(ids.length > 0, `servers ACTIVE on ${sources.join(' and ')} (${ids.length} of ${booted.length})`);
       await ctx.wait(3000);
 
@@ -66,7 +90,10 @@ export const evacuateKilledCompute: Scenario = {
       const early = ids[0];
       if (early !== undefined) {
         const r = await ctx.act(early, 'evacuate');
-        ctx.expect(r.status === 400, `evacuate while ${from.get(early) ?? ''} is up refused with 400 (${r.status} ${JSON.stringify(r.body).slice(0, 160)})`);
+        ctx.expect(
+          r.status === 400,
+          `evacuate while ${from.get(early) ?? ''} is up refused with 400 (${r.status} ${JSON.stringify(r.body).slice(0, 160)})`,
+        );
       }
 
       await dead.stop('SIGKILL');
@@ -76,42 +103,72 @@ export const evacuateKilledCompute: Scenario = {
         ctx.expect(r.status === 200, `${h} forced down (${r.status} ${JSON.stringify(r.body).slice(0, 160)})`);
       }
       const answers = await Promise.all(ids.map((id) => ctx.act(id, 'evacuate')));
-      ctx.expect(answers.every((a) => a.status === 200), `every evacuate answered 200 (${JSON.stringify(countBy(answers, (a) => String(a.status)))})`);
+      ctx.expect(
+        answers.every((a) => a.status === 200),
+        `every evacuate answered 200 (${JSON.stringify(countBy(answers, (a) => String(a.status)))})`,
+      );
 
       const moved = await settledServers(ctx, ids, 150_000);
       const migs = await migrationsOf(ctx, ids);
       const evac = new Map(migs.filter((m) => m.type === 'evacuation').map((m) => [m.instanceUuid, m]));
       // NOTE: the cut-off host still heartbeats: its copies may be destroyed (evacuation completed) while it is forced down
-      const t = new Tally(`each evacuated server ACTIVE on another host of its cell, its evacuation from ${dead.host} done (source held), from ${fenced.host} done or completed`);
+      const t = new Tally(
+        `each evacuated server ACTIVE on another host of its cell, its evacuation from ${dead.host} done (source held), from ${fenced.host} done or completed`,
+      );
       for (const id of ids) {
         const s = moved.get(id);
         const m = evac.get(id);
         const status = from.get(id) === dead.host ? ['done'] : ['done', 'completed'];
-        t.check(s?.status === 'ACTIVE' && !sources.includes(hostOf(s)) && hostOf(s).startsWith(`${cell.name}-`) && status.includes(m?.status ?? '') && m?.sourceCompute === from.get(id),
-          () => `${id}: ${s?.status ?? 'gone'} on ${hostOf(s)}, evacuation ${m?.status ?? 'none'} from ${m?.sourceCompute ?? '-'}${s?.fault?.message ? ` ("${s.fault.message}")` : ''}`);
+        t.check(
+          s?.status === 'ACTIVE' &&
+            !sources.includes(hostOf(s)) &&
+            hostOf(s).startsWith(`${cell.name}-`) &&
+            status.includes(m?.status ?? '') &&
+            m?.sourceCompute === from.get(id),
+          () =>
+            `${id}: ${s?.status ?? 'gone'} on ${hostOf(s)}, evacuation ${m?.status ?? 'none'} from ${m?.sourceCompute ?? '-'}${s?.fault?.message ? ` ("${s.fault.message}")` : ''}`,
+        );
       }
       t.report(ctx);
       await expectExactAllocations(ctx, ids, 'while the sources are down (each evacuation holds its source)');
-      ctx.note('evacuationsWhileDown', countBy(evac.values(), (m) => `${m.sourceCompute ?? ''}:${m.status}`));
+      ctx.note(
+        'evacuationsWhileDown',
+        countBy(evac.values(), (m) => `${m.sourceCompute ?? ''}:${m.status}`),
+      );
       ctx.note('fencedCopiesWhileDown', (await fenced.guests()).filter((g) => ids.includes(g)).length);
 
       // the sources come back: the dead one restarts, both are forced up
       await dead.start();
       for (const h of sources) {
         const r = await forceUp(ctx, h);
-        ctx.expect(r.status === 200, `${h} forced up (${r.status} ${JSON.stringify(r.body).slice(0, 200)}; refused ${r.refusals} times first)`);
+        ctx.expect(
+          r.status === 200,
+          `${h} forced up (${r.status} ${JSON.stringify(r.body).slice(0, 200)}; refused ${r.refusals} times first)`,
+        );
         ctx.note(`forceUpRefusals:${h}`, r.refusals);
       }
-      const completed = await ctx.waitFor('every evacuation completed once its source is back', async () => {
-        const ms = (await migrationsOf(ctx, ids)).filter((m) => m.type === 'evacuation');
-        return ms.every((m) => m.status === 'completed') ? ms : undefined;
-      }, 90_000).catch(async () => (await migrationsOf(ctx, ids)).filter((m) => m.type === 'evacuation'));
-      ctx.expect(completed.every((m) => m.status === 'completed'), `every evacuation completed (${JSON.stringify(countBy(completed, (m) => m.status))})`);
-      const copies = [...await dead.guests(), ...await fenced.guests()].filter((g) => ids.includes(g));
+      const completed = await ctx
+        .waitFor(
+          'every evacuation completed once its source is back',
+          async () => {
+            const ms = (await migrationsOf(ctx, ids)).filter((m) => m.type === 'evacuation');
+            return ms.every((m) => m.status === 'completed') ? ms : undefined;
+          },
+          90_000,
+        )
+        .catch(async () => (await migrationsOf(ctx, ids)).filter((m) => m.type === 'evacuation'));
+      ctx.expect(
+        completed.every((m) => m.status === 'completed'),
+        `every evacuation completed (${JSON.stringify(countBy(completed, (m) => m.status))})`,
+      );
+      const copies = [...(await dead.guests()), ...(await fenced.guests())].filter((g) => ids.includes(g));
       ctx.expect(copies.length === 0, `the sources dropped their copies of the evacuated servers (${copies.join(' ') || 'none left'})`);
       await expectExactAllocations(ctx, ids, 'once the sources are back (the evacuations hold nothing)');
       const end = await settledServers(ctx, ids, 30_000);
-      ctx.expect(ids.every((id) => end.get(id)?.status === 'ACTIVE' && hostOf(end.get(id)) === hostOf(moved.get(id))), 'the evacuated servers stayed where they were rebuilt');
+      ctx.expect(
+        ids.every((id) => end.get(id)?.status === 'ACTIVE' && hostOf(end.get(id)) === hostOf(moved.get(id))),
+        'the evacuated servers stayed where they were rebuilt',
+      );
     } finally {
       await setOwnHosts(ctx, 'enabled').catch(() => undefined);
       for (const h of sources) await updateComputeService(ctx, h, { forced_down: false }).catch(() => undefined);

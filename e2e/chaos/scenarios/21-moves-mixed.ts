@@ -16,7 +16,8 @@ import { expectAllRunning } from './03-outage-checks';
  */
 export const movesMixed: Scenario = {
   name: 'moves-mixed-into-builds',
-  summary: 'builds (30% failing) with every server action mixed in (10-30% of steps failing), a compute and a cell conductor SIGKILLed mid-way: all settle, placement exact',
+  summary:
+    'builds (30% failing) with every server action mixed in (10-30% of steps failing), a compute and a cell conductor SIGKILLed mid-way: all settle, placement exact',
   ci: false,
   moves: true,
   timeoutMs: 240_000,
@@ -24,7 +25,12 @@ export const movesMixed: Scenario = {
     await ctx.faults.set('all', {
       failRate: ctx.profile.name === 'soak' ? 0.45 : 0.3,
       // 10% of every instance step fails, 30% of the destinations' preps (the moves go on to their alternates)
-      steps: { '*': { failRate: 0.1 }, prep_resize: { failRate: 0.3 }, pre_live_migration: { failRate: 0.3 }, rebuild_evacuated: { failRate: 0.3 } },
+      steps: {
+        '*': { failRate: 0.1 },
+        prep_resize: { failRate: 0.3 },
+        pre_live_migration: { failRate: 0.3 },
+        rebuild_evacuated: { failRate: 0.3 },
+      },
     });
     const full = ctx.profile.name !== 'ci';
     ctx.load.start({ rate: full ? 6 : 3, deleteShare: 0.15 });
@@ -55,6 +61,9 @@ export const movesMixed: Scenario = {
     ctx.note('answers', mover.answers);
     ctx.expect(Object.values(asked).reduce((a, b) => a + b, 0) > 0, 'the mover asked for actions');
     const wrong = Object.entries(mover.answers).filter(([k]) => !/ (2\d\d|400|404|409)$/.test(k));
-    ctx.expect(wrong.length === 0, `every action answered 2xx, or 400/404/409 when the state had changed meanwhile${wrong.length ? `: ${JSON.stringify(Object.fromEntries(wrong))}` : ''}`);
+    ctx.expect(
+      wrong.length === 0,
+      `every action answered 2xx, or 400/404/409 when the state had changed meanwhile${wrong.length ? `: ${JSON.stringify(Object.fromEntries(wrong))}` : ''}`,
+    );
   },
 };

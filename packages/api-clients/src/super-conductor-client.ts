@@ -1,6 +1,11 @@
 import type { Bus, CastClient, CastReceipt } from '@cellsched/bus';
 import {
-  SuperConductorServiceService, type DeleteInstanceRequest, type DeleteServiceRequest, type ScheduleAndBuildInstancesRequest, type ServerActionRequest, type UpdateServiceRequest,
+  SuperConductorServiceService,
+  type DeleteInstanceRequest,
+  type DeleteServiceRequest,
+  type ScheduleAndBuildInstancesRequest,
+  type ServerActionRequest,
+  type UpdateServiceRequest,
 } from '@cellsched/wire';
 
 /**

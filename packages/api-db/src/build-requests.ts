@@ -11,10 +11,19 @@ export interface BuildRequest {
   readonly traceParent: string | undefined;
 }
 
-interface Row { instance_uuid: string; project_id: string; instance: unknown; created_at: Date; trace_parent: string | null }
+interface Row {
+  instance_uuid: string;
+  project_id: string;
+  instance: unknown;
+  created_at: Date;
+  trace_parent: string | null;
+}
 /** @internal a build_requests row (its {@link BUILD_REQUEST_COLUMNS}) as a BuildRequest. */
 export const toBuildRequest = (r: Row): BuildRequest => ({
-  instanceUuid: r.instance_uuid, projectId: r.project_id, instance: Instance.fromJSON(r.instance), createdAt: r.created_at,
+  instanceUuid: r.instance_uuid,
+  projectId: r.project_id,
+  instance: Instance.fromJSON(r.instance),
+  createdAt: r.created_at,
   traceParent: r.trace_parent ?? undefined,
 });
 const COLUMNS = 'instance_uuid, project_id, instance, created_at, trace_parent';
@@ -30,17 +39,23 @@ export async function createBuildRequest(db: Queryable, instance: Instance, trac
   const uuid = checkUuid(instance.uuid, 'instance uuid');
   if (instance.projectId === '') throw new ApiDbError('api_db.build_request.invalid', 'instance.projectId must not be empty');
   if (traceParent !== undefined && !TRACEPARENT.test(traceParent)) {
-    throw new ApiDbError('api_db.build_request.invalid', `traceParent ${JSON.stringify(traceParent)} is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)`);
+    throw new ApiDbError(
+      'api_db.build_request.invalid',
+      `traceParent ${JSON.stringify(traceParent)} is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)`,
+    );
   }
   const r = await db.query(
     'INSERT INTO build_requests (instance_uuid, project_id, instance, trace_parent) VALUES ($1, $2, $3, $4) ON CONFLICT (instance_uuid) DO NOTHING',
-    [uuid, instance.projectId, JSON.stringify(Instance.toJSON(instance)), traceParent ?? null]);
+    [uuid, instance.projectId, JSON.stringify(Instance.toJSON(instance)), traceParent ?? null],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
 /** The build request of an instance, or undefined (Nova's BuildRequestNotFound). Read-only. */
 export async function getBuildRequest(db: Queryable, instanceUuid: string): Promise<BuildRequest | undefined> {
-  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM build_requests WHERE instance_uuid = $1`, [checkUuid(instanceUuid, 'instance uuid')]);
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM build_requests WHERE instance_uuid = $1`, [
+    checkUuid(instanceUuid, 'instance uuid'),
+  ]);
   return r.rows[0] === undefined ? undefined : toBuildRequest(r.rows[0]);
 }
 
@@ -49,10 +64,15 @@ export async function getBuildRequest(db: Queryable, instanceUuid: string): Prom
  * those whose would-be instance's name matches this PostgreSQL regular expression anywhere
  * (`~`); an invalid pattern fails with SQLSTATE 2201B.
  */
-export async function listBuildRequests(db: Queryable, opts: { projectId?: string; displayNameRegex?: string } = {}): Promise<BuildRequest[]> {
+export async function listBuildRequests(
+  db: Queryable,
+  opts: { projectId?: string; displayNameRegex?: string } = {},
+): Promise<BuildRequest[]> {
   const r = await db.query<Row>(
     `SELECT ${COLUMNS} FROM build_requests WHERE ($1::text IS NULL OR project_id = $1)
-       AND ($2::text IS NULL OR coalesce(instance->>'displayName', '') ~ $2) ORDER BY id`, [opts.projectId ?? null, opts.displayNameRegex ?? null]);
+       AND ($2::text IS NULL OR coalesce(instance->>'displayName', '') ~ $2) ORDER BY id`,
+    [opts.projectId ?? null, opts.displayNameRegex ?? null],
+  );
   return r.rows.map(toBuildRequest);
 }
 
@@ -77,19 +97,26 @@ export async function mapToCellAndDeleteBuildRequest(db: Queryable, instanceUuid
   const uuid = checkUuid(instanceUuid, 'instance uuid');
   const r = await db.query(
     `WITH m AS (UPDATE instance_mappings SET cell_id = $2, updated_at = now() WHERE instance_uuid = $1)
-     DELETE FROM build_requests WHERE instance_uuid = $1`, [uuid, cellId]);
+     DELETE FROM build_requests WHERE instance_uuid = $1`,
+    [uuid, cellId],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
 /** Which of `instanceUuids` still have a build request (not scheduled to a cell yet). Read-only. */
 export async function instancesWithBuildRequest(db: Queryable, instanceUuids: readonly string[]): Promise<Set<string>> {
-  const r = await db.query<{ instance_uuid: string }>('SELECT instance_uuid::text FROM build_requests WHERE instance_uuid = ANY($1::uuid[])',
-    [checkUuids(instanceUuids, 'instance uuid')]);
+  const r = await db.query<{ instance_uuid: string }>(
+    'SELECT instance_uuid::text FROM build_requests WHERE instance_uuid = ANY($1::uuid[])',
+    [checkUuids(instanceUuids, 'instance uuid')],
+  );
   return new Set(r.rows.map((x) => x.instance_uuid));
 }
 
 /** One server of {@link createServerRecords}: its RequestSpec and its would-be instance. */
-export interface NewServerRecord { readonly spec: RequestSpec; readonly instance: Instance }
+export interface NewServerRecord {
+  readonly spec: RequestSpec;
+  readonly instance: Instance;
+}
 
 /**
  * DESIGN boot step 1's writes, in ONE statement (atomic without an explicit transaction: one
@@ -98,16 +125,24 @@ export interface NewServerRecord { readonly spec: RequestSpec; readonly instance
  * present), and, with `groupUuid`, its membership of that server group. Every server must
  * belong to `projectId`. Idempotent.
  */
-export async function createServerRecords(db: Queryable, servers: readonly NewServerRecord[],
-  o: { readonly projectId: string; readonly userId?: string; readonly traceParent?: string; readonly groupUuid?: string }): Promise<void> {
+export async function createServerRecords(
+  db: Queryable,
+  servers: readonly NewServerRecord[],
+  o: { readonly projectId: string; readonly userId?: string; readonly traceParent?: string; readonly groupUuid?: string },
+): Promise<void> {
   if (o.projectId === '') throw new ApiDbError('api_db.build_request.invalid', 'projectId must not be empty');
   if (o.traceParent !== undefined && !TRACEPARENT.test(o.traceParent)) {
-    throw new ApiDbError('api_db.build_request.invalid', `traceParent ${JSON.stringify(o.traceParent)} is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)`);
+    throw new ApiDbError(
+      'api_db.build_request.invalid',
+      `traceParent ${JSON.stringify(o.traceParent)} is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)`,
+    );
   }
   const rows = servers.map(({ spec, instance }) => {
     const uuid = checkUuid(instance.uuid, 'instance uuid');
-    if (spec.instanceUuid !== instance.uuid) throw new ApiDbError('api_db.build_request.invalid', `request spec ${spec.instanceUuid} is not instance ${uuid}'s`);
-    if (instance.projectId !== o.projectId) throw new ApiDbError('api_db.build_request.invalid', `instance ${uuid} is not of project ${o.projectId}`);
+    if (spec.instanceUuid !== instance.uuid)
+      throw new ApiDbError('api_db.build_request.invalid', `request spec ${spec.instanceUuid} is not instance ${uuid}'s`);
+    if (instance.projectId !== o.projectId)
+      throw new ApiDbError('api_db.build_request.invalid', `instance ${uuid} is not of project ${o.projectId}`);
     if (spec.flavor === undefined) throw new ApiDbError('api_db.request_spec.invalid', 'request spec must carry a flavor');
     return { u: uuid, spec: RequestSpec.toJSON(spec), inst: Instance.toJSON(instance) };
   });
@@ -121,5 +156,12 @@ export async function createServerRecords(db: Queryable, servers: readonly NewSe
      g AS (INSERT INTO instance_group_member (group_id, instance_uuid) SELECT ig.id, t.u FROM instance_groups ig, t WHERE ig.uuid = $5::uuid
        ON CONFLICT DO NOTHING)
      INSERT INTO instance_mappings (instance_uuid, project_id, user_id) SELECT u, $2, $3 FROM t ON CONFLICT (instance_uuid) DO NOTHING`,
-    [JSON.stringify(rows), o.projectId, o.userId ?? null, o.traceParent ?? null, o.groupUuid === undefined ? null : checkUuid(o.groupUuid, 'server group uuid')]);
+    [
+      JSON.stringify(rows),
+      o.projectId,
+      o.userId ?? null,
+      o.traceParent ?? null,
+      o.groupUuid === undefined ? null : checkUuid(o.groupUuid, 'server group uuid'),
+    ],
+  );
 }

@@ -34,7 +34,8 @@ function endpoint(url: URL): string {
 
 /** The endpoints a mapping uses (its database; its vhost unless cell0), or why it is unusable. Pure. */
 function endpointsOf(m: CellMapping): string[] | string {
-  if (!URL.canParse(m.databaseConnection) || !DB_SCHEMES.includes(new URL(m.databaseConnection).protocol)) return 'database_connection is not a postgres URL';
+  if (!URL.canParse(m.databaseConnection) || !DB_SCHEMES.includes(new URL(m.databaseConnection).protocol))
+    return 'database_connection is not a postgres URL';
   const out = [endpoint(new URL(m.databaseConnection))];
   if (m.uuid === CELL0_UUID) return out; // a database only (Nova's none:///)
   if (!URL.canParse(m.transportUrl) || !BUS_SCHEMES.includes(new URL(m.transportUrl).protocol)) return 'transport_url is not an amqp URL';
@@ -51,10 +52,16 @@ export function refusedCells(mappings: readonly CellMapping[]): RefusedCell[] {
   const owner = new Map<string, CellMapping>();
   for (const m of mappings) {
     const eps = endpointsOf(m);
-    if (typeof eps === 'string') { refused.set(m.uuid, { mapping: m, reason: eps }); continue; }
+    if (typeof eps === 'string') {
+      refused.set(m.uuid, { mapping: m, reason: eps });
+      continue;
+    }
     for (const ep of eps) {
       const other = owner.get(ep);
-      if (other === undefined) { owner.set(ep, m); continue; }
+      if (other === undefined) {
+        owner.set(ep, m);
+        continue;
+      }
       const reason = `${ep} is used by cells ${other.uuid} and ${m.uuid}; every cell needs its own database and vhost`;
       refused.set(m.uuid, { mapping: m, reason });
       if (!refused.has(other.uuid)) refused.set(other.uuid, { mapping: other, reason });

@@ -10,6 +10,8 @@ import { CELL_COLUMNS, toCellMapping, type CellMapping } from './cell-mappings';
  */
 export async function listCellMappingEndpoints(db: Queryable): Promise<CellMapping[]> {
   const r = await db.query<Parameters<typeof toCellMapping>[0]>(
-    `SELECT ${CELL_COLUMNS} FROM cell_mapping_endpoints c ORDER BY (c.uuid = $1) DESC, c.name NULLS LAST, c.uuid`, [CELL0_UUID]);
+    `SELECT ${CELL_COLUMNS} FROM cell_mapping_endpoints c ORDER BY (c.uuid = $1) DESC, c.name NULLS LAST, c.uuid`,
+    [CELL0_UUID],
+  );
   return r.rows.map(toCellMapping);
 }

@@ -12,13 +12,27 @@ export interface CellMapping {
   readonly disabled: boolean;
 }
 
-interface Row { id: number; uuid: string; name: string | null; transport_url: string; database_connection: string; disabled: boolean }
+interface Row {
+  id: number;
+  uuid: string;
+  name: string | null;
+  transport_url: string;
+  database_connection: string;
+  disabled: boolean;
+}
 
 export const CELL_COLUMNS = 'c.id, c.uuid, c.name, c.transport_url, c.database_connection, c.disabled';
 
 /** Maps a `cell_mappings` row (selected with {@link CELL_COLUMNS}). */
 export function toCellMapping(r: Row): CellMapping {
-  return { id: r.id, uuid: r.uuid, name: r.name, transportUrl: r.transport_url, databaseConnection: r.database_connection, disabled: r.disabled };
+  return {
+    id: r.id,
+    uuid: r.uuid,
+    name: r.name,
+    transportUrl: r.transport_url,
+    databaseConnection: r.database_connection,
+    disabled: r.disabled,
+  };
 }
 
 export interface NewCellMapping {
@@ -43,7 +57,8 @@ export async function createCellMapping(db: Queryable, cell: NewCellMapping): Pr
   const ins = await db.query<Row>(
     `INSERT INTO cell_mappings AS c (uuid, name, transport_url, database_connection, disabled)
      VALUES ($1, $2, $3, $4, $5) ON CONFLICT (uuid) DO NOTHING RETURNING ${CELL_COLUMNS}`,
-    [uuid, cell.name, cell.transportUrl, cell.databaseConnection, cell.disabled ?? false]);
+    [uuid, cell.name, cell.transportUrl, cell.databaseConnection, cell.disabled ?? false],
+  );
   const row = ins.rows[0];
   if (row !== undefined) return { cell: toCellMapping(row), created: true };
   const existing = await getCellMapping(db, uuid);
@@ -59,22 +74,31 @@ export async function getCellMapping(db: Queryable, uuid: string): Promise<CellM
 
 /** Every cell mapping, cell0 first, then by name and uuid (Nova's list_cells order). Read-only. */
 export async function listCellMappings(db: Queryable): Promise<CellMapping[]> {
-  const r = await db.query<Row>(
-    `SELECT ${CELL_COLUMNS} FROM cell_mappings c ORDER BY (c.uuid = $1) DESC, c.name NULLS LAST, c.uuid`, [CELL0_UUID]);
+  const r = await db.query<Row>(`SELECT ${CELL_COLUMNS} FROM cell_mappings c ORDER BY (c.uuid = $1) DESC, c.name NULLS LAST, c.uuid`, [
+    CELL0_UUID,
+  ]);
   return r.rows.map(toCellMapping);
 }
 
 /** The cell already using this transport URL and database connection, if any. Read-only. */
-export async function findCellMappingByUrls(db: Queryable, transportUrl: string, databaseConnection: string): Promise<CellMapping | undefined> {
+export async function findCellMappingByUrls(
+  db: Queryable,
+  transportUrl: string,
+  databaseConnection: string,
+): Promise<CellMapping | undefined> {
   const r = await db.query<Row>(
     `SELECT ${CELL_COLUMNS} FROM cell_mappings c WHERE c.transport_url = $1 AND c.database_connection = $2 ORDER BY c.id LIMIT 1`,
-    [transportUrl, databaseConnection]);
+    [transportUrl, databaseConnection],
+  );
   return r.rows[0] === undefined ? undefined : toCellMapping(r.rows[0]);
 }
 
 /** Enables or disables scheduling to a cell. Idempotent. Returns false if the cell does not exist. */
 export async function setCellMappingDisabled(db: Queryable, uuid: string, disabled: boolean): Promise<boolean> {
-  const r = await db.query('UPDATE cell_mappings SET disabled = $2, updated_at = now() WHERE uuid = $1', [checkUuid(uuid, 'cell uuid'), disabled]);
+  const r = await db.query('UPDATE cell_mappings SET disabled = $2, updated_at = now() WHERE uuid = $1', [
+    checkUuid(uuid, 'cell uuid'),
+    disabled,
+  ]);
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -91,12 +115,21 @@ export interface CellMappingChanges {
  * undefined if the cell does not exist. Empty URLs throw `api_db.cell_mapping.invalid`.
  */
 export async function updateCellMapping(db: Queryable, uuid: string, c: CellMappingChanges): Promise<CellMapping | undefined> {
-  if (c.transportUrl === '' || c.databaseConnection === '') throw new ApiDbError('api_db.cell_mapping.invalid', 'transport_url and database_connection must not be empty');
+  if (c.transportUrl === '' || c.databaseConnection === '')
+    throw new ApiDbError('api_db.cell_mapping.invalid', 'transport_url and database_connection must not be empty');
   const r = await db.query<Row>(
     `UPDATE cell_mappings c SET name = CASE WHEN $2 THEN $3 ELSE c.name END, transport_url = coalesce($4, c.transport_url),
        database_connection = coalesce($5, c.database_connection), disabled = coalesce($6, c.disabled), updated_at = now()
      WHERE c.uuid = $1 RETURNING ${CELL_COLUMNS}`,
-    [checkUuid(uuid, 'cell uuid'), c.name !== undefined, c.name ?? null, c.transportUrl ?? null, c.databaseConnection ?? null, c.disabled ?? null]);
+    [
+      checkUuid(uuid, 'cell uuid'),
+      c.name !== undefined,
+      c.name ?? null,
+      c.transportUrl ?? null,
+      c.databaseConnection ?? null,
+      c.disabled ?? null,
+    ],
+  );
   return r.rows[0] === undefined ? undefined : toCellMapping(r.rows[0]);
 }
 

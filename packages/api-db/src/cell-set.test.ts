@@ -5,7 +5,15 @@ const U1 = '11111111-1111-4111-8111-111111111111';
 const U2 = '22222222-2222-4222-8222-222222222222';
 
 function cell(uuid: string, n: number, o: Partial<CellMapping> = {}): CellMapping {
-  return { id: n, uuid, name: `cell${n}`, disabled: false, databaseConnection: `postgres://c${n}@db/cell${n}`, transportUrl: `amqp://c${n}@mq/cell${n}`, ...o };
+  return {
+    id: n,
+    uuid,
+    name: `cell${n}`,
+    disabled: false,
+    databaseConnection: `postgres://c${n}@db/cell${n}`,
+    transportUrl: `amqp://c${n}@mq/cell${n}`,
+    ...o,
+  };
 }
 
 /** Opens "connections" named after the URL; records every open and close; a URL in `down` fails to open. */
@@ -17,12 +25,18 @@ class Recorder implements CellOpener<string> {
     this.log.push(`open ${m.databaseConnection}`);
     return `conn:${m.databaseConnection}`;
   }
-  async close(resource: string): Promise<void> { this.log.push(`close ${resource}`); }
+  async close(resource: string): Promise<void> {
+    this.log.push(`close ${resource}`);
+  }
 }
 
 /** A report's lists as uuids. */
-const u = (r: CellSetReport): Record<'added' | 'moved' | 'updated' | 'removed', string[]> =>
-  ({ added: r.added.map((m) => m.uuid), moved: r.moved.map((m) => m.uuid), updated: r.updated.map((m) => m.uuid), removed: r.removed.map((m) => m.uuid) });
+const u = (r: CellSetReport): Record<'added' | 'moved' | 'updated' | 'removed', string[]> => ({
+  added: r.added.map((m) => m.uuid),
+  moved: r.moved.map((m) => m.uuid),
+  updated: r.updated.map((m) => m.uuid),
+  removed: r.removed.map((m) => m.uuid),
+});
 
 const state = (set: CellSet<string>): Record<string, [string, boolean, string]> =>
   Object.fromEntries(set.list().map((c) => [c.mapping.uuid, [c.mapping.name ?? '', c.mapping.disabled, c.resource]]));
@@ -76,7 +90,9 @@ test('a move whose new URL cannot be opened keeps the cell on its old connection
 
 test('a close that throws still drops the cell and is reported; concurrent applies run one after the other', async () => {
   const rec = new Recorder();
-  rec.close = async () => { throw new Error('close failed'); };
+  rec.close = async () => {
+    throw new Error('close failed');
+  };
   const set = new CellSet(rec);
   const [a, b] = await Promise.all([set.apply([cell(U1, 1)]), set.apply([])]);
   expect([u(a).added, u(b).removed, b.failed.map((f) => String(f.error))]).toEqual([[U1], [U1], ['Error: close failed']]);

@@ -90,13 +90,22 @@ export class CellSet<T> {
     const moved: CellMapping[] = [];
     opened.forEach((r, i) => {
       const m = [...plan.added, ...plan.moved][i] as CellMapping;
-      if (r.status === 'rejected') { failed.push({ mapping: m, error: r.reason }); return; }
+      if (r.status === 'rejected') {
+        failed.push({ mapping: m, error: r.reason });
+        return;
+      }
       const before = this.open.get(m.uuid);
       if (before !== undefined) closing.push(before);
       this.open.set(m.uuid, { mapping: m, resource: r.value.resource });
       (before === undefined ? added : moved).push(m);
     });
-    await Promise.all(closing.map((c) => this.opener.close(c.resource, c.mapping).catch((error: unknown) => { failed.push({ mapping: c.mapping, error }); })));
+    await Promise.all(
+      closing.map((c) =>
+        this.opener.close(c.resource, c.mapping).catch((error: unknown) => {
+          failed.push({ mapping: c.mapping, error });
+        }),
+      ),
+    );
     return { added, moved, updated: plan.updated, removed: plan.removed, refused: plan.refused, failed };
   }
 }

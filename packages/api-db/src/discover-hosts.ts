@@ -18,7 +18,13 @@ export interface DiscoverHostsOptions {
   cellDb(cell: CellMapping): CellQueryable;
 }
 
-async function unmappedHosts(apiDb: Queryable, cellDb: CellQueryable, cell: CellMapping, opts: DiscoverHostsOptions, status: (m: string) => void): Promise<string[]> {
+async function unmappedHosts(
+  apiDb: Queryable,
+  cellDb: CellQueryable,
+  cell: CellMapping,
+  opts: DiscoverHostsOptions,
+  status: (m: string) => void,
+): Promise<string[]> {
   if (opts.byService === true) {
     const mapped = new Set((await listHostMappings(apiDb)).map((h) => h.host));
     const hosts = (await listServices(cellDb, { binary: COMPUTE_BINARY })).map((s) => s.host).filter((h) => !mapped.has(h));
@@ -31,7 +37,12 @@ async function unmappedHosts(apiDb: Queryable, cellDb: CellQueryable, cell: Cell
   return [...new Set(nodes.map((n) => n.host))];
 }
 
-async function discoverInCell(apiDb: Queryable, cell: CellMapping, opts: DiscoverHostsOptions, status: (m: string) => void): Promise<string[]> {
+async function discoverInCell(
+  apiDb: Queryable,
+  cell: CellMapping,
+  opts: DiscoverHostsOptions,
+  status: (m: string) => void,
+): Promise<string[]> {
   status(cell.name === null ? `Getting computes from cell: ${cell.uuid}` : `Getting computes from cell '${cell.name}': ${cell.uuid}`);
   const cellDb = opts.cellDb(cell);
   const hosts = await unmappedHosts(apiDb, cellDb, cell, opts, status);
@@ -68,7 +79,7 @@ export async function discoverHosts(apiDb: Queryable, opts: DiscoverHostsOptions
       status('Skipping cell0 since it does not contain hosts.');
       continue;
     }
-    added.push(...await discoverInCell(apiDb, cell, opts, status));
+    added.push(...(await discoverInCell(apiDb, cell, opts, status)));
   }
   return added;
 }

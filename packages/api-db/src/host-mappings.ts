@@ -8,7 +8,12 @@ export interface HostMapping {
   readonly cellName: string | null;
 }
 
-interface Row { host: string; cell_id: number; cell_uuid: string; cell_name: string | null }
+interface Row {
+  host: string;
+  cell_id: number;
+  cell_uuid: string;
+  cell_name: string | null;
+}
 const toHostMapping = (r: Row): HostMapping => ({ host: r.host, cellId: r.cell_id, cellUuid: r.cell_uuid, cellName: r.cell_name });
 const SELECT = `SELECT h.host, h.cell_id, c.uuid AS cell_uuid, c.name AS cell_name
   FROM host_mappings h JOIN cell_mappings c ON c.id = h.cell_id`;
@@ -21,7 +26,9 @@ export async function addHostMappings(db: Queryable, cellId: number, hosts: read
   if (hosts.length === 0) return [];
   const r = await db.query<{ host: string }>(
     `INSERT INTO host_mappings (cell_id, host) SELECT $1, h FROM unnest($2::text[]) AS h
-     ON CONFLICT (host) DO NOTHING RETURNING host`, [cellId, [...new Set(hosts)]]);
+     ON CONFLICT (host) DO NOTHING RETURNING host`,
+    [cellId, [...new Set(hosts)]],
+  );
   const added = new Set(r.rows.map((row) => row.host));
   return [...new Set(hosts)].filter((h) => added.has(h));
 }
@@ -34,9 +41,10 @@ export async function getHostMapping(db: Queryable, host: string): Promise<HostM
 
 /** Host mappings, optionally of one cell, ordered by cell name then host. Read-only. */
 export async function listHostMappings(db: Queryable, opts: { cellUuid?: string } = {}): Promise<HostMapping[]> {
-  const r = opts.cellUuid === undefined
-    ? await db.query<Row>(`${SELECT} ORDER BY c.name NULLS LAST, c.uuid, h.host`)
-    : await db.query<Row>(`${SELECT} WHERE c.uuid = $1 ORDER BY h.host`, [checkUuid(opts.cellUuid, 'cell uuid')]);
+  const r =
+    opts.cellUuid === undefined
+      ? await db.query<Row>(`${SELECT} ORDER BY c.name NULLS LAST, c.uuid, h.host`)
+      : await db.query<Row>(`${SELECT} WHERE c.uuid = $1 ORDER BY h.host`, [checkUuid(opts.cellUuid, 'cell uuid')]);
   return r.rows.map(toHostMapping);
 }
 
@@ -45,10 +53,13 @@ export async function listHostMappings(db: Queryable, opts: { cellUuid?: string 
  * of another cell keeps its own). Idempotent: returns whether a mapping was removed.
  */
 export async function deleteHostMapping(db: Queryable, host: string, opts: { cellUuid?: string } = {}): Promise<boolean> {
-  const r = opts.cellUuid === undefined
-    ? await db.query('DELETE FROM host_mappings WHERE host = $1', [host])
-    : await db.query('DELETE FROM host_mappings h USING cell_mappings c WHERE h.host = $1 AND c.id = h.cell_id AND c.uuid = $2',
-      [host, checkUuid(opts.cellUuid, 'cell uuid')]);
+  const r =
+    opts.cellUuid === undefined
+      ? await db.query('DELETE FROM host_mappings WHERE host = $1', [host])
+      : await db.query('DELETE FROM host_mappings h USING cell_mappings c WHERE h.host = $1 AND c.id = h.cell_id AND c.uuid = $2', [
+          host,
+          checkUuid(opts.cellUuid, 'cell uuid'),
+        ]);
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -79,6 +90,8 @@ export interface HostMappingRow {
  */
 export async function listHostMappingsAfter(db: Queryable, afterId: number): Promise<HostMappingRow[]> {
   const r = await db.query<{ id: number; host: string; cell_uuid: string }>(
-    'SELECT h.id, h.host, c.uuid::text AS cell_uuid FROM host_mappings h JOIN cell_mapping_endpoints c ON c.id = h.cell_id WHERE h.id > $1 ORDER BY h.id', [afterId]);
+    'SELECT h.id, h.host, c.uuid::text AS cell_uuid FROM host_mappings h JOIN cell_mapping_endpoints c ON c.id = h.cell_id WHERE h.id > $1 ORDER BY h.id',
+    [afterId],
+  );
   return r.rows.map((row) => ({ id: row.id, host: row.host, cellUuid: row.cell_uuid }));
 }

@@ -23,18 +23,40 @@ export interface Image {
 
 /** @internal */
 export interface ImageRow {
-  id: string; name: string | null; status: string; visibility: string; owner: string | null; container_format: string | null;
-  disk_format: string | null; min_disk: number; min_ram: number; size: string | null; properties: Record<string, string>; created_at: Date;
+  id: string;
+  name: string | null;
+  status: string;
+  visibility: string;
+  owner: string | null;
+  container_format: string | null;
+  disk_format: string | null;
+  min_disk: number;
+  min_ram: number;
+  size: string | null;
+  properties: Record<string, string>;
+  created_at: Date;
 }
 type Row = ImageRow;
 /** @internal */
 export const toImage = (r: Row): Image => ({
-  id: r.id, name: r.name, status: r.status, visibility: r.visibility, owner: r.owner, containerFormat: r.container_format, diskFormat: r.disk_format,
-  minDisk: r.min_disk, minRam: r.min_ram, size: r.size === null ? null : Number(r.size), properties: r.properties, createdAt: r.created_at,
+  id: r.id,
+  name: r.name,
+  status: r.status,
+  visibility: r.visibility,
+  owner: r.owner,
+  containerFormat: r.container_format,
+  diskFormat: r.disk_format,
+  minDisk: r.min_disk,
+  minRam: r.min_ram,
+  size: r.size === null ? null : Number(r.size),
+  properties: r.properties,
+  createdAt: r.created_at,
 });
 const COLUMNS = 'id, name, status, visibility, owner, container_format, disk_format, min_disk, min_ram, size, properties, created_at';
 /** @internal the image columns, each prefixed `image_` (to read beside another table's). */
-export const IMAGE_COLUMNS_PREFIXED = COLUMNS.split(', ').map((c) => `${c} AS image_${c}`).join(', ');
+export const IMAGE_COLUMNS_PREFIXED = COLUMNS.split(', ')
+  .map((c) => `${c} AS image_${c}`)
+  .join(', ');
 
 /** The wire ImageMeta a RequestSpec carries. Pure. */
 export function toImageMeta(i: Image): ImageMeta {
@@ -56,7 +78,11 @@ export interface NewImage {
 
 function validate(i: NewImage): void {
   const problems: string[] = [];
-  for (const [what, v] of [['min_disk', i.minDisk], ['min_ram', i.minRam], ['size', i.size]] as const) {
+  for (const [what, v] of [
+    ['min_disk', i.minDisk],
+    ['min_ram', i.minRam],
+    ['size', i.size],
+  ] as const) {
     if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) problems.push(`${what} must be a non-negative integer`);
   }
   if (Object.values(i.properties ?? {}).some((v) => typeof v !== 'string')) problems.push('property values must be strings');
@@ -73,8 +99,19 @@ export async function createImage(db: Queryable, i: NewImage): Promise<{ image: 
   const r = await db.query(
     `INSERT INTO images (id, name, container_format, disk_format, min_disk, min_ram, size, visibility, owner, properties)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
-    [id, i.name, i.containerFormat ?? 'bare', i.diskFormat ?? 'raw', i.minDisk ?? 0, i.minRam ?? 0, i.size ?? null, i.visibility ?? 'public',
-      i.owner ?? null, JSON.stringify(i.properties ?? {})]);
+    [
+      id,
+      i.name,
+      i.containerFormat ?? 'bare',
+      i.diskFormat ?? 'raw',
+      i.minDisk ?? 0,
+      i.minRam ?? 0,
+      i.size ?? null,
+      i.visibility ?? 'public',
+      i.owner ?? null,
+      JSON.stringify(i.properties ?? {}),
+    ],
+  );
   const image = await getImage(db, id);
   if (image === undefined) throw new ApiDbError('api_db.image.race', `image ${id} vanished during create`);
   return { image, created: (r.rowCount ?? 0) > 0 };

@@ -14,15 +14,39 @@ export interface InstanceMapping {
 }
 
 interface Row {
-  instance_uuid: string; project_id: string; user_id: string | null; queued_for_delete: boolean; created_at: Date;
-  id: number | null; uuid: string | null; name: string | null; transport_url: string | null; database_connection: string | null; disabled: boolean | null;
+  instance_uuid: string;
+  project_id: string;
+  user_id: string | null;
+  queued_for_delete: boolean;
+  created_at: Date;
+  id: number | null;
+  uuid: string | null;
+  name: string | null;
+  transport_url: string | null;
+  database_connection: string | null;
+  disabled: boolean | null;
 }
 
 function toInstanceMapping(r: Row): InstanceMapping {
-  const cell = r.id === null ? undefined : toCellMapping({
-    id: r.id, uuid: r.uuid ?? '', name: r.name, transport_url: r.transport_url ?? '', database_connection: r.database_connection ?? '', disabled: r.disabled ?? false,
-  });
-  return { instanceUuid: r.instance_uuid, projectId: r.project_id, userId: r.user_id, queuedForDelete: r.queued_for_delete, cell, createdAt: r.created_at };
+  const cell =
+    r.id === null
+      ? undefined
+      : toCellMapping({
+          id: r.id,
+          uuid: r.uuid ?? '',
+          name: r.name,
+          transport_url: r.transport_url ?? '',
+          database_connection: r.database_connection ?? '',
+          disabled: r.disabled ?? false,
+        });
+  return {
+    instanceUuid: r.instance_uuid,
+    projectId: r.project_id,
+    userId: r.user_id,
+    queuedForDelete: r.queued_for_delete,
+    cell,
+    createdAt: r.created_at,
+  };
 }
 
 const SELECT = `SELECT m.instance_uuid, m.project_id, m.user_id, m.queued_for_delete, m.created_at, ${CELL_COLUMNS}
@@ -45,7 +69,8 @@ export async function createInstanceMapping(db: Queryable, m: NewInstanceMapping
   const r = await db.query(
     `INSERT INTO instance_mappings (instance_uuid, project_id, user_id, cell_id) VALUES ($1, $2, $3, $4)
      ON CONFLICT (instance_uuid) DO NOTHING`,
-    [checkUuid(m.instanceUuid, 'instance uuid'), m.projectId, m.userId ?? null, m.cellId ?? null]);
+    [checkUuid(m.instanceUuid, 'instance uuid'), m.projectId, m.userId ?? null, m.cellId ?? null],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -59,24 +84,39 @@ export async function getInstanceMapping(db: Queryable, instanceUuid: string): P
  * Mappings of these instances (unknown uuids are absent), each with its build request if it
  * still has one: what the super-conductor reads before scheduling, in one round trip. Read-only.
  */
-export async function getInstanceMappingsWithBuildRequests(db: Queryable, instanceUuids: readonly string[]):
-Promise<{ readonly mapping: InstanceMapping; readonly buildRequest: BuildRequest | undefined }[]> {
-  const r = await db.query<Row & { br_instance: unknown; br_project_id: string | null; br_created_at: Date | null; br_trace_parent: string | null }>(
+export async function getInstanceMappingsWithBuildRequests(
+  db: Queryable,
+  instanceUuids: readonly string[],
+): Promise<{ readonly mapping: InstanceMapping; readonly buildRequest: BuildRequest | undefined }[]> {
+  const r = await db.query<
+    Row & { br_instance: unknown; br_project_id: string | null; br_created_at: Date | null; br_trace_parent: string | null }
+  >(
     `SELECT m.instance_uuid, m.project_id, m.user_id, m.queued_for_delete, m.created_at, ${CELL_COLUMNS},
        b.instance AS br_instance, b.project_id AS br_project_id, b.created_at AS br_created_at, b.trace_parent AS br_trace_parent
      FROM instance_mappings m LEFT JOIN cell_mappings c ON c.id = m.cell_id LEFT JOIN build_requests b ON b.instance_uuid = m.instance_uuid
-     WHERE m.instance_uuid = ANY($1::uuid[]) ORDER BY m.id`, [checkUuids(instanceUuids, 'instance uuid')]);
+     WHERE m.instance_uuid = ANY($1::uuid[]) ORDER BY m.id`,
+    [checkUuids(instanceUuids, 'instance uuid')],
+  );
   return r.rows.map((x) => ({
     mapping: toInstanceMapping(x),
-    buildRequest: x.br_project_id === null ? undefined : toBuildRequest({
-      instance_uuid: x.instance_uuid, project_id: x.br_project_id, instance: x.br_instance, created_at: x.br_created_at as Date, trace_parent: x.br_trace_parent,
-    } satisfies BuildRequestRow),
+    buildRequest:
+      x.br_project_id === null
+        ? undefined
+        : toBuildRequest({
+            instance_uuid: x.instance_uuid,
+            project_id: x.br_project_id,
+            instance: x.br_instance,
+            created_at: x.br_created_at as Date,
+            trace_parent: x.br_trace_parent,
+          } satisfies BuildRequestRow),
   }));
 }
 
 /** Mappings of these instances (unknown uuids are absent). Read-only. */
 export async function getInstanceMappings(db: Queryable, instanceUuids: readonly string[]): Promise<InstanceMapping[]> {
-  const r = await db.query<Row>(`${SELECT} WHERE m.instance_uuid = ANY($1::uuid[]) ORDER BY m.id`, [checkUuids(instanceUuids, 'instance uuid')]);
+  const r = await db.query<Row>(`${SELECT} WHERE m.instance_uuid = ANY($1::uuid[]) ORDER BY m.id`, [
+    checkUuids(instanceUuids, 'instance uuid'),
+  ]);
   return r.rows.map(toInstanceMapping);
 }
 
@@ -84,10 +124,14 @@ export async function getInstanceMappings(db: Queryable, instanceUuids: readonly
  * Mappings of a project (or of every project), oldest first, not queued for delete unless
  * asked. Read-only.
  */
-export async function listInstanceMappings(db: Queryable, opts: { projectId?: string; includeQueuedForDelete?: boolean; limit?: number } = {}): Promise<InstanceMapping[]> {
+export async function listInstanceMappings(
+  db: Queryable,
+  opts: { projectId?: string; includeQueuedForDelete?: boolean; limit?: number } = {},
+): Promise<InstanceMapping[]> {
   const r = await db.query<Row>(
     `${SELECT} WHERE ($1::text IS NULL OR m.project_id = $1) AND ($2 OR NOT m.queued_for_delete) ORDER BY m.id LIMIT $3`,
-    [opts.projectId ?? null, opts.includeQueuedForDelete ?? false, opts.limit ?? null]);
+    [opts.projectId ?? null, opts.includeQueuedForDelete ?? false, opts.limit ?? null],
+  );
   return r.rows.map(toInstanceMapping);
 }
 
@@ -97,15 +141,19 @@ export async function listInstanceMappings(db: Queryable, opts: { projectId?: st
  * no mapping (the server was deleted meanwhile).
  */
 export async function setInstanceMappingCell(db: Queryable, instanceUuid: string, cellId: number): Promise<boolean> {
-  const r = await db.query('UPDATE instance_mappings SET cell_id = $2, updated_at = now() WHERE instance_uuid = $1',
-    [checkUuid(instanceUuid, 'instance uuid'), cellId]);
+  const r = await db.query('UPDATE instance_mappings SET cell_id = $2, updated_at = now() WHERE instance_uuid = $1', [
+    checkUuid(instanceUuid, 'instance uuid'),
+    cellId,
+  ]);
   return (r.rowCount ?? 0) > 0;
 }
 
 /** Sets `queued_for_delete`. Idempotent. Returns false if there is no mapping. */
 export async function setInstanceMappingQueuedForDelete(db: Queryable, instanceUuid: string, queued: boolean): Promise<boolean> {
-  const r = await db.query('UPDATE instance_mappings SET queued_for_delete = $2, updated_at = now() WHERE instance_uuid = $1',
-    [checkUuid(instanceUuid, 'instance uuid'), queued]);
+  const r = await db.query('UPDATE instance_mappings SET queued_for_delete = $2, updated_at = now() WHERE instance_uuid = $1', [
+    checkUuid(instanceUuid, 'instance uuid'),
+    queued,
+  ]);
   return (r.rowCount ?? 0) > 0;
 }
 

@@ -9,8 +9,16 @@ import type { Queryable } from './db';
  * credentials). A new read by the scheduler must be added here, or its role is refused it.
  */
 export const API_DB_READERS = Object.freeze({
-  scheduler: Object.freeze(['aggregates', 'aggregate_hosts', 'aggregate_metadata', 'instance_groups', 'instance_group_policy', 'instance_group_member',
-    'cell_mapping_endpoints', 'host_mappings']),
+  scheduler: Object.freeze([
+    'aggregates',
+    'aggregate_hosts',
+    'aggregate_metadata',
+    'instance_groups',
+    'instance_group_policy',
+    'instance_group_member',
+    'cell_mapping_endpoints',
+    'host_mappings',
+  ]),
 });
 
 /** A reader of the API database: a key of {@link API_DB_READERS}. */

@@ -12,13 +12,16 @@ export async function saveRequestSpec(db: Queryable, spec: RequestSpec): Promise
     `INSERT INTO request_specs (instance_uuid, spec) VALUES ($1, $2)
      ON CONFLICT (instance_uuid) DO UPDATE SET spec = EXCLUDED.spec, updated_at = now()
      RETURNING (xmax = 0) AS created`,
-    [uuid, JSON.stringify(RequestSpec.toJSON(spec))]);
+    [uuid, JSON.stringify(RequestSpec.toJSON(spec))],
+  );
   return r.rows[0]?.created === true;
 }
 
 /** The RequestSpec of an instance, or undefined. Read-only. */
 export async function getRequestSpec(db: Queryable, instanceUuid: string): Promise<RequestSpec | undefined> {
-  const r = await db.query<{ spec: unknown }>('SELECT spec FROM request_specs WHERE instance_uuid = $1', [checkUuid(instanceUuid, 'instance uuid')]);
+  const r = await db.query<{ spec: unknown }>('SELECT spec FROM request_specs WHERE instance_uuid = $1', [
+    checkUuid(instanceUuid, 'instance uuid'),
+  ]);
   return r.rows[0] === undefined ? undefined : RequestSpec.fromJSON(r.rows[0].spec);
 }
 

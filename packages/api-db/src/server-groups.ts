@@ -19,9 +19,26 @@ export interface InstanceGroup {
   readonly createdAt: Date;
 }
 
-interface Row { uuid: string; name: string; user_id: string; project_id: string; policy: ServerGroupPolicy; rules: Record<string, number>; members: string[]; created_at: Date }
-const toGroup = (r: Row): InstanceGroup =>
-  ({ uuid: r.uuid, name: r.name, userId: r.user_id, projectId: r.project_id, policy: r.policy, rules: r.rules, members: r.members, createdAt: r.created_at });
+interface Row {
+  uuid: string;
+  name: string;
+  user_id: string;
+  project_id: string;
+  policy: ServerGroupPolicy;
+  rules: Record<string, number>;
+  members: string[];
+  created_at: Date;
+}
+const toGroup = (r: Row): InstanceGroup => ({
+  uuid: r.uuid,
+  name: r.name,
+  userId: r.user_id,
+  projectId: r.project_id,
+  policy: r.policy,
+  rules: r.rules,
+  members: r.members,
+  createdAt: r.created_at,
+});
 const SELECT = `SELECT g.uuid, g.name, g.user_id, g.project_id, p.policy, p.rules, g.created_at,
   coalesce((SELECT array_agg(m.instance_uuid::text ORDER BY m.id) FROM instance_group_member m WHERE m.group_id = g.id), '{}') AS members
   FROM instance_groups g JOIN instance_group_policy p ON p.group_id = g.id`;
@@ -61,7 +78,8 @@ export async function createInstanceGroup(db: Queryable, g: NewInstanceGroup): P
      p AS (INSERT INTO instance_group_policy (group_id, policy, rules) SELECT id, $5, $6 FROM g),
      m AS (INSERT INTO instance_group_member (group_id, instance_uuid) SELECT g.id, u FROM g, unnest($7::uuid[]) AS u ON CONFLICT DO NOTHING)
      SELECT id FROM g`,
-    [uuid, g.name, g.userId, g.projectId, g.policy, JSON.stringify(g.rules ?? {}), checkUuids(g.members ?? [], 'member uuid')]);
+    [uuid, g.name, g.userId, g.projectId, g.policy, JSON.stringify(g.rules ?? {}), checkUuids(g.members ?? [], 'member uuid')],
+  );
   const group = await getInstanceGroup(db, uuid);
   if (group === undefined) throw new ApiDbError('api_db.instance_group.race', `server group ${uuid} vanished during create`);
   return { group, created: r.rows.length > 0 };
@@ -77,7 +95,8 @@ export async function getInstanceGroup(db: Queryable, uuid: string): Promise<Ins
 export async function getInstanceGroupByInstance(db: Queryable, instanceUuid: string): Promise<InstanceGroup | undefined> {
   const r = await db.query<Row>(
     `${SELECT} WHERE g.id = (SELECT group_id FROM instance_group_member WHERE instance_uuid = $1 ORDER BY id LIMIT 1)`,
-    [checkUuid(instanceUuid, 'instance uuid')]);
+    [checkUuid(instanceUuid, 'instance uuid')],
+  );
   return r.rows[0] === undefined ? undefined : toGroup(r.rows[0]);
 }
 
@@ -91,13 +110,18 @@ export async function listInstanceGroups(db: Queryable, opts: { projectId?: stri
  * Adds members (Nova's InstanceGroup.add_members). Idempotent: members already in the
  * group are skipped. Returns the uuids newly added, or undefined if the group does not exist.
  */
-export async function addInstanceGroupMembers(db: Queryable, groupUuid: string, instanceUuids: readonly string[]): Promise<string[] | undefined> {
+export async function addInstanceGroupMembers(
+  db: Queryable,
+  groupUuid: string,
+  instanceUuids: readonly string[],
+): Promise<string[] | undefined> {
   const r = await db.query<{ group_id: number; added: string[] }>(
     `WITH g AS (SELECT id FROM instance_groups WHERE uuid = $1),
      m AS (INSERT INTO instance_group_member (group_id, instance_uuid) SELECT g.id, u FROM g, unnest($2::uuid[]) AS u
        ON CONFLICT DO NOTHING RETURNING instance_uuid)
      SELECT g.id AS group_id, coalesce((SELECT array_agg(instance_uuid::text) FROM m), '{}') AS added FROM g`,
-    [checkUuid(groupUuid, 'server group uuid'), checkUuids(instanceUuids, 'member uuid')]);
+    [checkUuid(groupUuid, 'server group uuid'), checkUuids(instanceUuids, 'member uuid')],
+  );
   return r.rows[0]?.added;
 }
 

@@ -14,11 +14,22 @@ export interface ServerTaskIntent {
 }
 
 interface Row {
-  instance_uuid: string; action: string; task_state: string | null; request_id: string; request: unknown; trace_parent: string | null; created_at: Date;
+  instance_uuid: string;
+  action: string;
+  task_state: string | null;
+  request_id: string;
+  request: unknown;
+  trace_parent: string | null;
+  created_at: Date;
 }
 const toIntent = (r: Row): ServerTaskIntent => ({
-  instanceUuid: r.instance_uuid, action: r.action, taskState: r.task_state, requestId: r.request_id, request: r.request,
-  traceParent: r.trace_parent, createdAt: r.created_at,
+  instanceUuid: r.instance_uuid,
+  action: r.action,
+  taskState: r.task_state,
+  requestId: r.request_id,
+  request: r.request,
+  traceParent: r.trace_parent,
+  createdAt: r.created_at,
 });
 const COLUMNS = 'instance_uuid, action, task_state, request_id, request, trace_parent, created_at';
 
@@ -36,12 +47,16 @@ export interface NewServerTaskIntent {
  * `{ recorded: false, existing }` with the intent that is in the way (the caller answers 409;
  * a repeat of the same request id is `recorded: true`, idempotent).
  */
-export async function recordServerTaskIntent(db: Queryable, i: NewServerTaskIntent): Promise<{ recorded: true } | { recorded: false; existing: ServerTaskIntent }> {
+export async function recordServerTaskIntent(
+  db: Queryable,
+  i: NewServerTaskIntent,
+): Promise<{ recorded: true } | { recorded: false; existing: ServerTaskIntent }> {
   const uuid = checkUuid(i.instanceUuid, 'instance uuid');
   const r = await db.query(
     `INSERT INTO server_task_intents (instance_uuid, action, task_state, request_id, request, trace_parent)
      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (instance_uuid) DO NOTHING`,
-    [uuid, i.action, i.taskState, i.requestId, JSON.stringify(i.request), i.traceParent ?? null]);
+    [uuid, i.action, i.taskState, i.requestId, JSON.stringify(i.request), i.traceParent ?? null],
+  );
   if ((r.rowCount ?? 0) > 0) return { recorded: true };
   const existing = await getServerTaskIntent(db, uuid);
   if (existing === undefined) return recordServerTaskIntent(db, i); // NOTE: cleared meanwhile: try again.
@@ -51,7 +66,9 @@ export async function recordServerTaskIntent(db: Queryable, i: NewServerTaskInte
 
 /** The server's pending intent, or undefined. Read-only. */
 export async function getServerTaskIntent(db: Queryable, instanceUuid: string): Promise<ServerTaskIntent | undefined> {
-  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM server_task_intents WHERE instance_uuid = $1`, [checkUuid(instanceUuid, 'instance uuid')]);
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM server_task_intents WHERE instance_uuid = $1`, [
+    checkUuid(instanceUuid, 'instance uuid'),
+  ]);
   return r.rows[0] === undefined ? undefined : toIntent(r.rows[0]);
 }
 
@@ -74,8 +91,10 @@ export async function listServerTaskIntents(db: Queryable): Promise<Map<string, 
 
 /** Deletes the intent of this request (another request's intent is kept). Returns whether one was deleted. Idempotent. */
 export async function clearServerTaskIntent(db: Queryable, instanceUuid: string, requestId: string): Promise<boolean> {
-  const r = await db.query('DELETE FROM server_task_intents WHERE instance_uuid = $1 AND request_id = $2',
-    [checkUuid(instanceUuid, 'instance uuid'), requestId]);
+  const r = await db.query('DELETE FROM server_task_intents WHERE instance_uuid = $1 AND request_id = $2', [
+    checkUuid(instanceUuid, 'instance uuid'),
+    requestId,
+  ]);
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -83,6 +102,8 @@ export async function clearServerTaskIntent(db: Queryable, instanceUuid: string,
 export async function listStaleServerTaskIntents(db: Queryable, olderThanMs: number, limit = 100): Promise<ServerTaskIntent[]> {
   const r = await db.query<Row>(
     `SELECT ${COLUMNS} FROM server_task_intents WHERE created_at < now() - make_interval(secs => $1::double precision / 1000)
-     ORDER BY created_at LIMIT $2`, [olderThanMs, limit]);
+     ORDER BY created_at LIMIT $2`,
+    [olderThanMs, limit],
+  );
   return r.rows.map(toIntent);
 }

@@ -1,27 +1,77 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, withTransaction, type TestDatabase } from '@cellsched/db';
 import {
-  addAggregateHost, addFlavorAccess, API_DB_MIGRATIONS_DIR, createAggregate, createFlavor, createImage, deleteAggregate, deleteFlavor,
-  deleteFlavorExtraSpec, deleteImage, getAggregate, getAggregateById, getFlavorByFlavorId, getFlavorByName, getImage, listAggregates, listFlavorAccess, listFlavors, listImages,
-  lockAggregates, removeAggregateHost, removeFlavorAccess, renameAggregate, setAggregateMetadata, setFlavorDescription, setFlavorExtraSpecs, toWireFlavor,
+  addAggregateHost,
+  addFlavorAccess,
+  API_DB_MIGRATIONS_DIR,
+  createAggregate,
+  createFlavor,
+  createImage,
+  deleteAggregate,
+  deleteFlavor,
+  deleteFlavorExtraSpec,
+  deleteImage,
+  getAggregate,
+  getAggregateById,
+  getFlavorByFlavorId,
+  getFlavorByName,
+  getImage,
+  listAggregates,
+  listFlavorAccess,
+  listFlavors,
+  listImages,
+  lockAggregates,
+  removeAggregateHost,
+  removeFlavorAccess,
+  renameAggregate,
+  setAggregateMetadata,
+  setFlavorDescription,
+  setFlavorExtraSpecs,
+  toWireFlavor,
 } from '@cellsched/api-db';
 
 let db: TestDatabase;
-beforeAll(async () => { db = await createTestDatabase({ prefix: 'apidb_cat', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR }); });
-afterAll(async () => { await db.drop(); });
+beforeAll(async () => {
+  db = await createTestDatabase({ prefix: 'apidb_cat', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR });
+});
+afterAll(async () => {
+  await db.drop();
+});
 
 describe('flavors', () => {
   it('create with extra specs, refuse duplicates, set/unset specs, private access, delete', async () => {
-    const f = await createFlavor(db.pool, { name: 'gpu.big', flavorid: 'gpu-1', vcpus: 4, memoryMb: 4096, rootGb: 10, isPublic: false,
-      extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' } });
+    const f = await createFlavor(db.pool, {
+      name: 'gpu.big',
+      flavorid: 'gpu-1',
+      vcpus: 4,
+      memoryMb: 4096,
+      rootGb: 10,
+      isPublic: false,
+      extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' },
+    });
     expect(f).toMatchObject({ flavorid: 'gpu-1', vcpus: 4, isPublic: false, extraSpecs: { 'resources:CUSTOM_GPU': '1' } });
-    expect(toWireFlavor(f)).toEqual({ id: f.id, flavorid: 'gpu-1', name: 'gpu.big', vcpus: 4, memoryMb: 4096, rootGb: 10, ephemeralGb: 0, swap: 0,
-      extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' } });
-    await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'other', vcpus: 1, memoryMb: 1 }))
-      .rejects.toMatchObject({ code: 'api_db.flavor.exists', message: 'Flavor with name gpu.big already exists.' });
-    await expect(createFlavor(db.pool, { name: 'other', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 }))
-      .rejects.toMatchObject({ code: 'api_db.flavor.exists', message: 'Flavor with ID gpu-1 already exists.' });
-    await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 })).rejects.toThrow('Flavor with ID gpu-1 already exists.');
+    expect(toWireFlavor(f)).toEqual({
+      id: f.id,
+      flavorid: 'gpu-1',
+      name: 'gpu.big',
+      vcpus: 4,
+      memoryMb: 4096,
+      rootGb: 10,
+      ephemeralGb: 0,
+      swap: 0,
+      extraSpecs: { 'resources:CUSTOM_GPU': '1', 'trait:HW_CPU_X86_AVX2': 'required' },
+    });
+    await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'other', vcpus: 1, memoryMb: 1 })).rejects.toMatchObject({
+      code: 'api_db.flavor.exists',
+      message: 'Flavor with name gpu.big already exists.',
+    });
+    await expect(createFlavor(db.pool, { name: 'other', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 })).rejects.toMatchObject({
+      code: 'api_db.flavor.exists',
+      message: 'Flavor with ID gpu-1 already exists.',
+    });
+    await expect(createFlavor(db.pool, { name: 'gpu.big', flavorid: 'gpu-1', vcpus: 1, memoryMb: 1 })).rejects.toThrow(
+      'Flavor with ID gpu-1 already exists.',
+    );
     expect(await setFlavorExtraSpecs(db.pool, 'gpu-1', { 'resources:CUSTOM_GPU': '2', 'hw:cpu_policy': 'dedicated' })).toBe(true);
     expect(await deleteFlavorExtraSpec(db.pool, 'gpu-1', 'trait:HW_CPU_X86_AVX2')).toBe(true);
     expect(await deleteFlavorExtraSpec(db.pool, 'gpu-1', 'trait:HW_CPU_X86_AVX2')).toBe(false);
@@ -39,7 +89,9 @@ describe('flavors', () => {
     // The admin's is_public filter: private only, public (and its project's) by default, paged after a marker.
     expect((await listFlavors(db.pool, { isPublic: false })).map((x) => x.flavorid)).toEqual(['gpu-1']);
     expect((await listFlavors(db.pool, { projectId: 'admin', isPublic: true })).map((x) => x.flavorid)).toEqual(['1', '2', '3', '4', '5']);
-    expect((await listFlavors(db.pool, { isPublic: null, minMemoryMb: 4096, minRootGb: 40, marker: '3', limit: 1 })).map((x) => x.flavorid)).toEqual(['4']);
+    expect(
+      (await listFlavors(db.pool, { isPublic: null, minMemoryMb: 4096, minRootGb: 40, marker: '3', limit: 1 })).map((x) => x.flavorid),
+    ).toEqual(['4']);
     expect(await removeFlavorAccess(db.pool, 'gpu-1', 'p0')).toBe(true);
     expect(await removeFlavorAccess(db.pool, 'gpu-1', 'p0')).toBe(false);
     expect(await listFlavorAccess(db.pool, 'gpu-1')).toEqual(['p1']);
@@ -52,7 +104,8 @@ describe('flavors', () => {
 
   it('refuse bad values with every problem listed, writing nothing', async () => {
     await expect(createFlavor(db.pool, { name: '', flavorid: 'bad/id', vcpus: 0, memoryMb: -1, swap: 1.5 })).rejects.toThrow(
-      'invalid flavor: name must be 1-255 characters; flavorid must be 1-255 of letters, digits, _ - . and space; vcpus must be an integer >= 1; memory_mb must be an integer >= 1; swap must be an integer >= 0');
+      'invalid flavor: name must be 1-255 characters; flavorid must be 1-255 of letters, digits, _ - . and space; vcpus must be an integer >= 1; memory_mb must be an integer >= 1; swap must be an integer >= 0',
+    );
     expect((await listFlavors(db.pool)).length).toBe(5);
   });
 });
@@ -100,10 +153,20 @@ describe('aggregates', () => {
   it('lockAggregates makes a second transaction wait for the first', async () => {
     const order: string[] = [];
     let release!: () => void;
-    const held = new Promise<void>((r) => { release = r; });
-    const first = withTransaction(db.pool, async (c) => { await lockAggregates(c); order.push('first locked'); await held; order.push('first done'); });
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const first = withTransaction(db.pool, async (c) => {
+      await lockAggregates(c);
+      order.push('first locked');
+      await held;
+      order.push('first done');
+    });
     while (order.length === 0) await new Promise((r) => setTimeout(r, 10));
-    const second = withTransaction(db.pool, async (c) => { await lockAggregates(c); order.push('second locked'); });
+    const second = withTransaction(db.pool, async (c) => {
+      await lockAggregates(c);
+      order.push('second locked');
+    });
     await new Promise((r) => setTimeout(r, 100));
     release();
     await Promise.all([first, second]);
@@ -115,9 +178,25 @@ describe('images (the Glance stand-in)', () => {
   it('seeded, created idempotently, listed, deleted; unknown and malformed ids are undefined', async () => {
     expect((await listImages(db.pool)).map((i) => i.id)).toContain('155d900f-4e14-4e4c-a73d-069cbf4541e6');
     const id = randomUUID();
-    const { image, created } = await createImage(db.pool, { id, name: 'cirros', minDisk: 1, minRam: 64, size: 12345, properties: { hw_architecture: 'x86_64' } });
+    const { image, created } = await createImage(db.pool, {
+      id,
+      name: 'cirros',
+      minDisk: 1,
+      minRam: 64,
+      size: 12345,
+      properties: { hw_architecture: 'x86_64' },
+    });
     expect(created).toBe(true);
-    expect(image).toMatchObject({ id, name: 'cirros', diskFormat: 'raw', containerFormat: 'bare', minDisk: 1, minRam: 64, size: 12345, status: 'active' });
+    expect(image).toMatchObject({
+      id,
+      name: 'cirros',
+      diskFormat: 'raw',
+      containerFormat: 'bare',
+      minDisk: 1,
+      minRam: 64,
+      size: 12345,
+      status: 'active',
+    });
     expect((await createImage(db.pool, { id, name: 'other' })).created).toBe(false);
     expect((await getImage(db.pool, id))?.name).toBe('cirros');
     expect(await getImage(db.pool, randomUUID())).toBeUndefined();

@@ -21,17 +21,32 @@ beforeAll(async () => {
     createTestDatabase({ prefix: 'disc_b', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }),
   ]);
   pools.set(cellA.url, cellA).set(cellB.url, cellB);
-  await createCellMapping(api.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: 'postgres://unused/cell0' });
+  await createCellMapping(api.pool, {
+    uuid: CELL0_UUID,
+    name: 'cell0',
+    transportUrl: 'none:///',
+    databaseConnection: 'postgres://unused/cell0',
+  });
   await createCellMapping(api.pool, { name: 'a', transportUrl: 'amqp://x/a', databaseConnection: cellA.url });
   await createCellMapping(api.pool, { name: 'b', transportUrl: 'amqp://x/b', databaseConnection: cellB.url });
 });
-afterAll(async () => { await Promise.all([api.drop(), cellA.drop(), cellB.drop()]); });
+afterAll(async () => {
+  await Promise.all([api.drop(), cellA.drop(), cellB.drop()]);
+});
 
 async function addComputes(db: TestDatabase, prefix: string, n: number): Promise<string[]> {
   const hosts = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
   for (const host of hosts) {
     const { service } = await upsertService(db.pool, { host, binary: 'nova-compute' });
-    await upsertComputeNode(db.pool, { uuid: randomUUID(), serviceId: service.id, host, hypervisorHostname: host, vcpus: 4, memoryMb: 4096, localGb: 40 });
+    await upsertComputeNode(db.pool, {
+      uuid: randomUUID(),
+      serviceId: service.id,
+      host,
+      hypervisorHostname: host,
+      vcpus: 4,
+      memoryMb: 4096,
+      localGb: 40,
+    });
   }
   return hosts;
 }
@@ -41,8 +56,11 @@ describe('discoverHosts (library)', () => {
     const a = await addComputes(cellA, 'a', 20);
     const b = await addComputes(cellB, 'b', 20);
     const messages: string[] = [];
-    const [r1, r2] = await Promise.all([discoverHosts(api.pool, { cellDb, status: (m) => messages.push(m) }), discoverHosts(api.pool, { cellDb })]);
-    const all = [...r1 ?? [], ...r2 ?? []];
+    const [r1, r2] = await Promise.all([
+      discoverHosts(api.pool, { cellDb, status: (m) => messages.push(m) }),
+      discoverHosts(api.pool, { cellDb }),
+    ]);
+    const all = [...(r1 ?? []), ...(r2 ?? [])];
     expect(all.sort()).toEqual([...a, ...b].sort());
     const mappings = await listHostMappings(api.pool);
     expect(mappings).toHaveLength(40);

@@ -1,20 +1,37 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  addInstanceGroupMembers, API_DB_MIGRATIONS_DIR, createInstanceGroup, deleteInstanceGroup, getInstanceGroup, getInstanceGroupByInstance,
-  listInstanceGroups, removeInstanceGroupMember,
+  addInstanceGroupMembers,
+  API_DB_MIGRATIONS_DIR,
+  createInstanceGroup,
+  deleteInstanceGroup,
+  getInstanceGroup,
+  getInstanceGroupByInstance,
+  listInstanceGroups,
+  removeInstanceGroupMember,
 } from '@cellsched/api-db';
 
 let db: TestDatabase;
-beforeAll(async () => { db = await createTestDatabase({ prefix: 'apidb_sg', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR }); });
-afterAll(async () => { await db.drop(); });
+beforeAll(async () => {
+  db = await createTestDatabase({ prefix: 'apidb_sg', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR });
+});
+afterAll(async () => {
+  await db.drop();
+});
 
 describe('server groups (instance_groups)', () => {
   it('create with policy, rules and members; idempotent per uuid', async () => {
     const uuid = randomUUID();
     const m1 = randomUUID();
-    const { group, created } = await createInstanceGroup(db.pool, { uuid, name: 'g', userId: 'u', projectId: 'p', policy: 'anti-affinity',
-      rules: { max_server_per_host: 2 }, members: [m1] });
+    const { group, created } = await createInstanceGroup(db.pool, {
+      uuid,
+      name: 'g',
+      userId: 'u',
+      projectId: 'p',
+      policy: 'anti-affinity',
+      rules: { max_server_per_host: 2 },
+      members: [m1],
+    });
     expect(created).toBe(true);
     expect(group).toMatchObject({ uuid, name: 'g', policy: 'anti-affinity', rules: { max_server_per_host: 2 }, members: [m1] });
     const again = await createInstanceGroup(db.pool, { uuid, name: 'other', userId: 'u', projectId: 'p', policy: 'affinity' });
@@ -40,12 +57,18 @@ describe('server groups (instance_groups)', () => {
 
   it('refuses bad policies and rules, writing nothing', async () => {
     const before = (await listInstanceGroups(db.pool)).length;
-    await expect(createInstanceGroup(db.pool, { name: 'x', userId: 'u', projectId: 'p', policy: 'spread' as never })).rejects.toMatchObject({ code: 'api_db.instance_group.invalid' });
-    await expect(createInstanceGroup(db.pool, { name: 'x', userId: 'u', projectId: 'p', policy: 'affinity', rules: { max_server_per_host: 2 } }))
-      .rejects.toThrow('max_server_per_host is only valid with the anti-affinity policy');
-    await expect(createInstanceGroup(db.pool, { name: 'x', userId: 'u', projectId: 'p', policy: 'anti-affinity', rules: { max_server_per_host: 0 } }))
-      .rejects.toThrow('max_server_per_host must be an integer >= 1');
-    await expect(createInstanceGroup(db.pool, { name: 'x', userId: 'u', projectId: 'p', policy: 'affinity', members: ['bad'] })).rejects.toMatchObject({ code: 'api_db.invalid_uuid' });
+    await expect(createInstanceGroup(db.pool, { name: 'x', userId: 'u', projectId: 'p', policy: 'spread' as never })).rejects.toMatchObject(
+      { code: 'api_db.instance_group.invalid' },
+    );
+    await expect(
+      createInstanceGroup(db.pool, { name: 'x', userId: 'u', projectId: 'p', policy: 'affinity', rules: { max_server_per_host: 2 } }),
+    ).rejects.toThrow('max_server_per_host is only valid with the anti-affinity policy');
+    await expect(
+      createInstanceGroup(db.pool, { name: 'x', userId: 'u', projectId: 'p', policy: 'anti-affinity', rules: { max_server_per_host: 0 } }),
+    ).rejects.toThrow('max_server_per_host must be an integer >= 1');
+    await expect(
+      createInstanceGroup(db.pool, { name: 'x', userId: 'u', projectId: 'p', policy: 'affinity', members: ['bad'] }),
+    ).rejects.toMatchObject({ code: 'api_db.invalid_uuid' });
     expect((await listInstanceGroups(db.pool)).length).toBe(before);
   });
 });

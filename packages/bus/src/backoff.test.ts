@@ -4,7 +4,14 @@ describe('backoffDelay', () => {
   const policy = { initialDelayMs: 100, maxDelayMs: 1000, factor: 2, jitter: 0.5 };
 
   it.each([
-    [1, 0, 50], [1, 0.999999, 100], [2, 0, 100], [3, 0.5, 300], [4, 0, 400], [5, 0.999999, 1000], [50, 0, 500], [2000, 0.999999, 1000],
+    [1, 0, 50],
+    [1, 0.999999, 100],
+    [2, 0, 100],
+    [3, 0.5, 300],
+    [4, 0, 400],
+    [5, 0.999999, 1000],
+    [50, 0, 500],
+    [2000, 0.999999, 1000],
   ])('attempt %d with random %d gives %d ms', (attempt, r, expected) => {
     expect(backoffDelay(policy, attempt, () => r)).toBe(expected);
   });

@@ -121,8 +121,12 @@ export class Bus {
     if (problems.length > 0) throw new BusError(BUS_ERROR.invalidArgument, problems.join('; '), false);
     const logger = options.logger.child({ component: 'bus', exchange });
     const connection = new BusConnection({
-      url: options.url, name: options.name ?? 'cellsched', heartbeatSeconds: options.heartbeatSeconds ?? 10,
-      backoff, connectTimeoutMs: options.connectTimeoutMs ?? 30_000, logger,
+      url: options.url,
+      name: options.name ?? 'cellsched',
+      heartbeatSeconds: options.heartbeatSeconds ?? 10,
+      backoff,
+      connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
+      logger,
     });
     const bus = new Bus(connection, { ...options, logger, exchange, castTimeoutMs: options.castTimeoutMs ?? 30_000 });
     try {
@@ -135,10 +139,14 @@ export class Bus {
   }
 
   /** How many times the open connection was lost (the bus reconnects by itself each time). */
-  get reconnects(): number { return this.connection.reconnects; }
+  get reconnects(): number {
+    return this.connection.reconnects;
+  }
 
   /** True while connected (false while reconnecting or after close). */
-  get connected(): boolean { return this.connection.current() !== undefined; }
+  get connected(): boolean {
+    return this.connection.current() !== undefined;
+  }
 
   /** A typed sender for a generated cast service (`ComputeServiceService`). */
   castClient<S extends CastServiceDefinition>(definition: S, info?: CastServiceInfo): CastClient<S> {
@@ -150,22 +158,40 @@ export class Bus {
    * dispatches each cast to its handler by the method header. Resolves once consuming;
    * re-subscribes by itself after reconnections.
    */
-  async serve<S extends CastServiceDefinition>(definition: S, handlers: CastHandlers<S>, options: ServeOptions<S> = {}): Promise<CastSubscription> {
+  async serve<S extends CastServiceDefinition>(
+    definition: S,
+    handlers: CastHandlers<S>,
+    options: ServeOptions<S> = {},
+  ): Promise<CastSubscription> {
     const service = describeService(definition, options.info);
     const routes = routesOf(service, handlers);
     if (routes.size === 0) throw new BusError(BUS_ERROR.invalidArgument, 'serve needs at least one handler', false);
-    if (options.notServed !== undefined && options.servers === undefined) throw new BusError(BUS_ERROR.invalidArgument, 'notServed is only for a server pool (servers)', false);
+    if (options.notServed !== undefined && options.servers === undefined)
+      throw new BusError(BUS_ERROR.invalidArgument, 'notServed is only for a server pool (servers)', false);
     const notServedRoutes = options.notServed === undefined ? undefined : routesOf(service, options.notServed);
     const prefetch = options.prefetch ?? 16;
     const maxDeliveries = options.maxDeliveries ?? 5;
     intInRange('prefetch', prefetch, 1, 10_000);
     intInRange('maxDeliveries', maxDeliveries, 1, 1000);
     const retryBackoff = options.retryBackoff ?? RETRY_BACKOFF;
-    if (backoffProblems(retryBackoff).length > 0) throw new BusError(BUS_ERROR.invalidArgument, `retryBackoff: ${backoffProblems(retryBackoff).join('; ')}`, false);
+    if (backoffProblems(retryBackoff).length > 0)
+      throw new BusError(BUS_ERROR.invalidArgument, `retryBackoff: ${backoffProblems(retryBackoff).join('; ')}`, false);
     const topology = this.topologyFor(service.topic, options, maxDeliveries);
-    const subscription = new Subscription(this.connection, this.publisher, {
-      service, routes, notServedRoutes, topology, prefetch, retryBackoff, reattachBackoff: DEFAULT_BACKOFF, deadLetterTimeoutMs: this.options.castTimeoutMs,
-    }, this.options.logger);
+    const subscription = new Subscription(
+      this.connection,
+      this.publisher,
+      {
+        service,
+        routes,
+        notServedRoutes,
+        topology,
+        prefetch,
+        retryBackoff,
+        reattachBackoff: DEFAULT_BACKOFF,
+        deadLetterTimeoutMs: this.options.castTimeoutMs,
+      },
+      this.options.logger,
+    );
     this.connection.addOpenHook(subscription.onOpen);
     this.subscriptions.add(subscription);
     try {

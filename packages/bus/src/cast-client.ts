@@ -53,17 +53,32 @@ export class CastClient<S extends CastServiceDefinition> {
     const content = entry.definition.requestSerialize(request as never);
     const messageId = randomUUID();
     const headers: Record<string, unknown> = {
-      [HEADER.method]: entry.wireName, [HEADER.rpcVersion]: this.service.rpcVersion, [HEADER.service]: this.service.fullName,
+      [HEADER.method]: entry.wireName,
+      [HEADER.rpcVersion]: this.service.rpcVersion,
+      [HEADER.service]: this.service.fullName,
     };
-    const span = startSendSpan(this.service.topic, { exchange: this.exchange, routingKey: key, messageId, bodySize: content.length, method: entry.wireName }, headers);
+    const span = startSendSpan(
+      this.service.topic,
+      { exchange: this.exchange, routingKey: key, messageId, bodySize: content.length, method: entry.wireName },
+      headers,
+    );
     try {
-      await this.publisher.publish({
-        exchange: this.exchange, routingKey: key, content,
-        properties: {
-          messageId, persistent: true, headers, timestamp: Math.floor(Date.now() / 1000),
-          contentType: 'application/x-protobuf', type: entry.definition.path,
+      await this.publisher.publish(
+        {
+          exchange: this.exchange,
+          routingKey: key,
+          content,
+          properties: {
+            messageId,
+            persistent: true,
+            headers,
+            timestamp: Math.floor(Date.now() / 1000),
+            contentType: 'application/x-protobuf',
+            type: entry.definition.path,
+          },
         },
-      }, Date.now() + timeoutMs);
+        Date.now() + timeoutMs,
+      );
       span.setStatus({ code: SpanStatusCode.OK });
       return { messageId, routingKey: key };
     } catch (err) {

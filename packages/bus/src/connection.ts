@@ -58,14 +58,22 @@ export class BusConnection extends EventEmitter {
   }
 
   /** Adds a hook run on every future connection (not on the current one). */
-  addOpenHook(hook: OpenHook): void { this.hooks.add(hook); }
+  addOpenHook(hook: OpenHook): void {
+    this.hooks.add(hook);
+  }
 
-  removeOpenHook(hook: OpenHook): void { this.hooks.delete(hook); }
+  removeOpenHook(hook: OpenHook): void {
+    this.hooks.delete(hook);
+  }
 
   /** The open connection, or undefined while reconnecting. */
-  current(): ChannelModel | undefined { return this.state === 'open' ? this.model : undefined; }
+  current(): ChannelModel | undefined {
+    return this.state === 'open' ? this.model : undefined;
+  }
 
-  get isClosed(): boolean { return this.state === 'closing' || this.state === 'closed'; }
+  get isClosed(): boolean {
+    return this.state === 'closing' || this.state === 'closed';
+  }
 
   /** Resolves with the open connection; waits for a reconnection up to `timeoutMs`. */
   async whenOpen(timeoutMs: number): Promise<ChannelModel> {
@@ -96,7 +104,11 @@ export class BusConnection extends EventEmitter {
 
   private nextStateChange(timeoutMs: number): Promise<void> {
     return new Promise((resolve) => {
-      const done = (): void => { clearTimeout(timer); this.off('state', done); resolve(); };
+      const done = (): void => {
+        clearTimeout(timer);
+        this.off('state', done);
+        resolve();
+      };
       const timer = setTimeout(done, timeoutMs);
       this.on('state', done);
     });
@@ -111,11 +123,21 @@ export class BusConnection extends EventEmitter {
         return;
       } catch (err) {
         if (initial && isAccessRefused(err)) {
-          throw new BusError(BUS_ERROR.accessRefused, `broker refused access to ${where}: check the user and its vhost permissions (${String(err)})`, false, { cause: err });
+          throw new BusError(
+            BUS_ERROR.accessRefused,
+            `broker refused access to ${where}: check the user and its vhost permissions (${String(err)})`,
+            false,
+            { cause: err },
+          );
         }
         const delay = backoffDelay(this.options.backoff, attempt);
         if (Date.now() + delay > deadline) {
-          throw new BusError(BUS_ERROR.unavailable, `cannot connect to ${where} within ${this.options.connectTimeoutMs} ms: ${String(err)}`, true, { cause: err });
+          throw new BusError(
+            BUS_ERROR.unavailable,
+            `cannot connect to ${where} within ${this.options.connectTimeoutMs} ms: ${String(err)}`,
+            true,
+            { cause: err },
+          );
         }
         this.options.logger.warn({ err: String(err), attempt, delay_ms: delay, url: where }, 'bus connect failed, retrying');
         await this.sleep(delay);
@@ -132,7 +154,10 @@ export class BusConnection extends EventEmitter {
     // NOTE: a blocked connection (broker memory/disk alarm) delays confirms; casts then hit their deadline.
     model.on('blocked', (reason: string) => logger.warn({ reason }, 'bus connection blocked by broker'));
     model.on('unblocked', () => logger.info('bus connection unblocked'));
-    model.once('close', (err?: Error) => { lost = true; this.onClosed(model, err); });
+    model.once('close', (err?: Error) => {
+      lost = true;
+      this.onClosed(model, err);
+    });
     try {
       for (const hook of [...this.hooks]) await hook(model);
       if (lost) throw new Error('connection lost while declaring topology');
@@ -164,8 +189,15 @@ export class BusConnection extends EventEmitter {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => { this.wakeSleeper = undefined; resolve(); }, ms);
-      this.wakeSleeper = () => { clearTimeout(timer); this.wakeSleeper = undefined; resolve(); };
+      const timer = setTimeout(() => {
+        this.wakeSleeper = undefined;
+        resolve();
+      }, ms);
+      this.wakeSleeper = () => {
+        clearTimeout(timer);
+        this.wakeSleeper = undefined;
+        resolve();
+      };
     });
   }
 }

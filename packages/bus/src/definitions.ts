@@ -66,8 +66,10 @@ export function describeService(definition: CastServiceDefinition, info?: CastSe
   const resolved = info ?? lookupInfo(fullName);
   if (!resolved) throw new BusError(BUS_ERROR.invalidArgument, `${fullName} is not a cast service (not in CAST_SERVICES)`, false);
   const version = parseRpcVersion(resolved.rpcVersion);
-  if (!version) throw new BusError(BUS_ERROR.invalidArgument, `${fullName}: rpcVersion "${resolved.rpcVersion}" is not "major.minor"`, false);
-  if (!/^[a-z][a-z0-9_-]*$/.test(resolved.topic)) throw new BusError(BUS_ERROR.invalidArgument, `${fullName}: bad topic "${resolved.topic}"`, false);
+  if (!version)
+    throw new BusError(BUS_ERROR.invalidArgument, `${fullName}: rpcVersion "${resolved.rpcVersion}" is not "major.minor"`, false);
+  if (!/^[a-z][a-z0-9_-]*$/.test(resolved.topic))
+    throw new BusError(BUS_ERROR.invalidArgument, `${fullName}: bad topic "${resolved.topic}"`, false);
   return { fullName, topic: resolved.topic, rpcVersion: resolved.rpcVersion, version, methods };
 }
 

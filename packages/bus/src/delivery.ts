@@ -80,13 +80,18 @@ function check(deps: DeliveryDeps, msg: ConsumeMessage, attempt: number): Checke
   const version = parseRpcVersion(versionText);
   if (!version) return fail(BUS_ERROR.messageInvalid, `cast has no valid ${HEADER.rpcVersion} header (got ${JSON.stringify(versionText)})`);
   if (!isCompatibleVersion(deps.service.version, version)) {
-    return fail(BUS_ERROR.rpcVersionUnsupported,
-      `cast ${method ?? '?'} has RPC version ${versionText}; ${deps.service.fullName} here handles ${deps.service.version.major}.x up to ${deps.service.rpcVersion}`);
+    return fail(
+      BUS_ERROR.rpcVersionUnsupported,
+      `cast ${method ?? '?'} has RPC version ${versionText}; ${deps.service.fullName} here handles ${deps.service.version.major}.x up to ${deps.service.rpcVersion}`,
+    );
   }
   const route = method === undefined ? undefined : deps.routes.get(method);
   if (!route) return fail(BUS_ERROR.messageInvalid, `no handler for method ${JSON.stringify(method)} on queue ${deps.topology.queue}`);
   if (attempt > deps.topology.maxDeliveries) {
-    return fail(BUS_ERROR.deliveryLimit, `delivered ${attempt} times, more than the limit of ${deps.topology.maxDeliveries} (the consumer kept failing before it could ack)`);
+    return fail(
+      BUS_ERROR.deliveryLimit,
+      `delivered ${attempt} times, more than the limit of ${deps.topology.maxDeliveries} (the consumer kept failing before it could ack)`,
+    );
   }
   try {
     return { route, request: route.entry.definition.requestDeserialize(msg.content) };
@@ -112,20 +117,42 @@ export async function handleDelivery(deps: DeliveryDeps, channel: Channel, msg: 
 }
 
 /** Runs one route's handler in a `process <topic>` span; acks when it resolves, else retries or dead-letters. */
-async function runHandler(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, { route, request }: { route: Route; request: unknown }, attempt: number): Promise<void> {
+async function runHandler(
+  deps: DeliveryDeps,
+  channel: Channel,
+  msg: ConsumeMessage,
+  { route, request }: { route: Route; request: unknown },
+  attempt: number,
+): Promise<void> {
   const headers = msg.properties.headers ?? {};
   const attrs = {
-    exchange: msg.fields.exchange, routingKey: msg.fields.routingKey, bodySize: msg.content.length,
-    messageId: typeof msg.properties.messageId === 'string' ? msg.properties.messageId : '', method: route.entry.wireName, attempt,
+    exchange: msg.fields.exchange,
+    routingKey: msg.fields.routingKey,
+    bodySize: msg.content.length,
+    messageId: typeof msg.properties.messageId === 'string' ? msg.properties.messageId : '',
+    method: route.entry.wireName,
+    attempt,
   };
   try {
     await withProcessSpan(deps.service.topic, attrs, headers, async (otelContext) => {
       const logger = deps.logger.child({
-        rpc_method: route.entry.wireName, attempt, routing_key: msg.fields.routingKey, message_id: attrs.messageId, ...traceFields(otelContext),
+        rpc_method: route.entry.wireName,
+        attempt,
+        routing_key: msg.fields.routingKey,
+        message_id: attrs.messageId,
+        ...traceFields(otelContext),
       });
       const ctx: CastContext = {
-        method: route.entry.wireName, rpcVersion: headerString(headers, HEADER.rpcVersion) ?? '', attempt, redelivered: msg.fields.redelivered || attempt > 1,
-        routingKey: msg.fields.routingKey, server: serverOf(deps.service.topic, msg.fields.routingKey), messageId: msg.properties.messageId as string | undefined, headers, logger, otelContext,
+        method: route.entry.wireName,
+        rpcVersion: headerString(headers, HEADER.rpcVersion) ?? '',
+        attempt,
+        redelivered: msg.fields.redelivered || attempt > 1,
+        routingKey: msg.fields.routingKey,
+        server: serverOf(deps.service.topic, msg.fields.routingKey),
+        messageId: msg.properties.messageId as string | undefined,
+        headers,
+        logger,
+        otelContext,
       };
       await route.handler(request, ctx);
     });
@@ -150,7 +177,12 @@ function serverOf(topic: string, key: string): string | undefined {
 async function forwardStray(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, attempt: number): Promise<void> {
   const { topology, logger } = deps;
   const key = msg.fields.routingKey;
-  const fields = { rpc_method: headerString(msg.properties.headers, HEADER.method), routing_key: key, queue: topology.queue, message_id: msg.properties.messageId as unknown };
+  const fields = {
+    rpc_method: headerString(msg.properties.headers, HEADER.method),
+    routing_key: key,
+    queue: topology.queue,
+    message_id: msg.properties.messageId as unknown,
+  };
   try {
     await channel.unbindQueue(topology.queue, topology.exchange, key);
   } catch (err) {
@@ -161,7 +193,10 @@ async function forwardStray(deps: DeliveryDeps, channel: Channel, msg: ConsumeMe
   const headers: Record<string, unknown> = { ...msg.properties.headers, [HEADER.forwardedFrom]: topology.queue };
   delete headers[HEADER.deliveryCount];
   try {
-    await deps.publisher.publish({ exchange: topology.exchange, routingKey: key, content: msg.content, properties: republished(msg, headers) }, Date.now() + deps.deadLetterTimeoutMs);
+    await deps.publisher.publish(
+      { exchange: topology.exchange, routingKey: key, content: msg.content, properties: republished(msg, headers) },
+      Date.now() + deps.deadLetterTimeoutMs,
+    );
   } catch (err) {
     if (err instanceof BusError && err.code === BUS_ERROR.publishUnroutable) {
       await notServed(deps, channel, msg, attempt);
@@ -183,13 +218,20 @@ async function forwardStray(deps: DeliveryDeps, channel: Channel, msg: ConsumeMe
  */
 async function notServed(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, attempt: number): Promise<void> {
   const key = msg.fields.routingKey;
-  const failure = { code: BUS_ERROR.serverNotServed, retryable: false, message: `${key} is no longer served by queue ${deps.topology.queue}, and no other queue is bound to it` };
+  const failure = {
+    code: BUS_ERROR.serverNotServed,
+    retryable: false,
+    message: `${key} is no longer served by queue ${deps.topology.queue}, and no other queue is bound to it`,
+  };
   const checked = deps.notServedRoutes === undefined ? undefined : check({ ...deps, routes: deps.notServedRoutes }, msg, attempt);
   if (checked === undefined || 'failure' in checked) {
     await deadLetter(deps, channel, msg, checked?.failure ?? failure, attempt);
     return;
   }
-  deps.logger.warn({ rpc_method: checked.route.entry.wireName, routing_key: key, queue: deps.topology.queue }, 'cast for a server nobody serves: reported as its failure');
+  deps.logger.warn(
+    { rpc_method: checked.route.entry.wireName, routing_key: key, queue: deps.topology.queue },
+    'cast for a server nobody serves: reported as its failure',
+  );
   await runHandler(deps, channel, msg, checked, attempt);
 }
 
@@ -198,13 +240,24 @@ function republished(msg: ConsumeMessage, headers: Record<string, unknown>): Opt
   // NOTE: never copy userId: the broker checks it against the publishing user.
   const { messageId, contentType, type, appId, timestamp, correlationId } = msg.properties;
   return {
-    messageId: typeof messageId === 'string' ? messageId : randomUUID(), persistent: true, headers,
-    contentType: str(contentType), type: str(type), appId: str(appId), correlationId: str(correlationId),
+    messageId: typeof messageId === 'string' ? messageId : randomUUID(),
+    persistent: true,
+    headers,
+    contentType: str(contentType),
+    type: str(type),
+    appId: str(appId),
+    correlationId: str(correlationId),
     timestamp: typeof timestamp === 'number' ? timestamp : undefined,
   };
 }
 
-async function onHandlerFailure(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, failure: FailureSummary, attempt: number): Promise<void> {
+async function onHandlerFailure(
+  deps: DeliveryDeps,
+  channel: Channel,
+  msg: ConsumeMessage,
+  failure: FailureSummary,
+  attempt: number,
+): Promise<void> {
   const fields = { rpc_method: headerString(msg.properties.headers, HEADER.method), attempt, code: failure.code, err: failure.message };
   if (!failure.retryable || attempt >= deps.topology.maxDeliveries) {
     await deadLetter(deps, channel, msg, failure, attempt);
@@ -219,17 +272,33 @@ async function onHandlerFailure(deps: DeliveryDeps, channel: Channel, msg: Consu
  * Publishes the message with its reason to `<queue>.dlq` (confirmed), then acks the
  * original. If the dead-letter publish fails the original is requeued, never acked.
  */
-async function deadLetter(deps: DeliveryDeps, channel: Channel, msg: ConsumeMessage, failure: FailureSummary, attempt: number): Promise<void> {
+async function deadLetter(
+  deps: DeliveryDeps,
+  channel: Channel,
+  msg: ConsumeMessage,
+  failure: FailureSummary,
+  attempt: number,
+): Promise<void> {
   const { topology, logger } = deps;
   const headers: Record<string, unknown> = {
     ...msg.properties.headers,
-    [HEADER.dlqCode]: failure.code, [HEADER.dlqMessage]: failure.message.slice(0, 4000), [HEADER.dlqAttempts]: attempt,
-    [HEADER.dlqExchange]: msg.fields.exchange, [HEADER.dlqRoutingKey]: msg.fields.routingKey,
-    [HEADER.dlqQueue]: topology.queue, [HEADER.dlqAt]: new Date().toISOString(),
+    [HEADER.dlqCode]: failure.code,
+    [HEADER.dlqMessage]: failure.message.slice(0, 4000),
+    [HEADER.dlqAttempts]: attempt,
+    [HEADER.dlqExchange]: msg.fields.exchange,
+    [HEADER.dlqRoutingKey]: msg.fields.routingKey,
+    [HEADER.dlqQueue]: topology.queue,
+    [HEADER.dlqAt]: new Date().toISOString(),
   };
   delete headers[HEADER.deliveryCount];
   const properties = republished(msg, headers);
-  const fields = { rpc_method: headerString(msg.properties.headers, HEADER.method), attempt, code: failure.code, err: failure.message, queue: topology.deadLetterQueue };
+  const fields = {
+    rpc_method: headerString(msg.properties.headers, HEADER.method),
+    attempt,
+    code: failure.code,
+    err: failure.message,
+    queue: topology.deadLetterQueue,
+  };
   try {
     await deps.publisher.publish(
       { exchange: topology.deadLetterExchange, routingKey: topology.queue, content: msg.content, properties },

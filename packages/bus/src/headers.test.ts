@@ -2,21 +2,31 @@ import { deliveryAttempt, headerString, isCompatibleVersion, parseRpcVersion, to
 
 describe('toSnakeCase', () => {
   it.each([
-    ['BuildAndRunInstance', 'build_and_run_instance'], ['buildAndRunInstance', 'build_and_run_instance'],
-    ['ScheduleAndBuildInstances', 'schedule_and_build_instances'], ['EchoCast', 'echo_cast'], ['echo', 'echo'],
+    ['BuildAndRunInstance', 'build_and_run_instance'],
+    ['buildAndRunInstance', 'build_and_run_instance'],
+    ['ScheduleAndBuildInstances', 'schedule_and_build_instances'],
+    ['EchoCast', 'echo_cast'],
+    ['echo', 'echo'],
     ['GetVNCConsole', 'get_vnc_console'],
   ])('%s -> %s', (input, expected) => expect(toSnakeCase(input)).toBe(expected));
 });
 
 describe('RPC versions', () => {
-  it.each([['1.0', { major: 1, minor: 0 }], ['2.17', { major: 2, minor: 17 }]])('parses %s', (text, v) => {
+  it.each([
+    ['1.0', { major: 1, minor: 0 }],
+    ['2.17', { major: 2, minor: 17 }],
+  ])('parses %s', (text, v) => {
     expect(parseRpcVersion(text)).toEqual(v);
   });
   it.each([[undefined], [''], ['1'], ['1.0.0'], ['v1.0'], [1.0], ['a.b']])('rejects %p', (text) => {
     expect(parseRpcVersion(text)).toBeUndefined();
   });
   it.each([
-    ['1.3', '1.0', true], ['1.3', '1.3', true], ['1.3', '1.4', false], ['1.3', '2.0', false], ['2.0', '1.0', false],
+    ['1.3', '1.0', true],
+    ['1.3', '1.3', true],
+    ['1.3', '1.4', false],
+    ['1.3', '2.0', false],
+    ['2.0', '1.0', false],
   ])('server %s handles cast %s: %p', (mine, theirs, ok) => {
     expect(isCompatibleVersion(parseRpcVersion(mine)!, parseRpcVersion(theirs)!)).toBe(ok);
   });

@@ -39,7 +39,9 @@ export class Publisher {
   ) {}
 
   /** Open hook: a fresh confirm channel and the bus's topic exchange on each connection. */
-  readonly onOpen = async (model: ChannelModel): Promise<void> => { await this.channelFor(model); };
+  readonly onOpen = async (model: ChannelModel): Promise<void> => {
+    await this.channelFor(model);
+  };
 
   /**
    * Publishes and waits for the broker's confirm, until `deadline` (epoch ms).
@@ -63,7 +65,10 @@ export class Publisher {
         return;
       } catch (err) {
         if (!(err instanceof ChannelLost)) throw err;
-        this.logger.debug({ routing_key: message.routingKey, message_id: message.properties.messageId }, 'channel lost before confirm, republishing');
+        this.logger.debug(
+          { routing_key: message.routingKey, message_id: message.properties.messageId },
+          'channel lost before confirm, republishing',
+        );
         // NOTE: a channel-only failure on a live connection must not become a hot loop.
         if (this.connection.current() === model) await new Promise((r) => setTimeout(r, 50));
       }
@@ -73,14 +78,30 @@ export class Publisher {
   private publishOnce(state: ChannelState, message: OutgoingMessage, deadline: number): Promise<void> {
     const id = message.properties.messageId;
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new BusError(BUS_ERROR.publishTimeout, `broker did not confirm ${message.routingKey} in time; it may or may not be queued`, true));
-      }, Math.max(1, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          reject(
+            new BusError(
+              BUS_ERROR.publishTimeout,
+              `broker did not confirm ${message.routingKey} in time; it may or may not be queued`,
+              true,
+            ),
+          );
+        },
+        Math.max(1, deadline - Date.now()),
+      );
       const settle = (err: unknown): void => {
         clearTimeout(timer);
         const wasReturned = this.returned.delete(id);
         if (err) reject(this.classify(state, message, err));
-        else if (wasReturned) reject(new BusError(BUS_ERROR.publishUnroutable, `no queue is bound to ${message.exchange}/${message.routingKey}; nothing was queued`, false));
+        else if (wasReturned)
+          reject(
+            new BusError(
+              BUS_ERROR.publishUnroutable,
+              `no queue is bound to ${message.exchange}/${message.routingKey}; nothing was queued`,
+              false,
+            ),
+          );
         else resolve();
       };
       try {
@@ -94,14 +115,21 @@ export class Publisher {
   private setupError(message: OutgoingMessage, err: unknown): Error {
     const code = (err as { code?: unknown }).code;
     if (code === 403) {
-      return new BusError(BUS_ERROR.publishRefused, `broker refused access to exchange ${message.exchange}: ${String(err)}`, false, { cause: err });
+      return new BusError(BUS_ERROR.publishRefused, `broker refused access to exchange ${message.exchange}: ${String(err)}`, false, {
+        cause: err,
+      });
     }
     return err instanceof Error ? err : new Error(String(err));
   }
 
   private classify(state: ChannelState, message: OutgoingMessage, err: unknown): Error {
     if (state.error?.code === 403) {
-      return new BusError(BUS_ERROR.publishRefused, `broker refused the publish to ${message.exchange}/${message.routingKey}: ${state.error.message}`, false, { cause: err });
+      return new BusError(
+        BUS_ERROR.publishRefused,
+        `broker refused the publish to ${message.exchange}/${message.routingKey}: ${state.error.message}`,
+        false,
+        { cause: err },
+      );
     }
     if (err instanceof Error && err.message === 'message nacked') {
       return new BusError(BUS_ERROR.publishNacked, `broker nacked ${message.routingKey}; it was not queued`, true);
@@ -112,7 +140,9 @@ export class Publisher {
   private async channelFor(model: ChannelModel): Promise<ChannelState> {
     if (this.state?.model === model) return this.state;
     if (!this.creating) {
-      this.creating = this.createChannel(model).finally(() => { this.creating = undefined; });
+      this.creating = this.createChannel(model).finally(() => {
+        this.creating = undefined;
+      });
     }
     const state = await this.creating;
     if (state.model !== model) return this.channelFor(model);
@@ -126,7 +156,9 @@ export class Publisher {
       state.error = err;
       this.logger.warn({ err: err.message }, 'bus publish channel closed by broker');
     });
-    channel.on('close', () => { if (this.state === state) this.state = undefined; });
+    channel.on('close', () => {
+      if (this.state === state) this.state = undefined;
+    });
     channel.on('return', (msg: { properties: { messageId?: unknown } }) => {
       if (typeof msg.properties.messageId === 'string') this.returned.add(msg.properties.messageId);
     });

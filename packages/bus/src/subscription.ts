@@ -54,12 +54,18 @@ export class Subscription implements CastSubscription {
     this.deps = { ...settings, poolKeys, publisher, logger, pause: (ms) => this.pause(ms) };
   }
 
-  get queue(): string { return this.settings.topology.queue; }
+  get queue(): string {
+    return this.settings.topology.queue;
+  }
 
-  get inFlight(): number { return this.handling.size; }
+  get inFlight(): number {
+    return this.handling.size;
+  }
 
   /** Open hook: (re)subscribe on a new connection. */
-  readonly onOpen = async (model: ChannelModel): Promise<void> => { await this.attach(model); };
+  readonly onOpen = async (model: ChannelModel): Promise<void> => {
+    await this.attach(model);
+  };
 
   /** Declares the topology and starts consuming on `model`. */
   async attach(model: ChannelModel): Promise<void> {
@@ -77,12 +83,19 @@ export class Subscription implements CastSubscription {
     } catch (err) {
       await channel.close().catch(() => undefined);
       if ((err as { code?: unknown }).code === RESOURCE_LOCKED && this.settings.topology.ownerLock !== undefined) {
-        throw new BusError(BUS_ERROR.queueLocked,
-          `queue ${this.queue} is served by another connection (it holds ${this.settings.topology.ownerLock}): is another process using the same pool name?`, true, { cause: err });
+        throw new BusError(
+          BUS_ERROR.queueLocked,
+          `queue ${this.queue} is served by another connection (it holds ${this.settings.topology.ownerLock}): is another process using the same pool name?`,
+          true,
+          { cause: err },
+        );
       }
       throw err;
     }
-    this.logger.info({ queue: this.queue, prefetch: this.settings.prefetch, bindings: this.settings.topology.bindingKeys.length }, 'bus consumer attached');
+    this.logger.info(
+      { queue: this.queue, prefetch: this.settings.prefetch, bindings: this.settings.topology.bindingKeys.length },
+      'bus consumer attached',
+    );
   }
 
   async close(timeoutMs = 30_000): Promise<void> {
@@ -102,10 +115,16 @@ export class Subscription implements CastSubscription {
 
   private async drain(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutMs); });
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
     await Promise.race([Promise.allSettled([...this.handling]), timeout]);
     clearTimeout(timer);
-    if (this.handling.size > 0) this.logger.warn({ queue: this.queue, in_flight: this.handling.size }, 'closing with handlers still running; they will be redelivered');
+    if (this.handling.size > 0)
+      this.logger.warn(
+        { queue: this.queue, in_flight: this.handling.size },
+        'closing with handlers still running; they will be redelivered',
+      );
   }
 
   private onMessage(channel: Channel, msg: ConsumeMessage | null): void {
@@ -145,7 +164,11 @@ export class Subscription implements CastSubscription {
   private pause(ms: number): Promise<void> {
     if (this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
-      const wake = (): void => { clearTimeout(timer); this.wakers.delete(wake); resolve(); };
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
+        resolve();
+      };
       const timer = setTimeout(wake, ms);
       this.wakers.add(wake);
     });

@@ -33,16 +33,25 @@ export const BROKER_DELIVERY_LIMIT_MARGIN = 5;
 /** Topology for a queue on `exchange` bound with `bindingKey`. */
 export function queueTopology(exchange: string, bindingKey: string, maxDeliveries: number): QueueTopology {
   return {
-    exchange, bindingKeys: [bindingKey], queue: bindingKey, maxDeliveries,
-    deadLetterExchange: `${exchange}.dlx`, deadLetterQueue: `${bindingKey}.dlq`,
+    exchange,
+    bindingKeys: [bindingKey],
+    queue: bindingKey,
+    maxDeliveries,
+    deadLetterExchange: `${exchange}.dlx`,
+    deadLetterQueue: `${bindingKey}.dlq`,
   };
 }
 
 /** Topology of a server pool: queue `queue` bound to every key of `bindingKeys`, its DLQ, its owner lock. */
 export function poolTopology(exchange: string, queue: string, bindingKeys: readonly string[], maxDeliveries: number): QueueTopology {
   return {
-    exchange, bindingKeys, queue, maxDeliveries, ownerLock: `${queue}.owner`,
-    deadLetterExchange: `${exchange}.dlx`, deadLetterQueue: `${queue}.dlq`,
+    exchange,
+    bindingKeys,
+    queue,
+    maxDeliveries,
+    ownerLock: `${queue}.owner`,
+    deadLetterExchange: `${exchange}.dlx`,
+    deadLetterQueue: `${queue}.dlq`,
   };
 }
 

@@ -1,6 +1,14 @@
 import {
-  context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
-  type Context, type Span, type TextMapGetter, type TextMapSetter,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type TextMapGetter,
+  type TextMapSetter,
 } from '@opentelemetry/api';
 
 /** Tracer scope name of this package. Without a started SDK every call here is a no-op. */
@@ -9,7 +17,9 @@ const tracer = trace.getTracer('@cellsched/bus');
 type Headers = Record<string, unknown>;
 
 const setter: TextMapSetter<Headers> = {
-  set: (carrier, key, value) => { carrier[key] = value; },
+  set: (carrier, key, value) => {
+    carrier[key] = value;
+  },
 };
 
 const getter: TextMapGetter<Headers> = {
@@ -58,12 +68,20 @@ export function startSendSpan(topic: string, attrs: MessagingAttributes, headers
  * found in the message headers (none: a new trace). Ends the span with the outcome.
  */
 export async function withProcessSpan<T>(
-  topic: string, attrs: MessagingAttributes & { attempt: number }, headers: Headers, fn: (ctx: Context) => Promise<T>,
+  topic: string,
+  attrs: MessagingAttributes & { attempt: number },
+  headers: Headers,
+  fn: (ctx: Context) => Promise<T>,
 ): Promise<T> {
   const parent = propagation.extract(ROOT_CONTEXT, headers, getter);
-  const span = tracer.startSpan(`process ${topic}`, {
-    kind: SpanKind.CONSUMER, attributes: { ...attributes('process', attrs), 'messaging.rabbitmq.delivery_attempt': attrs.attempt },
-  }, parent);
+  const span = tracer.startSpan(
+    `process ${topic}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: { ...attributes('process', attrs), 'messaging.rabbitmq.delivery_attempt': attrs.attempt },
+    },
+    parent,
+  );
   const active = trace.setSpan(parent, span);
   try {
     return await context.with(active, () => fn(active));

@@ -39,14 +39,34 @@ it('consumes every confirmed cast after a broker restart in the middle of the st
   const consumed = new Map<number, number>();
   const consumer = await Bus.connect({ url: vhost.url, logger: testLogger, name: 'restart-consumer', reconnectBackoff: FAST_RECONNECT });
   buses.push(consumer);
-  await consumer.serve(EchoServiceService, {
-    echoCast: async (req) => { consumed.set(req.seq, (consumed.get(req.seq) ?? 0) + 1); },
-  }, { prefetch: 50 });
+  await consumer.serve(
+    EchoServiceService,
+    {
+      echoCast: async (req) => {
+        consumed.set(req.seq, (consumed.get(req.seq) ?? 0) + 1);
+      },
+    },
+    { prefetch: 50 },
+  );
   // A server pool on the same connection: after the restart it must take its queue and owner lock back.
   const poolSeen: string[] = [];
   const poolServers = Array.from({ length: 50 }, (_, i) => `p${i}`);
-  await consumer.serve(EchoServiceService, { echoCast: async (_req, ctx) => { poolSeen.push(ctx.server ?? '?'); } }, { servers: poolServers, queue: 'echo-pool.restart' });
-  const publisher = await Bus.connect({ url: vhost.url, logger: testLogger, name: 'restart-publisher', reconnectBackoff: FAST_RECONNECT, castTimeoutMs: 90_000 });
+  await consumer.serve(
+    EchoServiceService,
+    {
+      echoCast: async (_req, ctx) => {
+        poolSeen.push(ctx.server ?? '?');
+      },
+    },
+    { servers: poolServers, queue: 'echo-pool.restart' },
+  );
+  const publisher = await Bus.connect({
+    url: vhost.url,
+    logger: testLogger,
+    name: 'restart-publisher',
+    reconnectBackoff: FAST_RECONNECT,
+    castTimeoutMs: 90_000,
+  });
   buses.push(publisher);
   const client = publisher.castClient(EchoServiceService);
 
@@ -61,8 +81,16 @@ it('consumes every confirmed cast after a broker restart in the middle of the st
       if (seq === HOLD_AT) await waitFor('the publisher to lose its connection', () => (publisher.connected ? undefined : true), 60_000);
       while (inFlight.size >= CONCURRENCY) await Promise.race(inFlight);
       if (!publisher.connected) issuedWhileDown += 1;
-      const cast: Promise<void> = client.cast('echoCast', echo(seq))
-        .then(() => { confirmed.add(seq); }, (err: BusError) => { rejected.set(seq, `${err.code}: ${err.message}`); })
+      const cast: Promise<void> = client
+        .cast('echoCast', echo(seq))
+        .then(
+          () => {
+            confirmed.add(seq);
+          },
+          (err: BusError) => {
+            rejected.set(seq, `${err.code}: ${err.message}`);
+          },
+        )
         .finally(() => inFlight.delete(cast));
       inFlight.add(cast);
     }
@@ -76,8 +104,10 @@ it('consumes every confirmed cast after a broker restart in the middle of the st
   expect(confirmed.size).toBe(TOTAL);
   await waitFor('every confirmed cast to be consumed', () => ([...confirmed].every((seq) => consumed.has(seq)) ? true : undefined), 90_000);
   const duplicates = [...consumed.values()].reduce((sum, n) => sum + n - 1, 0);
-  console.log(`broker restart: ${confirmed.size} confirmed, ${consumed.size} distinct consumed, ${duplicates} duplicates, ${issuedWhileDown} issued while disconnected, `
-    + `reconnects publisher=${publisher.reconnects} consumer=${consumer.reconnects}`);
+  console.log(
+    `broker restart: ${confirmed.size} confirmed, ${consumed.size} distinct consumed, ${duplicates} duplicates, ${issuedWhileDown} issued while disconnected, ` +
+      `reconnects publisher=${publisher.reconnects} consumer=${consumer.reconnects}`,
+  );
   expect(issuedWhileDown).toBeGreaterThan(0);
   expect(publisher.reconnects).toBeGreaterThanOrEqual(1);
   expect(consumer.reconnects).toBeGreaterThanOrEqual(1);

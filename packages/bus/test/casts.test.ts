@@ -55,7 +55,11 @@ it('routes <topic>.<server> casts only to that server queue', async () => {
 
 it('redelivers a failing cast until it succeeds within maxDeliveries', async () => {
   const seen: Seen[] = [];
-  const sub = await bus.serve(EchoServiceService, { echoCast: echoHandler(seen) }, { server: 'retry', maxDeliveries: 3, retryBackoff: FAST_RETRY });
+  const sub = await bus.serve(
+    EchoServiceService,
+    { echoCast: echoHandler(seen) },
+    { server: 'retry', maxDeliveries: 3, retryBackoff: FAST_RETRY },
+  );
   await bus.castClient(EchoServiceService).cast('echoCast', echo(4, 2), { server: 'retry' });
   await waitFor('three attempts', () => (seen.length >= 3 ? true : undefined));
   await waitFor('the ack', async () => (sub.inFlight === 0 ? true : undefined));
@@ -74,21 +78,34 @@ it('rejects a cast no queue is bound to, and bad arguments, without sending', as
   expect(isPublishUnroutable(bad)).toBe(false);
   await expect(client.cast('nope' as 'echoCast', echo(7))).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
   await expect(client.cast('echoCast', echo(8), { timeoutMs: 0 })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
-  await expect(Bus.connect({ url: 'http://x', logger: testLogger, castTimeoutMs: -1 }))
-    .rejects.toThrow('url http://x/ is not amqp:// or amqps://; castTimeoutMs must be a positive number (got -1)');
+  await expect(Bus.connect({ url: 'http://x', logger: testLogger, castTimeoutMs: -1 })).rejects.toThrow(
+    'url http://x/ is not amqp:// or amqps://; castTimeoutMs must be a positive number (got -1)',
+  );
   await expect(bus.serve(EchoServiceService, {})).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
-  await expect(bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { prefetch: 0 })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
+  await expect(bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { prefetch: 0 })).rejects.toMatchObject({
+    code: BUS_ERROR.invalidArgument,
+  });
 });
 
 it('closes gracefully: waits for the in-flight handler, acks it, then refuses casts', async () => {
   const other = await Bus.connect({ url: vhost.url, logger: testLogger, name: 'close-test' });
   let release: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const started: number[] = [];
   let finished = false;
-  await other.serve(EchoServiceService, {
-    echoCast: async (req) => { started.push(req.seq); await gate; finished = true; },
-  }, { server: 'closing' });
+  await other.serve(
+    EchoServiceService,
+    {
+      echoCast: async (req) => {
+        started.push(req.seq);
+        await gate;
+        finished = true;
+      },
+    },
+    { server: 'closing' },
+  );
   await other.castClient(EchoServiceService).cast('echoCast', echo(9), { server: 'closing' });
   await waitFor('the handler to start', () => started[0]);
   const closing = other.close();

@@ -29,7 +29,11 @@ function header(msg: { properties: { headers?: Record<string, unknown> } }, name
 
 it('dead-letters a cast whose handler always fails after maxDeliveries tries, with its reason', async () => {
   const seen: Seen[] = [];
-  const sub = await bus.serve(EchoServiceService, { echoCast: echoHandler(seen) }, { server: 'poison', maxDeliveries: 3, retryBackoff: FAST_RETRY });
+  const sub = await bus.serve(
+    EchoServiceService,
+    { echoCast: echoHandler(seen) },
+    { server: 'poison', maxDeliveries: 3, retryBackoff: FAST_RETRY },
+  );
   const receipt = await bus.castClient(EchoServiceService).cast('echoCast', echo(1, -1, 'poison'), { server: 'poison' });
   const dead = await inspector.take('echo.poison.dlq');
   expect(seen.map((s) => s.ctx.attempt)).toEqual([1, 2, 3]);
@@ -41,15 +45,24 @@ it('dead-letters a cast whose handler always fails after maxDeliveries tries, wi
   expect(header(dead, HEADER.method)).toBe('echo_cast');
   expect(dead.properties.messageId).toBe(receipt.messageId);
   expect(EchoCastRequest.decode(dead.content)).toEqual({ text: 'poison', failTimes: -1, seq: 1 });
-  await waitFor('the original to be acked', async () => ((await inspector.count('echo.poison')) === 0 && sub.inFlight === 0 ? true : undefined));
+  await waitFor('the original to be acked', async () =>
+    (await inspector.count('echo.poison')) === 0 && sub.inFlight === 0 ? true : undefined,
+  );
   await sub.close();
 });
 
 it('dead-letters at once when the handler says the failure is not retryable', async () => {
   let calls = 0;
-  const sub = await bus.serve(EchoServiceService, {
-    echoCast: async () => { calls += 1; throw new EchoFailure('echo.bad_request', 'text is not acceptable', false); },
-  }, { server: 'fatal', maxDeliveries: 5 });
+  const sub = await bus.serve(
+    EchoServiceService,
+    {
+      echoCast: async () => {
+        calls += 1;
+        throw new EchoFailure('echo.bad_request', 'text is not acceptable', false);
+      },
+    },
+    { server: 'fatal', maxDeliveries: 5 },
+  );
   await bus.castClient(EchoServiceService).cast('echoCast', echo(2), { server: 'fatal' });
   const dead = await inspector.take('echo.fatal.dlq');
   expect(header(dead, HEADER.dlqCode)).toBe('echo.bad_request');
@@ -116,8 +129,9 @@ describe('permissions', () => {
     try {
       const cast = limited.castClient(EchoServiceService).cast('echoCast', echo(5), { timeoutMs: 10_000 });
       await expect(cast).rejects.toMatchObject({ code: BUS_ERROR.publishRefused, retryable: false });
-      await expect(limited.castClient(EchoServiceService).cast('echoCast', echo(6), { timeoutMs: 10_000 }))
-        .rejects.toMatchObject({ code: BUS_ERROR.publishRefused });
+      await expect(limited.castClient(EchoServiceService).cast('echoCast', echo(6), { timeoutMs: 10_000 })).rejects.toMatchObject({
+        code: BUS_ERROR.publishRefused,
+      });
       expect(limited.connected).toBe(true);
     } finally {
       await limited.close();

@@ -24,14 +24,22 @@ afterAll(async () => {
 
 async function queueNames(): Promise<string[]> {
   const out = await rabbitmqctl('list_queues', '-p', vhost.name, '--quiet', '--no-table-headers', 'name');
-  return out.split('\n').map((l) => l.trim()).filter((l) => l !== '').sort();
+  return out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .sort();
 }
 
 const servers = (n: number, prefix = 'h'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
 
 it('serves 300 servers from one queue (plus its DLQ and owner lock); each cast reaches exactly its server', async () => {
   const seen: Seen[] = [];
-  const sub = await bus.serve(EchoServiceService, { echoCast: echoHandler(seen) }, { servers: servers(300), queue: 'echo-pool.a', prefetch: 64 });
+  const sub = await bus.serve(
+    EchoServiceService,
+    { echoCast: echoHandler(seen) },
+    { servers: servers(300), queue: 'echo-pool.a', prefetch: 64 },
+  );
   expect(sub.queue).toBe('echo-pool.a');
   expect(await queueNames()).toEqual(['echo-pool.a', 'echo-pool.a.dlq', 'echo-pool.a.owner']);
   const client = bus.castClient(EchoServiceService);
@@ -53,11 +61,16 @@ it('a second connection cannot serve the same pool queue while the first owns it
   const first = await bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { servers: ['o1'], queue: 'echo-pool.owned' });
   const other = await Bus.connect({ url: vhost.url, logger: testLogger, name: 'pool-intruder' });
   try {
-    await expect(other.serve(EchoServiceService, { echoCast: echoHandler([]) }, { servers: ['o2'], queue: 'echo-pool.owned' }))
-      .rejects.toMatchObject({ code: BUS_ERROR.queueLocked });
+    await expect(
+      other.serve(EchoServiceService, { echoCast: echoHandler([]) }, { servers: ['o2'], queue: 'echo-pool.owned' }),
+    ).rejects.toMatchObject({ code: BUS_ERROR.queueLocked });
     await first.close();
     const seen: Seen[] = [];
-    const second = await other.serve(EchoServiceService, { echoCast: echoHandler(seen) }, { servers: ['o1', 'o2'], queue: 'echo-pool.owned' });
+    const second = await other.serve(
+      EchoServiceService,
+      { echoCast: echoHandler(seen) },
+      { servers: ['o1', 'o2'], queue: 'echo-pool.owned' },
+    );
     await bus.castClient(EchoServiceService).cast('echoCast', echo(1), { server: 'o2' });
     await waitFor('the new owner to get it', () => seen[0]);
     expect(seen[0]?.ctx.server).toBe('o2');
@@ -77,13 +90,20 @@ it('casts for a server whose pool is down wait in the queue and are delivered wh
   const seen: Seen[] = [];
   const back = await bus.serve(EchoServiceService, { echoCast: echoHandler(seen) }, { servers: ['w1', 'w2'], queue: 'echo-pool.wait' });
   await waitFor('both', () => (seen.length === 2 ? true : undefined));
-  expect(seen.map((s) => [s.request.seq, s.ctx.server])).toEqual([[1, 'w2'], [2, 'w1']]);
+  expect(seen.map((s) => [s.request.seq, s.ctx.server])).toEqual([
+    [1, 'w2'],
+    [2, 'w1'],
+  ]);
   await back.close();
 });
 
 it('restarted with fewer servers: a queued cast for a dropped server goes to its new queue, or to the DLQ; the key is unbound', async () => {
   const client = bus.castClient(EchoServiceService);
-  const old = await bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { servers: ['s1', 's2', 's3'], queue: 'echo-pool.shrink' });
+  const old = await bus.serve(
+    EchoServiceService,
+    { echoCast: echoHandler([]) },
+    { servers: ['s1', 's2', 's3'], queue: 'echo-pool.shrink' },
+  );
   await old.close();
   // Casts for s2 and s3 wait in the pool queue; then s2 moves to a queue of its own and s3 goes away.
   await client.cast('echoCast', echo(2, 0, 'moved'), { server: 's2' });
@@ -91,7 +111,11 @@ it('restarted with fewer servers: a queued cast for a dropped server goes to its
   const movedSeen: Seen[] = [];
   const moved = await bus.serve(EchoServiceService, { echoCast: echoHandler(movedSeen) }, { server: 's2' });
   const poolSeen: Seen[] = [];
-  const shrunk = await bus.serve(EchoServiceService, { echoCast: echoHandler(poolSeen) }, { servers: ['s1'], queue: 'echo-pool.shrink', retryBackoff: FAST_RETRY });
+  const shrunk = await bus.serve(
+    EchoServiceService,
+    { echoCast: echoHandler(poolSeen) },
+    { servers: ['s1'], queue: 'echo-pool.shrink', retryBackoff: FAST_RETRY },
+  );
 
   const dead = await inspector.take('echo-pool.shrink.dlq');
   expect(dead.properties.headers?.[HEADER.dlqCode]).toBe(BUS_ERROR.serverNotServed);
@@ -121,17 +145,26 @@ it('restarted with fewer servers and a notServed handler: a queued cast for a dr
   const served: Seen[] = [];
   const reported: Seen[] = [];
   let failOnce = true;
-  const shrunk = await bus.serve(EchoServiceService, { echoCast: echoHandler(served) }, {
-    servers: ['n1'], queue: 'echo-pool.notserved', retryBackoff: FAST_RETRY,
-    notServed: {
-      echoCast: async (request, ctx) => {
-        // a failing report is retried like any handler (requeued, then back through the stray path)
-        if (failOnce) { failOnce = false; throw new Error('conductor unreachable'); }
-        reported.push({ request, ctx });
-        return Promise.resolve();
+  const shrunk = await bus.serve(
+    EchoServiceService,
+    { echoCast: echoHandler(served) },
+    {
+      servers: ['n1'],
+      queue: 'echo-pool.notserved',
+      retryBackoff: FAST_RETRY,
+      notServed: {
+        echoCast: async (request, ctx) => {
+          // a failing report is retried like any handler (requeued, then back through the stray path)
+          if (failOnce) {
+            failOnce = false;
+            throw new Error('conductor unreachable');
+          }
+          reported.push({ request, ctx });
+          return Promise.resolve();
+        },
       },
     },
-  });
+  );
   await waitFor('the report of the dropped server', () => reported[0]);
   expect(reported[0]?.ctx.server).toBe('n2');
   expect(reported[0]?.request.seq).toBe(7);
@@ -140,12 +173,17 @@ it('restarted with fewer servers and a notServed handler: a queued cast for a dr
   expect(served).toHaveLength(0);
   await expect(client.cast('echoCast', echo(8), { server: 'n2' })).rejects.toMatchObject({ code: BUS_ERROR.publishUnroutable });
   await shrunk.close();
-  await expect(bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { server: 'x', notServed: { echoCast: echoHandler([]) } }))
-    .rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
+  await expect(
+    bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { server: 'x', notServed: { echoCast: echoHandler([]) } }),
+  ).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
 });
 
 it('a pool dead-letters a failing cast into <queue>.dlq with the routing key it was sent with', async () => {
-  const sub = await bus.serve(EchoServiceService, { echoCast: echoHandler([]) }, { servers: ['d1', 'd2'], queue: 'echo-pool.dlq-test', maxDeliveries: 2, retryBackoff: FAST_RETRY });
+  const sub = await bus.serve(
+    EchoServiceService,
+    { echoCast: echoHandler([]) },
+    { servers: ['d1', 'd2'], queue: 'echo-pool.dlq-test', maxDeliveries: 2, retryBackoff: FAST_RETRY },
+  );
   await bus.castClient(EchoServiceService).cast('echoCast', echo(1, -1), { server: 'd2' });
   const dead = await inspector.take('echo-pool.dlq-test.dlq');
   expect(dead.properties.headers?.[HEADER.dlqCode]).toBe('echo.induced_failure');
@@ -156,11 +194,19 @@ it('a pool dead-letters a failing cast into <queue>.dlq with the routing key it 
 
 it('rejects bad pool options and changes nothing', async () => {
   const h = { echoCast: echoHandler([]) };
-  await expect(bus.serve(EchoServiceService, h, { servers: [], queue: 'echo-pool.bad' })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
-  await expect(bus.serve(EchoServiceService, h, { servers: ['a', 'a'], queue: 'echo-pool.bad' })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
+  await expect(bus.serve(EchoServiceService, h, { servers: [], queue: 'echo-pool.bad' })).rejects.toMatchObject({
+    code: BUS_ERROR.invalidArgument,
+  });
+  await expect(bus.serve(EchoServiceService, h, { servers: ['a', 'a'], queue: 'echo-pool.bad' })).rejects.toMatchObject({
+    code: BUS_ERROR.invalidArgument,
+  });
   await expect(bus.serve(EchoServiceService, h, { servers: ['a'] })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
-  await expect(bus.serve(EchoServiceService, h, { servers: ['a'], queue: 'echo-pool.bad', server: 'b' })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
-  await expect(bus.serve(EchoServiceService, h, { servers: ['a#'], queue: 'echo-pool.bad' })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
+  await expect(bus.serve(EchoServiceService, h, { servers: ['a'], queue: 'echo-pool.bad', server: 'b' })).rejects.toMatchObject({
+    code: BUS_ERROR.invalidArgument,
+  });
+  await expect(bus.serve(EchoServiceService, h, { servers: ['a#'], queue: 'echo-pool.bad' })).rejects.toMatchObject({
+    code: BUS_ERROR.invalidArgument,
+  });
   await expect(bus.serve(EchoServiceService, h, { queue: 'echo-pool.bad' })).rejects.toMatchObject({ code: BUS_ERROR.invalidArgument });
   expect((await queueNames()).filter((q) => q.startsWith('echo-pool.bad'))).toEqual([]);
 });

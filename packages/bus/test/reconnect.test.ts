@@ -41,7 +41,11 @@ async function connect(name: string): Promise<Bus> {
 it('waits out a connection loss, rejects casts whose deadline passes, and resumes consuming', async () => {
   const consumed = new Map<number, number>();
   const consumer = await connect('reconnect-consumer');
-  await consumer.serve(EchoServiceService, { echoCast: async (req) => { consumed.set(req.seq, (consumed.get(req.seq) ?? 0) + 1); } });
+  await consumer.serve(EchoServiceService, {
+    echoCast: async (req) => {
+      consumed.set(req.seq, (consumed.get(req.seq) ?? 0) + 1);
+    },
+  });
   const publisher = await connect('reconnect-publisher');
   const client = publisher.castClient(EchoServiceService);
   await client.cast('echoCast', echo(1));
@@ -49,7 +53,10 @@ it('waits out a connection loss, rejects casts whose deadline passes, and resume
   proxy.cut();
   await waitFor('both buses to notice', () => (!publisher.connected && !consumer.connected ? true : undefined));
   const started = Date.now();
-  await expect(client.cast('echoCast', echo(2), { timeoutMs: 300 })).rejects.toMatchObject({ code: BUS_ERROR.unavailable, retryable: true });
+  await expect(client.cast('echoCast', echo(2), { timeoutMs: 300 })).rejects.toMatchObject({
+    code: BUS_ERROR.unavailable,
+    retryable: true,
+  });
   expect(Date.now() - started).toBeLessThan(2_000);
   const waiting = [3, 4, 5].map((seq) => client.cast('echoCast', echo(seq), { timeoutMs: 30_000 }));
   proxy.restore();
@@ -64,7 +71,15 @@ it('waits out a connection loss, rejects casts whose deadline passes, and resume
 it('never resolves a cast the broker did not confirm when the connection drops mid-stream', async () => {
   const consumed = new Set<number>();
   const consumer = await connect('midstream-consumer');
-  await consumer.serve(EchoServiceService, { echoCast: async (req) => { consumed.add(req.seq); } }, { server: 'midstream', prefetch: 64 });
+  await consumer.serve(
+    EchoServiceService,
+    {
+      echoCast: async (req) => {
+        consumed.add(req.seq);
+      },
+    },
+    { server: 'midstream', prefetch: 64 },
+  );
   const publisher = await connect('midstream-publisher');
   const client = publisher.castClient(EchoServiceService);
   const confirmed = new Set<number>();
@@ -78,8 +93,11 @@ it('never resolves a cast the broker did not confirm when the connection drops m
       restored = waitFor('the publisher to notice', () => (publisher.connected ? undefined : true)).then(() => proxy.restore());
     }
     while (inFlight.size >= 16) await Promise.race(inFlight);
-    const cast: Promise<void> = client.cast('echoCast', echo(seq), { server: 'midstream', timeoutMs: 30_000 })
-      .then(() => { confirmed.add(seq); })
+    const cast: Promise<void> = client
+      .cast('echoCast', echo(seq), { server: 'midstream', timeoutMs: 30_000 })
+      .then(() => {
+        confirmed.add(seq);
+      })
       .finally(() => inFlight.delete(cast));
     inFlight.add(cast);
   }
@@ -93,7 +111,15 @@ it('never resolves a cast the broker did not confirm when the connection drops m
 it('a server pool takes its queue (and owner lock) back after a connection loss and keeps routing by server', async () => {
   const seen: string[] = [];
   const consumer = await connect('pool-reconnect-consumer');
-  await consumer.serve(EchoServiceService, { echoCast: async (_req, ctx) => { seen.push(ctx.server ?? '?'); } }, { servers: ['p1', 'p2', 'p3'], queue: 'echo-pool.reconnect' });
+  await consumer.serve(
+    EchoServiceService,
+    {
+      echoCast: async (_req, ctx) => {
+        seen.push(ctx.server ?? '?');
+      },
+    },
+    { servers: ['p1', 'p2', 'p3'], queue: 'echo-pool.reconnect' },
+  );
   const publisher = await Bus.connect({ url: vhost.url, logger: testLogger, name: 'pool-reconnect-publisher' });
   buses.push(publisher);
   proxy.cut();

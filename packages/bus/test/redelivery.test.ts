@@ -8,7 +8,11 @@ import { Bus, BUS_ERROR, HEADER } from '../src';
 import { createVhost, Inspector, testLogger, waitFor, type TestVhost } from './support/broker';
 import { echo, echoHandler, type Seen } from './support/echo';
 
-interface ChildMessage { kind: 'ready' | 'got'; seq?: number; attempt?: number }
+interface ChildMessage {
+  kind: 'ready' | 'got';
+  seq?: number;
+  attempt?: number;
+}
 
 let vhost: TestVhost;
 let bus: Bus | undefined;
@@ -31,7 +35,9 @@ afterAll(async () => {
 function startVictim(server: string, maxDeliveries: number, messages: ChildMessage[]): ChildProcess {
   const root = join(__dirname, '../../..');
   return fork(join(__dirname, 'support/victim-consumer.ts'), [vhost.url, server, String(maxDeliveries)], {
-    cwd: root, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    cwd: root,
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   }).on('message', (m) => messages.push(m as ChildMessage));
 }
 
@@ -41,7 +47,11 @@ it('redelivers to another consumer the cast a killed consumer never acked', asyn
   await waitFor('the victim to subscribe', () => fromChild.find((m) => m.kind === 'ready'), 30_000);
 
   await bus!.castClient(EchoServiceService).cast('echoCast', echo(42), { server: 'victim' });
-  expect(await waitFor('the victim to take it', () => fromChild.find((m) => m.kind === 'got'))).toEqual({ kind: 'got', seq: 42, attempt: 1 });
+  expect(await waitFor('the victim to take it', () => fromChild.find((m) => m.kind === 'got'))).toEqual({
+    kind: 'got',
+    seq: 42,
+    attempt: 1,
+  });
 
   const seen: Seen[] = [];
   await bus!.serve(EchoServiceService, { echoCast: echoHandler(seen) }, { server: 'victim' });

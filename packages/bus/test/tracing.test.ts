@@ -37,12 +37,20 @@ function spanNamed(name: string, nth = 0): ReadableSpan | undefined {
 it('links caller -> send <topic> -> process <topic> in one trace and runs the handler in it', async () => {
   const seen: Seen[] = [];
   const activeInHandler: (string | undefined)[] = [];
-  await bus.serve(EchoServiceService, {
-    echoCast: async (req, ctx) => { activeInHandler.push(trace.getActiveSpan()?.spanContext().spanId); await echoHandler(seen)(req, ctx); },
-  }, { server: 'traced', maxDeliveries: 2, retryBackoff: FAST_RETRY });
+  await bus.serve(
+    EchoServiceService,
+    {
+      echoCast: async (req, ctx) => {
+        activeInHandler.push(trace.getActiveSpan()?.spanContext().spanId);
+        await echoHandler(seen)(req, ctx);
+      },
+    },
+    { server: 'traced', maxDeliveries: 2, retryBackoff: FAST_RETRY },
+  );
   const caller = trace.getTracer('test').startSpan('POST /servers');
   await context.with(trace.setSpan(context.active(), caller), () =>
-    bus.castClient(EchoServiceService).cast('echoCast', echo(1, 1), { server: 'traced' }));
+    bus.castClient(EchoServiceService).cast('echoCast', echo(1, 1), { server: 'traced' }),
+  );
   caller.end();
   await waitFor('two process spans', () => spanNamed('process echo', 1));
 
@@ -51,8 +59,10 @@ it('links caller -> send <topic> -> process <topic> in one trace and runs the ha
   expect(send.kind).toBe(SpanKind.PRODUCER);
   expect(send.parentSpanContext?.spanId).toBe(caller.spanContext().spanId);
   expect(send.attributes).toMatchObject({
-    'messaging.system': 'rabbitmq', 'messaging.destination.name': 'cellsched',
-    'messaging.rabbitmq.destination.routing_key': 'echo.traced', 'rpc.method': 'echo_cast',
+    'messaging.system': 'rabbitmq',
+    'messaging.destination.name': 'cellsched',
+    'messaging.rabbitmq.destination.routing_key': 'echo.traced',
+    'rpc.method': 'echo_cast',
   });
   for (const process of [failed, succeeded]) {
     expect(process.kind).toBe(SpanKind.CONSUMER);
@@ -63,7 +73,11 @@ it('links caller -> send <topic> -> process <topic> in one trace and runs the ha
   expect(failed.attributes['messaging.rabbitmq.delivery_attempt']).toBe(1);
   expect(succeeded.attributes['messaging.rabbitmq.delivery_attempt']).toBe(2);
   expect(activeInHandler).toEqual([failed.spanContext().spanId, succeeded.spanContext().spanId]);
-  expect(seen[1]!.ctx.logger.bindings()).toMatchObject({ trace_id: caller.spanContext().traceId, span_id: succeeded.spanContext().spanId, attempt: 2 });
+  expect(seen[1]!.ctx.logger.bindings()).toMatchObject({
+    trace_id: caller.spanContext().traceId,
+    span_id: succeeded.spanContext().spanId,
+    attempt: 2,
+  });
   expect(seen[0]!.ctx.headers.traceparent).toBe(`00-${send.spanContext().traceId}-${send.spanContext().spanId}-01`);
 });
 
@@ -73,7 +87,9 @@ it('a saved traceparent resumes its trace later without a message (withSavedTrac
   caller.end();
   expect(saved).toBe(`00-${caller.spanContext().traceId}-${caller.spanContext().spanId}-01`);
   let inside: string | undefined;
-  await withSavedTrace('build watchdog', saved, async () => { inside = trace.getActiveSpan()?.spanContext().traceId; });
+  await withSavedTrace('build watchdog', saved, async () => {
+    inside = trace.getActiveSpan()?.spanContext().traceId;
+  });
   const resumed = spanNamed('build watchdog')!;
   expect(resumed.spanContext().traceId).toBe(caller.spanContext().traceId);
   expect(resumed.parentSpanContext?.spanId).toBe(caller.spanContext().spanId);
@@ -84,7 +100,11 @@ it('a saved traceparent resumes its trace later without a message (withSavedTrac
     expect(fresh.parentSpanContext).toBeUndefined();
     expect(fresh.spanContext().traceId).not.toBe(caller.spanContext().traceId);
   }
-  await expect(withSavedTrace('fails', saved, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+  await expect(
+    withSavedTrace('fails', saved, async () => {
+      throw new Error('boom');
+    }),
+  ).rejects.toThrow('boom');
   expect(spanNamed('fails')?.status.code).toBe(SpanStatusCode.ERROR);
   expect(activeTraceParent()).toBeUndefined(); // no active span
 });

@@ -16,19 +16,28 @@ function checkName(name: string): void {
  */
 export async function recordComputeProcessRun(db: Queryable, name: string, incarnation: number): Promise<ComputeProcessRun> {
   checkName(name);
-  if (!Number.isSafeInteger(incarnation) || incarnation < 0) throw new CellDbError('cell_db.compute_process.invalid', 'incarnation must be a non-negative integer');
+  if (!Number.isSafeInteger(incarnation) || incarnation < 0)
+    throw new CellDbError('cell_db.compute_process.invalid', 'incarnation must be a non-negative integer');
   const r = await db.query<{ incarnation: string }>(
     `INSERT INTO compute_processes AS p (name, incarnation) VALUES ($1, $2)
      ON CONFLICT (name) DO UPDATE SET incarnation = greatest(p.incarnation, EXCLUDED.incarnation), updated_at = now()
-     RETURNING incarnation`, [name, incarnation]);
+     RETURNING incarnation`,
+    [name, incarnation],
+  );
   return Number(r.rows[0]?.incarnation) === incarnation ? 'current' : 'stale';
 }
 
 /** Live services reported by compute process `name` whose host is not in `hosts` (the hosts it no longer serves), by host. Read-only. */
-export async function listServicesNotServedBy(db: Queryable, name: string, hosts: readonly string[]): Promise<{ id: number; host: string }[]> {
+export async function listServicesNotServedBy(
+  db: Queryable,
+  name: string,
+  hosts: readonly string[],
+): Promise<{ id: number; host: string }[]> {
   checkName(name);
   const r = await db.query<{ id: number; host: string }>(
-    `SELECT id, host FROM services WHERE compute_process = $1 AND deleted_at IS NULL AND NOT (host = ANY($2::text[])) ORDER BY host`, [name, [...hosts]]);
+    `SELECT id, host FROM services WHERE compute_process = $1 AND deleted_at IS NULL AND NOT (host = ANY($2::text[])) ORDER BY host`,
+    [name, [...hosts]],
+  );
   return r.rows;
 }
 
@@ -39,7 +48,9 @@ export async function addPendingProviders(db: Queryable, name: string, uuids: re
   await db.query(
     `INSERT INTO compute_processes AS p (name, incarnation, pending_providers) VALUES ($1, 0, $2::uuid[])
      ON CONFLICT (name) DO UPDATE SET pending_providers = ARRAY(SELECT DISTINCT unnest(p.pending_providers || EXCLUDED.pending_providers) ORDER BY 1),
-       updated_at = now()`, [name, checkUuids(uuids, 'resource provider uuid')]);
+       updated_at = now()`,
+    [name, checkUuids(uuids, 'resource provider uuid')],
+  );
 }
 
 /** Removes providers from the process's list (they are gone from placement). Idempotent. */
@@ -47,14 +58,18 @@ export async function removePendingProviders(db: Queryable, name: string, uuids:
   if (uuids.length === 0) return;
   await db.query(
     `UPDATE compute_processes SET pending_providers = ARRAY(SELECT unnest(pending_providers) EXCEPT SELECT unnest($2::uuid[]) ORDER BY 1), updated_at = now()
-     WHERE name = $1`, [name, checkUuids(uuids, 'resource provider uuid')]);
+     WHERE name = $1`,
+    [name, checkUuids(uuids, 'resource provider uuid')],
+  );
 }
 
 /** Every process with providers still to delete (or only `name`'s): process name → provider uuids. Read-only. */
 export async function listPendingProviders(db: Queryable, name?: string): Promise<Map<string, string[]>> {
   const r = await db.query<{ name: string; pending: string[] }>(
     `SELECT name, pending_providers::text[] AS pending FROM compute_processes
-     WHERE cardinality(pending_providers) > 0 AND ($1::text IS NULL OR name = $1) ORDER BY name`, [name ?? null]);
+     WHERE cardinality(pending_providers) > 0 AND ($1::text IS NULL OR name = $1) ORDER BY name`,
+    [name ?? null],
+  );
   return new Map(r.rows.map((row) => [row.name, row.pending]));
 }
 
@@ -79,5 +94,7 @@ export async function forgetPendingProviders(db: Queryable, uuids: readonly stri
   if (uuids.length === 0) return;
   await db.query(
     `UPDATE compute_processes SET pending_providers = ARRAY(SELECT unnest(pending_providers) EXCEPT SELECT unnest($1::uuid[]) ORDER BY 1), updated_at = now()
-     WHERE pending_providers && $1::uuid[]`, [checkUuids(uuids, 'resource provider uuid')]);
+     WHERE pending_providers && $1::uuid[]`,
+    [checkUuids(uuids, 'resource provider uuid')],
+  );
 }

@@ -25,10 +25,20 @@ function serviceFromJson(j: ServiceJson | null): ServiceRecord | undefined {
   if (j === null) return undefined;
   const date = (k: string): Date | null => (j[k] === null ? null : new Date(j[k] as string));
   return toServiceRecord({
-    id: j.id as number, uuid: j.uuid as string, host: j.host as string, binary: j.binary as string, topic: j.topic as string | null,
-    report_count: j.report_count as number, disabled: j.disabled as boolean, disabled_reason: j.disabled_reason as string | null,
-    last_seen_up: date('last_seen_up'), forced_down: j.forced_down as boolean, version: j.version as number,
-    created_at: date('created_at') ?? new Date(0), updated_at: date('updated_at') ?? new Date(0), deleted_at: date('deleted_at'),
+    id: j.id as number,
+    uuid: j.uuid as string,
+    host: j.host as string,
+    binary: j.binary as string,
+    topic: j.topic as string | null,
+    report_count: j.report_count as number,
+    disabled: j.disabled as boolean,
+    disabled_reason: j.disabled_reason as string | null,
+    last_seen_up: date('last_seen_up'),
+    forced_down: j.forced_down as boolean,
+    version: j.version as number,
+    created_at: date('created_at') ?? new Date(0),
+    updated_at: date('updated_at') ?? new Date(0),
+    deleted_at: date('deleted_at'),
   });
 }
 
@@ -42,37 +52,56 @@ function serviceFromJson(j: ServiceJson | null): ServiceRecord | undefined {
  * up to `overlapMs` after its start is still seen next time. Callers should still do a full
  * reload now and then (a transaction open longer than the overlap could be missed).
  */
-export async function listHostRecordsChangedSince(db: Queryable, since: Date | undefined, opts: { overlapMs?: number } = {}): Promise<HostChanges> {
+export async function listHostRecordsChangedSince(
+  db: Queryable,
+  since: Date | undefined,
+  opts: { overlapMs?: number } = {},
+): Promise<HostChanges> {
   const overlapMs = opts.overlapMs ?? 5000;
   if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new CellDbError('cell_db.invalid', 'overlapMs must be a non-negative number');
-  const cursor = await db.query<{ next: Date }>(
-    'SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [since ?? null, overlapMs / 1000]);
-  const nodes = COMPUTE_NODE_COLUMNS.split(',').map((c) => `c.${c.trim()}`).join(', ');
+  const cursor = await db.query<{ next: Date }>('SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [
+    since ?? null,
+    overlapMs / 1000,
+  ]);
+  const nodes = COMPUTE_NODE_COLUMNS.split(',')
+    .map((c) => `c.${c.trim()}`)
+    .join(', ');
   const r = await db.query<ComputeNodeRow & { service: ServiceJson | null }>(
     `WITH changed AS (
        SELECT id FROM compute_nodes WHERE ($1::timestamptz IS NULL AND deleted_at IS NULL) OR updated_at > $1
        UNION SELECT c.id FROM compute_nodes c JOIN services s ON s.id = c.service_id WHERE $1::timestamptz IS NOT NULL AND s.updated_at > $1)
      SELECT ${nodes}, (SELECT to_jsonb(x) FROM (SELECT ${SERVICE_COLUMNS} FROM services s WHERE s.id = c.service_id AND s.deleted_at IS NULL) x) AS service
-     FROM compute_nodes c WHERE c.id IN (SELECT id FROM changed) ORDER BY c.id`, [since ?? null]);
+     FROM compute_nodes c WHERE c.id IN (SELECT id FROM changed) ORDER BY c.id`,
+    [since ?? null],
+  );
   const next = cursor.rows[0]?.next;
   if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
   return { hosts: r.rows.map((row) => ({ node: toComputeNodeRecord(row), service: serviceFromJson(row.service) })), nextSince: next };
 }
 
 type ServiceEpochRow = Omit<ServiceRow, 'last_seen_up' | 'created_at' | 'updated_at' | 'deleted_at'> & {
-  last_seen_up: number | null; created_at: number; updated_at: number; deleted_at: number | null;
+  last_seen_up: number | null;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
 };
 
 const epochMs = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::float8 AS ${column}`;
 
 /** SERVICE_COLUMNS with the timestamps as epoch milliseconds. */
-const SERVICE_EPOCH_COLUMNS = SERVICE_COLUMNS.split(',').map((c) => c.trim())
-  .map((c) => (['last_seen_up', 'created_at', 'updated_at', 'deleted_at'].includes(c) ? epochMs(c) : c)).join(', ');
+const SERVICE_EPOCH_COLUMNS = SERVICE_COLUMNS.split(',')
+  .map((c) => c.trim())
+  .map((c) => (['last_seen_up', 'created_at', 'updated_at', 'deleted_at'].includes(c) ? epochMs(c) : c))
+  .join(', ');
 
 function serviceFromEpochRow(r: ServiceEpochRow): ServiceRecord {
   const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
   return toServiceRecord({
-    ...r, last_seen_up: date(r.last_seen_up), created_at: new Date(r.created_at), updated_at: new Date(r.updated_at), deleted_at: date(r.deleted_at),
+    ...r,
+    last_seen_up: date(r.last_seen_up),
+    created_at: new Date(r.created_at),
+    updated_at: new Date(r.updated_at),
+    deleted_at: date(r.deleted_at),
   });
 }
 
@@ -123,28 +152,39 @@ export interface ServiceHeartbeat {
  * overlap rule; services are read after nodes, so a service row is never older than the one read
  * with its node. Read-only.
  */
-export async function listHostChangesSplitSince(db: Queryable, since: Date, opts: {
-  overlapMs?: number; pageSize?: number;
-  /**
-   * Service id -> version of the rows the reader already holds, as `serviceVersions` of earlier
-   * reads gave them: those rows are left out of `services`, and a held row changed by heartbeats
-   * only comes as a `heartbeats` entry. Why: the overlap reads every row changed in its window
-   * again (with a 1 s refresh and a 2 s overlap, each heartbeat about three times), and a
-   * heartbeat round of every compute is most of what changes; the changed rows are first listed
-   * as (id, updated_at, last_seen_up, state) only, and only rows whose state the reader does not
-   * hold are read whole (10,000 hosts: every row read whole each heartbeat round was 10% of the
-   * cell databases' statement time under a build load).
-   */
-  known?: ReadonlyMap<number, ServiceVersion>;
-} = {}): Promise<HostChangesSplit> {
+export async function listHostChangesSplitSince(
+  db: Queryable,
+  since: Date,
+  opts: {
+    overlapMs?: number;
+    pageSize?: number;
+    /**
+     * Service id -> version of the rows the reader already holds, as `serviceVersions` of earlier
+     * reads gave them: those rows are left out of `services`, and a held row changed by heartbeats
+     * only comes as a `heartbeats` entry. Why: the overlap reads every row changed in its window
+     * again (with a 1 s refresh and a 2 s overlap, each heartbeat about three times), and a
+     * heartbeat round of every compute is most of what changes; the changed rows are first listed
+     * as (id, updated_at, last_seen_up, state) only, and only rows whose state the reader does not
+     * hold are read whole (10,000 hosts: every row read whole each heartbeat round was 10% of the
+     * cell databases' statement time under a build load).
+     */
+    known?: ReadonlyMap<number, ServiceVersion>;
+  } = {},
+): Promise<HostChangesSplit> {
   const overlapMs = opts.overlapMs ?? 5000;
   if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new CellDbError('cell_db.invalid', 'overlapMs must be a non-negative number');
-  const cursor = await db.query<{ next: Date }>(
-    'SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [since, overlapMs / 1000]);
-  const nodes = COMPUTE_NODE_COLUMNS.split(',').map((c) => `c.${c.trim()}`).join(', ');
+  const cursor = await db.query<{ next: Date }>('SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [
+    since,
+    overlapMs / 1000,
+  ]);
+  const nodes = COMPUTE_NODE_COLUMNS.split(',')
+    .map((c) => `c.${c.trim()}`)
+    .join(', ');
   const r = await db.query<ComputeNodeRow & { service: ServiceJson | null }>(
     `SELECT ${nodes}, (SELECT to_jsonb(x) FROM (SELECT ${SERVICE_COLUMNS} FROM services s WHERE s.id = c.service_id AND s.deleted_at IS NULL) x) AS service
-     FROM compute_nodes c WHERE c.updated_at > $1 ORDER BY c.id`, [since]);
+     FROM compute_nodes c WHERE c.updated_at > $1 ORDER BY c.id`,
+    [since],
+  );
   // NOTE: the timestamps as epoch milliseconds (float8), not text: a heartbeat round is thousands of
   // rows with four timestamps each, and parsing timestamp text was the biggest single part of
   // reading them (a Date keeps milliseconds only either way). In pages by id: a heartbeat round
@@ -164,18 +204,22 @@ export async function listHostChangesSplitSince(db: Queryable, since: Date, opts
       `SELECT id, (extract(epoch FROM updated_at) * 1000000)::float8 AS us, (extract(epoch FROM last_seen_up) * 1000)::float8 AS seen,
          concat_ws('|', disabled, forced_down, deleted_at IS NOT NULL, disabled_reason) AS state
        FROM services WHERE updated_at > $1 AND id > $2 ORDER BY id LIMIT $3`,
-      [since, after, pageSize]);
+      [since, after, pageSize],
+    );
     const wanted: number[] = [];
     for (const row of listed.rows) {
       versions.push([row.id, { us: row.us, state: row.state }]);
       const held = known.get(row.id);
       if (held?.us === row.us) continue;
-      if (held?.state === row.state) heartbeats.push({ id: row.id, lastSeenUp: row.seen === null ? null : new Date(row.seen), updatedAt: new Date(row.us / 1000) });
+      if (held?.state === row.state)
+        heartbeats.push({ id: row.id, lastSeenUp: row.seen === null ? null : new Date(row.seen), updatedAt: new Date(row.us / 1000) });
       else wanted.push(row.id);
     }
     // NOTE: a row changed between the two reads comes newer here, and again next time (its updated_at is past the cursor).
     if (wanted.length > 0) {
-      const page = await db.query<ServiceEpochRow>(`SELECT ${SERVICE_EPOCH_COLUMNS} FROM services WHERE id = ANY($1::int[]) ORDER BY id`, [wanted]);
+      const page = await db.query<ServiceEpochRow>(`SELECT ${SERVICE_EPOCH_COLUMNS} FROM services WHERE id = ANY($1::int[]) ORDER BY id`, [
+        wanted,
+      ]);
       for (const row of page.rows) services.push(serviceFromEpochRow(row));
     }
     if (listed.rows.length < pageSize) break;
@@ -185,6 +229,9 @@ export async function listHostChangesSplitSince(db: Queryable, since: Date, opts
   if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
   return {
     hosts: r.rows.map((row) => ({ node: toComputeNodeRecord(row), service: serviceFromJson(row.service) })),
-    services, heartbeats, serviceVersions: versions, nextSince: next,
+    services,
+    heartbeats,
+    serviceVersions: versions,
+    nextSince: next,
   };
 }

@@ -18,6 +18,8 @@ export async function hostUsage(db: Queryable, host: string, nodenames: readonly
     `SELECT uuid::text || ':' || status AS m FROM migrations
      WHERE deleted_at IS NULL AND NOT (status = ANY($3::text[]))
        AND ((source_compute = $1 AND source_node = ANY($2::text[])) OR (dest_compute = $1 AND dest_node = ANY($2::text[])))
-     ORDER BY id`, [host, [...nodenames], MIGRATION_DONE]);
+     ORDER BY id`,
+    [host, [...nodenames], MIGRATION_DONE],
+  );
   return { instances: Number(i.rows[0]?.n ?? 0), migrations: m.rows.map((r) => r.m) };
 }

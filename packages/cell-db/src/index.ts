@@ -17,8 +17,19 @@ export * from './instance-actions';
 export * from './server-actions';
 export * from './services';
 export {
-  upsertComputeNode, updateComputeNodeStats, updateComputeNodesStats, type NodeStats, getComputeNode, listComputeNodes, deleteComputeNode, listUnmappedComputeHosts,
-  markComputeNodesMapped, unmarkComputeNodesMapped, type ComputeNodeRecord, type ComputeNodeReport, type SupportedInstanceTriple,
+  upsertComputeNode,
+  updateComputeNodeStats,
+  updateComputeNodesStats,
+  type NodeStats,
+  getComputeNode,
+  listComputeNodes,
+  deleteComputeNode,
+  listUnmappedComputeHosts,
+  markComputeNodesMapped,
+  unmarkComputeNodesMapped,
+  type ComputeNodeRecord,
+  type ComputeNodeReport,
+  type SupportedInstanceTriple,
 } from './compute-nodes';
 export * from './host-changes';
 export * from './migration-records';

@@ -35,17 +35,46 @@ export interface InstanceAction {
 }
 
 interface Row {
-  id: string; action: string; instance_uuid: string; request_id: string; user_id: string | null; project_id: string | null;
-  start_time: Date; finish_time: Date | null; message: string | null;
-  events: { event: string; start_time: string; finish_time: string | null; result: string | null; traceback: string | null; host: string | null; details: string | null }[];
+  id: string;
+  action: string;
+  instance_uuid: string;
+  request_id: string;
+  user_id: string | null;
+  project_id: string | null;
+  start_time: Date;
+  finish_time: Date | null;
+  message: string | null;
+  events: {
+    event: string;
+    start_time: string;
+    finish_time: string | null;
+    result: string | null;
+    traceback: string | null;
+    host: string | null;
+    details: string | null;
+  }[];
 }
 
 function toAction(r: Row): InstanceAction {
   return {
-    id: Number(r.id), action: r.action, instanceUuid: r.instance_uuid, requestId: r.request_id, userId: r.user_id, projectId: r.project_id,
-    startTime: r.start_time, finishTime: r.finish_time, message: r.message,
-    events: r.events.map((e) => ({ event: e.event, startTime: new Date(e.start_time), finishTime: e.finish_time === null ? null : new Date(e.finish_time),
-      result: e.result, traceback: e.traceback, host: e.host, details: e.details })),
+    id: Number(r.id),
+    action: r.action,
+    instanceUuid: r.instance_uuid,
+    requestId: r.request_id,
+    userId: r.user_id,
+    projectId: r.project_id,
+    startTime: r.start_time,
+    finishTime: r.finish_time,
+    message: r.message,
+    events: r.events.map((e) => ({
+      event: e.event,
+      startTime: new Date(e.start_time),
+      finishTime: e.finish_time === null ? null : new Date(e.finish_time),
+      result: e.result,
+      traceback: e.traceback,
+      host: e.host,
+      details: e.details,
+    })),
   };
 }
 
@@ -69,14 +98,16 @@ export interface NewInstanceAction {
  * (instance, request id): a repeat changes nothing and `created` is false.
  */
 export async function startInstanceAction(db: Queryable, a: NewInstanceAction): Promise<{ id: number; created: boolean }> {
-  if (a.requestId === '' || a.action === '') throw new CellDbError('cell_db.instance_action.invalid', 'request_id and action must not be empty');
+  if (a.requestId === '' || a.action === '')
+    throw new CellDbError('cell_db.instance_action.invalid', 'request_id and action must not be empty');
   const uuid = checkUuid(a.instanceUuid, 'instance uuid');
   const r = await db.query<{ id: string; created: boolean }>(
     `WITH i AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time)
        VALUES ($1, $2, $3, $4, $5, coalesce($6, now())) ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id)
      SELECT id, true AS created FROM i
      UNION ALL SELECT id, false FROM instance_actions WHERE instance_uuid = $1 AND request_id = $2 AND NOT EXISTS (SELECT 1 FROM i)`,
-    [uuid, a.requestId, a.action, a.userId ?? null, a.projectId ?? null, a.startTime ?? null]);
+    [uuid, a.requestId, a.action, a.userId ?? null, a.projectId ?? null, a.startTime ?? null],
+  );
   const row = r.rows[0];
   if (row === undefined) throw new CellDbError('cell_db.instance_action.race', `action ${a.requestId} on ${uuid} not found after insert`);
   return { id: Number(row.id), created: row.created };
@@ -90,7 +121,8 @@ export const EVENT_UPSERT = `ON CONFLICT (action_id, event, (coalesce(host, ''))
 export async function finishInstanceAction(db: Queryable, instanceUuid: string, requestId: string, finishTime?: Date): Promise<boolean> {
   const r = await db.query(
     `UPDATE instance_actions SET finish_time = coalesce(finish_time, $3, now()), updated_at = now() WHERE instance_uuid = $1 AND request_id = $2`,
-    [checkUuid(instanceUuid, 'instance uuid'), requestId, finishTime ?? null]);
+    [checkUuid(instanceUuid, 'instance uuid'), requestId, finishTime ?? null],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -115,7 +147,8 @@ export async function startActionEvent(db: Queryable, key: EventKey, startTime?:
      e AS (INSERT INTO instance_actions_events (action_id, event, host, start_time) SELECT id, $3, $4, coalesce($5, now()) FROM a
        ON CONFLICT (action_id, event, (coalesce(host, ''))) DO NOTHING RETURNING id)
      SELECT EXISTS (SELECT 1 FROM e) AS inserted FROM a`,
-    [checkUuid(key.instanceUuid, 'instance uuid'), key.requestId, key.event, key.host, startTime ?? null]);
+    [checkUuid(key.instanceUuid, 'instance uuid'), key.requestId, key.event, key.host, startTime ?? null],
+  );
   return r.rows[0]?.inserted;
 }
 
@@ -125,27 +158,46 @@ export async function startActionEvent(db: Queryable, key: EventKey, startTime?:
  * `Error`. Creates the event if its start was never recorded (a crash in between).
  * Idempotent: repeating it keeps the first finish time. Returns false if the action does not exist.
  */
-export async function finishActionEvent(db: Queryable, key: EventKey, outcome: { result: typeof EVENT_SUCCESS | typeof EVENT_ERROR; traceback?: string; details?: string }): Promise<boolean> {
-  if (outcome.result !== EVENT_SUCCESS && outcome.result !== EVENT_ERROR) throw new CellDbError('cell_db.instance_action.invalid', 'result must be Success or Error');
+export async function finishActionEvent(
+  db: Queryable,
+  key: EventKey,
+  outcome: { result: typeof EVENT_SUCCESS | typeof EVENT_ERROR; traceback?: string; details?: string },
+): Promise<boolean> {
+  if (outcome.result !== EVENT_SUCCESS && outcome.result !== EVENT_ERROR)
+    throw new CellDbError('cell_db.instance_action.invalid', 'result must be Success or Error');
   const r = await db.query(
     `WITH a AS (UPDATE instance_actions SET message = CASE WHEN $5 = 'Error' THEN 'Error' ELSE message END, updated_at = now()
        WHERE instance_uuid = $1 AND request_id = $2 RETURNING id),
      e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result, traceback, details)
        SELECT id, $3, $4, now(), $5, $6, $7 FROM a ${EVENT_UPSERT})
      SELECT id FROM a`,
-    [checkUuid(key.instanceUuid, 'instance uuid'), key.requestId, key.event, key.host, outcome.result, outcome.traceback ?? null, outcome.details ?? null]);
+    [
+      checkUuid(key.instanceUuid, 'instance uuid'),
+      key.requestId,
+      key.event,
+      key.host,
+      outcome.result,
+      outcome.traceback ?? null,
+      outcome.details ?? null,
+    ],
+  );
   return r.rows.length > 0;
 }
 
 /** Actions of an instance with their events, newest first (os-instance-actions). Read-only. */
 export async function listInstanceActions(db: Queryable, instanceUuid: string): Promise<InstanceAction[]> {
-  const r = await db.query<Row>(`${SELECT} WHERE a.instance_uuid = $1 ORDER BY a.start_time DESC, a.id DESC`, [checkUuid(instanceUuid, 'instance uuid')]);
+  const r = await db.query<Row>(`${SELECT} WHERE a.instance_uuid = $1 ORDER BY a.start_time DESC, a.id DESC`, [
+    checkUuid(instanceUuid, 'instance uuid'),
+  ]);
   return r.rows.map(toAction);
 }
 
 /** One action with its events, or undefined. Read-only. */
 export async function getInstanceAction(db: Queryable, instanceUuid: string, requestId: string): Promise<InstanceAction | undefined> {
-  const r = await db.query<Row>(`${SELECT} WHERE a.instance_uuid = $1 AND a.request_id = $2`, [checkUuid(instanceUuid, 'instance uuid'), requestId]);
+  const r = await db.query<Row>(`${SELECT} WHERE a.instance_uuid = $1 AND a.request_id = $2`, [
+    checkUuid(instanceUuid, 'instance uuid'),
+    requestId,
+  ]);
   return r.rows[0] === undefined ? undefined : toAction(r.rows[0]);
 }
 
@@ -155,10 +207,16 @@ export async function getInstanceAction(db: Queryable, instanceUuid: string, req
  * Returns false only if the action could not be seen (a concurrent first start not yet visible to
  * this statement's snapshot); the caller then falls back to the two statements.
  */
-export async function startActionAndFinishEvent(db: Queryable, a: NewInstanceAction, key: Omit<EventKey, 'instanceUuid' | 'requestId'>,
-  outcome: { result: typeof EVENT_SUCCESS | typeof EVENT_ERROR; traceback?: string; details?: string }): Promise<boolean> {
-  if (a.requestId === '' || a.action === '') throw new CellDbError('cell_db.instance_action.invalid', 'request_id and action must not be empty');
-  if (outcome.result !== EVENT_SUCCESS && outcome.result !== EVENT_ERROR) throw new CellDbError('cell_db.instance_action.invalid', 'result must be Success or Error');
+export async function startActionAndFinishEvent(
+  db: Queryable,
+  a: NewInstanceAction,
+  key: Omit<EventKey, 'instanceUuid' | 'requestId'>,
+  outcome: { result: typeof EVENT_SUCCESS | typeof EVENT_ERROR; traceback?: string; details?: string },
+): Promise<boolean> {
+  if (a.requestId === '' || a.action === '')
+    throw new CellDbError('cell_db.instance_action.invalid', 'request_id and action must not be empty');
+  if (outcome.result !== EVENT_SUCCESS && outcome.result !== EVENT_ERROR)
+    throw new CellDbError('cell_db.instance_action.invalid', 'result must be Success or Error');
   const r = await db.query(
     `WITH ins AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time, message)
        VALUES ($1, $2, $3, $4, $5, coalesce($6, now()), CASE WHEN $9 = 'Error' THEN 'Error' END)
@@ -169,7 +227,19 @@ export async function startActionAndFinishEvent(db: Queryable, a: NewInstanceAct
      e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result, traceback, details)
        SELECT id, $7, $8, now(), $9, $10, $11 FROM aid ${EVENT_UPSERT})
      SELECT id FROM aid`,
-    [checkUuid(a.instanceUuid, 'instance uuid'), a.requestId, a.action, a.userId ?? null, a.projectId ?? null, a.startTime ?? null,
-      key.event, key.host, outcome.result, outcome.traceback ?? null, outcome.details ?? null]);
+    [
+      checkUuid(a.instanceUuid, 'instance uuid'),
+      a.requestId,
+      a.action,
+      a.userId ?? null,
+      a.projectId ?? null,
+      a.startTime ?? null,
+      key.event,
+      key.host,
+      outcome.result,
+      outcome.traceback ?? null,
+      outcome.details ?? null,
+    ],
+  );
   return r.rows.length > 0;
 }

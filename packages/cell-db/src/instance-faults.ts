@@ -10,9 +10,22 @@ export interface InstanceFault {
   readonly createdAt: Date;
 }
 
-interface Row { instance_uuid: string; code: number; message: string; details: string | null; host: string | null; created_at: Date }
-const toFault = (r: Row): InstanceFault =>
-  ({ instanceUuid: r.instance_uuid, code: r.code, message: r.message, details: r.details, host: r.host, createdAt: r.created_at });
+interface Row {
+  instance_uuid: string;
+  code: number;
+  message: string;
+  details: string | null;
+  host: string | null;
+  created_at: Date;
+}
+const toFault = (r: Row): InstanceFault => ({
+  instanceUuid: r.instance_uuid,
+  code: r.code,
+  message: r.message,
+  details: r.details,
+  host: r.host,
+  createdAt: r.created_at,
+});
 const COLUMNS = 'instance_uuid, code, message, details, host, created_at';
 
 export interface NewInstanceFault {
@@ -32,12 +45,14 @@ export interface NewInstanceFault {
  * `cell_db.instance_fault.invalid` for bad input; a missing instance is a foreign-key error.
  */
 export async function addInstanceFault(db: Queryable, f: NewInstanceFault): Promise<InstanceFault> {
-  if (!Number.isSafeInteger(f.code) || f.code < 0) throw new CellDbError('cell_db.instance_fault.invalid', 'fault code must be a non-negative integer');
+  if (!Number.isSafeInteger(f.code) || f.code < 0)
+    throw new CellDbError('cell_db.instance_fault.invalid', 'fault code must be a non-negative integer');
   if (f.message === '') throw new CellDbError('cell_db.instance_fault.invalid', 'fault message must not be empty');
   // NOTE: Nova truncates the message to 255 characters; the full text goes to details.
   const r = await db.query<Row>(
     `INSERT INTO instance_faults (instance_uuid, code, message, details, host) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-    [checkUuid(f.instanceUuid, 'instance uuid'), f.code, f.message.slice(0, 255), f.details ?? null, f.host ?? null]);
+    [checkUuid(f.instanceUuid, 'instance uuid'), f.code, f.message.slice(0, 255), f.details ?? null, f.host ?? null],
+  );
   const row = r.rows[0];
   if (row === undefined) throw new CellDbError('cell_db.instance_fault.race', 'fault insert returned nothing');
   return toFault(row);
@@ -45,8 +60,9 @@ export async function addInstanceFault(db: Queryable, f: NewInstanceFault): Prom
 
 /** Faults of an instance, newest first. Read-only. */
 export async function listInstanceFaults(db: Queryable, instanceUuid: string): Promise<InstanceFault[]> {
-  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM instance_faults WHERE instance_uuid = $1 ORDER BY created_at DESC, id DESC`,
-    [checkUuid(instanceUuid, 'instance uuid')]);
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM instance_faults WHERE instance_uuid = $1 ORDER BY created_at DESC, id DESC`, [
+    checkUuid(instanceUuid, 'instance uuid'),
+  ]);
   return r.rows.map(toFault);
 }
 
@@ -54,6 +70,8 @@ export async function listInstanceFaults(db: Queryable, instanceUuid: string): P
 export async function getLatestInstanceFaults(db: Queryable, instanceUuids: readonly string[]): Promise<Map<string, InstanceFault>> {
   const r = await db.query<Row>(
     `SELECT DISTINCT ON (instance_uuid) ${COLUMNS} FROM instance_faults WHERE instance_uuid = ANY($1::uuid[])
-     ORDER BY instance_uuid, created_at DESC, id DESC`, [checkUuids(instanceUuids, 'instance uuid')]);
+     ORDER BY instance_uuid, created_at DESC, id DESC`,
+    [checkUuids(instanceUuids, 'instance uuid')],
+  );
   return new Map(r.rows.map((row) => [row.instance_uuid, toFault(row)]));
 }

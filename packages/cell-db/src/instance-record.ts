@@ -44,11 +44,32 @@ export interface InstanceRecord {
 
 /** Columns as selected from `instances`. */
 export interface InstanceRow {
-  uuid: string; project_id: string; user_id: string; display_name: string | null; hostname: string | null; flavor: unknown;
-  image_ref: string | null; vm_state: VmStateName; task_state: string | null; power_state: number; host: string | null; node: string | null;
-  availability_zone: string | null; launched_at: Date | null; terminated_at: Date | null; reservation_id: string | null; launch_index: number;
-  build_attempt: number; build_host_list: unknown[]; build_request_spec: unknown; build_deadline_at: Date | null;
-  old_flavor: unknown; new_flavor: unknown; created_at: Date; updated_at: Date; deleted_at: Date | null;
+  uuid: string;
+  project_id: string;
+  user_id: string;
+  display_name: string | null;
+  hostname: string | null;
+  flavor: unknown;
+  image_ref: string | null;
+  vm_state: VmStateName;
+  task_state: string | null;
+  power_state: number;
+  host: string | null;
+  node: string | null;
+  availability_zone: string | null;
+  launched_at: Date | null;
+  terminated_at: Date | null;
+  reservation_id: string | null;
+  launch_index: number;
+  build_attempt: number;
+  build_host_list: unknown[];
+  build_request_spec: unknown;
+  build_deadline_at: Date | null;
+  old_flavor: unknown;
+  new_flavor: unknown;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
 }
 
 export const INSTANCE_COLUMNS = `uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, power_state,
@@ -58,13 +79,32 @@ export const INSTANCE_COLUMNS = `uuid, project_id, user_id, display_name, hostna
 /** Maps a row selected with {@link INSTANCE_COLUMNS}. Pure. */
 export function toInstanceRecord(r: InstanceRow): InstanceRecord {
   return {
-    uuid: r.uuid, projectId: r.project_id, userId: r.user_id, displayName: r.display_name, hostname: r.hostname, flavor: Flavor.fromJSON(r.flavor),
-    imageRef: r.image_ref, vmState: r.vm_state, taskState: r.task_state, powerState: r.power_state, host: r.host, node: r.node,
-    availabilityZone: r.availability_zone, launchedAt: r.launched_at, terminatedAt: r.terminated_at, reservationId: r.reservation_id,
-    launchIndex: r.launch_index, buildAttempt: r.build_attempt, buildHostList: r.build_host_list.map((s) => Selection.fromJSON(s)),
+    uuid: r.uuid,
+    projectId: r.project_id,
+    userId: r.user_id,
+    displayName: r.display_name,
+    hostname: r.hostname,
+    flavor: Flavor.fromJSON(r.flavor),
+    imageRef: r.image_ref,
+    vmState: r.vm_state,
+    taskState: r.task_state,
+    powerState: r.power_state,
+    host: r.host,
+    node: r.node,
+    availabilityZone: r.availability_zone,
+    launchedAt: r.launched_at,
+    terminatedAt: r.terminated_at,
+    reservationId: r.reservation_id,
+    launchIndex: r.launch_index,
+    buildAttempt: r.build_attempt,
+    buildHostList: r.build_host_list.map((s) => Selection.fromJSON(s)),
     buildRequestSpec: r.build_request_spec === null ? undefined : RequestSpec.fromJSON(r.build_request_spec),
-    buildDeadlineAt: r.build_deadline_at, oldFlavor: r.old_flavor === null ? undefined : Flavor.fromJSON(r.old_flavor),
-    newFlavor: r.new_flavor === null ? undefined : Flavor.fromJSON(r.new_flavor), createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
+    buildDeadlineAt: r.build_deadline_at,
+    oldFlavor: r.old_flavor === null ? undefined : Flavor.fromJSON(r.old_flavor),
+    newFlavor: r.new_flavor === null ? undefined : Flavor.fromJSON(r.new_flavor),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    deletedAt: r.deleted_at,
   };
 }
 
@@ -76,9 +116,21 @@ export function hostListJson(list: readonly Selection[]): string {
 /** The wire Instance (what casts carry and the API shows), tagged with its cell. Pure. */
 export function toWireInstance(r: InstanceRecord, cellUuid: string): Instance {
   return {
-    uuid: r.uuid, projectId: r.projectId, userId: r.userId, displayName: r.displayName ?? '', flavor: r.flavor, imageRef: r.imageRef ?? '',
-    vmState: vmStateToWire(r.vmState), taskState: r.taskState ?? '', host: r.host ?? '', node: r.node ?? '',
-    availabilityZone: r.availabilityZone ?? '', cellUuid, createdAt: r.createdAt, launchedAt: r.launchedAt ?? undefined,
-    reservationId: r.reservationId ?? '', launchIndex: r.launchIndex,
+    uuid: r.uuid,
+    projectId: r.projectId,
+    userId: r.userId,
+    displayName: r.displayName ?? '',
+    flavor: r.flavor,
+    imageRef: r.imageRef ?? '',
+    vmState: vmStateToWire(r.vmState),
+    taskState: r.taskState ?? '',
+    host: r.host ?? '',
+    node: r.node ?? '',
+    availabilityZone: r.availabilityZone ?? '',
+    cellUuid,
+    createdAt: r.createdAt,
+    launchedAt: r.launchedAt ?? undefined,
+    reservationId: r.reservationId ?? '',
+    launchIndex: r.launchIndex,
   };
 }

@@ -37,9 +37,23 @@ export interface InstanceTaskRecord {
 }
 
 interface Row {
-  instance_uuid: string; request_id: string; action: string; step: string; step_host: string; attempt: number; deadline_at: Date; entered_by: string;
-  migration_uuid: string | null; host_list: unknown[]; request_spec: unknown; params: Record<string, string>; prior_vm_state: VmStateName;
-  failure: string | null; trace_parent: string | null; created_at: Date; updated_at: Date;
+  instance_uuid: string;
+  request_id: string;
+  action: string;
+  step: string;
+  step_host: string;
+  attempt: number;
+  deadline_at: Date;
+  entered_by: string;
+  migration_uuid: string | null;
+  host_list: unknown[];
+  request_spec: unknown;
+  params: Record<string, string>;
+  prior_vm_state: VmStateName;
+  failure: string | null;
+  trace_parent: string | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 const COLUMNS = `instance_uuid, request_id, action, step, step_host, attempt, deadline_at, entered_by, migration_uuid, host_list, request_spec,
@@ -47,10 +61,23 @@ const COLUMNS = `instance_uuid, request_id, action, step, step_host, attempt, de
 
 function toTask(r: Row): InstanceTaskRecord {
   return {
-    instanceUuid: r.instance_uuid, requestId: r.request_id, action: r.action, step: r.step, stepHost: r.step_host, attempt: r.attempt,
-    deadlineAt: r.deadline_at, enteredBy: r.entered_by, migrationUuid: r.migration_uuid, hostList: r.host_list.map((s) => Selection.fromJSON(s)),
-    requestSpec: r.request_spec === null ? undefined : RequestSpec.fromJSON(r.request_spec), params: r.params, priorVmState: r.prior_vm_state,
-    failure: r.failure, traceParent: r.trace_parent, createdAt: r.created_at, updatedAt: r.updated_at,
+    instanceUuid: r.instance_uuid,
+    requestId: r.request_id,
+    action: r.action,
+    step: r.step,
+    stepHost: r.step_host,
+    attempt: r.attempt,
+    deadlineAt: r.deadline_at,
+    enteredBy: r.entered_by,
+    migrationUuid: r.migration_uuid,
+    hostList: r.host_list.map((s) => Selection.fromJSON(s)),
+    requestSpec: r.request_spec === null ? undefined : RequestSpec.fromJSON(r.request_spec),
+    params: r.params,
+    priorVmState: r.prior_vm_state,
+    failure: r.failure,
+    traceParent: r.trace_parent,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
@@ -71,7 +98,8 @@ export interface NewInstanceTask {
 }
 
 function checkAttempt(attempt: number | undefined): void {
-  if (attempt !== undefined && (!Number.isSafeInteger(attempt) || attempt < 1)) throw new CellDbError('cell_db.instance_task.invalid', 'attempt must be an integer >= 1');
+  if (attempt !== undefined && (!Number.isSafeInteger(attempt) || attempt < 1))
+    throw new CellDbError('cell_db.instance_task.invalid', 'attempt must be an integer >= 1');
 }
 
 /**
@@ -90,10 +118,22 @@ export async function createInstanceTask(db: Queryable, t: NewInstanceTask): Pro
     `INSERT INTO instance_tasks (instance_uuid, request_id, action, step, step_host, attempt, deadline_at, migration_uuid, host_list, request_spec,
        params, prior_vm_state, trace_parent)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (instance_uuid) DO NOTHING RETURNING ${COLUMNS}`,
-    [uuid, t.requestId, t.action, t.step, t.stepHost, t.attempt ?? 1, t.deadlineAt,
+    [
+      uuid,
+      t.requestId,
+      t.action,
+      t.step,
+      t.stepHost,
+      t.attempt ?? 1,
+      t.deadlineAt,
       t.migrationUuid === undefined || t.migrationUuid === null ? null : checkUuid(t.migrationUuid, 'migration uuid'),
-      hostListJson(t.hostList ?? []), t.requestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(t.requestSpec)),
-      JSON.stringify(t.params ?? {}), t.priorVmState, t.traceParent ?? null]);
+      hostListJson(t.hostList ?? []),
+      t.requestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(t.requestSpec)),
+      JSON.stringify(t.params ?? {}),
+      t.priorVmState,
+      t.traceParent ?? null,
+    ],
+  );
   if (r.rows[0] !== undefined) return { task: toTask(r.rows[0]), created: true };
   const existing = await getInstanceTask(db, uuid);
   if (existing === undefined) throw new CellDbError('cell_db.instance_task.race', `task of instance ${uuid} vanished during create`);
@@ -102,7 +142,9 @@ export async function createInstanceTask(db: Queryable, t: NewInstanceTask): Pro
 
 /** The instance's task in progress, or undefined. Read-only (lock the instance row first to act on it). */
 export async function getInstanceTask(db: Queryable, instanceUuid: string): Promise<InstanceTaskRecord | undefined> {
-  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM instance_tasks WHERE instance_uuid = $1`, [checkUuid(instanceUuid, 'instance uuid')]);
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM instance_tasks WHERE instance_uuid = $1`, [
+    checkUuid(instanceUuid, 'instance uuid'),
+  ]);
   return r.rows[0] === undefined ? undefined : toTask(r.rows[0]);
 }
 
@@ -131,20 +173,41 @@ export interface TaskAdvance {
  * Advances the task to its next step if it is still at the guarded one (one UPDATE … WHERE); the
  * row after, or undefined when the guard failed (a late or repeated result: nothing written).
  */
-export async function advanceInstanceTask(db: Queryable, instanceUuid: string, guard: TaskStepGuard, next: TaskAdvance): Promise<InstanceTaskRecord | undefined> {
+export async function advanceInstanceTask(
+  db: Queryable,
+  instanceUuid: string,
+  guard: TaskStepGuard,
+  next: TaskAdvance,
+): Promise<InstanceTaskRecord | undefined> {
   checkAttempt(next.attempt);
   const r = await db.query<Row>(
     `UPDATE instance_tasks SET step = $6, step_host = $7, attempt = $8, deadline_at = $9, entered_by = $10,
        host_list = coalesce($11::jsonb, host_list), failure = coalesce($12, failure), updated_at = now()
      WHERE instance_uuid = $1 AND request_id = $2 AND step = $3 AND step_host = $4 AND attempt = $5 RETURNING ${COLUMNS}`,
-    [checkUuid(instanceUuid, 'instance uuid'), guard.requestId, guard.step, guard.stepHost, guard.attempt, next.step, next.stepHost, next.attempt,
-      next.deadlineAt, next.enteredBy, next.hostList === undefined ? null : hostListJson(next.hostList), next.failure ?? null]);
+    [
+      checkUuid(instanceUuid, 'instance uuid'),
+      guard.requestId,
+      guard.step,
+      guard.stepHost,
+      guard.attempt,
+      next.step,
+      next.stepHost,
+      next.attempt,
+      next.deadlineAt,
+      next.enteredBy,
+      next.hostList === undefined ? null : hostListJson(next.hostList),
+      next.failure ?? null,
+    ],
+  );
   return r.rows[0] === undefined ? undefined : toTask(r.rows[0]);
 }
 
 /** Ends the request's task (the action is over). Idempotent: false when it had none (or another request's). */
 export async function endInstanceTask(db: Queryable, instanceUuid: string, requestId: string): Promise<boolean> {
-  const r = await db.query('DELETE FROM instance_tasks WHERE instance_uuid = $1 AND request_id = $2', [checkUuid(instanceUuid, 'instance uuid'), requestId]);
+  const r = await db.query('DELETE FROM instance_tasks WHERE instance_uuid = $1 AND request_id = $2', [
+    checkUuid(instanceUuid, 'instance uuid'),
+    requestId,
+  ]);
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -168,8 +231,21 @@ export interface OverdueInstanceTask {
  * down) at once, whatever the deadline; any other past its deadline. Oldest deadline first.
  * Read-only: the caller fails each step under the instance's row lock, guarded on the step.
  */
-export async function listOverdueInstanceTasks(db: Queryable, o: { readonly serviceDownTimeMs: number; readonly limit?: number; readonly now?: Date }): Promise<OverdueInstanceTask[]> {
-  const r = await db.query<{ instance_uuid: string; request_id: string; step: string; step_host: string; attempt: number; host_gone: boolean; host_down: boolean; migration_uuid: string | null; trace_parent: string | null }>(
+export async function listOverdueInstanceTasks(
+  db: Queryable,
+  o: { readonly serviceDownTimeMs: number; readonly limit?: number; readonly now?: Date },
+): Promise<OverdueInstanceTask[]> {
+  const r = await db.query<{
+    instance_uuid: string;
+    request_id: string;
+    step: string;
+    step_host: string;
+    attempt: number;
+    host_gone: boolean;
+    host_down: boolean;
+    migration_uuid: string | null;
+    trace_parent: string | null;
+  }>(
     `SELECT * FROM (
        SELECT t.instance_uuid, t.request_id, t.step, t.step_host, t.attempt, t.migration_uuid, t.trace_parent, t.deadline_at,
               (s.id IS NULL OR s.forced_down) AS host_gone,
@@ -177,9 +253,18 @@ export async function listOverdueInstanceTasks(db: Queryable, o: { readonly serv
        FROM instance_tasks t
        LEFT JOIN services s ON s.host = t.step_host AND s."binary" = 'nova-compute' AND s.deleted_at IS NULL) o
      WHERE host_gone OR deadline_at < coalesce($3::timestamptz, now())
-     ORDER BY deadline_at LIMIT $2`, [o.serviceDownTimeMs, o.limit ?? 100, o.now ?? null]);
+     ORDER BY deadline_at LIMIT $2`,
+    [o.serviceDownTimeMs, o.limit ?? 100, o.now ?? null],
+  );
   return r.rows.map((t) => ({
-    instanceUuid: t.instance_uuid, requestId: t.request_id, step: t.step, stepHost: t.step_host, attempt: t.attempt, hostGone: t.host_gone,
-    hostDown: t.host_down, migrationUuid: t.migration_uuid, traceParent: t.trace_parent,
+    instanceUuid: t.instance_uuid,
+    requestId: t.request_id,
+    step: t.step,
+    stepHost: t.step_host,
+    attempt: t.attempt,
+    hostGone: t.host_gone,
+    hostDown: t.host_down,
+    migrationUuid: t.migration_uuid,
+    traceParent: t.trace_parent,
   }));
 }

@@ -114,19 +114,33 @@ function checkChanges(changes: InstanceChanges): void {
  * Safe to retry: with a guard, a retry after success reports `unexpected_*` and changes nothing.
  * Without a guard it is a plain last-writer-wins update. Deleted instances are `not_found`.
  */
-export async function updateInstance(db: Queryable, uuid: string, changes: InstanceChanges, guard: StateGuard = {}): Promise<UpdateInstanceResult> {
+export async function updateInstance(
+  db: Queryable,
+  uuid: string,
+  changes: InstanceChanges,
+  guard: StateGuard = {},
+): Promise<UpdateInstanceResult> {
   const id = checkUuid(uuid, 'instance uuid');
   checkChanges(changes);
   const tasks = guard.expectedTaskState;
   // NOTE: NULL never matches = ANY() or =, so "no task" / "no host" travel as their own flags.
-  const values: unknown[] = [id, tasks?.filter((t) => t !== null) ?? null, tasks?.includes(null) ?? false, guard.expectedVmState ?? null,
-    guard.expectedBuildAttempt ?? null, guard.expectedHost !== undefined, guard.expectedHost ?? null];
+  const values: unknown[] = [
+    id,
+    tasks?.filter((t) => t !== null) ?? null,
+    tasks?.includes(null) ?? false,
+    guard.expectedVmState ?? null,
+    guard.expectedBuildAttempt ?? null,
+    guard.expectedHost !== undefined,
+    guard.expectedHost ?? null,
+  ];
   const r = await db.query<InstanceRow>(
     `UPDATE instances SET ${setClause(changes, values)}
      WHERE uuid = $1 AND deleted_at IS NULL
        AND ($2::text[] IS NULL OR task_state = ANY($2) OR (task_state IS NULL AND $3))
        AND ($4::text[] IS NULL OR vm_state = ANY($4)) AND ($5::int IS NULL OR build_attempt = $5)
-       AND (NOT $6 OR host IS NOT DISTINCT FROM $7::text) RETURNING ${INSTANCE_COLUMNS}`, values);
+       AND (NOT $6 OR host IS NOT DISTINCT FROM $7::text) RETURNING ${INSTANCE_COLUMNS}`,
+    values,
+  );
   if (r.rows[0] !== undefined) return { kind: 'updated', instance: toInstanceRecord(r.rows[0]) };
   const current = await getInstance(db, id);
   if (current === undefined) return { kind: 'not_found' };

@@ -30,7 +30,8 @@ function validate(i: NewInstance): void {
   const problems: string[] = [];
   if (i.projectId === '') problems.push('project_id must not be empty');
   if (i.userId === '') problems.push('user_id must not be empty');
-  if (i.launchIndex !== undefined && (!Number.isSafeInteger(i.launchIndex) || i.launchIndex < 0)) problems.push('launch_index must be a non-negative integer');
+  if (i.launchIndex !== undefined && (!Number.isSafeInteger(i.launchIndex) || i.launchIndex < 0))
+    problems.push('launch_index must be a non-negative integer');
   if (problems.length > 0) throw new CellDbError('cell_db.instance.invalid', `invalid instance: ${problems.join('; ')}`);
 }
 
@@ -54,14 +55,34 @@ const INSERT_INSTANCE = `INSERT INTO instances (uuid, project_id, user_id, displ
      ON CONFLICT (uuid) DO NOTHING`;
 
 function insertParams(uuid: string, i: NewInstance): unknown[] {
-  return [uuid, i.projectId, i.userId, i.displayName ?? null, i.hostname ?? null, JSON.stringify(i.flavor), i.imageRef ?? null, i.vmState,
-    i.taskState ?? null, i.host ?? null, i.node ?? null, i.availabilityZone ?? null, i.reservationId ?? null, i.launchIndex ?? 0,
-    hostListJson(i.buildHostList ?? []), i.buildRequestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(i.buildRequestSpec)),
-    i.buildDeadlineAt ?? null, i.traceParent ?? null];
+  return [
+    uuid,
+    i.projectId,
+    i.userId,
+    i.displayName ?? null,
+    i.hostname ?? null,
+    JSON.stringify(i.flavor),
+    i.imageRef ?? null,
+    i.vmState,
+    i.taskState ?? null,
+    i.host ?? null,
+    i.node ?? null,
+    i.availabilityZone ?? null,
+    i.reservationId ?? null,
+    i.launchIndex ?? 0,
+    hostListJson(i.buildHostList ?? []),
+    i.buildRequestSpec === undefined ? null : JSON.stringify(RequestSpec.toJSON(i.buildRequestSpec)),
+    i.buildDeadlineAt ?? null,
+    i.traceParent ?? null,
+  ];
 }
 
 /** The row an INSERT returned (created), else the existing one, deleted or not (a repeat). */
-async function createdOrExisting(db: Queryable, uuid: string, inserted: InstanceRow | undefined): Promise<{ instance: InstanceRecord; created: boolean }> {
+async function createdOrExisting(
+  db: Queryable,
+  uuid: string,
+  inserted: InstanceRow | undefined,
+): Promise<{ instance: InstanceRecord; created: boolean }> {
   if (inserted !== undefined) return { instance: toInstanceRecord(inserted), created: true };
   const existing = await getInstance(db, uuid, { includeDeleted: true });
   if (existing === undefined) throw new CellDbError('cell_db.instance.race', `instance ${uuid} vanished during create`);
@@ -84,9 +105,14 @@ export interface CreatedAction {
  * super-conductor's step 4 writes them. Idempotent: a second call changes nothing but the event's
  * finish details (as `finishActionEvent`), and returns the existing row with `created` false.
  */
-export async function createInstanceWithAction(db: Queryable, i: NewInstance, a: CreatedAction): Promise<{ instance: InstanceRecord; created: boolean }> {
+export async function createInstanceWithAction(
+  db: Queryable,
+  i: NewInstance,
+  a: CreatedAction,
+): Promise<{ instance: InstanceRecord; created: boolean }> {
   validate(i);
-  if (a.requestId === '' || a.action === '' || a.event === '') throw new CellDbError('cell_db.instance_action.invalid', 'request_id, action and event must not be empty');
+  if (a.requestId === '' || a.action === '' || a.event === '')
+    throw new CellDbError('cell_db.instance_action.invalid', 'request_id, action and event must not be empty');
   const uuid = checkUuid(i.uuid, 'instance uuid');
   const r = await db.query<InstanceRow>(
     `WITH ins AS (${INSERT_INSTANCE} RETURNING ${INSTANCE_COLUMNS}),
@@ -96,7 +122,8 @@ export async function createInstanceWithAction(db: Queryable, i: NewInstance, a:
      e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result, traceback, details)
        SELECT id, $21, $22, now(), 'Success', NULL, NULL FROM aid ${EVENT_UPSERT})
      SELECT * FROM ins`,
-    [...insertParams(uuid, i), a.requestId, a.action, a.event, a.host]);
+    [...insertParams(uuid, i), a.requestId, a.action, a.event, a.host],
+  );
   return createdOrExisting(db, uuid, r.rows[0]);
 }
 
@@ -105,10 +132,15 @@ export async function createInstanceWithAction(db: Queryable, i: NewInstance, a:
  * Read-only; `forUpdate` also takes its row lock (`SELECT … FOR UPDATE`, in the caller's
  * transaction), reading and locking in one round trip.
  */
-export async function getInstance(db: Queryable, uuid: string, opts: { includeDeleted?: boolean; forUpdate?: boolean } = {}): Promise<InstanceRecord | undefined> {
+export async function getInstance(
+  db: Queryable,
+  uuid: string,
+  opts: { includeDeleted?: boolean; forUpdate?: boolean } = {},
+): Promise<InstanceRecord | undefined> {
   const r = await db.query<InstanceRow>(
     `SELECT ${INSTANCE_COLUMNS} FROM instances WHERE uuid = $1 AND ($2 OR deleted_at IS NULL)${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
-    [checkUuid(uuid, 'instance uuid'), opts.includeDeleted ?? false]);
+    [checkUuid(uuid, 'instance uuid'), opts.includeDeleted ?? false],
+  );
   return r.rows[0] === undefined ? undefined : toInstanceRecord(r.rows[0]);
 }
 
@@ -138,7 +170,8 @@ export interface ListInstancesOptions {
 
 /** Instances newest first (Nova's default sort: created_at desc, then uuid desc), filtered. Read-only. */
 export async function listInstances(db: Queryable, opts: ListInstancesOptions = {}): Promise<InstanceRecord[]> {
-  if (opts.limit !== undefined && (!Number.isSafeInteger(opts.limit) || opts.limit < 0)) throw new CellDbError('cell_db.instance.invalid', 'limit must be a non-negative integer');
+  if (opts.limit !== undefined && (!Number.isSafeInteger(opts.limit) || opts.limit < 0))
+    throw new CellDbError('cell_db.instance.invalid', 'limit must be a non-negative integer');
   const r = await db.query<InstanceRow>(
     `SELECT ${INSTANCE_COLUMNS} FROM instances
      WHERE ($1::text IS NULL OR project_id = $1) AND ($2::uuid[] IS NULL OR uuid = ANY($2)) AND ($3::text IS NULL OR host = $3)
@@ -146,10 +179,20 @@ export async function listInstances(db: Queryable, opts: ListInstancesOptions = 
        AND ($8::timestamptz IS NULL OR (created_at, uuid) < ($8, $9::uuid)) AND ($10::text IS NULL OR coalesce(display_name, '') ~ $10)
        AND ($11::timestamptz IS NULL OR updated_at <= $11)
      ORDER BY created_at DESC, uuid DESC LIMIT $7`,
-    [opts.projectId ?? null, opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'), opts.host ?? null,
-      opts.vmStates ?? null, opts.includeDeleted ?? false, opts.changesSince ?? null, opts.limit ?? null,
-      opts.after?.createdAt ?? null, opts.after === undefined ? null : checkUuid(opts.after.uuid, 'marker uuid'), opts.displayNameRegex ?? null,
-      opts.changesBefore ?? null]);
+    [
+      opts.projectId ?? null,
+      opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'),
+      opts.host ?? null,
+      opts.vmStates ?? null,
+      opts.includeDeleted ?? false,
+      opts.changesSince ?? null,
+      opts.limit ?? null,
+      opts.after?.createdAt ?? null,
+      opts.after === undefined ? null : checkUuid(opts.after.uuid, 'marker uuid'),
+      opts.displayNameRegex ?? null,
+      opts.changesBefore ?? null,
+    ],
+  );
   return r.rows.map(toInstanceRecord);
 }
 
@@ -161,7 +204,9 @@ export async function listInstancesPastBuildDeadline(db: Queryable, opts: { now?
   const r = await db.query<InstanceRow>(
     `SELECT ${INSTANCE_COLUMNS} FROM instances
      WHERE vm_state = 'building' AND deleted_at IS NULL AND build_deadline_at < coalesce($1::timestamptz, now())
-     ORDER BY build_deadline_at LIMIT $2`, [opts.now ?? null, opts.limit ?? 100]);
+     ORDER BY build_deadline_at LIMIT $2`,
+    [opts.now ?? null, opts.limit ?? 100],
+  );
   return r.rows.map(toInstanceRecord);
 }
 
@@ -172,7 +217,9 @@ export async function listInstancesPastBuildDeadline(db: Queryable, opts: { now?
 export async function softDeleteInstance(db: Queryable, uuid: string): Promise<boolean> {
   const r = await db.query(
     `UPDATE instances SET vm_state = 'deleted', task_state = NULL, deleted_at = now(), updated_at = now(),
-       terminated_at = coalesce(terminated_at, now()) WHERE uuid = $1 AND deleted_at IS NULL`, [checkUuid(uuid, 'instance uuid')]);
+       terminated_at = coalesce(terminated_at, now()) WHERE uuid = $1 AND deleted_at IS NULL`,
+    [checkUuid(uuid, 'instance uuid')],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -184,6 +231,8 @@ export async function destroyInstance(db: Queryable, uuid: string): Promise<bool
   const id = checkUuid(uuid, 'instance uuid');
   const r = await db.query<{ existed: boolean }>(
     `WITH a AS (DELETE FROM instance_actions WHERE instance_uuid = $1), i AS (DELETE FROM instances WHERE uuid = $1 RETURNING 1)
-     SELECT EXISTS (SELECT 1 FROM i) AS existed`, [id]);
+     SELECT EXISTS (SELECT 1 FROM i) AS existed`,
+    [id],
+  );
   return r.rows[0]?.existed === true;
 }

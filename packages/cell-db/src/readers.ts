@@ -9,9 +9,19 @@ import type { Queryable } from './db';
  */
 export const CELL_DB_READERS = Object.freeze({
   scheduler: Object.freeze({ tables: Object.freeze(['services', 'compute_nodes']), cell0: false }),
-  api: Object.freeze({ tables: Object.freeze(['instances', 'instance_faults', 'instance_actions', 'instance_actions_events', 'services', 'compute_nodes',
-    // migrations: os-services DELETE refuses a compute service with in-progress migrations (Nova's 409)
-    'migrations']), cell0: true }),
+  api: Object.freeze({
+    tables: Object.freeze([
+      'instances',
+      'instance_faults',
+      'instance_actions',
+      'instance_actions_events',
+      'services',
+      'compute_nodes',
+      // migrations: os-services DELETE refuses a compute service with in-progress migrations (Nova's 409)
+      'migrations',
+    ]),
+    cell0: true,
+  }),
 });
 
 /** A reader of the cell databases: a key of {@link CELL_DB_READERS}. */

@@ -8,7 +8,9 @@ import { checkUuid, type Queryable } from './db';
  * within a transaction (`withTransaction`); waits for the holder.
  */
 export async function lockInstanceServerAction(db: Queryable, instanceUuid: string): Promise<void> {
-  await db.query("SELECT pg_advisory_xact_lock(hashtextextended('cellsched.server_action:' || $1::text, 0))", [checkUuid(instanceUuid, 'instance uuid')]);
+  await db.query("SELECT pg_advisory_xact_lock(hashtextextended('cellsched.server_action:' || $1::text, 0))", [
+    checkUuid(instanceUuid, 'instance uuid'),
+  ]);
 }
 
 /**
@@ -16,9 +18,15 @@ export async function lockInstanceServerAction(db: Queryable, instanceUuid: stri
  * still in `fromStatus` (the status the super-conductor created it with). Returns false when it
  * is missing or moved on (nothing written). Idempotent.
  */
-export async function setMigrationDestination(db: Queryable, uuid: string, dest: { readonly host: string; readonly node: string }, fromStatus: string): Promise<boolean> {
+export async function setMigrationDestination(
+  db: Queryable,
+  uuid: string,
+  dest: { readonly host: string; readonly node: string },
+  fromStatus: string,
+): Promise<boolean> {
   const r = await db.query(
     `UPDATE migrations SET dest_compute = $2, dest_node = $3, updated_at = now() WHERE uuid = $1 AND deleted_at IS NULL AND status = $4`,
-    [checkUuid(uuid, 'migration uuid'), dest.host, dest.node, fromStatus]);
+    [checkUuid(uuid, 'migration uuid'), dest.host, dest.node, fromStatus],
+  );
   return (r.rowCount ?? 0) > 0;
 }

@@ -20,15 +20,38 @@ export interface ServiceRecord {
 }
 
 interface Row {
-  id: number; uuid: string; host: string; binary: string; topic: string | null; report_count: number; disabled: boolean; disabled_reason: string | null;
-  last_seen_up: Date | null; forced_down: boolean; version: number; created_at: Date; updated_at: Date; deleted_at: Date | null;
+  id: number;
+  uuid: string;
+  host: string;
+  binary: string;
+  topic: string | null;
+  report_count: number;
+  disabled: boolean;
+  disabled_reason: string | null;
+  last_seen_up: Date | null;
+  forced_down: boolean;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
 }
 export const SERVICE_COLUMNS = `id, uuid, host, "binary", topic, report_count, disabled, disabled_reason, last_seen_up, forced_down, version,
   created_at, updated_at, deleted_at`;
 const toService = (r: Row): ServiceRecord => ({
-  id: r.id, uuid: r.uuid, host: r.host, binary: r.binary, topic: r.topic, reportCount: r.report_count, disabled: r.disabled,
-  disabledReason: r.disabled_reason, lastSeenUp: r.last_seen_up, forcedDown: r.forced_down, version: r.version,
-  createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
+  id: r.id,
+  uuid: r.uuid,
+  host: r.host,
+  binary: r.binary,
+  topic: r.topic,
+  reportCount: r.report_count,
+  disabled: r.disabled,
+  disabledReason: r.disabled_reason,
+  lastSeenUp: r.last_seen_up,
+  forcedDown: r.forced_down,
+  version: r.version,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  deletedAt: r.deleted_at,
 });
 
 /**
@@ -38,14 +61,18 @@ const toService = (r: Row): ServiceRecord => ({
  * deleted row is history: the host coming back is a new service (new id and uuid, as Nova's soft
  * delete). Does not count as a heartbeat.
  */
-export async function upsertService(db: Queryable, s: { host: string; binary: string; topic?: string | null; version?: number; uuid?: string; computeProcess?: string }): Promise<{ service: ServiceRecord; created: boolean }> {
+export async function upsertService(
+  db: Queryable,
+  s: { host: string; binary: string; topic?: string | null; version?: number; uuid?: string; computeProcess?: string },
+): Promise<{ service: ServiceRecord; created: boolean }> {
   if (s.host === '' || s.binary === '') throw new CellDbError('cell_db.service.invalid', 'host and binary must not be empty');
   const r = await db.query<Row & { created: boolean }>(
     `INSERT INTO services AS s (uuid, host, "binary", topic, version, compute_process) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (host, "binary") WHERE deleted_at IS NULL DO UPDATE SET topic = EXCLUDED.topic, version = EXCLUDED.version,
        compute_process = coalesce(EXCLUDED.compute_process, s.compute_process), updated_at = now()
      RETURNING ${SERVICE_COLUMNS}, (xmax = 0) AS created`,
-    [checkUuid(s.uuid ?? randomUUID(), 'service uuid'), s.host, s.binary, s.topic ?? null, s.version ?? 0, s.computeProcess ?? null]);
+    [checkUuid(s.uuid ?? randomUUID(), 'service uuid'), s.host, s.binary, s.topic ?? null, s.version ?? 0, s.computeProcess ?? null],
+  );
   const row = r.rows[0];
   if (row === undefined) throw new CellDbError('cell_db.service.race', 'service upsert returned nothing');
   return { service: toService(row), created: row.created };
@@ -58,7 +85,9 @@ export async function upsertService(db: Queryable, s: { host: string; binary: st
 export async function recordServiceHeartbeat(db: Queryable, host: string, binary: string, at?: Date): Promise<boolean> {
   const r = await db.query(
     `UPDATE services SET report_count = report_count + 1, last_seen_up = coalesce($3, now()), updated_at = now()
-     WHERE host = $1 AND "binary" = $2 AND deleted_at IS NULL`, [host, binary, at ?? null]);
+     WHERE host = $1 AND "binary" = $2 AND deleted_at IS NULL`,
+    [host, binary, at ?? null],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -69,29 +98,43 @@ export async function recordServiceHeartbeat(db: Queryable, host: string, binary
 export async function recordServiceHeartbeats(db: Queryable, hosts: readonly string[], binary: string, at?: Date): Promise<string[]> {
   const r = await db.query<{ host: string }>(
     `UPDATE services SET report_count = report_count + 1, last_seen_up = coalesce($3, now()), updated_at = now()
-     WHERE host = ANY($1::text[]) AND "binary" = $2 AND deleted_at IS NULL RETURNING host`, [[...hosts], binary, at ?? null]);
+     WHERE host = ANY($1::text[]) AND "binary" = $2 AND deleted_at IS NULL RETURNING host`,
+    [[...hosts], binary, at ?? null],
+  );
   const seen = new Set(r.rows.map((row) => row.host));
   return hosts.filter((h) => !seen.has(h));
 }
 
 /** Enables/disables a service with a reason (os-services). Idempotent. Returns the row, or undefined if unknown. */
-export async function setServiceDisabled(db: Queryable, id: number, disabled: boolean, reason?: string | null): Promise<ServiceRecord | undefined> {
+export async function setServiceDisabled(
+  db: Queryable,
+  id: number,
+  disabled: boolean,
+  reason?: string | null,
+): Promise<ServiceRecord | undefined> {
   const r = await db.query<Row>(
     `UPDATE services SET disabled = $2, disabled_reason = CASE WHEN $2 THEN $3 ELSE NULL END, updated_at = now()
-     WHERE id = $1 AND deleted_at IS NULL RETURNING ${SERVICE_COLUMNS}`, [id, disabled, reason ?? null]);
+     WHERE id = $1 AND deleted_at IS NULL RETURNING ${SERVICE_COLUMNS}`,
+    [id, disabled, reason ?? null],
+  );
   return r.rows[0] === undefined ? undefined : toService(r.rows[0]);
 }
 
 /** Sets forced_down (os-services force down). Idempotent. Returns the row, or undefined if unknown. */
 export async function setServiceForcedDown(db: Queryable, id: number, forcedDown: boolean): Promise<ServiceRecord | undefined> {
   const r = await db.query<Row>(
-    `UPDATE services SET forced_down = $2, updated_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING ${SERVICE_COLUMNS}`, [id, forcedDown]);
+    `UPDATE services SET forced_down = $2, updated_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING ${SERVICE_COLUMNS}`,
+    [id, forcedDown],
+  );
   return r.rows[0] === undefined ? undefined : toService(r.rows[0]);
 }
 
 /** The live service for (host, binary), or undefined. Read-only. */
 export async function getService(db: Queryable, host: string, binary: string): Promise<ServiceRecord | undefined> {
-  const r = await db.query<Row>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE host = $1 AND "binary" = $2 AND deleted_at IS NULL`, [host, binary]);
+  const r = await db.query<Row>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE host = $1 AND "binary" = $2 AND deleted_at IS NULL`, [
+    host,
+    binary,
+  ]);
   return r.rows[0] === undefined ? undefined : toService(r.rows[0]);
 }
 
@@ -99,18 +142,29 @@ export async function getService(db: Queryable, host: string, binary: string): P
  * The live service with this id or uuid (a deleted one too with `includeDeleted`), or undefined.
  * With `forUpdate`, the row stays locked until the transaction ends. Read-only.
  */
-export async function getServiceById(db: Queryable, id: number | string, opts: { includeDeleted?: boolean; forUpdate?: boolean } = {}): Promise<ServiceRecord | undefined> {
+export async function getServiceById(
+  db: Queryable,
+  id: number | string,
+  opts: { includeDeleted?: boolean; forUpdate?: boolean } = {},
+): Promise<ServiceRecord | undefined> {
   const where = `${typeof id === 'number' ? 'id = $1' : 'uuid = $1'} AND ($2 OR deleted_at IS NULL)${opts.forUpdate === true ? ' FOR UPDATE' : ''}`;
-  const r = await db.query<Row>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE ${where}`,
-    [typeof id === 'number' ? id : checkUuid(id, 'service uuid'), opts.includeDeleted ?? false]);
+  const r = await db.query<Row>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE ${where}`, [
+    typeof id === 'number' ? id : checkUuid(id, 'service uuid'),
+    opts.includeDeleted ?? false,
+  ]);
   return r.rows[0] === undefined ? undefined : toService(r.rows[0]);
 }
 
 /** Live services, optionally of one binary, one host or any of `hosts`, by host. Read-only. */
-export async function listServices(db: Queryable, opts: { binary?: string; host?: string; hosts?: readonly string[] } = {}): Promise<ServiceRecord[]> {
+export async function listServices(
+  db: Queryable,
+  opts: { binary?: string; host?: string; hosts?: readonly string[] } = {},
+): Promise<ServiceRecord[]> {
   const r = await db.query<Row>(
     `SELECT ${SERVICE_COLUMNS} FROM services WHERE deleted_at IS NULL AND ($1::text IS NULL OR "binary" = $1) AND ($2::text IS NULL OR host = $2)
-       AND ($3::text[] IS NULL OR host = ANY($3)) ORDER BY host, "binary"`, [opts.binary ?? null, opts.host ?? null, opts.hosts === undefined ? null : [...opts.hosts]]);
+       AND ($3::text[] IS NULL OR host = ANY($3)) ORDER BY host, "binary"`,
+    [opts.binary ?? null, opts.host ?? null, opts.hosts === undefined ? null : [...opts.hosts]],
+  );
   return r.rows.map(toService);
 }
 
@@ -139,7 +193,9 @@ export async function deleteServices(db: Queryable, ids: readonly number[]): Pro
      c AS (UPDATE compute_nodes SET deleted_at = now(), updated_at = now(), mapped = 0
            WHERE service_id IN (SELECT id FROM s) AND deleted_at IS NULL RETURNING uuid::text, service_id)
      SELECT s.id, s.host, coalesce(array_agg(c.uuid) FILTER (WHERE c.uuid IS NOT NULL), '{}') AS nodes
-     FROM s LEFT JOIN c ON c.service_id = s.id GROUP BY s.id, s.host ORDER BY s.id`, [[...ids]]);
+     FROM s LEFT JOIN c ON c.service_id = s.id GROUP BY s.id, s.host ORDER BY s.id`,
+    [[...ids]],
+  );
   return { services: r.rows.map((row) => ({ id: row.id, host: row.host })), nodeUuids: r.rows.flatMap((row) => row.nodes) };
 }
 
@@ -154,12 +210,21 @@ export function toServiceRecord(r: Row): ServiceRecord {
  * lags the database clock by `overlapMs` (default 5 s) for the reason explained on
  * `listHostRecordsChangedSince`: rows may repeat (merge by id), none is lost. Read-only.
  */
-export async function listServicesChangedSince(db: Queryable, since: Date | undefined, opts: { overlapMs?: number } = {}): Promise<{ services: ServiceRecord[]; nextSince: Date }> {
+export async function listServicesChangedSince(
+  db: Queryable,
+  since: Date | undefined,
+  opts: { overlapMs?: number } = {},
+): Promise<{ services: ServiceRecord[]; nextSince: Date }> {
   const overlapMs = opts.overlapMs ?? 5000;
   if (!Number.isFinite(overlapMs) || overlapMs < 0) throw new CellDbError('cell_db.invalid', 'overlapMs must be a non-negative number');
-  const cursor = await db.query<{ next: Date }>('SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [since ?? null, overlapMs / 1000]);
+  const cursor = await db.query<{ next: Date }>('SELECT greatest($1::timestamptz, now() - make_interval(secs => $2)) AS next', [
+    since ?? null,
+    overlapMs / 1000,
+  ]);
   const r = await db.query<Row>(
-    `SELECT ${SERVICE_COLUMNS} FROM services WHERE ($1::timestamptz IS NULL AND deleted_at IS NULL) OR updated_at > $1 ORDER BY id`, [since ?? null]);
+    `SELECT ${SERVICE_COLUMNS} FROM services WHERE ($1::timestamptz IS NULL AND deleted_at IS NULL) OR updated_at > $1 ORDER BY id`,
+    [since ?? null],
+  );
   const next = cursor.rows[0]?.next;
   if (next === undefined) throw new CellDbError('cell_db.race', 'cursor query returned nothing');
   return { services: r.rows.map(toService), nextSince: next };

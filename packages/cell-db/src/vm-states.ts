@@ -1,12 +1,28 @@
 import { VmState } from '@cellsched/wire';
 
 /** Nova's vm_state strings, as stored in `instances.vm_state`. */
-export type VmStateName = 'active' | 'building' | 'paused' | 'suspended' | 'stopped' | 'rescued' | 'resized'
-  | 'soft-delete' | 'deleted' | 'error' | 'shelved' | 'shelved_offloaded';
+export type VmStateName =
+  | 'active'
+  | 'building'
+  | 'paused'
+  | 'suspended'
+  | 'stopped'
+  | 'rescued'
+  | 'resized'
+  | 'soft-delete'
+  | 'deleted'
+  | 'error'
+  | 'shelved'
+  | 'shelved_offloaded';
 
 const TO_WIRE: Partial<Record<VmStateName, VmState>> = {
-  active: VmState.VM_STATE_ACTIVE, building: VmState.VM_STATE_BUILDING, error: VmState.VM_STATE_ERROR, deleted: VmState.VM_STATE_DELETED,
-  stopped: VmState.VM_STATE_STOPPED, resized: VmState.VM_STATE_RESIZED, shelved_offloaded: VmState.VM_STATE_SHELVED_OFFLOADED,
+  active: VmState.VM_STATE_ACTIVE,
+  building: VmState.VM_STATE_BUILDING,
+  error: VmState.VM_STATE_ERROR,
+  deleted: VmState.VM_STATE_DELETED,
+  stopped: VmState.VM_STATE_STOPPED,
+  resized: VmState.VM_STATE_RESIZED,
+  shelved_offloaded: VmState.VM_STATE_SHELVED_OFFLOADED,
 };
 
 /** The wire enum for a stored vm_state; states the wire lacks map to UNSPECIFIED. Pure. */

@@ -1,12 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  CELL_DB_MIGRATIONS_DIR, createInstanceWithAction, finishActionEvent, startActionAndFinishEvent, finishInstanceAction, getInstanceAction, listInstanceActions, startActionEvent, startInstanceAction,
+  CELL_DB_MIGRATIONS_DIR,
+  createInstanceWithAction,
+  finishActionEvent,
+  startActionAndFinishEvent,
+  finishInstanceAction,
+  getInstanceAction,
+  listInstanceActions,
+  startActionEvent,
+  startInstanceAction,
 } from '@cellsched/cell-db';
 
 let db: TestDatabase;
-beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_act', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }); });
-afterAll(async () => { await db.drop(); });
+beforeAll(async () => {
+  db = await createTestDatabase({ prefix: 'celldb_act', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
+});
+afterAll(async () => {
+  await db.drop();
+});
 
 describe('instance actions and events', () => {
   it('record a create with a reschedule: one action, one event per host, redeliveries ignored', async () => {
@@ -18,10 +30,18 @@ describe('instance actions and events', () => {
 
     const build = { instanceUuid, requestId, event: 'compute__do_build_and_run_instance' };
     expect(await startActionEvent(db.pool, { ...build, event: 'conductor_schedule_and_build_instances', host: null })).toBe(true);
-    expect(await finishActionEvent(db.pool, { ...build, event: 'conductor_schedule_and_build_instances', host: null }, { result: 'Success' })).toBe(true);
+    expect(
+      await finishActionEvent(db.pool, { ...build, event: 'conductor_schedule_and_build_instances', host: null }, { result: 'Success' }),
+    ).toBe(true);
     expect(await startActionEvent(db.pool, { ...build, host: 'hA' })).toBe(true);
     expect(await startActionEvent(db.pool, { ...build, host: 'hA' })).toBe(false);
-    expect(await finishActionEvent(db.pool, { ...build, host: 'hA' }, { result: 'Error', traceback: 'BuildAbortException', details: 'disk full' })).toBe(true);
+    expect(
+      await finishActionEvent(
+        db.pool,
+        { ...build, host: 'hA' },
+        { result: 'Error', traceback: 'BuildAbortException', details: 'disk full' },
+      ),
+    ).toBe(true);
     expect(await startActionEvent(db.pool, { ...build, host: 'hB' })).toBe(true);
     expect(await finishActionEvent(db.pool, { ...build, host: 'hB' }, { result: 'Success' })).toBe(true);
     expect(await finishActionEvent(db.pool, { ...build, host: 'hB' }, { result: 'Success' })).toBe(true);
@@ -33,7 +53,8 @@ describe('instance actions and events', () => {
     expect(action?.events.map((e) => [e.event, e.host, e.result])).toEqual([
       ['conductor_schedule_and_build_instances', null, 'Success'],
       ['compute__do_build_and_run_instance', 'hA', 'Error'],
-      ['compute__do_build_and_run_instance', 'hB', 'Success']]);
+      ['compute__do_build_and_run_instance', 'hB', 'Success'],
+    ]);
     expect(action?.events[1]).toMatchObject({ traceback: 'BuildAbortException', details: 'disk full' });
     expect(action?.events[2]?.startTime).toBeInstanceOf(Date);
     expect((await listInstanceActions(db.pool, instanceUuid)).map((a) => a.requestId)).toEqual([requestId]);
@@ -47,9 +68,12 @@ describe('instance actions and events', () => {
     expect(await startActionEvent(db.pool, { instanceUuid, requestId: 'nope', event: 'e', host: 'h' })).toBeUndefined();
     expect(await finishActionEvent(db.pool, { instanceUuid, requestId: 'nope', event: 'e', host: 'h' }, { result: 'Success' })).toBe(false);
     expect(await finishInstanceAction(db.pool, instanceUuid, 'nope')).toBe(false);
-    await expect(startInstanceAction(db.pool, { instanceUuid, requestId: '', action: 'create' })).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
-    await expect(finishActionEvent(db.pool, { instanceUuid, requestId: 'r1', event: 'e', host: 'h' }, { result: 'Maybe' as never }))
-      .rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
+    await expect(startInstanceAction(db.pool, { instanceUuid, requestId: '', action: 'create' })).rejects.toMatchObject({
+      code: 'cell_db.instance_action.invalid',
+    });
+    await expect(
+      finishActionEvent(db.pool, { instanceUuid, requestId: 'r1', event: 'e', host: 'h' }, { result: 'Maybe' as never }),
+    ).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
   });
 });
 
@@ -59,32 +83,60 @@ describe('one-statement writes of the build path', () => {
   it('createInstanceWithAction creates the instance, its action and the finished event; a repeat returns the row as it is', async () => {
     const uuid = randomUUID();
     const requestId = `req-${randomUUID()}`;
-    const created = await createInstanceWithAction(db.pool, { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', taskState: 'scheduling', host: 'h1' },
-      { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: 'h1' });
+    const created = await createInstanceWithAction(
+      db.pool,
+      { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', taskState: 'scheduling', host: 'h1' },
+      { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: 'h1' },
+    );
     expect(created).toMatchObject({ created: true, instance: { uuid, vmState: 'building', host: 'h1', projectId: 'p' } });
-    const again = await createInstanceWithAction(db.pool, { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', host: 'h2' },
-      { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: 'h1' });
+    const again = await createInstanceWithAction(
+      db.pool,
+      { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', host: 'h2' },
+      { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: 'h1' },
+    );
     expect(again).toMatchObject({ created: false, instance: { uuid, host: 'h1' } });
     const actions = await listInstanceActions(db.pool, uuid);
     expect(actions.map((a) => [a.action, a.requestId, a.userId, a.projectId, a.events.map((e) => [e.event, e.host, e.result])])).toEqual([
-      ['create', requestId, 'u', 'p', [['conductor_schedule_and_build_instances', 'h1', 'Success']]]]);
-    await expect(createInstanceWithAction(db.pool, { uuid: randomUUID(), projectId: 'p', userId: 'u', flavor, vmState: 'building' },
-      { requestId: '', action: 'create', event: 'x', host: null })).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
+      ['create', requestId, 'u', 'p', [['conductor_schedule_and_build_instances', 'h1', 'Success']]],
+    ]);
+    await expect(
+      createInstanceWithAction(
+        db.pool,
+        { uuid: randomUUID(), projectId: 'p', userId: 'u', flavor, vmState: 'building' },
+        { requestId: '', action: 'create', event: 'x', host: null },
+      ),
+    ).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
   });
 
   it('startActionAndFinishEvent starts a missing action, records the event, marks the action Error on an error, idempotently', async () => {
     const instanceUuid = randomUUID();
     const requestId = `req-${randomUUID()}`;
     const action = { instanceUuid, requestId, action: 'create', userId: 'u', projectId: 'p' };
-    expect(await startActionAndFinishEvent(db.pool, action, { event: 'compute__do_build_and_run_instance', host: 'hA' }, { result: 'Error', details: 'disk full' })).toBe(true);
-    expect(await startActionAndFinishEvent(db.pool, action, { event: 'compute__do_build_and_run_instance', host: 'hB' }, { result: 'Success' })).toBe(true);
-    expect(await startActionAndFinishEvent(db.pool, action, { event: 'compute__do_build_and_run_instance', host: 'hB' }, { result: 'Success' })).toBe(true);
+    expect(
+      await startActionAndFinishEvent(
+        db.pool,
+        action,
+        { event: 'compute__do_build_and_run_instance', host: 'hA' },
+        { result: 'Error', details: 'disk full' },
+      ),
+    ).toBe(true);
+    expect(
+      await startActionAndFinishEvent(db.pool, action, { event: 'compute__do_build_and_run_instance', host: 'hB' }, { result: 'Success' }),
+    ).toBe(true);
+    expect(
+      await startActionAndFinishEvent(db.pool, action, { event: 'compute__do_build_and_run_instance', host: 'hB' }, { result: 'Success' }),
+    ).toBe(true);
     const [a] = await listInstanceActions(db.pool, instanceUuid);
     expect(a?.message).toBe('Error');
-    expect(a?.events.map((e) => [e.host, e.result, e.details]).sort()).toEqual([['hA', 'Error', 'disk full'], ['hB', 'Success', null]]);
+    expect(a?.events.map((e) => [e.host, e.result, e.details]).sort()).toEqual([
+      ['hA', 'Error', 'disk full'],
+      ['hB', 'Success', null],
+    ]);
     const fresh = { ...action, instanceUuid: randomUUID() };
     expect(await startActionAndFinishEvent(db.pool, fresh, { event: 'e', host: null }, { result: 'Success' })).toBe(true);
     expect((await listInstanceActions(db.pool, fresh.instanceUuid))[0]?.message).toBeNull();
-    await expect(startActionAndFinishEvent(db.pool, fresh, { event: 'e', host: null }, { result: 'Maybe' as never })).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
+    await expect(startActionAndFinishEvent(db.pool, fresh, { event: 'e', host: null }, { result: 'Maybe' as never })).rejects.toMatchObject(
+      { code: 'cell_db.instance_action.invalid' },
+    );
   });
 });

@@ -1,9 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  CELL_DB_MIGRATIONS_DIR, deleteComputeNode, deleteService, getComputeNode, getService, getServiceById, listComputeNodes,
-  listHostChangesSplitSince, listHostRecordsChangedSince, listServices, listUnmappedComputeHosts, markComputeNodesMapped, recordServiceHeartbeat,
-  recordServiceHeartbeats, listServicesChangedSince, setServiceDisabled, setServiceForcedDown, updateComputeNodeStats, updateComputeNodesStats, upsertComputeNode, upsertService,
+  CELL_DB_MIGRATIONS_DIR,
+  deleteComputeNode,
+  deleteService,
+  getComputeNode,
+  getService,
+  getServiceById,
+  listComputeNodes,
+  listHostChangesSplitSince,
+  listHostRecordsChangedSince,
+  listServices,
+  listUnmappedComputeHosts,
+  markComputeNodesMapped,
+  recordServiceHeartbeat,
+  recordServiceHeartbeats,
+  listServicesChangedSince,
+  setServiceDisabled,
+  setServiceForcedDown,
+  updateComputeNodeStats,
+  updateComputeNodesStats,
+  upsertComputeNode,
+  upsertService,
   type ComputeNodeReport,
 } from '@cellsched/cell-db';
 
@@ -11,12 +29,24 @@ import {
 const pastThisMillisecond = (): Promise<void> => new Promise((r) => setTimeout(r, 3));
 
 let db: TestDatabase;
-beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_hosts', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }); });
-afterAll(async () => { await db.drop(); });
+beforeAll(async () => {
+  db = await createTestDatabase({ prefix: 'celldb_hosts', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
+});
+afterAll(async () => {
+  await db.drop();
+});
 
 const report = (host: string, serviceId: number | null, over: Partial<ComputeNodeReport> = {}): ComputeNodeReport => ({
-  uuid: randomUUID(), serviceId, host, hypervisorHostname: host, vcpus: 16, memoryMb: 32768, localGb: 500,
-  supportedInstances: [['x86_64', 'fake', 'hvm']], stats: { failed_builds: '0', io_workload: '0' }, ...over,
+  uuid: randomUUID(),
+  serviceId,
+  host,
+  hypervisorHostname: host,
+  vcpus: 16,
+  memoryMb: 32768,
+  localGb: 500,
+  supportedInstances: [['x86_64', 'fake', 'hvm']],
+  stats: { failed_builds: '0', io_workload: '0' },
+  ...over,
 });
 
 describe('services', () => {
@@ -27,7 +57,13 @@ describe('services', () => {
     await setServiceDisabled(db.pool, first.service.id, true, 'maintenance');
     const again = await upsertService(db.pool, { host: 's1', binary: 'nova-compute', topic: 'compute', version: 2 });
     expect(again.created).toBe(false);
-    expect(again.service).toMatchObject({ id: first.service.id, uuid: first.service.uuid, version: 2, disabled: true, disabledReason: 'maintenance' });
+    expect(again.service).toMatchObject({
+      id: first.service.id,
+      uuid: first.service.uuid,
+      version: 2,
+      disabled: true,
+      disabledReason: 'maintenance',
+    });
     expect(await recordServiceHeartbeat(db.pool, 's1', 'nova-compute')).toBe(true);
     expect(await recordServiceHeartbeat(db.pool, 's1', 'nova-compute')).toBe(true);
     expect(await recordServiceHeartbeat(db.pool, 'nobody', 'nova-compute')).toBe(false);
@@ -44,7 +80,9 @@ describe('services', () => {
     await upsertService(db.pool, { host: 'b1', binary: 'nova-compute' });
     await upsertService(db.pool, { host: 'b2', binary: 'nova-compute' });
     expect(await recordServiceHeartbeats(db.pool, ['b1', 'b2', 'b3'], 'nova-compute')).toEqual(['b3']);
-    expect((await listServices(db.pool, { binary: 'nova-compute' })).filter((s) => s.host.startsWith('b')).map((s) => s.reportCount)).toEqual([1, 1]);
+    expect(
+      (await listServices(db.pool, { binary: 'nova-compute' })).filter((s) => s.host.startsWith('b')).map((s) => s.reportCount),
+    ).toEqual([1, 1]);
     await expect(upsertService(db.pool, { host: '', binary: 'nova-compute' })).rejects.toMatchObject({ code: 'cell_db.service.invalid' });
   });
 });
@@ -55,7 +93,14 @@ describe('compute nodes', () => {
     const input = report('c1', service.id);
     const first = await upsertComputeNode(db.pool, input);
     expect(first.created).toBe(true);
-    expect(first.node).toMatchObject({ uuid: input.uuid, host: 'c1', vcpus: 16, cpuAllocationRatio: 4, mapped: 0, supportedInstances: [['x86_64', 'fake', 'hvm']] });
+    expect(first.node).toMatchObject({
+      uuid: input.uuid,
+      host: 'c1',
+      vcpus: 16,
+      cpuAllocationRatio: 4,
+      mapped: 0,
+      supportedInstances: [['x86_64', 'fake', 'hvm']],
+    });
     expect(await markComputeNodesMapped(db.pool, ['c1'])).toBe(1);
     const again = await upsertComputeNode(db.pool, { ...input, vcpusUsed: 2 });
     expect(again.created).toBe(false);
@@ -68,7 +113,8 @@ describe('compute nodes', () => {
     expect((await upsertComputeNode(db.pool, input)).node.deletedAt).toBeNull();
     await expect(upsertComputeNode(db.pool, report('c1', service.id))).rejects.toMatchObject({ code: '23505' });
     await expect(upsertComputeNode(db.pool, report('c2', null, { vcpus: -1, ramAllocationRatio: 0 }))).rejects.toThrow(
-      'invalid compute node: vcpus must be a non-negative integer; ram_allocation_ratio must be > 0');
+      'invalid compute node: vcpus must be a non-negative integer; ram_allocation_ratio must be > 0',
+    );
     expect(await updateComputeNodeStats(db.pool, randomUUID(), {})).toBe(false);
   });
 
@@ -90,14 +136,19 @@ describe('compute nodes', () => {
       { uuid: randomUUID(), stats: {}, runningVms: 0 },
     ]);
     expect(n).toBe(1);
-    expect(await getComputeNode(db.pool, a.uuid)).toMatchObject({ runningVms: 5, stats: { failed_builds: '2', io_workload: '0', num_instances: '5' } });
+    expect(await getComputeNode(db.pool, a.uuid)).toMatchObject({
+      runningVms: 5,
+      stats: { failed_builds: '2', io_workload: '0', num_instances: '5' },
+    });
     expect((await getComputeNode(db.pool, b.uuid, { includeDeleted: true }))?.stats).toEqual({ failed_builds: '0', io_workload: '0' });
     // the same report again (a redelivery, or the compute's periodic report of every host) writes nothing
     const before = (await getComputeNode(db.pool, a.uuid))?.updatedAt;
     expect(await updateComputeNodesStats(db.pool, [{ uuid: a.uuid, stats: { failed_builds: '2' }, runningVms: 5 }])).toBe(0);
     expect((await getComputeNode(db.pool, a.uuid))?.updatedAt).toEqual(before);
     expect(await updateComputeNodesStats(db.pool, [{ uuid: a.uuid, stats: { failed_builds: '0' }, runningVms: 5 }])).toBe(1);
-    await expect(updateComputeNodesStats(db.pool, [{ uuid: a.uuid, stats: {}, runningVms: -1 }])).rejects.toMatchObject({ code: 'cell_db.compute_node.invalid' });
+    await expect(updateComputeNodesStats(db.pool, [{ uuid: a.uuid, stats: {}, runningVms: -1 }])).rejects.toMatchObject({
+      code: 'cell_db.compute_node.invalid',
+    });
     expect(await updateComputeNodesStats(db.pool, [])).toBe(0);
   });
 
@@ -131,7 +182,10 @@ describe('incremental host cache reads', () => {
       const n2 = (await upsertComputeNode(pool, report('h2', s2.id))).node;
       await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const initial = await listHostRecordsChangedSince(pool, undefined, { overlapMs: 0 });
-      expect(initial.hosts.map((h) => [h.node.uuid, h.service?.host])).toEqual([[n1.uuid, 'h1'], [n2.uuid, 'h2']]);
+      expect(initial.hosts.map((h) => [h.node.uuid, h.service?.host])).toEqual([
+        [n1.uuid, 'h1'],
+        [n2.uuid, 'h2'],
+      ]);
       expect(initial.hosts[0]?.service?.lastSeenUp).toBeNull();
 
       const nothing = await listHostRecordsChangedSince(pool, initial.nextSince, { overlapMs: 0 });
@@ -181,24 +235,38 @@ describe('incremental host reads split by what changed', () => {
       await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const beat = await listHostChangesSplitSince(pool, nothing.nextSince, { overlapMs: 0 });
       expect(beat.hosts).toEqual([]);
-      expect(beat.services.map((s) => [s.id, s.reportCount, s.disabled])).toEqual([[s1.id, 0, true], [s2.id, 1, false]]);
+      expect(beat.services.map((s) => [s.id, s.reportCount, s.disabled])).toEqual([
+        [s1.id, 0, true],
+        [s2.id, 1, false],
+      ]);
 
       await updateComputeNodeStats(pool, n1.uuid, { io_workload: '3' });
       await deleteService(pool, s2.id); // deletes its node too
       await pastThisMillisecond(); // the watermark is a Date (ms): a write in the read's own millisecond would be read again
       const later = await listHostChangesSplitSince(pool, beat.nextSince, { overlapMs: 0 });
-      expect(later.hosts.map((h) => [h.node.host, h.node.deletedAt !== null, h.service?.disabled])).toEqual([['h1', false, true], ['h2', true, undefined]]);
+      expect(later.hosts.map((h) => [h.node.host, h.node.deletedAt !== null, h.service?.disabled])).toEqual([
+        ['h1', false, true],
+        ['h2', true, undefined],
+      ]);
       expect(later.services.map((s) => [s.id, s.deletedAt !== null])).toEqual([[s2.id, true]]);
       await expect(listHostChangesSplitSince(pool, later.nextSince, { overlapMs: -1 })).rejects.toMatchObject({ code: 'cell_db.invalid' });
       await expect(listHostChangesSplitSince(pool, later.nextSince, { pageSize: 0 })).rejects.toMatchObject({ code: 'cell_db.invalid' });
 
       // page by page: every changed service row once, in id order, whatever the page size
-      const more = await Promise.all(['h3', 'h4', 'h5'].map(async (host) => (await upsertService(pool, { host, binary: 'nova-compute' })).service.id));
+      const more = await Promise.all(
+        ['h3', 'h4', 'h5'].map(async (host) => (await upsertService(pool, { host, binary: 'nova-compute' })).service.id),
+      );
       await recordServiceHeartbeat(pool, 'h1', 'nova-compute');
       for (const pageSize of [1, 2, 3, 100]) {
         const paged = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, pageSize });
         expect(paged.services.map((s) => s.id)).toEqual([s1.id, ...more].sort((x, y) => x - y));
-        expect(paged.services[0]).toMatchObject({ id: s1.id, reportCount: 1, disabled: true, lastSeenUp: expect.any(Date), deletedAt: null });
+        expect(paged.services[0]).toMatchObject({
+          id: s1.id,
+          reportCount: 1,
+          disabled: true,
+          lastSeenUp: expect.any(Date),
+          deletedAt: null,
+        });
       }
 
       // rows the reader holds (as serviceVersions gave them) are listed, not read again; a row changed since is
@@ -239,7 +307,10 @@ describe('incremental service reads', () => {
       await setServiceDisabled(cellDb.pool, b.id, true, 'maint');
       await deleteService(cellDb.pool, a.id);
       const next = await listServicesChangedSince(cellDb.pool, first.nextSince, { overlapMs: 0 });
-      expect(next.services.map((s) => [s.host, s.disabled, s.deletedAt !== null])).toEqual([['a', false, true], ['b', true, false]]);
+      expect(next.services.map((s) => [s.host, s.disabled, s.deletedAt !== null])).toEqual([
+        ['a', false, true],
+        ['b', true, false],
+      ]);
       expect((await listServicesChangedSince(cellDb.pool, next.nextSince, { overlapMs: 0 })).services).toEqual([]);
     } finally {
       await cellDb.drop();

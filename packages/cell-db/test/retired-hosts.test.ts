@@ -3,18 +3,50 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
-  addPendingProviders, CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, deleteServices, forgetPendingProviders, getService, getServiceById, hostUsage,
-  listComputeNodes, listPendingProviders, listServicesNotServedBy, markComputeNodesMapped, recordComputeProcessRun, recordServiceHeartbeats,
-  removePendingProviders, softDeleteInstance, upsertComputeNode, upsertService,
+  addPendingProviders,
+  CELL_DB_MIGRATIONS_DIR,
+  createInstance,
+  createMigration,
+  deleteServices,
+  forgetPendingProviders,
+  getService,
+  getServiceById,
+  hostUsage,
+  listComputeNodes,
+  listPendingProviders,
+  listServicesNotServedBy,
+  markComputeNodesMapped,
+  recordComputeProcessRun,
+  recordServiceHeartbeats,
+  removePendingProviders,
+  softDeleteInstance,
+  upsertComputeNode,
+  upsertService,
 } from '@cellsched/cell-db';
 
 let db: TestDatabase;
-beforeAll(async () => { db = await createTestDatabase({ prefix: 'celldb_retire', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR }); });
-afterAll(async () => { await db.drop(); });
+beforeAll(async () => {
+  db = await createTestDatabase({ prefix: 'celldb_retire', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
+});
+afterAll(async () => {
+  await db.drop();
+});
 
 async function host(name: string, computeProcess?: string): Promise<{ id: number; uuid: string; node: string }> {
-  const { service } = await upsertService(db.pool, { host: name, binary: 'nova-compute', ...(computeProcess === undefined ? {} : { computeProcess }) });
-  const { node } = await upsertComputeNode(db.pool, { uuid: randomUUID(), serviceId: service.id, host: name, hypervisorHostname: name, vcpus: 4, memoryMb: 4096, localGb: 40 });
+  const { service } = await upsertService(db.pool, {
+    host: name,
+    binary: 'nova-compute',
+    ...(computeProcess === undefined ? {} : { computeProcess }),
+  });
+  const { node } = await upsertComputeNode(db.pool, {
+    uuid: randomUUID(),
+    serviceId: service.id,
+    host: name,
+    hypervisorHostname: name,
+    vcpus: 4,
+    memoryMb: 4096,
+    localGb: 40,
+  });
   return { id: service.id, uuid: service.uuid, node: node.uuid };
 }
 
@@ -32,7 +64,7 @@ describe('compute process runs', () => {
 });
 
 describe('services a process no longer serves', () => {
-  it('lists only that process\'s live services whose host left its set', async () => {
+  it("lists only that process's live services whose host left its set", async () => {
     await host('r1', 'proc-a');
     await host('r2', 'proc-a');
     await host('r3', 'proc-a');
@@ -54,11 +86,16 @@ describe('deleting services', () => {
     const b = await host('d-b', 'proc-d');
     await markComputeNodesMapped(db.pool, ['d-a', 'd-b']);
     const gone = await deleteServices(db.pool, [a.id, b.id, 999999]);
-    expect(gone.services).toEqual([{ id: a.id, host: 'd-a' }, { id: b.id, host: 'd-b' }]);
+    expect(gone.services).toEqual([
+      { id: a.id, host: 'd-a' },
+      { id: b.id, host: 'd-b' },
+    ]);
     expect([...gone.nodeUuids].sort()).toEqual([a.node, b.node].sort());
     expect(await deleteServices(db.pool, [a.id])).toEqual({ services: [], nodeUuids: [] });
     expect(await listComputeNodes(db.pool, { host: 'd-a' })).toEqual([]);
-    expect((await listComputeNodes(db.pool, { serviceId: a.id, includeDeleted: true })).map((n) => [n.uuid, n.mapped, n.deletedAt !== null])).toEqual([[a.node, 0, true]]);
+    expect(
+      (await listComputeNodes(db.pool, { serviceId: a.id, includeDeleted: true })).map((n) => [n.uuid, n.mapped, n.deletedAt !== null]),
+    ).toEqual([[a.node, 0, true]]);
     expect(await listServicesNotServedBy(db.pool, 'proc-d', [])).toEqual([]);
     // heartbeats of a deleted service change nothing
     expect(await recordServiceHeartbeats(db.pool, ['d-a'], 'nova-compute')).toEqual(['d-a']);
@@ -75,7 +112,15 @@ describe('deleting services', () => {
     expect((await getServiceById(db.pool, old.uuid, { includeDeleted: true }))?.deletedAt).toBeInstanceOf(Date);
     expect((await getService(db.pool, 'back-1', 'nova-compute'))?.id).toBe(service.id);
     // the node (same uuid: name-based in the computes) comes back unmapped, under the new service
-    const { node } = await upsertComputeNode(db.pool, { uuid: old.node, serviceId: service.id, host: 'back-1', hypervisorHostname: 'back-1', vcpus: 4, memoryMb: 4096, localGb: 40 });
+    const { node } = await upsertComputeNode(db.pool, {
+      uuid: old.node,
+      serviceId: service.id,
+      host: 'back-1',
+      hypervisorHostname: 'back-1',
+      vcpus: 4,
+      memoryMb: 4096,
+      localGb: 40,
+    });
     expect([node.deletedAt, node.mapped, node.serviceId]).toEqual([null, 0, service.id]);
   });
 });
@@ -99,7 +144,7 @@ describe('pending providers of retired nodes', () => {
 });
 
 describe('host usage', () => {
-  it('counts undeleted instances of any state and in-progress migrations on the host\'s nodes', async () => {
+  it("counts undeleted instances of any state and in-progress migrations on the host's nodes", async () => {
     await host('u-1');
     expect(await hostUsage(db.pool, 'u-1', ['u-1'])).toEqual({ instances: 0, migrations: [] });
     const i1 = randomUUID();
@@ -108,8 +153,26 @@ describe('host usage', () => {
     await softDeleteInstance(db.pool, i1);
     expect((await hostUsage(db.pool, 'u-1', ['u-1'])).instances).toBe(0);
     const m = randomUUID();
-    await createMigration(db.pool, { uuid: m, instanceUuid: randomUUID(), sourceCompute: 'x', sourceNode: 'x', destCompute: 'u-1', destNode: 'u-1', migrationType: 'migration', status: 'migrating' });
-    await createMigration(db.pool, { uuid: randomUUID(), instanceUuid: randomUUID(), sourceCompute: 'u-1', sourceNode: 'u-1', destCompute: 'y', destNode: 'y', migrationType: 'resize', status: 'confirmed' });
+    await createMigration(db.pool, {
+      uuid: m,
+      instanceUuid: randomUUID(),
+      sourceCompute: 'x',
+      sourceNode: 'x',
+      destCompute: 'u-1',
+      destNode: 'u-1',
+      migrationType: 'migration',
+      status: 'migrating',
+    });
+    await createMigration(db.pool, {
+      uuid: randomUUID(),
+      instanceUuid: randomUUID(),
+      sourceCompute: 'u-1',
+      sourceNode: 'u-1',
+      destCompute: 'y',
+      destNode: 'y',
+      migrationType: 'resize',
+      status: 'confirmed',
+    });
     expect(await hostUsage(db.pool, 'u-1', ['u-1'])).toEqual({ instances: 0, migrations: [`${m}:migrating`] });
   });
 });

@@ -4,9 +4,21 @@
  * The only package that reads `process.env`.
  */
 export {
-  defineConfig, OPTION_TYPES, type Config, type ConfigSchema, type OptionSpec, type OptionType, type OptionValue,
-  type StringOption, type IntOption, type FloatOption, type BoolOption, type UrlOption, type EnumOption,
-  type ListOption, type DurationOption,
+  defineConfig,
+  OPTION_TYPES,
+  type Config,
+  type ConfigSchema,
+  type OptionSpec,
+  type OptionType,
+  type OptionValue,
+  type StringOption,
+  type IntOption,
+  type FloatOption,
+  type BoolOption,
+  type UrlOption,
+  type EnumOption,
+  type ListOption,
+  type DurationOption,
 } from './schema';
 export { ConfigError } from './config-error';
 export { loadConfig, CONFIG_FILE_ENV, type LoadOptions } from './load-config';

@@ -18,7 +18,9 @@ const schema = defineConfig({
 
 const DB = 'postgres://u:p@127.0.0.1/db';
 let dir: string;
-beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'cellsched-config-')); });
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cellsched-config-'));
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function writeJson(name: string, data: unknown): string {
@@ -28,7 +30,9 @@ function writeJson(name: string, data: unknown): string {
 }
 
 function problemsOf(fn: () => unknown): readonly string[] {
-  try { fn(); } catch (err) {
+  try {
+    fn();
+  } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).code).toBe('config.invalid');
     return (err as ConfigError).problems;
@@ -39,7 +43,16 @@ function problemsOf(fn: () => unknown): readonly string[] {
 describe('loadConfig', () => {
   test('defaults fill every unset option; an optional option without default is undefined', () => {
     const cfg = loadConfig(schema, { env: { T_DB_URL: DB } });
-    expect(cfg).toEqual({ dbUrl: DB, port: 8778, ratio: 16, debug: false, logLevel: 'info', filters: ['ComputeFilter'], timeout: 30_000, name: undefined });
+    expect(cfg).toEqual({
+      dbUrl: DB,
+      port: 8778,
+      ratio: 16,
+      debug: false,
+      logLevel: 'info',
+      filters: ['ComputeFilter'],
+      timeout: 30_000,
+      name: undefined,
+    });
     // Type-level checks: these lines only compile if inference is right.
     const port: number = cfg.port;
     const url: string = cfg.dbUrl; // required: never undefined
@@ -52,11 +65,28 @@ describe('loadConfig', () => {
   });
 
   test('every type is read from env', () => {
-    const cfg = loadConfig(schema, { env: {
-      T_DB_URL: DB, T_PORT: '9000', T_RATIO: '1.5', T_DEBUG: 'yes', T_LOG_LEVEL: 'warn',
-      T_FILTERS: 'A,B', T_TIMEOUT: '2m', T_NAME: 'x',
-    } });
-    expect(cfg).toEqual({ dbUrl: DB, port: 9000, ratio: 1.5, debug: true, logLevel: 'warn', filters: ['A', 'B'], timeout: 120_000, name: 'x' });
+    const cfg = loadConfig(schema, {
+      env: {
+        T_DB_URL: DB,
+        T_PORT: '9000',
+        T_RATIO: '1.5',
+        T_DEBUG: 'yes',
+        T_LOG_LEVEL: 'warn',
+        T_FILTERS: 'A,B',
+        T_TIMEOUT: '2m',
+        T_NAME: 'x',
+      },
+    });
+    expect(cfg).toEqual({
+      dbUrl: DB,
+      port: 9000,
+      ratio: 1.5,
+      debug: true,
+      logLevel: 'warn',
+      filters: ['A', 'B'],
+      timeout: 120_000,
+      name: 'x',
+    });
   });
 
   test('an empty env value counts as unset', () => {
@@ -67,14 +97,26 @@ describe('loadConfig', () => {
     const cfg = loadConfig(schema, { env: { T_DB_URL: DB } });
     expect(Object.isFrozen(cfg)).toBe(true);
     expect(Object.isFrozen(cfg.filters)).toBe(true);
-    expect(() => { (cfg as { port: number }).port = 1; }).toThrow(TypeError);
-    expect(() => { (cfg.filters as string[]).push('x'); }).toThrow(TypeError);
+    expect(() => {
+      (cfg as { port: number }).port = 1;
+    }).toThrow(TypeError);
+    expect(() => {
+      (cfg.filters as string[]).push('x');
+    }).toThrow(TypeError);
   });
 
   test('every problem is listed in one error', () => {
-    const problems = problemsOf(() => loadConfig(schema, { env: {
-      T_PORT: 'eighty', T_RATIO: 'x', T_DEBUG: 'maybe', T_LOG_LEVEL: 'trace', T_TIMEOUT: '30',
-    } }));
+    const problems = problemsOf(() =>
+      loadConfig(schema, {
+        env: {
+          T_PORT: 'eighty',
+          T_RATIO: 'x',
+          T_DEBUG: 'maybe',
+          T_LOG_LEVEL: 'trace',
+          T_TIMEOUT: '30',
+        },
+      }),
+    );
     expect(problems).toEqual([
       'dbUrl: required, set env T_DB_URL',
       'port (env T_PORT): "eighty" is not an integer',
@@ -119,8 +161,9 @@ describe('loadConfig', () => {
   test('the file path comes from CELLSCHED_CONFIG_FILE unless given; file: false reads none', () => {
     const file = writeJson('byenv.json', { dbUrl: DB, port: 4000 });
     expect(loadConfig(schema, { env: { CELLSCHED_CONFIG_FILE: file } }).port).toBe(4000);
-    expect(problemsOf(() => loadConfig(schema, { env: { CELLSCHED_CONFIG_FILE: file }, file: false })))
-      .toEqual(['dbUrl: required, set env T_DB_URL']);
+    expect(problemsOf(() => loadConfig(schema, { env: { CELLSCHED_CONFIG_FILE: file }, file: false }))).toEqual([
+      'dbUrl: required, set env T_DB_URL',
+    ]);
   });
 
   test('file problems: bad values, unknown keys and unreadable files are listed with their source', () => {
@@ -131,12 +174,16 @@ describe('loadConfig', () => {
       `dbUrl (file ${file}): URL scheme "mysql:" is not one of postgres:`,
       `port (file ${file}): "x" is not an integer`,
     ]);
-    expect(loadConfig(schema, { env: { T_DB_URL: DB }, file: writeJson('shared.json', { colour: 'red' }), allowUnknownFileKeys: true }).port).toBe(8778);
-    expect(problemsOf(() => loadConfig(schema, { env: { T_DB_URL: DB }, file: writeJson('notjson.json', '{oops') }))[0])
-      .toMatch(/^config file .*notjson\.json: /);
+    expect(
+      loadConfig(schema, { env: { T_DB_URL: DB }, file: writeJson('shared.json', { colour: 'red' }), allowUnknownFileKeys: true }).port,
+    ).toBe(8778);
+    expect(problemsOf(() => loadConfig(schema, { env: { T_DB_URL: DB }, file: writeJson('notjson.json', '{oops') }))[0]).toMatch(
+      /^config file .*notjson\.json: /,
+    );
     expect(problemsOf(() => loadConfig(schema, { env: { T_DB_URL: DB }, file: join(dir, 'missing.json') }))[0]).toContain('ENOENT');
-    expect(problemsOf(() => loadConfig(schema, { env: { T_DB_URL: DB }, file: writeJson('array.json', [1]) })))
-      .toEqual([`config file ${join(dir, 'array.json')}: must hold a JSON object keyed by option name`]);
+    expect(problemsOf(() => loadConfig(schema, { env: { T_DB_URL: DB }, file: writeJson('array.json', [1]) }))).toEqual([
+      `config file ${join(dir, 'array.json')}: must hold a JSON object keyed by option name`,
+    ]);
   });
 
   test('argv problems: unknown flags, missing values, --no- on a non-boolean', () => {

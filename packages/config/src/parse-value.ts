@@ -53,7 +53,12 @@ function parseList(raw: unknown): Parsed {
     return raw.every((x) => typeof x === 'string') ? ok([...raw]) : bad(`${show(raw)} is not a list of strings`);
   }
   if (typeof raw !== 'string') return bad(`${show(raw)} is not a list (comma-separated text or a JSON array)`);
-  return ok(raw.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+  return ok(
+    raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
 }
 
 function parseDurationValue(raw: unknown, min?: string, max?: string): Parsed {
@@ -68,16 +73,23 @@ function parseDurationValue(raw: unknown, min?: string, max?: string): Parsed {
  */
 export function parseValue(spec: OptionSpec, raw: unknown): Parsed {
   switch (spec.type) {
-    case 'string': return typeof raw === 'string' ? ok(raw) : bad(`${show(raw)} is not a string`);
-    case 'int': return parseInt_(raw, spec.min, spec.max);
-    case 'float': return parseFloat_(raw, spec.min, spec.max);
-    case 'bool': return parseBool(raw);
-    case 'url': return parseUrl(raw, spec.protocols);
+    case 'string':
+      return typeof raw === 'string' ? ok(raw) : bad(`${show(raw)} is not a string`);
+    case 'int':
+      return parseInt_(raw, spec.min, spec.max);
+    case 'float':
+      return parseFloat_(raw, spec.min, spec.max);
+    case 'bool':
+      return parseBool(raw);
+    case 'url':
+      return parseUrl(raw, spec.protocols);
     case 'enum':
-      return typeof raw === 'string' && spec.values.includes(raw)
-        ? ok(raw) : bad(`${show(raw)} is not one of ${spec.values.join(', ')}`);
-    case 'list': return parseList(raw);
-    case 'duration': return parseDurationValue(raw, spec.min, spec.max);
-    default: return bad(`unknown option type ${show((spec as { type?: unknown }).type)}`);
+      return typeof raw === 'string' && spec.values.includes(raw) ? ok(raw) : bad(`${show(raw)} is not one of ${spec.values.join(', ')}`);
+    case 'list':
+      return parseList(raw);
+    case 'duration':
+      return parseDurationValue(raw, spec.min, spec.max);
+    default:
+      return bad(`unknown option type ${show((spec as { type?: unknown }).type)}`);
   }
 }

@@ -28,12 +28,22 @@ describe('renderHelp', () => {
   test('redactConfig masks secrets and URL passwords for logging', () => {
     const cfg = loadConfig(schema, { env: { X_DB_URL: 'postgres://p:pw@h/db' }, file: false });
     expect(redactConfig(schema, cfg)).toEqual({
-      dbUrl: 'postgres://p:***@h/db', adminUrl: 'postgres://u:***@h/db', token: '***', level: 'info', timeout: 90_000, verbose: undefined,
+      dbUrl: 'postgres://p:***@h/db',
+      adminUrl: 'postgres://u:***@h/db',
+      token: '***',
+      level: 'info',
+      timeout: 90_000,
+      verbose: undefined,
     });
   });
 
   test('wantsHelp spots --help and -h only', () => {
-    expect([wantsHelp(['--port=1', '--help']), wantsHelp(['-h']), wantsHelp(['--helpful=1']), wantsHelp([])]).toEqual([true, true, false, false]);
+    expect([wantsHelp(['--port=1', '--help']), wantsHelp(['-h']), wantsHelp(['--helpful=1']), wantsHelp([])]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 
   test('redactUrl leaves URLs without password and non-URLs alone', () => {
@@ -48,8 +58,12 @@ describe('testInfra', () => {
       pgAdminUrl: 'postgres://cellsched:cellsched@127.0.0.1:5432/postgres',
       amqpUrl: 'amqp://cellsched:cellsched@127.0.0.1:5672/',
     });
-    expect(testInfra({ CELLSCHED_TEST_PG_URL: 'postgres://a@b/c', CELLSCHED_TEST_AMQP_URL: 'amqp://x@y/' }))
-      .toEqual({ pgAdminUrl: 'postgres://a@b/c', amqpUrl: 'amqp://x@y/' });
-    expect(() => testInfra({ CELLSCHED_TEST_PG_URL: 'amqp://x@y/', CELLSCHED_CONFIG_FILE: '/nonexistent' })).toThrow('CELLSCHED_TEST_PG_URL');
+    expect(testInfra({ CELLSCHED_TEST_PG_URL: 'postgres://a@b/c', CELLSCHED_TEST_AMQP_URL: 'amqp://x@y/' })).toEqual({
+      pgAdminUrl: 'postgres://a@b/c',
+      amqpUrl: 'amqp://x@y/',
+    });
+    expect(() => testInfra({ CELLSCHED_TEST_PG_URL: 'amqp://x@y/', CELLSCHED_CONFIG_FILE: '/nonexistent' })).toThrow(
+      'CELLSCHED_TEST_PG_URL',
+    );
   });
 });

@@ -7,12 +7,15 @@ const OPTION_NAME = /^[a-z][a-zA-Z0-9]*$/;
 
 function checkBounds(name: string, spec: OptionSpec): string[] {
   if (spec.type !== 'int' && spec.type !== 'float' && spec.type !== 'duration') return [];
-  const toNumber = (v: number | string | undefined): number | undefined =>
-    typeof v === 'string' ? (parseDuration(v) ?? NaN) : v;
+  const toNumber = (v: number | string | undefined): number | undefined => (typeof v === 'string' ? (parseDuration(v) ?? NaN) : v);
   const [min, max] = [toNumber(spec.min), toNumber(spec.max)];
   const problems: string[] = [];
-  for (const [label, v] of [['min', min], ['max', max]] as const) {
-    if (v !== undefined && !Number.isFinite(v)) problems.push(`option ${name}: ${label} ${JSON.stringify(spec[label])} is not a valid bound`);
+  for (const [label, v] of [
+    ['min', min],
+    ['max', max],
+  ] as const) {
+    if (v !== undefined && !Number.isFinite(v))
+      problems.push(`option ${name}: ${label} ${JSON.stringify(spec[label])} is not a valid bound`);
   }
   if (min !== undefined && max !== undefined && min > max) problems.push(`option ${name}: min is above max`);
   return problems;

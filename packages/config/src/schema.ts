@@ -19,41 +19,66 @@ interface OptionBase {
   readonly secret?: boolean;
 }
 
-export interface StringOption extends OptionBase { readonly type: 'string'; readonly default?: string }
+export interface StringOption extends OptionBase {
+  readonly type: 'string';
+  readonly default?: string;
+}
 export interface IntOption extends OptionBase {
-  readonly type: 'int'; readonly default?: number; readonly min?: number; readonly max?: number;
+  readonly type: 'int';
+  readonly default?: number;
+  readonly min?: number;
+  readonly max?: number;
 }
 export interface FloatOption extends OptionBase {
-  readonly type: 'float'; readonly default?: number; readonly min?: number; readonly max?: number;
+  readonly type: 'float';
+  readonly default?: number;
+  readonly min?: number;
+  readonly max?: number;
 }
-export interface BoolOption extends OptionBase { readonly type: 'bool'; readonly default?: boolean }
+export interface BoolOption extends OptionBase {
+  readonly type: 'bool';
+  readonly default?: boolean;
+}
 /** A URL; `protocols` (e.g. `['postgres:', 'postgresql:']`) restricts the scheme. The value is kept as written. */
 export interface UrlOption extends OptionBase {
-  readonly type: 'url'; readonly default?: string; readonly protocols?: readonly string[];
+  readonly type: 'url';
+  readonly default?: string;
+  readonly protocols?: readonly string[];
 }
 export interface EnumOption extends OptionBase {
-  readonly type: 'enum'; readonly values: readonly string[]; readonly default?: string;
+  readonly type: 'enum';
+  readonly values: readonly string[];
+  readonly default?: string;
 }
 /** Comma-separated in env and argv, a JSON array of strings in the file. */
-export interface ListOption extends OptionBase { readonly type: 'list'; readonly default?: readonly string[] }
+export interface ListOption extends OptionBase {
+  readonly type: 'list';
+  readonly default?: readonly string[];
+}
 /** `"30s"`, `"500ms"`, `"1m30s"` (units ms, s, m, h, d); the loaded value is milliseconds. */
 export interface DurationOption extends OptionBase {
-  readonly type: 'duration'; readonly default?: string; readonly min?: string; readonly max?: string;
+  readonly type: 'duration';
+  readonly default?: string;
+  readonly min?: string;
+  readonly max?: string;
 }
 
-export type OptionSpec =
-  | StringOption | IntOption | FloatOption | BoolOption | UrlOption | EnumOption | ListOption | DurationOption;
+export type OptionSpec = StringOption | IntOption | FloatOption | BoolOption | UrlOption | EnumOption | ListOption | DurationOption;
 
 /** A service's options, keyed by option name (camelCase; `--kebab-case` on the command line). */
 export type ConfigSchema = { readonly [name: string]: OptionSpec };
 
-type BaseValue<O> =
-  O extends { type: 'string' | 'url' } ? string
-    : O extends { type: 'int' | 'float' | 'duration' } ? number
-      : O extends { type: 'bool' } ? boolean
-        : O extends { type: 'enum'; values: readonly (infer V)[] } ? V
-          : O extends { type: 'list' } ? readonly string[]
-            : never;
+type BaseValue<O> = O extends { type: 'string' | 'url' }
+  ? string
+  : O extends { type: 'int' | 'float' | 'duration' }
+    ? number
+    : O extends { type: 'bool' }
+      ? boolean
+      : O extends { type: 'enum'; values: readonly (infer V)[] }
+        ? V
+        : O extends { type: 'list' }
+          ? readonly string[]
+          : never;
 
 type AlwaysSet<O> = O extends { required: true } ? true : O extends { default: unknown } ? true : false;
 

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { ConfigSchema } from './schema';
 
 /** Where a raw value came from, for error messages (`env CELLSCHED_X`, `file a.json`, `--x`). */
-export interface RawValue { readonly raw: unknown; readonly source: string }
+export interface RawValue {
+  readonly raw: unknown;
+  readonly source: string;
+}
 export type RawValues = Map<string, RawValue>;
 
 /** Reads a JSON object keyed by option name; problems go to `problems`, unknown keys too unless allowed. */
@@ -48,7 +51,10 @@ export function readArgvSource(schema: ConfigSchema, argv: readonly string[], pr
     const flag = eq >= 0 ? arg.slice(0, eq) : arg;
     const negated = flag.startsWith('--no-') ? byFlag.get(`--${flag.slice(5)}`) : undefined;
     const name = byFlag.get(flag) ?? negated;
-    if (name === undefined) { problems.push(`argument ${JSON.stringify(arg)}: unknown option`); continue; }
+    if (name === undefined) {
+      problems.push(`argument ${JSON.stringify(arg)}: unknown option`);
+      continue;
+    }
     const isBool = schema[name]?.type === 'bool';
     if (negated !== undefined && byFlag.get(flag) === undefined) {
       if (isBool && eq < 0) out.set(name, { raw: 'false', source: flag });

@@ -21,10 +21,18 @@ export interface ConnectionRetryOptions {
  * wait, so that a service started (or restarted) while the database is down comes up when
  * the database does, instead of exiting.
  */
-export function atStartup<T>(what: string, fn: () => Promise<T>, log: { warn(obj: object, msg: string): void }, timeoutMs = 120_000): Promise<T> {
+export function atStartup<T>(
+  what: string,
+  fn: () => Promise<T>,
+  log: { warn(obj: object, msg: string): void },
+  timeoutMs = 120_000,
+): Promise<T> {
   return withConnectionRetry(fn, {
-    timeoutMs, intervalMs: 1_000,
-    onRetry: ({ attempt, error }) => { log.warn({ attempt, err: error }, `${what}: database unreachable, retrying`); },
+    timeoutMs,
+    intervalMs: 1_000,
+    onRetry: ({ attempt, error }) => {
+      log.warn({ attempt, err: error }, `${what}: database unreachable, retrying`);
+    },
   });
 }
 

@@ -11,6 +11,4 @@ export { withTransaction, TransactionAbortedError, type TxOptions, type TxContex
 export { isRetryableTxError, isConnectionError, sqlState } from './pg-errors';
 export { atStartup, withConnectionRetry, type ConnectionRetryOptions } from './connection-retry';
 export { grantReadOnly, readOnlyUrl } from './read-only';
-export {
-  createTestDatabase, dropStaleTestDatabases, type TestDatabase, type TestDatabaseOptions,
-} from './test-database';
+export { createTestDatabase, dropStaleTestDatabases, type TestDatabase, type TestDatabaseOptions } from './test-database';

@@ -43,14 +43,25 @@ export function readMigrationFiles(dir: string): MigrationFile[] {
     throw new MigrationError('db.migration.bad_files', `cannot read migrations directory ${dir}: ${(err as Error).message}`);
   }
   const bad = names.filter((n) => !FILE_NAME.test(n));
-  if (bad.length > 0) throw new MigrationError('db.migration.bad_files', `${dir}: migration files must be named NNN_snake_case.sql: ${bad.join(', ')}`);
-  const files = names.map((n) => {
-    const content = readFileSync(join(dir, n));
-    return { version: Number(FILE_NAME.exec(n)?.[1]), name: n.slice(0, -4), sql: content.toString('utf8'), checksum: createHash('sha256').update(content).digest('hex') };
-  }).sort((a, b) => a.version - b.version);
+  if (bad.length > 0)
+    throw new MigrationError('db.migration.bad_files', `${dir}: migration files must be named NNN_snake_case.sql: ${bad.join(', ')}`);
+  const files = names
+    .map((n) => {
+      const content = readFileSync(join(dir, n));
+      return {
+        version: Number(FILE_NAME.exec(n)?.[1]),
+        name: n.slice(0, -4),
+        sql: content.toString('utf8'),
+        checksum: createHash('sha256').update(content).digest('hex'),
+      };
+    })
+    .sort((a, b) => a.version - b.version);
   files.forEach((f, i) => {
     if (f.version !== i + 1) {
-      throw new MigrationError('db.migration.bad_files', `${dir}: expected migration number ${i + 1}, found ${f.name} (numbers must run 1, 2, 3... without gaps or duplicates)`);
+      throw new MigrationError(
+        'db.migration.bad_files',
+        `${dir}: expected migration number ${i + 1}, found ${f.name} (numbers must run 1, 2, 3... without gaps or duplicates)`,
+      );
     }
   });
   return files;

@@ -18,7 +18,12 @@ export interface MigrateOptions {
   lockTimeoutMs?: number;
 }
 
-interface AppliedRow { kind: string; version: number; name: string; checksum: string }
+interface AppliedRow {
+  kind: string;
+  version: number;
+  name: string;
+  checksum: string;
+}
 
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
   kind       text        NOT NULL,
@@ -31,15 +36,27 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
 function verifyApplied(rows: readonly AppliedRow[], files: readonly MigrationFile[], kind: DbKind, dir: string): void {
   const others = [...new Set(rows.filter((r) => r.kind !== kind).map((r) => r.kind))];
   if (others.length > 0) {
-    throw new MigrationError('db.migration.kind_mismatch', `database holds the ${others.join(', ')} schema; refusing to apply ${kind} migrations to it (wrong database URL?)`);
+    throw new MigrationError(
+      'db.migration.kind_mismatch',
+      `database holds the ${others.join(', ')} schema; refusing to apply ${kind} migrations to it (wrong database URL?)`,
+    );
   }
   const newer = rows.filter((r) => files[r.version - 1] === undefined);
   if (newer.length > 0) {
-    throw new MigrationError('db.migration.newer_than_code', `database has ${kind} migration(s) ${newer.map((r) => r.name).join(', ')} that ${dir} lacks: this code is older than the database; deploy newer code`);
+    throw new MigrationError(
+      'db.migration.newer_than_code',
+      `database has ${kind} migration(s) ${newer.map((r) => r.name).join(', ')} that ${dir} lacks: this code is older than the database; deploy newer code`,
+    );
   }
-  const changed = rows.filter((r) => { const f = files[r.version - 1]; return f?.checksum !== r.checksum || f.name !== r.name; });
+  const changed = rows.filter((r) => {
+    const f = files[r.version - 1];
+    return f?.checksum !== r.checksum || f.name !== r.name;
+  });
   if (changed.length > 0) {
-    throw new MigrationError('db.migration.checksum_mismatch', `applied ${kind} migration(s) changed since they ran: ${changed.map((r) => `${r.name} (${dir})`).join(', ')}; never edit an applied migration, add a new numbered file instead`);
+    throw new MigrationError(
+      'db.migration.checksum_mismatch',
+      `applied ${kind} migration(s) changed since they ran: ${changed.map((r) => `${r.name} (${dir})`).join(', ')}; never edit an applied migration, add a new numbered file instead`,
+    );
   }
 }
 
@@ -52,8 +69,12 @@ async function applyOne(client: PoolClient, kind: DbKind, file: MigrationFile): 
   await client.query('BEGIN');
   try {
     await client.query(file.sql);
-    await client.query('INSERT INTO schema_migrations (kind, version, name, checksum) VALUES ($1, $2, $3, $4)',
-      [kind, file.version, file.name, file.checksum]);
+    await client.query('INSERT INTO schema_migrations (kind, version, name, checksum) VALUES ($1, $2, $3, $4)', [
+      kind,
+      file.version,
+      file.name,
+      file.checksum,
+    ]);
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -68,7 +89,11 @@ async function lock(client: PoolClient, timeoutMs: number): Promise<void> {
     await client.query('SELECT pg_advisory_lock($1, $2)', [LOCK_CLASS, LOCK_OBJECT]);
   } catch (err) {
     if (sqlState(err) !== '55P03') throw err;
-    throw new MigrationError('db.migration.lock_timeout', `another process held the migration lock (pg_advisory_lock(${LOCK_CLASS}, ${LOCK_OBJECT})) for more than ${timeoutMs} ms`, { cause: err });
+    throw new MigrationError(
+      'db.migration.lock_timeout',
+      `another process held the migration lock (pg_advisory_lock(${LOCK_CLASS}, ${LOCK_OBJECT})) for more than ${timeoutMs} ms`,
+      { cause: err },
+    );
   }
 }
 
@@ -97,7 +122,8 @@ async function migrateLocked(client: PoolClient, opts: MigrateOptions, files: re
  * not contain BEGIN/COMMIT or statements that cannot run in a transaction.
  */
 export async function runMigrations(pool: Pool, opts: MigrateOptions): Promise<string[]> {
-  if (!KINDS.includes(opts.kind)) throw new TypeError(`runMigrations: kind must be one of ${KINDS.join(', ')}, got ${JSON.stringify(opts.kind)}`);
+  if (!KINDS.includes(opts.kind))
+    throw new TypeError(`runMigrations: kind must be one of ${KINDS.join(', ')}, got ${JSON.stringify(opts.kind)}`);
   const files = readMigrationFiles(opts.dir);
   const client = await pool.connect();
   try {

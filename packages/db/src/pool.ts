@@ -96,7 +96,8 @@ export function createPool(opts: PoolOptions): Pool {
     // by hosts over 10,000 services, the e2e bench 25% slower). Planned per call, parsed once.
     ...(prepare ? { options: '-c plan_cache_mode=force_custom_plan' } : {}),
   });
-  const onIdleError = opts.onIdleError ?? ((err: Error) => process.emitWarning(`idle PostgreSQL connection lost: ${err.message}`, 'CellschedDbWarning'));
+  const onIdleError =
+    opts.onIdleError ?? ((err: Error) => process.emitWarning(`idle PostgreSQL connection lost: ${err.message}`, 'CellschedDbWarning'));
   pool.on('error', (err) => onIdleError(err));
   // NOTE: pg-pool removes its own error listener from a client while it is checked out, and a
   // pg Client emits 'error' when the server ends the session with no query in flight: with no

@@ -14,9 +14,11 @@ const ident = (name: string): string => `"${name}"`;
  * plain lowercase identifier, and PostgreSQL's error (42704) when the role does not exist.
  */
 export async function grantReadOnly(db: Queryable, role: string, tables: readonly string[]): Promise<void> {
-  if (!ROLE.test(role)) throw new DbInputError('db.role.invalid', `read-only role must be a lowercase identifier, got ${JSON.stringify(role)}`);
+  if (!ROLE.test(role))
+    throw new DbInputError('db.role.invalid', `read-only role must be a lowercase identifier, got ${JSON.stringify(role)}`);
   const bad = tables.filter((t) => !TABLE.test(t));
-  if (bad.length > 0 || tables.length === 0) throw new DbInputError('db.role.invalid', `tables must be lowercase identifiers, got ${JSON.stringify(tables)}`);
+  if (bad.length > 0 || tables.length === 0)
+    throw new DbInputError('db.role.invalid', `tables must be lowercase identifiers, got ${JSON.stringify(tables)}`);
   const database = (await db.query<{ d: string }>('SELECT current_database() AS d')).rows[0]?.d ?? '';
   await db.query(`GRANT CONNECT ON DATABASE "${database.replace(/"/g, '""')}" TO ${ident(role)}`);
   await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${ident(role)}`);
@@ -33,7 +35,10 @@ export async function grantReadOnly(db: Queryable, role: string, tables: readonl
  */
 export function readOnlyUrl(url: string, credentials?: { readonly user: string; readonly password: string }): string {
   const u = new URL(url);
-  if (credentials !== undefined) { u.username = encodeURIComponent(credentials.user); u.password = encodeURIComponent(credentials.password); }
+  if (credentials !== undefined) {
+    u.username = encodeURIComponent(credentials.user);
+    u.password = encodeURIComponent(credentials.password);
+  }
   u.searchParams.set('options', '-c default_transaction_read_only=on');
   return u.toString();
 }

@@ -8,9 +8,16 @@ test('a canonical uuid comes back lowercased', () => {
   expect(checkUuids(['0a1b2c3d-0000-4000-8000-00000000000f'], 'x')).toEqual(['0a1b2c3d-0000-4000-8000-00000000000f']);
 });
 
-test.each(['', 'nope', '0a1b2c3d00004000800000000000000f', '0a1b2c3d-0000-4000-8000-00000000000f ', "1' OR '1'='1"])('%j is refused with the layer\'s error and code', (bad) => {
-  let err: unknown;
-  try { checkUuids(['0a1b2c3d-0000-4000-8000-00000000000f', bad], 'instance uuid'); } catch (e) { err = e; }
-  expect(err).toBeInstanceOf(LayerError);
-  expect(err).toMatchObject({ code: 'layer.invalid_uuid', message: `instance uuid must be a uuid, got ${JSON.stringify(bad)}` });
-});
+test.each(['', 'nope', '0a1b2c3d00004000800000000000000f', '0a1b2c3d-0000-4000-8000-00000000000f ', "1' OR '1'='1"])(
+  "%j is refused with the layer's error and code",
+  (bad) => {
+    let err: unknown;
+    try {
+      checkUuids(['0a1b2c3d-0000-4000-8000-00000000000f', bad], 'instance uuid');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(LayerError);
+    expect(err).toMatchObject({ code: 'layer.invalid_uuid', message: `instance uuid must be a uuid, got ${JSON.stringify(bad)}` });
+  },
+);

@@ -10,7 +10,10 @@ export interface Queryable {
 
 /** Bad input to a schema layer's repository function (api-db, cell-db): nothing was written. `code` is stable. */
 export class DbInputError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'DbInputError';
   }

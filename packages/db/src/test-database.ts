@@ -87,8 +87,10 @@ function newName(prefix: string | undefined): string {
  * in the latter case the new database is dropped again.
  */
 export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promise<TestDatabase> {
-  if (opts.migrationsDir !== undefined && opts.kind === undefined) throw new TypeError('createTestDatabase: kind is required with migrationsDir');
-  if (opts.poolMax !== undefined && (!Number.isSafeInteger(opts.poolMax) || opts.poolMax < 1)) throw new TypeError('createTestDatabase: poolMax must be a positive integer');
+  if (opts.migrationsDir !== undefined && opts.kind === undefined)
+    throw new TypeError('createTestDatabase: kind is required with migrationsDir');
+  if (opts.poolMax !== undefined && (!Number.isSafeInteger(opts.poolMax) || opts.poolMax < 1))
+    throw new TypeError('createTestDatabase: poolMax must be a positive integer');
   const name = newName(opts.prefix);
   const adminUrl = opts.adminUrl ?? testInfra().pgAdminUrl;
   if (!sweptStale) {

@@ -18,7 +18,9 @@ export interface TxOptions {
 }
 
 /** Per-attempt context passed to the transaction body. */
-export interface TxContext { readonly attempt: number }
+export interface TxContext {
+  readonly attempt: number;
+}
 
 /** Raised when COMMIT reports ROLLBACK: the body swallowed an error, nothing was written. */
 export class TransactionAbortedError extends Error {
@@ -82,10 +84,13 @@ async function attemptOnce<T>(pool: Pool, fn: (c: PoolClient, ctx: TxContext) =>
  * and PostgreSQL turned the COMMIT into a ROLLBACK.
  */
 export async function withTransaction<T>(
-  pool: Pool, fn: (client: PoolClient, ctx: TxContext) => Promise<T>, opts: TxOptions = {},
+  pool: Pool,
+  fn: (client: PoolClient, ctx: TxContext) => Promise<T>,
+  opts: TxOptions = {},
 ): Promise<T> {
   const maxAttempts = opts.maxAttempts ?? 5;
-  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new TypeError(`withTransaction: maxAttempts must be an integer >= 1, got ${maxAttempts}`);
+  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1)
+    throw new TypeError(`withTransaction: maxAttempts must be an integer >= 1, got ${maxAttempts}`);
   beginSql(opts); // validate isolation before touching the pool
   for (let attempt = 1; ; attempt++) {
     try {

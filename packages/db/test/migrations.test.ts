@@ -9,7 +9,9 @@ const ALL = ['001_initial', '002_gadgets', '003_widget_colour'];
 let tmp: string;
 const dbs: TestDatabase[] = [];
 
-beforeAll(() => { tmp = mkdtempSync(join(tmpdir(), 'cellsched-migrations-')); });
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'cellsched-migrations-'));
+});
 afterAll(async () => {
   await Promise.all(dbs.map((db) => db.drop()));
   rmSync(tmp, { recursive: true, force: true });
@@ -34,12 +36,17 @@ async function tables(pool: Pool): Promise<string[]> {
 }
 
 async function recorded(pool: Pool): Promise<string[]> {
-  const { rows } = await pool.query<{ r: string }>("SELECT kind || ':' || version || ':' || name AS r FROM schema_migrations ORDER BY kind, version");
+  const { rows } = await pool.query<{ r: string }>(
+    "SELECT kind || ':' || version || ':' || name AS r FROM schema_migrations ORDER BY kind, version",
+  );
   return rows.map((r) => r.r);
 }
 
 async function expectCode(p: Promise<unknown>, code: string, text: string | RegExp): Promise<void> {
-  const err: unknown = await p.then(() => undefined, (e: unknown) => e);
+  const err: unknown = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(MigrationError);
   expect((err as MigrationError).code).toBe(code);
   expect((err as Error).message).toMatch(text);
@@ -94,7 +101,11 @@ describe('runMigrations', () => {
   test('a database newer than the files is refused', async () => {
     const { pool } = await freshDb();
     await runMigrations(pool, { kind: 'placement', dir: FIXTURES });
-    await expectCode(runMigrations(pool, { kind: 'placement', dir: dirWith('older', 2) }), 'db.migration.newer_than_code', /003_widget_colour/);
+    await expectCode(
+      runMigrations(pool, { kind: 'placement', dir: dirWith('older', 2) }),
+      'db.migration.newer_than_code',
+      /003_widget_colour/,
+    );
   });
 
   test("another service's database is refused", async () => {
@@ -108,7 +119,11 @@ describe('runMigrations', () => {
     const { pool } = await freshDb();
     const dir = dirWith('failing', 1);
     writeFileSync(join(dir, '002_broken.sql'), 'CREATE TABLE half_done (id int);\n\nCREATE TABLE oops (id nonexistent_type);\n');
-    await expectCode(runMigrations(pool, { kind: 'cell', dir }), 'db.migration.failed', /002_broken failed at line 3: type "nonexistent_type" does not exist/);
+    await expectCode(
+      runMigrations(pool, { kind: 'cell', dir }),
+      'db.migration.failed',
+      /002_broken failed at line 3: type "nonexistent_type" does not exist/,
+    );
     expect(await tables(pool)).toEqual(['schema_migrations', 'widgets']);
     expect(await recorded(pool)).toEqual(['cell:1:001_initial']);
   });
@@ -118,7 +133,11 @@ describe('runMigrations', () => {
     const holder = await db.pool.connect();
     try {
       await holder.query('SELECT pg_advisory_lock(1667591276, 1)'); // the runner's documented lock key
-      await expectCode(runMigrations(db.pool, { kind: 'cell', dir: FIXTURES, lockTimeoutMs: 200 }), 'db.migration.lock_timeout', /migration lock/);
+      await expectCode(
+        runMigrations(db.pool, { kind: 'cell', dir: FIXTURES, lockTimeoutMs: 200 }),
+        'db.migration.lock_timeout',
+        /migration lock/,
+      );
       const waiting = runMigrations(db.pool, { kind: 'cell', dir: FIXTURES });
       await new Promise((r) => setTimeout(r, 300));
       expect(await tables(db.pool)).toEqual([]); // still waiting: nothing done yet
@@ -133,7 +152,11 @@ describe('runMigrations', () => {
     const { pool } = await freshDb();
     const gap = dirWith('gap', 1);
     copyFileSync(join(FIXTURES, '003_widget_colour.sql'), join(gap, '003_widget_colour.sql'));
-    await expectCode(runMigrations(pool, { kind: 'cell', dir: gap }), 'db.migration.bad_files', /expected migration number 2, found 003_widget_colour/);
+    await expectCode(
+      runMigrations(pool, { kind: 'cell', dir: gap }),
+      'db.migration.bad_files',
+      /expected migration number 2, found 003_widget_colour/,
+    );
     const badName = dirWith('badname', 1);
     writeFileSync(join(badName, '2-Add-Thing.sql'), 'SELECT 1;');
     await expectCode(runMigrations(pool, { kind: 'cell', dir: badName }), 'db.migration.bad_files', /2-Add-Thing\.sql/);

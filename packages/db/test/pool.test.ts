@@ -1,8 +1,12 @@
 import { createPool, createTestDatabase, isConnectionError, preparedName, type TestDatabase } from '@cellsched/db';
 
 let db: TestDatabase;
-beforeAll(async () => { db = await createTestDatabase({ prefix: 'db_pool' }); });
-afterAll(async () => { await db.drop(); });
+beforeAll(async () => {
+  db = await createTestDatabase({ prefix: 'db_pool' });
+});
+afterAll(async () => {
+  await db.drop();
+});
 
 describe('createPool', () => {
   test('sends statements with parameters as named prepared statements (once per connection), others as they are; prepare: false sends none', async () => {
@@ -14,8 +18,12 @@ describe('createPool', () => {
         expect((await client.query<{ n: number }>(text, [41])).rows[0]?.n).toBe(42);
         expect((await client.query<{ n: number }>('SELECT 7 AS n')).rows[0]?.n).toBe(7);
         // planned per call: a generic plan would ignore the values (a sequential scan for `$1 IS NULL OR col = $1`)
-        expect((await client.query<{ mode: string }>("SELECT current_setting('plan_cache_mode') AS mode")).rows[0]?.mode).toBe(pool === on ? 'force_custom_plan' : 'auto');
-        return (await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE 'cs\\_%'")).rows.map((r) => r.name);
+        expect((await client.query<{ mode: string }>("SELECT current_setting('plan_cache_mode') AS mode")).rows[0]?.mode).toBe(
+          pool === on ? 'force_custom_plan' : 'auto',
+        );
+        return (await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE 'cs\\_%'")).rows.map(
+          (r) => r.name,
+        );
       } finally {
         client.release();
       }
@@ -40,7 +48,8 @@ describe('createPool', () => {
     const pool = createPool({ url: db.url, max: 2, applicationName: 'cellsched-pool-test', statementTimeoutMs: 100 });
     try {
       const { rows } = await pool.query<{ app: string; timeout: string }>(
-        "SELECT current_setting('application_name') AS app, current_setting('statement_timeout') AS timeout");
+        "SELECT current_setting('application_name') AS app, current_setting('statement_timeout') AS timeout",
+      );
       expect(rows[0]).toEqual({ app: 'cellsched-pool-test', timeout: '100ms' });
       await expect(pool.query('SELECT pg_sleep(1)')).rejects.toMatchObject({ code: '57014' }); // query_canceled
     } finally {
@@ -74,7 +83,10 @@ describe('createPool', () => {
       await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
       // no statement in flight: the FATAL arrives as the client's 'error' event (uncaught before the fix)
       for (let i = 0; i < 50 && (client as unknown as { _queryable: boolean })._queryable; i++) await new Promise((r) => setTimeout(r, 20));
-      const failed = await client.query('SELECT 1').then(() => undefined, (e: unknown) => e);
+      const failed = await client.query('SELECT 1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(isConnectionError(failed)).toBe(true);
       client.release();
       expect(idleErrors).toHaveLength(0);

@@ -2,7 +2,16 @@
 // leaves the server running (finally). The outage lasts a couple of seconds.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { atStartup, createPool, createTestDatabase, isConnectionError, runMigrations, withConnectionRetry, withTransaction, type TestDatabase } from '@cellsched/db';
+import {
+  atStartup,
+  createPool,
+  createTestDatabase,
+  isConnectionError,
+  runMigrations,
+  withConnectionRetry,
+  withTransaction,
+  type TestDatabase,
+} from '@cellsched/db';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
 
@@ -10,7 +19,10 @@ const run = promisify(execFile);
 const CLUSTER = ['--skip-systemctl-redirect', '15', 'main'];
 
 async function ensureRunning(): Promise<void> {
-  const status = await run('pg_ctlcluster', [...CLUSTER, 'status']).then(() => 0, (e: { code?: number }) => e.code ?? 1);
+  const status = await run('pg_ctlcluster', [...CLUSTER, 'status']).then(
+    () => 0,
+    (e: { code?: number }) => e.code ?? 1,
+  );
   if (status !== 0) await run('pg_ctlcluster', [...CLUSTER, 'start']);
 }
 
@@ -24,14 +36,24 @@ function probe(pool: Pool): { stop: () => Promise<unknown[]> } {
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
-  return { stop: async () => { running = false; await loop; return errors; } };
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return errors;
+    },
+  };
 }
 
 const describeError = (e: unknown): string => `${(e as { code?: string }).code ?? '-'} ${(e as Error).message}`;
 
 let db: TestDatabase;
-beforeAll(async () => { db = await createTestDatabase({ prefix: 'db_restart' }); });
-afterAll(async () => { await db.drop(); });
+beforeAll(async () => {
+  db = await createTestDatabase({ prefix: 'db_restart' });
+});
+afterAll(async () => {
+  await db.drop();
+});
 
 test('a pool survives a PostgreSQL restart; callers retry connection errors meanwhile', async () => {
   const idleErrors: Error[] = [];
@@ -47,10 +69,14 @@ test('a pool survives a PostgreSQL restart; callers retry connection errors mean
     }
     const seen = await probing.stop();
     const retried: string[] = [];
-    const after = await withConnectionRetry(() => pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'),
-      { timeoutMs: 30_000, onRetry: ({ error }) => retried.push(describeError(error)) });
-    console.log(`during restart: ${seen.length} failed probes: ${[...new Set(seen.map(describeError))].join(' | ')}; ` +
-      `idle errors: ${[...new Set(idleErrors.map(describeError))].join(' | ')}; retries after: ${retried.join(' | ') || 'none'}`);
+    const after = await withConnectionRetry(() => pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'), {
+      timeoutMs: 30_000,
+      onRetry: ({ error }) => retried.push(describeError(error)),
+    });
+    console.log(
+      `during restart: ${seen.length} failed probes: ${[...new Set(seen.map(describeError))].join(' | ')}; ` +
+        `idle errors: ${[...new Set(idleErrors.map(describeError))].join(' | ')}; retries after: ${retried.join(' | ') || 'none'}`,
+    );
     expect(seen.every(isConnectionError)).toBe(true);
     expect(idleErrors.every(isConnectionError)).toBe(true);
     expect(idleErrors.length + seen.length).toBeGreaterThan(0); // the restart was noticed
@@ -69,8 +95,16 @@ test('a service started while PostgreSQL is down runs its migrations once the se
     await run('pg_ctlcluster', [...CLUSTER, 'stop']);
     let applied: Promise<string[]>;
     try {
-      applied = atStartup('migrations', () => runMigrations(pool, { kind: 'cell', dir: join(__dirname, 'fixtures', 'basic') }),
-        { warn: (_o, msg) => { warnings.push(msg); } }, 60_000);
+      applied = atStartup(
+        'migrations',
+        () => runMigrations(pool, { kind: 'cell', dir: join(__dirname, 'fixtures', 'basic') }),
+        {
+          warn: (_o, msg) => {
+            warnings.push(msg);
+          },
+        },
+        60_000,
+      );
       await new Promise((r) => setTimeout(r, 3000)); // the server stays down for 3 s
     } finally {
       await ensureRunning();
@@ -89,7 +123,12 @@ test('a service started while PostgreSQL is down runs its migrations once the se
 
 test('atStartup gives up at once on an error that is not about the connection', async () => {
   const warnings: string[] = [];
-  await expect(atStartup('load', () => Promise.reject(new Error('relation "x" does not exist')), { warn: (_o, m) => { warnings.push(m); } }))
-    .rejects.toThrow('relation "x" does not exist');
+  await expect(
+    atStartup('load', () => Promise.reject(new Error('relation "x" does not exist')), {
+      warn: (_o, m) => {
+        warnings.push(m);
+      },
+    }),
+  ).rejects.toThrow('relation "x" does not exist');
   expect(warnings).toEqual([]);
 });

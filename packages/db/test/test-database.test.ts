@@ -24,8 +24,12 @@ describe('createTestDatabase', () => {
 
   test('a failing migration drops the new database again', async () => {
     const before = (await admin.query("SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'cstest_db_badmig_%'")).rows[0];
-    await expect(createTestDatabase({ kind: 'cell', migrationsDir: join(__dirname, 'nonexistent'), prefix: 'db_badmig' })).rejects.toThrow('cannot read');
-    expect((await admin.query("SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'cstest_db_badmig_%'")).rows[0]).toEqual(before);
+    await expect(createTestDatabase({ kind: 'cell', migrationsDir: join(__dirname, 'nonexistent'), prefix: 'db_badmig' })).rejects.toThrow(
+      'cannot read',
+    );
+    expect((await admin.query("SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'cstest_db_badmig_%'")).rows[0]).toEqual(
+      before,
+    );
   });
 
   test('bad options are refused', async () => {

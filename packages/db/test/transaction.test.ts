@@ -1,4 +1,11 @@
-import { createPool, createTestDatabase, isRetryableTxError, TransactionAbortedError, withTransaction, type TestDatabase } from '@cellsched/db';
+import {
+  createPool,
+  createTestDatabase,
+  isRetryableTxError,
+  TransactionAbortedError,
+  withTransaction,
+  type TestDatabase,
+} from '@cellsched/db';
 import type { PoolClient } from 'pg';
 
 let db: TestDatabase;
@@ -20,15 +27,24 @@ beforeAll(async () => {
     CREATE CONSTRAINT TRIGGER fail_at_commit AFTER INSERT ON commit_checked
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fail_first_commits();`);
 });
-afterAll(async () => { await db.drop(); });
-beforeEach(async () => { await db.pool.query('TRUNCATE counters; INSERT INTO counters VALUES (1, 0), (2, 0)'); });
+afterAll(async () => {
+  await db.drop();
+});
+beforeEach(async () => {
+  await db.pool.query('TRUNCATE counters; INSERT INTO counters VALUES (1, 0), (2, 0)');
+});
 
 /** Resolves once `n` parties have arrived: makes two transactions overlap for sure. */
 function barrier(n: number): () => Promise<void> {
   let arrived = 0;
   let open!: () => void;
-  const opened = new Promise<void>((resolve) => { open = resolve; });
-  return async () => { if (++arrived === n) open(); await opened; };
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return async () => {
+    if (++arrived === n) open();
+    await opened;
+  };
 }
 
 const value = async (c: PoolClient | typeof db.pool, id: number): Promise<number> =>
@@ -39,13 +55,18 @@ describe('withTransaction', () => {
     const bothRead = barrier(2);
     const attempts: number[] = [];
     const retried: string[] = [];
-    const increment = () => withTransaction(db.pool, async (c, { attempt }) => {
-      attempts.push(attempt);
-      const v = await value(c, 1);
-      if (attempt === 1) await bothRead();
-      await c.query('UPDATE counters SET value = $1 WHERE id = 1', [v + 1]);
-      return attempt;
-    }, { isolation: 'serializable', onRetry: ({ error }) => retried.push((error as { code: string }).code) });
+    const increment = () =>
+      withTransaction(
+        db.pool,
+        async (c, { attempt }) => {
+          attempts.push(attempt);
+          const v = await value(c, 1);
+          if (attempt === 1) await bothRead();
+          await c.query('UPDATE counters SET value = $1 WHERE id = 1', [v + 1]);
+          return attempt;
+        },
+        { isolation: 'serializable', onRetry: ({ error }) => retried.push((error as { code: string }).code) },
+      );
     const finalAttempts = await Promise.all([increment(), increment()]);
     expect(Math.max(...finalAttempts)).toBeGreaterThan(1);
     expect(attempts.length).toBeGreaterThan(2);
@@ -56,12 +77,17 @@ describe('withTransaction', () => {
   test('retries a real deadlock', async () => {
     const bothLocked = barrier(2);
     const retried: string[] = [];
-    const lockBoth = (first: number, second: number) => withTransaction(db.pool, async (c, { attempt }) => {
-      await c.query('UPDATE counters SET value = value + 1 WHERE id = $1', [first]);
-      if (attempt === 1) await bothLocked();
-      await c.query('UPDATE counters SET value = value + 1 WHERE id = $1', [second]);
-      return attempt;
-    }, { onRetry: ({ error }) => retried.push((error as { code: string }).code) });
+    const lockBoth = (first: number, second: number) =>
+      withTransaction(
+        db.pool,
+        async (c, { attempt }) => {
+          await c.query('UPDATE counters SET value = value + 1 WHERE id = $1', [first]);
+          if (attempt === 1) await bothLocked();
+          await c.query('UPDATE counters SET value = value + 1 WHERE id = $1', [second]);
+          return attempt;
+        },
+        { onRetry: ({ error }) => retried.push((error as { code: string }).code) },
+      );
     const finalAttempts = await Promise.all([lockBoth(1, 2), lockBoth(2, 1)]);
     expect(retried).toEqual(['40P01']);
     expect(finalAttempts.sort()).toEqual([1, 2]);
@@ -70,17 +96,24 @@ describe('withTransaction', () => {
 
   test('retries a serialization failure raised by COMMIT itself', async () => {
     let calls = 0;
-    await withTransaction(db.pool, async (c) => { calls++; await c.query('INSERT INTO commit_checked VALUES (1)'); });
+    await withTransaction(db.pool, async (c) => {
+      calls++;
+      await c.query('INSERT INTO commit_checked VALUES (1)');
+    });
     expect(calls).toBe(3);
     expect((await db.pool.query('SELECT id FROM commit_checked')).rows).toEqual([{ id: 1 }]);
   });
 
   test('gives up after maxAttempts and rethrows the last 40001', async () => {
     let calls = 0;
-    const err: unknown = await withTransaction(db.pool, async (c) => {
-      calls++;
-      await c.query("DO $$ BEGIN RAISE EXCEPTION 'always' USING ERRCODE = '40001'; END $$");
-    }, { maxAttempts: 3 }).catch((e: unknown) => e);
+    const err: unknown = await withTransaction(
+      db.pool,
+      async (c) => {
+        calls++;
+        await c.query("DO $$ BEGIN RAISE EXCEPTION 'always' USING ERRCODE = '40001'; END $$");
+      },
+      { maxAttempts: 3 },
+    ).catch((e: unknown) => e);
     expect(calls).toBe(3);
     expect(isRetryableTxError(err)).toBe(true);
   });
@@ -96,13 +129,20 @@ describe('withTransaction', () => {
     expect(calls).toBe(1);
     expect(await value(db.pool, 2)).toBe(0);
     const thrown = new Error('application error');
-    await expect(withTransaction(db.pool, async () => { calls++; throw thrown; })).rejects.toBe(thrown);
+    await expect(
+      withTransaction(db.pool, async () => {
+        calls++;
+        throw thrown;
+      }),
+    ).rejects.toBe(thrown);
     expect(calls).toBe(2);
   });
 
   test('a read-only transaction refuses writes (25006, not retried)', async () => {
-    const err: unknown = await withTransaction(db.pool, (c) => c.query('UPDATE counters SET value = 5'), { readOnly: true, isolation: 'repeatable read' })
-      .catch((e: unknown) => e);
+    const err: unknown = await withTransaction(db.pool, (c) => c.query('UPDATE counters SET value = 5'), {
+      readOnly: true,
+      isolation: 'repeatable read',
+    }).catch((e: unknown) => e);
     expect((err as { code: string }).code).toBe('25006');
   });
 
@@ -119,7 +159,9 @@ describe('withTransaction', () => {
     const pool = createPool({ url: db.url, max: 2 });
     try {
       for (let i = 0; i < 5; i++) await withTransaction(pool, () => Promise.reject(new Error('x'))).catch(() => undefined);
-      const err: unknown = await withTransaction(pool, (c) => c.query('SELECT pg_terminate_backend(pg_backend_pid())')).catch((e: unknown) => e);
+      const err: unknown = await withTransaction(pool, (c) => c.query('SELECT pg_terminate_backend(pg_backend_pid())')).catch(
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(Error);
       expect(pool.totalCount).toBeLessThanOrEqual(1);
       expect(await withTransaction(pool, async (c) => (await c.query<{ n: number }>('SELECT 1 AS n')).rows[0]?.n)).toBe(1);

@@ -1,6 +1,13 @@
 import {
-  type ChannelCredentials, type ChannelOptions, type Client, type ClientOptions, connectivityState, Metadata,
-  type ServiceError, credentials, status,
+  type ChannelCredentials,
+  type ChannelOptions,
+  type Client,
+  type ClientOptions,
+  connectivityState,
+  Metadata,
+  type ServiceError,
+  credentials,
+  status,
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { type FailureError, isFailureError } from './failure-error';
@@ -70,16 +77,28 @@ interface Replica {
 }
 
 function attemptOnce<Req, Res>(
-  replica: Replica, method: MethodDefinitionLike<Req, Res>, request: Req, md: Metadata, deadline: Date, signal: AbortSignal | undefined,
+  replica: Replica,
+  method: MethodDefinitionLike<Req, Res>,
+  request: Req,
+  md: Metadata,
+  deadline: Date,
+  signal: AbortSignal | undefined,
 ): Promise<Res> {
   return new Promise((resolve, reject) => {
     const cancel = () => call.cancel();
-    const call = replica.client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, md, { deadline },
+    const call = replica.client.makeUnaryRequest(
+      method.path,
+      method.requestSerialize,
+      method.responseDeserialize,
+      request,
+      md,
+      { deadline },
       (err: ServiceError | null, value?: Res) => {
         signal?.removeEventListener('abort', cancel);
         if (err) reject(err);
         else resolve(value as Res);
-      });
+      },
+    );
     if (signal?.aborted) cancel();
     else signal?.addEventListener('abort', cancel, { once: true });
   });
@@ -116,8 +135,13 @@ function deadlineFor(ms: number, parent: Date | undefined): Date {
 }
 
 async function callWithRetry<Req, Res>(
-  replicas: readonly Replica[], start: number, method: MethodDefinitionLike<Req, Res>, request: Req,
-  options: UnaryCallOptions, idempotent: boolean, settings: Settings,
+  replicas: readonly Replica[],
+  start: number,
+  method: MethodDefinitionLike<Req, Res>,
+  request: Req,
+  options: UnaryCallOptions,
+  idempotent: boolean,
+  settings: Settings,
 ): Promise<Res> {
   const order = replicaOrder(replicas, start);
   const md = metadataFor(options);
@@ -130,8 +154,17 @@ async function callWithRetry<Req, Res>(
     } catch (raw) {
       const origin = { address: replica.address, method: method.path, attempts: attempt };
       const err = isFailureError(raw) ? raw : failureErrorFromServiceError(raw as ServiceError, origin);
-      const retry = attempt < settings.maxAttempts && !options.signal?.aborted && shouldRetry(err, idempotent, options.retryOnDeadlineExceeded ?? false, parentDeadline);
-      const fields = { rpc_method: method.path, attempt, address: replica.address, failure_code: err.code, request_id: md.get(REQUEST_ID_METADATA_KEY)[0] };
+      const retry =
+        attempt < settings.maxAttempts &&
+        !options.signal?.aborted &&
+        shouldRetry(err, idempotent, options.retryOnDeadlineExceeded ?? false, parentDeadline);
+      const fields = {
+        rpc_method: method.path,
+        attempt,
+        address: replica.address,
+        failure_code: err.code,
+        request_id: md.get(REQUEST_ID_METADATA_KEY)[0],
+      };
       settings.logger?.[retry ? 'warn' : 'debug'](fields, retry ? 'rpc attempt failed, retrying on another replica' : 'rpc failed');
       if (!retry) throw err;
       await backoff(settings, attempt);
@@ -173,7 +206,10 @@ export function createGrpcClient<S extends object>(ctor: GrpcClientConstructor<S
     backoffMaxMs: options.backoffMaxMs ?? 1000,
     logger: options.logger,
   };
-  const replicas = options.addresses.map((address) => ({ address, client: new ctor(address, credentials.createInsecure(), options.channelOptions) }));
+  const replicas = options.addresses.map((address) => ({
+    address,
+    client: new ctor(address, credentials.createInsecure(), options.channelOptions),
+  }));
   const idempotent = new Set<string>(options.idempotent ?? []);
   let next = 0;
   const out: Record<string, unknown> = {
@@ -184,7 +220,15 @@ export function createGrpcClient<S extends object>(ctor: GrpcClientConstructor<S
       if (callOptions.deadlineMs !== undefined && !(callOptions.deadlineMs > 0)) {
         throw new Error(`${method.path}: deadlineMs must be > 0 (got ${callOptions.deadlineMs})`);
       }
-      return callWithRetry(replicas, next++ % replicas.length, method, request, callOptions, callOptions.idempotent ?? idempotent.has(key), settings);
+      return callWithRetry(
+        replicas,
+        next++ % replicas.length,
+        method,
+        request,
+        callOptions,
+        callOptions.idempotent ?? idempotent.has(key),
+        settings,
+      );
     };
   }
   return out as GrpcClient<S>;

@@ -66,7 +66,10 @@ export function failureForError(err: unknown, logger: Logger): { failure: Failur
     else logger.error({ err, failure_code: failure.code, grpc_status: code }, 'rpc failed unexpectedly');
   } else if (isConnectionError(err)) {
     // a database restart or a network cut: retryable, so a caller's retry (a redelivered cast) succeeds once it is back
-    failure = makeFailure(UNAVAILABLE_FAILURE_CODE, 'a backing service (database or network) is unavailable', { expected: false, retryable: true });
+    failure = makeFailure(UNAVAILABLE_FAILURE_CODE, 'a backing service (database or network) is unavailable', {
+      expected: false,
+      retryable: true,
+    });
     code = status.UNAVAILABLE;
     logger.warn({ err: String(err) }, 'rpc failed: backing service unavailable');
   } else {
@@ -114,11 +117,26 @@ export function wrapUnary<Req, Res>(method: string, handler: UnaryHandler<Req, R
       echo.set(REQUEST_ID_METADATA_KEY, requestId);
       call.sendMetadata(echo);
     };
-    const ctx: CallContext = { method, requestId, metadata: call.metadata, deadline, signal: abort.signal, get logger() { return callLogger(); } };
+    const ctx: CallContext = {
+      method,
+      requestId,
+      metadata: call.metadata,
+      deadline,
+      signal: abort.signal,
+      get logger() {
+        return callLogger();
+      },
+    };
     const ctxStore = deadline ? { requestId, deadline } : { requestId };
     runWithRequestContext(ctxStore, () => handler(call.request, ctx)).then(
-      (response) => { answer(); callback(null, response); },
-      (err: unknown) => { answer(); callback(reply(err, callLogger())); },
+      (response) => {
+        answer();
+        callback(null, response);
+      },
+      (err: unknown) => {
+        answer();
+        callback(reply(err, callLogger()));
+      },
     );
   };
 }

@@ -1,6 +1,11 @@
 import { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
 import {
-  type Client, type ServerUnaryCall, type ServerWritableStream, makeGenericClientConstructor, type sendUnaryData, status,
+  type Client,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  makeGenericClientConstructor,
+  type sendUnaryData,
+  status,
 } from '@grpc/grpc-js';
 import type { GrpcClientConstructor } from './client';
 
@@ -73,8 +78,11 @@ export const HealthService = {
 } as const;
 
 /** Client constructor for {@link HealthService}, for `createGrpcClient(HealthClient, ...)` and probes. */
-export const HealthClient = makeGenericClientConstructor(HealthService as never, 'grpc.health.v1.Health') as unknown as
-  GrpcClientConstructor<typeof HealthService> & (new (...args: ConstructorParameters<GrpcClientConstructor<unknown>>) => Client);
+export const HealthClient = makeGenericClientConstructor(
+  HealthService as never,
+  'grpc.health.v1.Health',
+) as unknown as GrpcClientConstructor<typeof HealthService> &
+  (new (...args: ConstructorParameters<GrpcClientConstructor<unknown>>) => Client);
 
 /**
  * Serving status per service name ("" is the whole server), answering the standard health

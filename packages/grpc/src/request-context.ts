@@ -31,7 +31,9 @@ export function newRequestId(): string {
  * id, and the id goes into the OTel baggage of the active context too.
  */
 export function runWithRequestContext<T>(ctx: RequestContext, fn: () => T): T {
-  const baggage = (propagation.getActiveBaggage() ?? propagation.createBaggage()).setEntry(REQUEST_ID_BAGGAGE_KEY, { value: ctx.requestId });
+  const baggage = (propagation.getActiveBaggage() ?? propagation.createBaggage()).setEntry(REQUEST_ID_BAGGAGE_KEY, {
+    value: ctx.requestId,
+  });
   return context.with(propagation.setBaggage(context.active(), baggage), () => storage.run(ctx, fn));
 }
 

@@ -18,7 +18,8 @@ export type ResponseOf<M> = M extends { responseDeserialize(value: Buffer): infe
 /** Keys of a service definition whose methods are unary (the only kind these helpers wrap). */
 export type UnaryMethodKeys<S> = {
   [K in keyof S]: S[K] extends { requestStream: false; responseStream: false } ? K : never;
-}[keyof S] & string;
+}[keyof S] &
+  string;
 
 /** `/cellsched.v1.EchoService/Echo` → `cellsched.v1.EchoService`. */
 export function serviceNameOf(definition: object): string {
@@ -31,6 +32,7 @@ export function serviceNameOf(definition: object): string {
 
 /** The unary methods of a definition, as `[key, method]` pairs. */
 export function unaryMethods(definition: object): Array<[string, MethodDefinitionLike<unknown, unknown>]> {
-  return Object.entries(definition as Record<string, MethodDefinitionLike<unknown, unknown>>)
-    .filter(([, m]) => !m.requestStream && !m.responseStream);
+  return Object.entries(definition as Record<string, MethodDefinitionLike<unknown, unknown>>).filter(
+    ([, m]) => !m.requestStream && !m.responseStream,
+  );
 }

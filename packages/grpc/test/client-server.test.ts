@@ -2,7 +2,14 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { EchoServiceClient, EchoServiceService } from '@cellsched/wire';
 import {
-  FailureError, GrpcStatus, INTERNAL_FAILURE_CODE, UNAVAILABLE_FAILURE_CODE, bindService, createGrpcClient, runWithRequestContext, startGrpcServer,
+  FailureError,
+  GrpcStatus,
+  INTERNAL_FAILURE_CODE,
+  UNAVAILABLE_FAILURE_CODE,
+  bindService,
+  createGrpcClient,
+  runWithRequestContext,
+  startGrpcServer,
 } from '@cellsched/grpc';
 import { ECHO_DIAGNOSIS, silentLogger, startEcho } from './echo-fixture';
 
@@ -73,8 +80,12 @@ describe('grpc client and server', () => {
     const err = await rejection(client.echo({ text: 'x', failWithCode: 'placement.concurrent_update', delayMs: 0 }));
     expect(err.status).toBe(GrpcStatus.ABORTED);
     expect(err.failure).toEqual({
-      code: 'placement.concurrent_update', message: 'echo failed with placement.concurrent_update',
-      retryable: true, expected: true, metadata: { text: 'x', replica: 'a' }, diagnosis: ECHO_DIAGNOSIS,
+      code: 'placement.concurrent_update',
+      message: 'echo failed with placement.concurrent_update',
+      retryable: true,
+      expected: true,
+      metadata: { text: 'x', replica: 'a' },
+      diagnosis: ECHO_DIAGNOSIS,
     });
   });
 
@@ -96,12 +107,15 @@ describe('grpc client and server', () => {
     expect(err.message).not.toContain('boom');
   });
 
-  it.each(['echo.db_restart', 'echo.socket'])('turns a lost database or socket (%s) into UNAVAILABLE with a retryable Failure', async (code) => {
-    const err = await rejection(client.echo({ text: 'x', failWithCode: code, delayMs: 0 }));
-    expect(err.status).toBe(GrpcStatus.UNAVAILABLE);
-    expect(err.failure).toMatchObject({ code: UNAVAILABLE_FAILURE_CODE, retryable: true, expected: false });
-    expect(err.message).not.toContain('127.0.0.1');
-  });
+  it.each(['echo.db_restart', 'echo.socket'])(
+    'turns a lost database or socket (%s) into UNAVAILABLE with a retryable Failure',
+    async (code) => {
+      const err = await rejection(client.echo({ text: 'x', failWithCode: code, delayMs: 0 }));
+      expect(err.status).toBe(GrpcStatus.UNAVAILABLE);
+      expect(err.failure).toMatchObject({ code: UNAVAILABLE_FAILURE_CODE, retryable: true, expected: false });
+      expect(err.message).not.toContain('127.0.0.1');
+    },
+  );
 });
 
 describe('request id propagation through a chain of calls', () => {
@@ -109,15 +123,22 @@ describe('request id propagation through a chain of calls', () => {
     const leaf = await startEcho('leaf');
     const leafClient = createGrpcClient(EchoServiceClient, { addresses: [leaf.address] });
     const relay = await startGrpcServer({
-      host: '127.0.0.1', port: 0, logger: silentLogger,
-      services: [bindService(EchoServiceService, {
-        echo: async (req) => ({ ...(await leafClient.echo(req)), replica: 'relay' }),
-        echoCast: () => Promise.resolve({}),
-      })],
+      host: '127.0.0.1',
+      port: 0,
+      logger: silentLogger,
+      services: [
+        bindService(EchoServiceService, {
+          echo: async (req) => ({ ...(await leafClient.echo(req)), replica: 'relay' }),
+          echoCast: () => Promise.resolve({}),
+        }),
+      ],
     });
     const client = createGrpcClient(EchoServiceClient, { addresses: [relay.address] });
     try {
-      expect(await client.echo({ text: 'hop', failWithCode: '', delayMs: 0 }, { requestId: 'req-chain' })).toEqual({ text: 'hop', replica: 'relay' });
+      expect(await client.echo({ text: 'hop', failWithCode: '', delayMs: 0 }, { requestId: 'req-chain' })).toEqual({
+        text: 'hop',
+        replica: 'relay',
+      });
       expect(leaf.seen).toEqual([{ text: 'hop', requestId: 'req-chain' }]);
     } finally {
       client.close();
@@ -131,18 +152,29 @@ describe('request id propagation through a chain of calls', () => {
 describe('server logging', () => {
   it('logs an unexpected error at error with its stack, an expected Failure at warn, both with the request id', async () => {
     const lines: Array<Record<string, unknown>> = [];
-    const stream = new Writable({ write(chunk: Buffer, _enc, cb) { lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>); cb(); } });
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        cb();
+      },
+    });
     const server = await startEcho('log', [], pino({ level: 'info' }, stream));
     const client = createGrpcClient(EchoServiceClient, { addresses: [server.address] });
     try {
       await client.echo({ text: 'x', failWithCode: 'echo.crash', delayMs: 0 }, { requestId: 'req-crash' }).catch(() => undefined);
-      await client.echo({ text: 'x', failWithCode: 'scheduler.no_valid_host', delayMs: 0 }, { requestId: 'req-nvh' }).catch(() => undefined);
+      await client
+        .echo({ text: 'x', failWithCode: 'scheduler.no_valid_host', delayMs: 0 }, { requestId: 'req-nvh' })
+        .catch(() => undefined);
     } finally {
       client.close();
       await server.shutdown(1000);
     }
     const crash = lines.find((l) => l['request_id'] === 'req-crash');
-    expect(crash).toMatchObject({ level: 50, rpc_method: '/cellsched.v1.EchoService/Echo', err: { message: 'boom: a bug in the handler' } });
+    expect(crash).toMatchObject({
+      level: 50,
+      rpc_method: '/cellsched.v1.EchoService/Echo',
+      err: { message: 'boom: a bug in the handler' },
+    });
     expect((crash?.['err'] as { stack: string }).stack).toContain('echo-fixture.ts');
     expect(lines.find((l) => l['request_id'] === 'req-nvh')).toMatchObject({ level: 40, failure_code: 'scheduler.no_valid_host' });
   });

@@ -14,7 +14,14 @@ export const silentLogger = pino({ level: 'silent' });
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(t); reject(new Error('aborted')); }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(new Error('aborted'));
+      },
+      { once: true },
+    );
   });
 }
 
@@ -29,7 +36,13 @@ export interface Seen {
 async function echo(replica: string, seen: Seen[], req: EchoRequest, ctx: CallContext): Promise<EchoResponse> {
   const entry: Seen = { text: req.text, requestId: ctx.requestId };
   seen.push(entry);
-  ctx.signal.addEventListener('abort', () => { entry.aborted = true; }, { once: true });
+  ctx.signal.addEventListener(
+    'abort',
+    () => {
+      entry.aborted = true;
+    },
+    { once: true },
+  );
   if (req.delayMs > 0) await sleep(req.delayMs, ctx.signal);
   if (req.failWithCode === 'echo.crash') throw new Error('boom: a bug in the handler');
   if (req.failWithCode === 'echo.db_restart') {
@@ -42,7 +55,10 @@ async function echo(replica: string, seen: Seen[], req: EchoRequest, ctx: CallCo
   }
   if (req.failWithCode) {
     throw FailureError.of(req.failWithCode, `echo failed with ${req.failWithCode}`, {
-      retryable: true, expected: true, metadata: { text: req.text, replica }, diagnosis: ECHO_DIAGNOSIS,
+      retryable: true,
+      expected: true,
+      metadata: { text: req.text, replica },
+      diagnosis: ECHO_DIAGNOSIS,
     });
   }
   return { text: req.text, replica };
@@ -51,11 +67,15 @@ async function echo(replica: string, seen: Seen[], req: EchoRequest, ctx: CallCo
 /** An EchoService replica on 127.0.0.1 with a free port. */
 export async function startEcho(replica: string, seen: Seen[] = [], logger = silentLogger): Promise<RunningGrpcServer & { seen: Seen[] }> {
   const server = await startGrpcServer({
-    host: '127.0.0.1', port: 0, logger,
-    services: [bindService(EchoServiceService, {
-      echo: (req, ctx) => echo(replica, seen, req, ctx),
-      echoCast: () => Promise.resolve({}),
-    })],
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    services: [
+      bindService(EchoServiceService, {
+        echo: (req, ctx) => echo(replica, seen, req, ctx),
+        echoCast: () => Promise.resolve({}),
+      }),
+    ],
   });
   return Object.assign(server, { seen });
 }

@@ -1,7 +1,14 @@
 import { type ClientReadableStream, Metadata, credentials } from '@grpc/grpc-js';
 import { EchoServiceService } from '@cellsched/wire';
 import {
-  FailureError, GrpcStatus, HealthClient, type HealthCheckRequest, type HealthCheckResponse, HealthService, ServingStatus, createGrpcClient,
+  FailureError,
+  GrpcStatus,
+  HealthClient,
+  type HealthCheckRequest,
+  type HealthCheckResponse,
+  HealthService,
+  ServingStatus,
+  createGrpcClient,
 } from '@cellsched/grpc';
 import { startEcho } from './echo-fixture';
 
@@ -32,7 +39,10 @@ describe('grpc.health.v1.Health', () => {
   });
 
   it('answers NOT_FOUND for an unknown service', async () => {
-    const err = await health.check({ service: 'no.such.Service' }).then(() => undefined, (e: unknown) => e);
+    const err = await health.check({ service: 'no.such.Service' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(FailureError);
     expect((err as FailureError).status).toBe(GrpcStatus.NOT_FOUND);
   });
@@ -40,8 +50,13 @@ describe('grpc.health.v1.Health', () => {
   it('streams status changes to a Watch caller', async () => {
     const raw = new HealthClient(server.address, credentials.createInsecure());
     const stream = raw.makeServerStreamRequest<HealthCheckRequest, HealthCheckResponse>(
-      HealthService.watch.path, HealthService.watch.requestSerialize, HealthService.watch.responseDeserialize,
-      { service: echoName }, new Metadata(), {});
+      HealthService.watch.path,
+      HealthService.watch.requestSerialize,
+      HealthService.watch.responseDeserialize,
+      { service: echoName },
+      new Metadata(),
+      {},
+    );
     try {
       expect(await nextMessage(stream)).toEqual({ status: ServingStatus.SERVING });
       const changed = nextMessage(stream);

@@ -22,7 +22,10 @@ describe('grpc client retries across replicas', () => {
     const dead = `127.0.0.1:${await closedPort()}`;
     const client = createGrpcClient(EchoServiceClient, { addresses: [dead] });
     try {
-      const err = await client.echo(req('once')).then(() => undefined, (e: unknown) => e);
+      const err = await client.echo(req('once')).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(FailureError);
       const failure = err as FailureError;
       expect(failure.status).toBe(GrpcStatus.UNAVAILABLE);
@@ -37,7 +40,10 @@ describe('grpc client retries across replicas', () => {
     const dead = [`127.0.0.1:${await closedPort()}`, `127.0.0.1:${await closedPort()}`];
     const client = createGrpcClient(EchoServiceClient, { addresses: dead, idempotent: ['echo'], maxAttempts: 3, backoffInitialMs: 5 });
     try {
-      const err = (await client.echo(req('x')).then(() => undefined, (e: unknown) => e)) as FailureError;
+      const err = (await client.echo(req('x')).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as FailureError;
       expect(err.code).toBe('grpc.unavailable');
       expect(err.origin?.attempts).toBe(3);
     } finally {
@@ -81,7 +87,10 @@ describe('grpc client retries across replicas', () => {
     const a = await startEcho('a');
     const client = createGrpcClient(EchoServiceClient, { addresses: [a.address] });
     try {
-      const inFlight = client.echo(req('stuck', 5000)).then(() => undefined, (e: unknown) => e as FailureError);
+      const inFlight = client.echo(req('stuck', 5000)).then(
+        () => undefined,
+        (e: unknown) => e as FailureError,
+      );
       await new Promise((r) => setTimeout(r, 100));
       const t0 = Date.now();
       await a.shutdown(100);
@@ -97,9 +106,12 @@ describe('grpc client retries across replicas', () => {
 
 describe('grpc client options', () => {
   it('rejects bad options with every problem listed, before connecting', () => {
-    expect(() => createGrpcClient(EchoServiceClient, { addresses: ['nohost', '127.0.0.1:1'], deadlineMs: 0, maxAttempts: 1.5, backoffMaxMs: -1 }))
-      .toThrow("invalid grpc client options: addresses: 'nohost' is not host:port; deadlineMs must be > 0 (got 0); "
-        + 'maxAttempts must be an integer >= 1 (got 1.5); backoffMaxMs must be >= 0 (got -1)');
+    expect(() =>
+      createGrpcClient(EchoServiceClient, { addresses: ['nohost', '127.0.0.1:1'], deadlineMs: 0, maxAttempts: 1.5, backoffMaxMs: -1 }),
+    ).toThrow(
+      "invalid grpc client options: addresses: 'nohost' is not host:port; deadlineMs must be > 0 (got 0); " +
+        'maxAttempts must be an integer >= 1 (got 1.5); backoffMaxMs must be >= 0 (got -1)',
+    );
     expect(() => createGrpcClient(EchoServiceClient, { addresses: [] })).toThrow('at least one replica address is required');
   });
 

@@ -15,10 +15,17 @@ test.each([
 });
 
 test('parseAllocationRequest reads the scheduler shape and instanceConsumer wraps it', () => {
-  const allocations = parseAllocationRequest(`{"allocations": {"${RP}": {"resources": {"VCPU": 2, "MEMORY_MB": 512}}}, "mappings": {"": ["${RP}"]}}`);
+  const allocations = parseAllocationRequest(
+    `{"allocations": {"${RP}": {"resources": {"VCPU": 2, "MEMORY_MB": 512}}}, "mappings": {"": ["${RP}"]}}`,
+  );
   expect(allocations).toEqual([{ resourceProviderUuid: RP, resources: { VCPU: 2, MEMORY_MB: 512 } }]);
-  expect(instanceConsumer({ uuid: 'i', projectId: 'p', userId: 'u' }, allocations))
-    .toEqual({ consumerUuid: 'i', projectId: 'p', userId: 'u', consumerType: 'INSTANCE', allocations });
+  expect(instanceConsumer({ uuid: 'i', projectId: 'p', userId: 'u' }, allocations)).toEqual({
+    consumerUuid: 'i',
+    projectId: 'p',
+    userId: 'u',
+    consumerType: 'INSTANCE',
+    allocations,
+  });
 });
 
 test('computeNodeInventory follows Nova defaults (reserved memory 512, ratios 4/1/1, disk MB rounded up)', () => {

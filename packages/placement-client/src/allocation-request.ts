@@ -12,7 +12,8 @@ function providerAllocation(rp: string, body: unknown): ProviderAllocation {
   if (!isObj(resources)) throw new AllocationRequestError(`allocation request: provider ${rp} has no "resources" object`);
   const out: Record<string, number> = {};
   for (const [rc, amount] of Object.entries(resources)) {
-    if (!Number.isSafeInteger(amount) || (amount as number) < 1) throw new AllocationRequestError(`allocation request: ${rc} on ${rp} must be a positive integer`);
+    if (!Number.isSafeInteger(amount) || (amount as number) < 1)
+      throw new AllocationRequestError(`allocation request: ${rc} on ${rp} must be a positive integer`);
     out[rc] = amount as number;
   }
   return { resourceProviderUuid: rp, resources: out };
@@ -38,9 +39,15 @@ export function parseAllocationRequest(json: string): ProviderAllocation[] {
 }
 
 /** The consumer an instance claim writes (consumer type INSTANCE, no generation: used with replace). Pure. */
-export function instanceConsumer(instance: { uuid: string; projectId: string; userId: string }, allocations: readonly ProviderAllocation[]): ConsumerAllocations {
+export function instanceConsumer(
+  instance: { uuid: string; projectId: string; userId: string },
+  allocations: readonly ProviderAllocation[],
+): ConsumerAllocations {
   return {
-    consumerUuid: instance.uuid, projectId: instance.projectId, userId: instance.userId, consumerType: 'INSTANCE',
+    consumerUuid: instance.uuid,
+    projectId: instance.projectId,
+    userId: instance.userId,
+    consumerType: 'INSTANCE',
     allocations: allocations.map((a) => ({ resourceProviderUuid: a.resourceProviderUuid, resources: { ...a.resources } })),
   };
 }

@@ -66,7 +66,10 @@ export class ClaimBatcher {
   private readonly maxPerCall: number;
   private readonly maxInFlight: number;
 
-  constructor(private readonly transport: ClaimTransport, private readonly options: ClaimBatcherOptions = {}) {
+  constructor(
+    private readonly transport: ClaimTransport,
+    private readonly options: ClaimBatcherOptions = {},
+  ) {
     this.maxPerCall = options.maxPerCall ?? DEFAULT_CLAIMS_PER_CALL;
     this.maxInFlight = options.maxInFlight ?? DEFAULT_CLAIM_CALLS_IN_FLIGHT;
   }
@@ -116,7 +119,11 @@ export class ClaimBatcher {
     try {
       // the call's span goes in the first claim's trace; every claim's own trace gets its outcome (settle)
       const first = batch[0] as PendingClaim;
-      results = (await inContext(first.ctx, () => this.transport.claimMany({ claims: batch.map((p) => p.request) }, { idempotent: batch.every((p) => p.request.replace) }))).results;
+      results = (
+        await inContext(first.ctx, () =>
+          this.transport.claimMany({ claims: batch.map((p) => p.request) }, { idempotent: batch.every((p) => p.request.replace) }),
+        )
+      ).results;
     } catch (err) {
       if (isFailureError(err) && err.status === GrpcStatus.UNIMPLEMENTED) {
         this.claimManyUnsupported = true;
@@ -142,7 +149,13 @@ export class ClaimBatcher {
   private settle(p: PendingClaim, failure: Failure | undefined, consumerGeneration: number, batchSize: number, err?: unknown): void {
     const onSettled = this.options.onSettled;
     if (onSettled !== undefined) {
-      inContext(p.ctx, () => onSettled({ request: p.request, outcome: failure === undefined ? 'claimed' : failure.code, call: batchSize > 1 ? `ClaimMany of ${batchSize}` : 'Claim' }));
+      inContext(p.ctx, () =>
+        onSettled({
+          request: p.request,
+          outcome: failure === undefined ? 'claimed' : failure.code,
+          call: batchSize > 1 ? `ClaimMany of ${batchSize}` : 'Claim',
+        }),
+      );
     }
     const outcome = claimOutcome(failure, consumerGeneration);
     if (outcome === undefined) {

@@ -17,9 +17,19 @@ export const PLACEMENT_GROUP_POLICY = FAILURE_CODES.placement.claimGroupPolicy;
 export type ClaimOutcome =
   | { readonly kind: 'claimed'; readonly consumerGeneration: number }
   | { readonly kind: 'conflict'; readonly message: string }
-  | { readonly kind: 'no_capacity'; readonly message: string; readonly resourceClass: string | undefined; readonly providerUuid: string | undefined }
+  | {
+      readonly kind: 'no_capacity';
+      readonly message: string;
+      readonly resourceClass: string | undefined;
+      readonly providerUuid: string | undefined;
+    }
   /** `providerUuid` is the compute node concerned. */
-  | { readonly kind: 'group_policy'; readonly message: string; readonly groupUuid: string | undefined; readonly providerUuid: string | undefined };
+  | {
+      readonly kind: 'group_policy';
+      readonly message: string;
+      readonly groupUuid: string | undefined;
+      readonly providerUuid: string | undefined;
+    };
 
 const CLAIMED_NO_GENERATION = 0;
 
@@ -32,10 +42,20 @@ export function claimOutcome(failure: Failure | undefined, consumerGeneration = 
   if (failure === undefined) return { kind: 'claimed', consumerGeneration };
   if (failure.code === PLACEMENT_CONCURRENT_UPDATE) return { kind: 'conflict', message: failure.message };
   if (failure.code === PLACEMENT_CAPACITY_EXCEEDED) {
-    return { kind: 'no_capacity', message: failure.message, resourceClass: failure.metadata.resource_class, providerUuid: failure.metadata.resource_provider_uuid };
+    return {
+      kind: 'no_capacity',
+      message: failure.message,
+      resourceClass: failure.metadata.resource_class,
+      providerUuid: failure.metadata.resource_provider_uuid,
+    };
   }
   if (failure.code === PLACEMENT_GROUP_POLICY) {
-    return { kind: 'group_policy', message: failure.message, groupUuid: failure.metadata.group_uuid, providerUuid: failure.metadata.resource_provider_uuid };
+    return {
+      kind: 'group_policy',
+      message: failure.message,
+      groupUuid: failure.metadata.group_uuid,
+      providerUuid: failure.metadata.resource_provider_uuid,
+    };
   }
   return undefined;
 }

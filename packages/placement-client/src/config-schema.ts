@@ -5,6 +5,18 @@ import { defineConfig } from '@cellsched/config';
  * through placement's gRPC service), so they take the same variables everywhere.
  */
 export const placementGrpcConfigSchema = defineConfig({
-  placementGrpc: { type: 'list', env: 'CELLSCHED_PLACEMENT_GRPC', default: ['127.0.0.1:8779'], help: 'Placement gRPC replicas (host:port).' },
-  placementDeadlineMs: { type: 'int', env: 'CELLSCHED_PLACEMENT_DEADLINE_MS', default: 5000, min: 100, max: 120000, help: 'Per-attempt deadline of placement calls.' },
+  placementGrpc: {
+    type: 'list',
+    env: 'CELLSCHED_PLACEMENT_GRPC',
+    default: ['127.0.0.1:8779'],
+    help: 'Placement gRPC replicas (host:port).',
+  },
+  placementDeadlineMs: {
+    type: 'int',
+    env: 'CELLSCHED_PLACEMENT_DEADLINE_MS',
+    default: 5000,
+    min: 100,
+    max: 120000,
+    help: 'Per-attempt deadline of placement calls.',
+  },
 });

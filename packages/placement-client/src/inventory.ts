@@ -35,16 +35,28 @@ function record(total: number, reserved: number, ratio: number): InventoryRecord
  * 0 is left out (Placement refuses a total of 0). Pure; throws RangeError for bad numbers.
  */
 export function computeNodeInventory(r: ComputeResources): Record<string, InventoryRecord> {
-  const ints: [string, number | undefined][] = [['vcpus', r.vcpus], ['memoryMb', r.memoryMb], ['localGb', r.localGb],
-    ['reservedHostCpus', r.reservedHostCpus], ['reservedHostMemoryMb', r.reservedHostMemoryMb], ['reservedHostDiskMb', r.reservedHostDiskMb]];
-  for (const [name, v] of ints) if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) throw new RangeError(`${name} must be a non-negative integer`);
-  for (const [name, v] of [['cpuAllocationRatio', r.cpuAllocationRatio], ['ramAllocationRatio', r.ramAllocationRatio], ['diskAllocationRatio', r.diskAllocationRatio]] as const) {
+  const ints: [string, number | undefined][] = [
+    ['vcpus', r.vcpus],
+    ['memoryMb', r.memoryMb],
+    ['localGb', r.localGb],
+    ['reservedHostCpus', r.reservedHostCpus],
+    ['reservedHostMemoryMb', r.reservedHostMemoryMb],
+    ['reservedHostDiskMb', r.reservedHostDiskMb],
+  ];
+  for (const [name, v] of ints)
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) throw new RangeError(`${name} must be a non-negative integer`);
+  for (const [name, v] of [
+    ['cpuAllocationRatio', r.cpuAllocationRatio],
+    ['ramAllocationRatio', r.ramAllocationRatio],
+    ['diskAllocationRatio', r.diskAllocationRatio],
+  ] as const) {
     if (v !== undefined && !(v > 0)) throw new RangeError(`${name} must be > 0`);
   }
   const inv: Record<string, InventoryRecord> = {};
   if (r.vcpus > 0) inv.VCPU = record(r.vcpus, Math.min(r.reservedHostCpus ?? 0, r.vcpus), r.cpuAllocationRatio ?? 4.0);
   if (r.memoryMb > 0) inv.MEMORY_MB = record(r.memoryMb, Math.min(r.reservedHostMemoryMb ?? 512, r.memoryMb), r.ramAllocationRatio ?? 1.0);
-  if (r.localGb > 0) inv.DISK_GB = record(r.localGb, Math.min(Math.ceil((r.reservedHostDiskMb ?? 0) / 1024), r.localGb), r.diskAllocationRatio ?? 1.0);
+  if (r.localGb > 0)
+    inv.DISK_GB = record(r.localGb, Math.min(Math.ceil((r.reservedHostDiskMb ?? 0) / 1024), r.localGb), r.diskAllocationRatio ?? 1.0);
   return inv;
 }
 

@@ -1,6 +1,11 @@
 import { createGrpcClient, isFailureError, type GrpcClient } from '@cellsched/grpc';
 import {
-  PlacementServiceClient, type ConsumerAllocations, type ConsumerGroup, type GetAllocationCandidatesRequest, type GetAllocationCandidatesResponse, type ProviderAllocation,
+  PlacementServiceClient,
+  type ConsumerAllocations,
+  type ConsumerGroup,
+  type GetAllocationCandidatesRequest,
+  type GetAllocationCandidatesResponse,
+  type ProviderAllocation,
 } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { ClaimBatcher, type ClaimBatcherOptions } from './claim-batcher';
@@ -32,11 +37,24 @@ export class PlacementClient {
 
   /** Options open channels to the replicas; `{ grpc }` wraps an existing promise client (unit tests pass a fake). */
   constructor(opts: PlacementClientOptions | { readonly grpc: PlacementGrpc }) {
-    this.grpc = 'grpc' in opts ? opts.grpc : createGrpcClient(PlacementServiceClient, {
-      addresses: opts.addresses, deadlineMs: opts.deadlineMs ?? 5000, maxAttempts: opts.maxAttempts ?? 3,
-      idempotent: ['getAllocationCandidates', 'release', 'getConsumerAllocations', 'getUsages', 'claimMove', 'revertMove', 'listProviderConsumers'],
-      ...(opts.logger === undefined ? {} : { logger: opts.logger }),
-    });
+    this.grpc =
+      'grpc' in opts
+        ? opts.grpc
+        : createGrpcClient(PlacementServiceClient, {
+            addresses: opts.addresses,
+            deadlineMs: opts.deadlineMs ?? 5000,
+            maxAttempts: opts.maxAttempts ?? 3,
+            idempotent: [
+              'getAllocationCandidates',
+              'release',
+              'getConsumerAllocations',
+              'getUsages',
+              'claimMove',
+              'revertMove',
+              'listProviderConsumers',
+            ],
+            ...(opts.logger === undefined ? {} : { logger: opts.logger }),
+          });
   }
 
   /**
@@ -64,7 +82,11 @@ export class PlacementClient {
    * destination's. Same outcomes as {@link claim}; `sourceMoved` says whether this call moved the
    * source. Idempotent (retried on another replica).
    */
-  async claimMove(destination: ConsumerAllocations, migrationUuid: string, group?: ConsumerGroup): Promise<ClaimOutcome & { readonly sourceMoved?: boolean }> {
+  async claimMove(
+    destination: ConsumerAllocations,
+    migrationUuid: string,
+    group?: ConsumerGroup,
+  ): Promise<ClaimOutcome & { readonly sourceMoved?: boolean }> {
     try {
       const r = await this.grpc.claimMove({ destination, migrationUuid, group });
       return { kind: 'claimed', consumerGeneration: r.consumerGeneration, sourceMoved: r.sourceMoved };
@@ -107,7 +129,9 @@ export class PlacementClient {
   }
 
   /** A consumer's allocations, or undefined when it holds none. Read-only. */
-  async consumerAllocations(consumerUuid: string): Promise<{ allocations: ProviderAllocation[]; generation: number | undefined } | undefined> {
+  async consumerAllocations(
+    consumerUuid: string,
+  ): Promise<{ allocations: ProviderAllocation[]; generation: number | undefined } | undefined> {
     const r = await this.grpc.getConsumerAllocations({ consumerUuid });
     if (!r.exists || r.consumer === undefined || r.consumer.allocations.length === 0) return undefined;
     return { allocations: r.consumer.allocations, generation: r.consumer.consumerGeneration };
@@ -133,5 +157,7 @@ export class PlacementClient {
   }
 
   /** Closes the channels. */
-  close(): void { this.grpc.close(); }
+  close(): void {
+    this.grpc.close();
+  }
 }

@@ -3,7 +3,13 @@ import { withDisabledTrait, type InventoryRecord } from './inventory';
 
 /** A REST error from placement, with Placement's error code (`placement.concurrent_update`, ...). */
 export class PlacementRestError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) { super(message); }
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -13,8 +19,12 @@ export class PlacementRestError extends Error {
 export class PlacementUnreachableError extends Error {
   readonly code = FAILURE_CODES.placementClient.placementUnreachable;
   readonly retryable = true;
-  constructor(readonly url: string, cause: unknown) {
-    const why = cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ''}` : String(cause);
+  constructor(
+    readonly url: string,
+    cause: unknown,
+  ) {
+    const why =
+      cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ''}` : String(cause);
     super(`placement at ${url} is unreachable: ${why}`);
     this.name = 'PlacementUnreachableError';
   }
@@ -34,7 +44,12 @@ export interface ReportClientOptions {
 const MICROVERSION = 'placement 1.39';
 
 /** A resource provider as listed (the audit walks them). */
-export interface ResourceProviderRef { readonly uuid: string; readonly name: string; readonly generation: number; readonly rootProviderUuid: string }
+export interface ResourceProviderRef {
+  readonly uuid: string;
+  readonly name: string;
+  readonly generation: number;
+  readonly rootProviderUuid: string;
+}
 
 /** One consumer's allocations as placement shows them (1.38+): resources by provider uuid, and what a guarded rewrite needs. */
 export interface ConsumerAllocationsView {
@@ -61,24 +76,38 @@ export class ReportClient {
 
   constructor(private readonly opts: ReportClientOptions) {}
 
-  private async request(method: string, path: string, body?: unknown, microversion = MICROVERSION): Promise<{ status: number; json: Json }> {
+  private async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    microversion = MICROVERSION,
+  ): Promise<{ status: number; json: Json }> {
     let res: Response;
     let text: string;
     try {
       res = await fetch(`${this.opts.baseUrl}${path}`, {
-        method, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
-        headers: { 'x-auth-token': this.opts.token ?? 'admin', 'openstack-api-version': microversion, accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        method,
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+        headers: {
+          'x-auth-token': this.opts.token ?? 'admin',
+          'openstack-api-version': microversion,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       text = await res.text();
     } catch (err) {
       throw new PlacementUnreachableError(this.opts.baseUrl, err);
     }
-    const json = text === '' ? {} : JSON.parse(text) as Json;
+    const json = text === '' ? {} : (JSON.parse(text) as Json);
     if (res.status >= 400) {
       const err = (json.errors as { code?: string; detail?: string }[] | undefined)?.[0];
-      throw new PlacementRestError(res.status, err?.code ?? FAILURE_CODES.placement.undefinedCode, `${method} ${path}: ${res.status} ${err?.detail ?? text}`);
+      throw new PlacementRestError(
+        res.status,
+        err?.code ?? FAILURE_CODES.placement.undefinedCode,
+        `${method} ${path}: ${res.status} ${err?.detail ?? text}`,
+      );
     }
     return { status: res.status, json };
   }
@@ -106,7 +135,8 @@ export class ReportClient {
       this.generations.set(uuid, json.generation as number);
       return json.generation as number;
     } catch (err) {
-      if (err instanceof PlacementRestError && err.status === 409 && err.code !== FAILURE_CODES.placement.duplicateName) return this.refreshGeneration(uuid);
+      if (err instanceof PlacementRestError && err.status === 409 && err.code !== FAILURE_CODES.placement.duplicateName)
+        return this.refreshGeneration(uuid);
       throw err;
     }
   }
@@ -114,7 +144,7 @@ export class ReportClient {
   private async guardedWrite(uuid: string, write: (generation: number) => Promise<{ json: Json }>): Promise<void> {
     const attempts = this.opts.maxConflictRetries ?? 5;
     for (let i = 1; ; i++) {
-      const generation = this.generations.get(uuid) ?? await this.refreshGeneration(uuid);
+      const generation = this.generations.get(uuid) ?? (await this.refreshGeneration(uuid));
       try {
         const { json } = await write(generation);
         this.generations.set(uuid, json.resource_provider_generation as number);
@@ -128,8 +158,9 @@ export class ReportClient {
 
   /** Replaces the provider's whole inventory (PUT .../inventories). Idempotent. */
   async setInventory(uuid: string, inventories: Readonly<Record<string, InventoryRecord>>): Promise<void> {
-    await this.guardedWrite(uuid, (g) => this.request('PUT', `/resource_providers/${uuid}/inventories`,
-      { resource_provider_generation: g, inventories }));
+    await this.guardedWrite(uuid, (g) =>
+      this.request('PUT', `/resource_providers/${uuid}/inventories`, { resource_provider_generation: g, inventories }),
+    );
   }
 
   /** The provider's traits. Read-only. */
@@ -143,7 +174,8 @@ export class ReportClient {
   async providerAllocations(uuid: string): Promise<Record<string, Record<string, number>>> {
     const { json } = await this.request('GET', `/resource_providers/${uuid}/allocations`);
     const out: Record<string, Record<string, number>> = {};
-    for (const [consumer, body] of Object.entries(json.allocations as Record<string, { resources: Record<string, number> }>)) out[consumer] = body.resources;
+    for (const [consumer, body] of Object.entries(json.allocations as Record<string, { resources: Record<string, number> }>))
+      out[consumer] = body.resources;
     return out;
   }
 
@@ -151,18 +183,26 @@ export class ReportClient {
   async listResourceProviders(opts: { uuid?: string } = {}): Promise<ResourceProviderRef[]> {
     const query = opts.uuid === undefined ? '' : `?uuid=${encodeURIComponent(opts.uuid)}`;
     const { json } = await this.request('GET', `/resource_providers${query}`);
-    return (json.resource_providers as { uuid: string; name: string; generation: number; root_provider_uuid: string }[])
-      .map((p) => ({ uuid: p.uuid, name: p.name, generation: p.generation, rootProviderUuid: p.root_provider_uuid }));
+    return (json.resource_providers as { uuid: string; name: string; generation: number; root_provider_uuid: string }[]).map((p) => ({
+      uuid: p.uuid,
+      name: p.name,
+      generation: p.generation,
+      rootProviderUuid: p.root_provider_uuid,
+    }));
   }
 
   /** A consumer's allocations (GET /allocations/{uuid}); `allocations` is empty when it holds nothing. Read-only. */
   async getConsumerAllocations(consumerUuid: string): Promise<ConsumerAllocationsView> {
     const { json } = await this.request('GET', `/allocations/${consumerUuid}`);
     const allocations: Record<string, Record<string, number>> = {};
-    for (const [rp, a] of Object.entries(json.allocations as Record<string, { resources: Record<string, number> }>)) allocations[rp] = a.resources;
+    for (const [rp, a] of Object.entries(json.allocations as Record<string, { resources: Record<string, number> }>))
+      allocations[rp] = a.resources;
     return {
-      allocations, projectId: json.project_id as string | undefined, userId: json.user_id as string | undefined,
-      consumerGeneration: json.consumer_generation as number | null | undefined, consumerType: json.consumer_type as string | undefined,
+      allocations,
+      projectId: json.project_id as string | undefined,
+      userId: json.user_id as string | undefined,
+      consumerGeneration: json.consumer_generation as number | null | undefined,
+      consumerType: json.consumer_type as string | undefined,
     };
   }
 
@@ -176,8 +216,12 @@ export class ReportClient {
     const allocations: Record<string, { resources: Record<string, number> }> = {};
     for (const [rp, resources] of Object.entries(seen.allocations)) if (rp !== providerUuid) allocations[rp] = { resources };
     // NOTE: 1.28 (consumer generations, empty allocations allowed) and not 1.38+: the consumer keeps its type untouched
-    await this.request('PUT', `/allocations/${consumerUuid}`,
-      { allocations, project_id: seen.projectId, user_id: seen.userId, consumer_generation: seen.consumerGeneration ?? null }, 'placement 1.28');
+    await this.request(
+      'PUT',
+      `/allocations/${consumerUuid}`,
+      { allocations, project_id: seen.projectId, user_id: seen.userId, consumer_generation: seen.consumerGeneration ?? null },
+      'placement 1.28',
+    );
   }
 
   /** The provider's placement aggregates (GET .../aggregates, 1.19+: with its generation). Read-only; a missing provider is 404. */
@@ -198,7 +242,9 @@ export class ReportClient {
 
   /** Removes `aggregateUuid` from the provider's aggregates (Nova's `aggregate_remove_host`). Same guard; idempotent. */
   async removeProviderAggregate(uuid: string, aggregateUuid: string): Promise<void> {
-    await this.changeProviderAggregates(uuid, (current) => (current.includes(aggregateUuid) ? current.filter((a) => a !== aggregateUuid) : undefined));
+    await this.changeProviderAggregates(uuid, (current) =>
+      current.includes(aggregateUuid) ? current.filter((a) => a !== aggregateUuid) : undefined,
+    );
   }
 
   /** `change` answers the new list, or undefined when nothing is to be written. */
@@ -215,8 +261,9 @@ export class ReportClient {
   /** Replaces the provider's traits, creating CUSTOM_* traits first (PUT /traits/{name}). Idempotent. */
   async setTraits(uuid: string, traits: readonly string[]): Promise<void> {
     for (const t of traits) if (t.startsWith('CUSTOM_')) await this.request('PUT', `/traits/${t}`);
-    await this.guardedWrite(uuid, (g) => this.request('PUT', `/resource_providers/${uuid}/traits`,
-      { resource_provider_generation: g, traits: [...traits] }));
+    await this.guardedWrite(uuid, (g) =>
+      this.request('PUT', `/resource_providers/${uuid}/traits`, { resource_provider_generation: g, traits: [...traits] }),
+    );
   }
 
   /**
@@ -226,7 +273,10 @@ export class ReportClient {
   async setComputeStatusDisabled(uuid: string, disabled: boolean): Promise<void> {
     await this.guardedWrite(uuid, async (g) => {
       const traits = withDisabledTrait(await this.getTraits(uuid), disabled);
-      return this.request('PUT', `/resource_providers/${uuid}/traits`, { resource_provider_generation: this.generations.get(uuid) ?? g, traits });
+      return this.request('PUT', `/resource_providers/${uuid}/traits`, {
+        resource_provider_generation: this.generations.get(uuid) ?? g,
+        traits,
+      });
     });
   }
 
@@ -246,7 +296,8 @@ export class ReportClient {
       throw err;
     }
     if (tree.length === 0) return 'absent';
-    const depth = (p: string | null, d = 0): number => (p === null || d > tree.length ? d : depth(tree.find((t) => t.uuid === p)?.parent_provider_uuid ?? null, d + 1));
+    const depth = (p: string | null, d = 0): number =>
+      p === null || d > tree.length ? d : depth(tree.find((t) => t.uuid === p)?.parent_provider_uuid ?? null, d + 1);
     for (const rp of [...tree].sort((a, b) => depth(b.parent_provider_uuid) - depth(a.parent_provider_uuid))) {
       try {
         await this.request('DELETE', `/resource_providers/${rp.uuid}`);

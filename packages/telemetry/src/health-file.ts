@@ -3,7 +3,11 @@ import { rmSync, writeFileSync } from 'node:fs';
 
 /** The health-file option of every bus consumer (spread into its schema), for {@link keepHealthFile}. */
 export const healthFileConfigSchema = defineConfig({
-  healthFile: { type: 'string', env: 'CELLSCHED_HEALTH_FILE', help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).' },
+  healthFile: {
+    type: 'string',
+    env: 'CELLSCHED_HEALTH_FILE',
+    help: 'A file kept fresh (rewritten every 5 s) while the bus is connected, for container health checks (unset: none).',
+  },
 });
 
 /**
@@ -18,7 +22,9 @@ export function keepHealthFile(file: string | undefined, healthy: () => boolean,
     if (!healthy()) return;
     try {
       writeFileSync(file, `${new Date().toISOString()}\n`);
-    } catch { /* an unwritable file only makes the process look unhealthy, as it should */ }
+    } catch {
+      /* an unwritable file only makes the process look unhealthy, as it should */
+    }
   };
   touch();
   const timer = setInterval(touch, everyMs);

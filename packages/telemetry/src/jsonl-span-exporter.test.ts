@@ -8,7 +8,9 @@ import { spansFromRequest } from './trace-tail/otlp-json';
 
 describe('JsonlFileSpanExporter', () => {
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'cellsched-jsonl-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cellsched-jsonl-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('appends one OTLP ExportTraceServiceRequest per line, creating the directory', async () => {
@@ -28,7 +30,10 @@ describe('JsonlFileSpanExporter', () => {
     expect(lines.at(-1)).toBe('');
     expect(lines.filter(Boolean)).toHaveLength(2);
     const spans = lines.filter(Boolean).flatMap((l) => spansFromRequest(JSON.parse(l)));
-    expect(spans.map((s) => [s.name, s.service, s.host])).toEqual([['claim', 'placement', 'p-1'], ['audit', 'placement', 'p-1']]);
+    expect(spans.map((s) => [s.name, s.service, s.host])).toEqual([
+      ['claim', 'placement', 'p-1'],
+      ['audit', 'placement', 'p-1'],
+    ]);
     expect(spans[0]?.attributes).toEqual({ 'cellsched.instance_uuid': 'u-1' });
     await provider.shutdown();
     const result = await new Promise((resolve) => exporter.export([], resolve));

@@ -6,12 +6,24 @@ import { RotatingFile, fileSet, rotatedFiles } from './rotating-file';
 describe('RotatingFile', () => {
   let dir: string;
   let file: string;
-  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'cellsched-rotate-')); file = join(dir, 'spans.jsonl'); });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cellsched-rotate-'));
+    file = join(dir, 'spans.jsonl');
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   // exactly 100 bytes a line
-  const line = (i: number) => { const head = JSON.stringify({ i, pad: '' }); return `${JSON.stringify({ i, pad: 'x'.repeat(99 - head.length) })}\n`; };
-  const numbers = (files: string[]) => files.flatMap((f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i));
+  const line = (i: number) => {
+    const head = JSON.stringify({ i, pad: '' });
+    return `${JSON.stringify({ i, pad: 'x'.repeat(99 - head.length) })}\n`;
+  };
+  const numbers = (files: string[]) =>
+    files.flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { i: number }).i),
+    );
 
   it('rotates at the size and keeps at most `keep` files, the newest, in order', () => {
     let now = Date.UTC(2026, 10, 26, 4, 35, 0);
@@ -20,7 +32,8 @@ describe('RotatingFile', () => {
     const rotated = rotatedFiles(file);
     expect(rotated).toHaveLength(2);
     expect(rotated.map((f) => f.slice(dir.length + 1))).toEqual([
-      expect.stringMatching(/^spans\.20261126T043500003Z-\d+-\d{6}\.jsonl$/), expect.stringMatching(/^spans\.20261126T043500004Z-\d+-\d{6}\.jsonl$/),
+      expect.stringMatching(/^spans\.20261126T043500003Z-\d+-\d{6}\.jsonl$/),
+      expect.stringMatching(/^spans\.20261126T043500004Z-\d+-\d{6}\.jsonl$/),
     ]);
     // 10 lines per file: the oldest three files were pruned, nothing else lost or reordered
     expect(numbers(fileSet(file))).toEqual(Array.from({ length: 25 }, (_, k) => 30 + k));

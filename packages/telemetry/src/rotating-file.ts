@@ -28,7 +28,10 @@ export function rotatedFiles(file: string): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => pattern.test(n)).sort().map((n) => join(dir, n));
+  return names
+    .filter((n) => pattern.test(n))
+    .sort()
+    .map((n) => join(dir, n));
 }
 
 /** Every file of a span file's set, oldest first: the rotated ones, then the active one (if there is one now). */
@@ -59,7 +62,11 @@ function sizeOf(file: string): number {
  * once never overwrite each other's; pruning ignores files another writer already removed.
  */
 export class RotatingFile {
-  constructor(readonly file: string, private readonly rotation: RotationOptions = DEFAULT_ROTATION, private readonly now: () => number = Date.now) {
+  constructor(
+    readonly file: string,
+    private readonly rotation: RotationOptions = DEFAULT_ROTATION,
+    private readonly now: () => number = Date.now,
+  ) {
     mkdirSync(dirname(file), { recursive: true });
   }
 

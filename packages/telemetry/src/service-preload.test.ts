@@ -9,8 +9,11 @@ const schema = defineConfig({
 });
 
 test('a cell-level service names its cell; the exporter comes from the same env and argv as main', () => {
-  const options = servicePreloadOptions({ schema, service: 'cell-conductor', cellOf: (c) => c.cellName },
-    [], { CELLSCHED_TEST_CELL_NAME: 'cell7', CELLSCHED_TELEMETRY_EXPORTER: 'file', CELLSCHED_TELEMETRY_FILE: '/tmp/x.jsonl' });
+  const options = servicePreloadOptions({ schema, service: 'cell-conductor', cellOf: (c) => c.cellName }, [], {
+    CELLSCHED_TEST_CELL_NAME: 'cell7',
+    CELLSCHED_TELEMETRY_EXPORTER: 'file',
+    CELLSCHED_TELEMETRY_FILE: '/tmp/x.jsonl',
+  });
   expect(options).toMatchObject({ serviceName: 'cell-conductor', host: hostname(), cell: 'cell7', exporter: 'file', file: '/tmp/x.jsonl' });
 });
 
@@ -22,5 +25,7 @@ test('an API-level service has no cell', () => {
 
 test('--help starts nothing, even with a config that would not load', () => {
   expect(servicePreloadOptions({ schema, service: 'api' }, ['--help'], { CELLSCHED_TELEMETRY_EXPORTER: 'jaeger' })).toBeUndefined();
-  expect(() => servicePreloadOptions({ schema, service: 'api' }, [], { CELLSCHED_TELEMETRY_EXPORTER: 'jaeger' })).toThrow(/CELLSCHED_TELEMETRY_EXPORTER/);
+  expect(() => servicePreloadOptions({ schema, service: 'api' }, [], { CELLSCHED_TELEMETRY_EXPORTER: 'jaeger' })).toThrow(
+    /CELLSCHED_TELEMETRY_EXPORTER/,
+  );
 });

@@ -22,7 +22,9 @@ export interface ServicePreload<S extends ServiceSchema> {
  * and exits; nothing is started). Throws `ConfigError` on a bad config, listing every problem.
  */
 export function servicePreloadOptions<S extends ServiceSchema>(
-  preload: ServicePreload<S>, argv: readonly string[], env?: Readonly<Record<string, string | undefined>>,
+  preload: ServicePreload<S>,
+  argv: readonly string[],
+  env?: Readonly<Record<string, string | undefined>>,
 ): TelemetryOptions | undefined {
   if (wantsHelp(argv)) return undefined;
   const config = loadConfig(preload.schema, env === undefined ? { argv: [...argv] } : { argv: [...argv], env });

@@ -7,7 +7,11 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import {
-  BatchSpanProcessor, ConsoleSpanExporter, NoopSpanProcessor, SimpleSpanProcessor, type SpanProcessor,
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  NoopSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { JsonlFileSpanExporter } from './jsonl-span-exporter';
 import { DEFAULT_ROTATION, type RotationOptions } from './rotating-file';
@@ -60,9 +64,11 @@ export function validateTelemetryOptions(options: TelemetryOptions): string[] {
   const errors: string[] = [];
   if (!options.serviceName) errors.push('serviceName is required');
   if (!options.host) errors.push('host is required');
-  if (!EXPORTERS.includes(options.exporter)) errors.push(`exporter must be one of ${EXPORTERS.join(', ')}, got '${String(options.exporter)}'`);
+  if (!EXPORTERS.includes(options.exporter))
+    errors.push(`exporter must be one of ${EXPORTERS.join(', ')}, got '${String(options.exporter)}'`);
   if (options.exporter === 'file' && !options.file) errors.push("file is required when exporter is 'file'");
-  if (options.endpoint !== undefined && !/^https?:\/\/[^/]+/.test(options.endpoint)) errors.push(`endpoint must be an http(s) URL, got '${options.endpoint}'`);
+  if (options.endpoint !== undefined && !/^https?:\/\/[^/]+/.test(options.endpoint))
+    errors.push(`endpoint must be an http(s) URL, got '${options.endpoint}'`);
   if (options.sampling) errors.push(...samplingProblems(options.sampling));
   if (options.rotation && !(options.rotation.maxBytes >= 0)) errors.push('rotation.maxBytes must be >= 0');
   if (options.rotation && !(options.rotation.keep >= 1)) errors.push('rotation.keep must be >= 1');
@@ -101,12 +107,14 @@ function instrumentations(options: TelemetryOptions) {
 
 function onSignal(signal: NodeJS.Signals): void {
   const flush = processor ? Promise.race([processor.forceFlush(), delay(SHUTDOWN_TIMEOUT_MS)]) : Promise.resolve();
-  void flush.catch(() => undefined).finally(() => {
-    // NOTE: if the service handles the signal itself it owns the exit (and calls
-    // shutdownTelemetry() last); otherwise behave like the default: stop and re-raise.
-    if (process.listenerCount(signal) > 0) return;
-    void shutdownTelemetry().finally(() => process.kill(process.pid, signal));
-  });
+  void flush
+    .catch(() => undefined)
+    .finally(() => {
+      // NOTE: if the service handles the signal itself it owns the exit (and calls
+      // shutdownTelemetry() last); otherwise behave like the default: stop and re-raise.
+      if (process.listenerCount(signal) > 0) return;
+      void shutdownTelemetry().finally(() => process.kill(process.pid, signal));
+    });
 }
 
 function resourceAttributes(options: TelemetryOptions): Record<string, string | number> {

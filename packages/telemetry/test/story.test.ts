@@ -26,8 +26,14 @@ beforeAll(async () => {
   vhost = await privateVhost('story-test');
   const file = join(dir, 'spans.jsonl');
   const stdout = await runStory(file, vhost.url, SERVER_UUID);
-  logs = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-  spans = readFileSync(file, 'utf8').split('\n').filter(Boolean).flatMap((l) => spansFromRequest(JSON.parse(l)));
+  logs = stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  spans = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((l) => spansFromRequest(JSON.parse(l)));
 }, 240_000);
 
 afterAll(async () => {
@@ -41,12 +47,28 @@ it('keeps the create as one whole tree: HTTP root, gRPC both sides, the cast, it
   expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
   const ids = new Set(spans.map((s) => s.spanId));
   const roots = spans.filter((s) => !ids.has(s.parentSpanId));
-  expect(roots.map((r) => [r.kind, r.name, r.attributes['url.path'], r.attributes['cellsched.sampled_by'], r.attributes['cellsched.instance_uuids']]))
-    .toEqual([['server', 'POST', '/v2.1/servers', 'story-request', SERVER_UUID]]);
-  const story = spans.filter((s) => !s.name.startsWith('pg')).map((s) => `${s.kind} ${s.name}`).sort();
-  expect(story).toEqual([
-    'client grpc.cellsched.v1.EchoService/Echo', 'consumer process echo', 'producer send echo', 'server POST', 'server grpc.cellsched.v1.EchoService/Echo',
-  ].sort());
+  expect(
+    roots.map((r) => [
+      r.kind,
+      r.name,
+      r.attributes['url.path'],
+      r.attributes['cellsched.sampled_by'],
+      r.attributes['cellsched.instance_uuids'],
+    ]),
+  ).toEqual([['server', 'POST', '/v2.1/servers', 'story-request', SERVER_UUID]]);
+  const story = spans
+    .filter((s) => !s.name.startsWith('pg'))
+    .map((s) => `${s.kind} ${s.name}`)
+    .sort();
+  expect(story).toEqual(
+    [
+      'client grpc.cellsched.v1.EchoService/Echo',
+      'consumer process echo',
+      'producer send echo',
+      'server POST',
+      'server grpc.cellsched.v1.EchoService/Echo',
+    ].sort(),
+  );
   // the handler and the consumer made 6 database spans (3 connects, 3 queries): the first 3 kept
   expect(spans.filter((s) => s.name.startsWith('pg'))).toHaveLength(3);
   expect(consumedLog('POST /v2.1/servers')['trace_id']).toBe(roots[0]?.traceId);
@@ -73,9 +95,13 @@ it('reads the create whole from trace-tail as the collector, with one command', 
   }
   const header = /^trace ([0-9a-f]{32}) {2}8 span\(s\) {2}1 service\(s\)/;
   expect(queried.split('\n')[0]).toMatch(header);
-  for (const name of ['POST', 'grpc.cellsched.v1.EchoService/Echo', 'send echo', 'process echo', 'pg.query:SELECT']) expect(queried).toContain(`  ${name}`);
+  for (const name of ['POST', 'grpc.cellsched.v1.EchoService/Echo', 'send echo', 'process echo', 'pg.query:SELECT'])
+    expect(queried).toContain(`  ${name}`);
   // and as the collector prints it (docker compose logs -f traces): the same trace, nothing else
   expect(printed.split('\n').filter((l) => l.startsWith('trace '))).toEqual([queried.split('\n')[0]]);
-  const collected = readFileSync(join(dir, 'collected', 'spans.jsonl'), 'utf8').split('\n').filter(Boolean).flatMap((l) => spansFromRequest(JSON.parse(l)));
+  const collected = readFileSync(join(dir, 'collected', 'spans.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((l) => spansFromRequest(JSON.parse(l)));
   expect(collected).toHaveLength(8);
 }, 90_000);

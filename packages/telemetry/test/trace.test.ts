@@ -31,10 +31,21 @@ beforeAll(async () => {
   vhost = await privateVhost('trace-test');
   const file = join(dir, 'spans.jsonl');
   const stdout = await runDemo(file, vhost.url);
-  logs = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> } }> });
+  logs = stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map(
+      (l) =>
+        JSON.parse(l) as { resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> } }> },
+    );
   spans = lines.flatMap((l) => spansFromRequest(l));
-  resources = lines.flatMap((l) => l.resourceSpans.map((rs) => Object.fromEntries(rs.resource.attributes.map((a) => [a.key, a.value.stringValue]))));
+  resources = lines.flatMap((l) =>
+    l.resourceSpans.map((rs) => Object.fromEntries(rs.resource.attributes.map((a) => [a.key, a.value.stringValue]))),
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -73,11 +84,21 @@ it('puts the trace id and span id of the active span in the log lines', () => {
   const server = one((s) => s.kind === 'server', 'gRPC server');
   const consume = one((s) => s.kind === 'consumer', 'process');
   expect(logLine('echo handled')).toMatchObject({
-    service: 'trace-demo', host: 'demo-host', cell: 'cell1', trace_id: server.traceId, span_id: server.spanId,
-    request_id: 'req-trace-demo', rpc_method: '/cellsched.v1.EchoService/Echo', instance_uuid: 'instance-1',
+    service: 'trace-demo',
+    host: 'demo-host',
+    cell: 'cell1',
+    trace_id: server.traceId,
+    span_id: server.spanId,
+    request_id: 'req-trace-demo',
+    rpc_method: '/cellsched.v1.EchoService/Echo',
+    instance_uuid: 'instance-1',
   });
   expect(logLine('cast consumed')).toMatchObject({
-    trace_id: server.traceId, span_id: consume.spanId, instance_uuid: 'instance-1', attempt: 1, request_id: 'req-trace-demo',
+    trace_id: server.traceId,
+    span_id: consume.spanId,
+    instance_uuid: 'instance-1',
+    attempt: 1,
+    request_id: 'req-trace-demo',
   });
   expect(logLine('calling echo')['trace_id']).toBe(server.traceId);
   expect(logLine('demo done')['trace_id']).toBeUndefined();
@@ -94,7 +115,13 @@ it('shows the whole trace live in trace-tail, received over OTLP/HTTP JSON', asy
   const lines = printed.split('\n').filter(Boolean);
   expect(lines[0]).toMatch(/^trace [0-9a-f]{32} {2}5 span\(s\) {2}1 service\(s\)/);
   const names = lines.slice(1).map((l) => /(?:internal|client|server|producer|consumer) +(\S.*?)(?: {2}|$)/.exec(l)?.[1]?.trim());
-  expect(names).toEqual(['demo request', 'grpc.cellsched.v1.EchoService/Echo', 'grpc.cellsched.v1.EchoService/Echo', 'send echo', 'process echo']);
+  expect(names).toEqual([
+    'demo request',
+    'grpc.cellsched.v1.EchoService/Echo',
+    'grpc.cellsched.v1.EchoService/Echo',
+    'send echo',
+    'process echo',
+  ]);
   expect(printed).toContain('trace-demo@demo-host');
   expect(printed).toContain('cellsched.request_id=req-trace-demo');
 }, 90_000);

@@ -29,10 +29,13 @@ export function isTransient(err: unknown): boolean {
  * `retryable` accepts (default {@link isTransient}), for up to `budgetMs`; then the last error
  * is thrown. Anything else is thrown at once. `fn` must be safe to rerun.
  */
-export async function retryWhileTransient<T>(fn: () => Promise<T>, o: TransientRetryOptions & {
-  readonly retryable?: (err: unknown) => boolean;
-  readonly onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
-}): Promise<T> {
+export async function retryWhileTransient<T>(
+  fn: () => Promise<T>,
+  o: TransientRetryOptions & {
+    readonly retryable?: (err: unknown) => boolean;
+    readonly onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+  },
+): Promise<T> {
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const now = o.now ?? Date.now;
   const until = now() + o.budgetMs;
@@ -61,8 +64,13 @@ export async function retryWhileTransient<T>(fn: () => Promise<T>, o: TransientR
  * before the pause). Logs each retry at `warn` on the cast's logger.
  */
 export function retryTransient<Req>(handler: CastHandler<Req>, o: TransientRetryOptions): CastHandler<Req> {
-  return (req: Req, ctx: CastContext): Promise<void> => retryWhileTransient(() => handler(req, ctx), {
-    ...o,
-    onRetry: (err, attempt, delay) => ctx.logger.warn({ err: String(err), try: attempt, delay_ms: delay }, 'cast handler hit an unavailable dependency, retrying in-delivery'),
-  });
+  return (req: Req, ctx: CastContext): Promise<void> =>
+    retryWhileTransient(() => handler(req, ctx), {
+      ...o,
+      onRetry: (err, attempt, delay) =>
+        ctx.logger.warn(
+          { err: String(err), try: attempt, delay_ms: delay },
+          'cast handler hit an unavailable dependency, retrying in-delivery',
+        ),
+    });
 }

@@ -148,8 +148,14 @@ function deepFreeze<T extends Record<string, Record<string, string>>>(o: T): T {
 
 /** Every published failure code, by the component that emits it. */
 export const FAILURE_CODES = deepFreeze({
-  grpc: GRPC, bus: BUS, placement: PLACEMENT, placementClient: PLACEMENT_CLIENT, scheduler: SCHEDULER,
-  superConductor: SUPER_CONDUCTOR, cellConductor: CELL_CONDUCTOR, compute: COMPUTE,
+  grpc: GRPC,
+  bus: BUS,
+  placement: PLACEMENT,
+  placementClient: PLACEMENT_CLIENT,
+  scheduler: SCHEDULER,
+  superConductor: SUPER_CONDUCTOR,
+  cellConductor: CELL_CONDUCTOR,
+  compute: COMPUTE,
 });
 
 type Codes = typeof FAILURE_CODES;

@@ -23,27 +23,53 @@ async function main(): Promise<void> {
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
   const bus = await Bus.connect({ url: config.transportUrl, logger: log, name: `api@${hostname()}` });
-  if ((config.cellDbUser === undefined) !== (config.cellDbPassword === undefined)) throw new Error('set both CELLSCHED_API_CELL_DB_USER and CELLSCHED_API_CELL_DB_PASSWORD, or neither');
+  if ((config.cellDbUser === undefined) !== (config.cellDbPassword === undefined))
+    throw new Error('set both CELLSCHED_API_CELL_DB_USER and CELLSCHED_API_CELL_DB_PASSWORD, or neither');
   const credentials = config.cellDbUser === undefined ? undefined : { user: config.cellDbUser, password: config.cellDbPassword ?? '' };
   const cells = new PgCellDatabases({
-    timeoutMs: config.cellTimeout, poolSize: config.cellDbPoolSize, credentials, onIdleError: (err) => log.warn({ err }, 'cell db connection lost'),
+    timeoutMs: config.cellTimeout,
+    poolSize: config.cellDbPoolSize,
+    credentials,
+    onIdleError: (err) => log.warn({ err }, 'cell db connection lost'),
   });
   const retrier = new CastRetrier(log);
   const deps = {
-    apiDb, cells, conductor: new SuperConductorClient(bus), retrier, placement: new ReportClient({ baseUrl: config.placementUrl }), defaultAvailabilityZone: config.defaultAvailabilityZone,
-    castTimeoutMs: config.castTimeout, nameFilterTimeoutMs: config.cellTimeout, log,
+    apiDb,
+    cells,
+    conductor: new SuperConductorClient(bus),
+    retrier,
+    placement: new ReportClient({ baseUrl: config.placementUrl }),
+    defaultAvailabilityZone: config.defaultAvailabilityZone,
+    castTimeoutMs: config.castTimeout,
+    nameFilterTimeoutMs: config.cellTimeout,
+    log,
   };
   const app = buildApp(deps);
   await app.listen({ host: config.host, port: config.port });
   log.info({ address: config.host, port: config.port }, 'api listening');
   const sweeper = new BuildRequestSweeper(deps, { minAgeMs: config.sweepMinAge, recastEveryMs: config.sweepMinAge });
-  const actions = new ServerActionSweeper(deps, { minAgeMs: config.actionRecastAge, recastEveryMs: config.actionRecastAge, expireAfterMs: config.actionIntentExpiry });
-  const timer = setInterval(() => {
-    sweeper.sweep().then((recast) => { if (recast.length > 0) log.warn({ recast }, 'sweeper re-cast requests'); },
-      (err: unknown) => log.warn({ err }, 'sweep failed'));
-    actions.sweep().then((done) => { if (done.recast.length > 0) log.warn({ recast: done.recast }, 'sweeper re-cast server actions'); },
-      (err: unknown) => log.warn({ err }, 'server action sweep failed'));
-  }, Math.min(config.sweepInterval, config.actionRecastAge));
+  const actions = new ServerActionSweeper(deps, {
+    minAgeMs: config.actionRecastAge,
+    recastEveryMs: config.actionRecastAge,
+    expireAfterMs: config.actionIntentExpiry,
+  });
+  const timer = setInterval(
+    () => {
+      sweeper.sweep().then(
+        (recast) => {
+          if (recast.length > 0) log.warn({ recast }, 'sweeper re-cast requests');
+        },
+        (err: unknown) => log.warn({ err }, 'sweep failed'),
+      );
+      actions.sweep().then(
+        (done) => {
+          if (done.recast.length > 0) log.warn({ recast: done.recast }, 'sweeper re-cast server actions');
+        },
+        (err: unknown) => log.warn({ err }, 'server action sweep failed'),
+      );
+    },
+    Math.min(config.sweepInterval, config.actionRecastAge),
+  );
   stopOnSignal(log, async () => {
     clearInterval(timer);
     retrier.close();

@@ -4,7 +4,8 @@ import type { SuperConductorCaster } from '@cellsched/api-clients';
 export type { SuperConductorCaster };
 
 /** One cell's answer in a scatter-gather: its value, or why it gave none. */
-export type CellResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: 'timeout' | 'error'; readonly error?: unknown };
+export type CellResult<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: 'timeout' | 'error'; readonly error?: unknown };
 
 /**
  * Read-only access to the cell databases (the API never writes a cell DB). `scatter` runs

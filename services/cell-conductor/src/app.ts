@@ -85,10 +85,18 @@ function periodic(ms: number, fn: () => Promise<unknown>, log: Logger, what: str
     if (running) return;
     running = true;
     // NOTE: a pass cut short by the process stopping (its pool closed under it) did not fail: no `failed` line for it
-    fn().catch((err: unknown) => (stopped ? log.info({ err: String(err) }, `${what} interrupted by the stop`) : log.error({ err }, `${what} failed`)))
-      .finally(() => { running = false; });
+    fn()
+      .catch((err: unknown) =>
+        stopped ? log.info({ err: String(err) }, `${what} interrupted by the stop`) : log.error({ err }, `${what} failed`),
+      )
+      .finally(() => {
+        running = false;
+      });
   }, ms);
-  return () => { stopped = true; clearInterval(timer); };
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
 }
 
 /**
@@ -99,30 +107,52 @@ function periodic(ms: number, fn: () => Promise<unknown>, log: Logger, what: str
  */
 export async function startCellConductor(o: CellConductorOptions): Promise<RunningCellConductor> {
   const ports: BuildPorts = {
-    instances: new PgBuildRepository(o.pool, o.cellUuid), claimer: new PlacementInstanceClaimer(o.placement),
-    compute: busComputeCaster(o.bus.castClient(ComputeServiceService)), clock: systemClock, buildTimeoutMs: o.buildTimeoutMs,
+    instances: new PgBuildRepository(o.pool, o.cellUuid),
+    claimer: new PlacementInstanceClaimer(o.placement),
+    compute: busComputeCaster(o.bus.castClient(ComputeServiceService)),
+    clock: systemClock,
+    buildTimeoutMs: o.buildTimeoutMs,
   };
   const actionPorts: ActionPorts = {
-    actions: new PgActionRepository(o.pool, o.cellUuid), placement: new PlacementInstanceClaimer(o.placement), compute: busComputeCaster(o.bus.castClient(ComputeServiceService)),
-    clock: systemClock, stepTimeoutMs: o.stepTimeoutMs ?? 300_000,
+    actions: new PgActionRepository(o.pool, o.cellUuid),
+    placement: new PlacementInstanceClaimer(o.placement),
+    compute: busComputeCaster(o.bus.castClient(ComputeServiceService)),
+    clock: systemClock,
+    stepTimeoutMs: o.stepTimeoutMs ?? 300_000,
   };
   // NOTE: an evacuation's source is cleaned when it is heard from; a failure here waits for its next heartbeat
-  const heardFrom = (hosts: readonly string[], log: Logger): Promise<void> => onHostsHeardFrom(actionPorts, log, hosts)
-    .then(() => undefined, (err: unknown) => log.warn({ err: String(err) }, 'evacuation cleanup of hosts heard from failed: retried at their next heartbeat'));
+  const heardFrom = (hosts: readonly string[], log: Logger): Promise<void> =>
+    onHostsHeardFrom(actionPorts, log, hosts).then(
+      () => undefined,
+      (err: unknown) => log.warn({ err: String(err) }, 'evacuation cleanup of hosts heard from failed: retried at their next heartbeat'),
+    );
   const retry = { budgetMs: o.dependencyRetryMs ?? 30_000 };
   const heartbeats = serviceHeartbeatsHandler(o.pool);
   const reports = reportComputeHostsHandler(o.pool, o.report);
-  const subscription = await o.bus.serve(CellConductorServiceService, {
-    // NOTE: the bus's 10 deliveries pass in ~20 s; a placement or PostgreSQL restart under load can take longer
-    buildInstances: retryTransient(buildInstancesHandler(ports), retry),
-    buildSucceeded: retryTransient(buildSucceededHandler(ports), retry),
-    buildAborted: retryTransient(buildAbortedHandler(ports), retry),
-    reportComputeHosts: async (req, ctx) => { await reports(req, ctx); await heardFrom(req.hosts.map((h) => h.host), ctx.logger); },
-    serviceHeartbeats: async (req, ctx) => { await heartbeats(req, ctx); await heardFrom(req.hosts, ctx.logger); },
-    instanceAction: retryTransient(instanceActionHandler(actionPorts), retry),
-    instanceStepResult: retryTransient(instanceStepResultHandler(actionPorts), retry),
-    updateHostStats: retryTransient(updateHostStatsHandler(o.pool), retry),
-  }, { prefetch: o.prefetch, maxDeliveries: 10 });
+  const subscription = await o.bus.serve(
+    CellConductorServiceService,
+    {
+      // NOTE: the bus's 10 deliveries pass in ~20 s; a placement or PostgreSQL restart under load can take longer
+      buildInstances: retryTransient(buildInstancesHandler(ports), retry),
+      buildSucceeded: retryTransient(buildSucceededHandler(ports), retry),
+      buildAborted: retryTransient(buildAbortedHandler(ports), retry),
+      reportComputeHosts: async (req, ctx) => {
+        await reports(req, ctx);
+        await heardFrom(
+          req.hosts.map((h) => h.host),
+          ctx.logger,
+        );
+      },
+      serviceHeartbeats: async (req, ctx) => {
+        await heartbeats(req, ctx);
+        await heardFrom(req.hosts, ctx.logger);
+      },
+      instanceAction: retryTransient(instanceActionHandler(actionPorts), retry),
+      instanceStepResult: retryTransient(instanceStepResultHandler(actionPorts), retry),
+      updateHostStats: retryTransient(updateHostStatsHandler(o.pool), retry),
+    },
+    { prefetch: o.prefetch, maxDeliveries: 10 },
+  );
   const runBuilds = (): Promise<number> => runBuildWatchdog(o.pool, ports, { serviceDownTimeMs: o.serviceDownTimeMs }, o.logger);
   const runActionPasses = async (): Promise<ActionPassesReport> => {
     const stepsFailed = await runStepWatchdog(actionPorts, o.logger, { serviceDownTimeMs: o.serviceDownTimeMs }, inSavedTrace);
@@ -137,12 +167,23 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
   // logged `allocation audit failed` (error), which the chaos checker counts as a failure of the scenario.
   const runAudit = async (now?: number): Promise<AuditReport> => {
     const r = await retryWhileTransient(() => audit.run(now), {
-      budgetMs: o.dependencyRetryMs ?? 30_000, retryable: isTransientForAudit,
-      onRetry: (err, attempt, delay) => o.logger.warn({ err: String(err), try: attempt, delay_ms: delay }, 'allocation audit hit an unavailable dependency, retrying'),
+      budgetMs: o.dependencyRetryMs ?? 30_000,
+      retryable: isTransientForAudit,
+      onRetry: (err, attempt, delay) =>
+        o.logger.warn({ err: String(err), try: attempt, delay_ms: delay }, 'allocation audit hit an unavailable dependency, retrying'),
     });
     const level = r.healed.length > 0 || r.missing.length > 0 ? 'warn' : 'info';
-    o.logger[level]({ providers: r.providers, allocations: r.allocations, suspects: r.suspects, healed: r.healed, missing: r.missing,
-      unknown_providers: r.unknownProviders }, 'allocation audit');
+    o.logger[level](
+      {
+        providers: r.providers,
+        allocations: r.allocations,
+        suspects: r.suspects,
+        healed: r.healed,
+        missing: r.missing,
+        unknown_providers: r.unknownProviders,
+      },
+      'allocation audit',
+    );
     return r;
   };
   const stopAudit = periodic(o.auditIntervalMs, runAudit, o.logger, 'allocation audit');
@@ -150,7 +191,17 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
   // NOTE: a retired host's provider that instances still held is deleted once they are gone (checked as often as the audit runs)
   const stopSweep = periodic(o.auditIntervalMs, sweep, o.logger, 'retired providers sweep');
   return {
-    subscription, runWatchdog: runBuilds, runActionPasses, runAudit, removeRetiredProviders: sweep,
-    stop: async () => { stopWatchdog(); stopActionPasses(); stopAudit(); stopSweep(); await subscription.close(); },
+    subscription,
+    runWatchdog: runBuilds,
+    runActionPasses,
+    runAudit,
+    removeRetiredProviders: sweep,
+    stop: async () => {
+      stopWatchdog();
+      stopActionPasses();
+      stopAudit();
+      stopSweep();
+      await subscription.close();
+    },
   };
 }

@@ -13,7 +13,15 @@ import type { OverdueInstanceTask } from '@cellsched/cell-db';
 import type { ClaimOutcome } from '@cellsched/placement-client';
 import type { BuildAndRunInstanceRequest, InstanceGroup, InstanceStepRequest, Selection, TerminateInstanceRequest } from '@cellsched/wire';
 import type {
-  ActionInstance, ActionSnapshot, ActionTask, InstanceChange, MigrationChange, MigrationView, NextStep, StepEvent, VmStateName,
+  ActionInstance,
+  ActionSnapshot,
+  ActionTask,
+  InstanceChange,
+  MigrationChange,
+  MigrationView,
+  NextStep,
+  StepEvent,
+  VmStateName,
 } from './domain/actions/types';
 import type { Fault, InstanceSnapshot } from './domain/build-attempt';
 import type { BuildMove } from './domain/reschedule';
@@ -45,7 +53,10 @@ export interface ClaimConsumer {
  * read; nothing written either way); transport errors throw.
  */
 export interface InstanceClaimer {
-  claimSelection(consumer: ClaimConsumer, selection: Selection): Promise<ClaimOutcome | { readonly kind: 'invalid'; readonly message: string }>;
+  claimSelection(
+    consumer: ClaimConsumer,
+    selection: Selection,
+  ): Promise<ClaimOutcome | { readonly kind: 'invalid'; readonly message: string }>;
   /** Deletes the consumer's allocations. Idempotent, safe to repeat. */
   release(consumerUuid: string): Promise<void>;
 }
@@ -59,7 +70,13 @@ export type BuildEvent = 'compute_build' | 'reschedule';
  */
 export interface ActionRecorder {
   /** A finished event (Success, or Error with `details`); a missing `create` action is created. Nothing with no request id. */
-  recordEvent(inst: InstanceSnapshot, requestId: string, event: BuildEvent, host: string | null, outcome: { readonly ok: boolean; readonly details?: string }): Promise<void>;
+  recordEvent(
+    inst: InstanceSnapshot,
+    requestId: string,
+    event: BuildEvent,
+    host: string | null,
+    outcome: { readonly ok: boolean; readonly details?: string },
+  ): Promise<void>;
   /** The request id of the instance's `create` action ('' when there is none). Read-only. */
   createRequestId(instanceUuid: string): Promise<string>;
 }
@@ -148,7 +165,11 @@ export interface MovePlacement extends InstanceClaimer {
    * (moved to it by the first destination's claim; an alternate only replaces the instance's). The
    * consumer's server group is kept atomically. Nothing is written on a failure outcome.
    */
-  claimMove(consumer: ClaimConsumer, selection: Selection, migrationUuid: string): Promise<ClaimOutcome | { readonly kind: 'invalid'; readonly message: string }>;
+  claimMove(
+    consumer: ClaimConsumer,
+    selection: Selection,
+    migrationUuid: string,
+  ): Promise<ClaimOutcome | { readonly kind: 'invalid'; readonly message: string }>;
   /** RevertMove: the migration's allocations become the instance's again, the migration holds nothing. A migration holding nothing changes nothing. */
   revertMove(instanceUuid: string, migrationUuid: string): Promise<void>;
 }
@@ -179,14 +200,21 @@ export interface ActionTransaction {
   /** Ends a migration that is not over yet as `error` (a deleted instance's). Idempotent. */
   endMigration(uuid: string): Promise<void>;
   /** Not idempotent alone: written with the guarded change it explains (the same decision). */
-  addFault(instanceUuid: string, fault: { readonly message: string; readonly host: string | null; readonly details: string | null }): Promise<void>;
+  addFault(
+    instanceUuid: string,
+    fault: { readonly message: string; readonly host: string | null; readonly details: string | null },
+  ): Promise<void>;
   /** A finished event of the request's instance action (created if missing). Idempotent per (action, event, host). */
   recordEvent(inst: ActionInstance, requestId: string, action: string, event: StepEvent): Promise<void>;
   /** Marks the instance action finished. Idempotent. */
   finishAction(instanceUuid: string, requestId: string): Promise<void>;
   startTask(instanceUuid: string, task: NewActionTask): Promise<void>;
   /** Moves the task on if still at `from` (request, step, host, attempt); the task after, or undefined. */
-  advanceTask(instanceUuid: string, from: ActionTask, next: NextStep & { readonly deadlineAt: Date; readonly enteredBy: string }): Promise<ActionTask | undefined>;
+  advanceTask(
+    instanceUuid: string,
+    from: ActionTask,
+    next: NextStep & { readonly deadlineAt: Date; readonly enteredBy: string },
+  ): Promise<ActionTask | undefined>;
   endTask(instanceUuid: string, requestId: string): Promise<void>;
 }
 
@@ -200,14 +228,21 @@ export interface ActionRepository {
    * its task, the task's migration or else `o.migrationUuid`'s, whether `o.requestId`'s action is
    * finished); undefined when the instance is gone. Commits when `fn` resolves. Safe to rerun.
    */
-  withLockedAction<T>(instanceUuid: string, o: { readonly requestId: string; readonly migrationUuid: string },
-    fn: (snap: ActionSnapshot | undefined, tx: ActionTransaction, migration: MigrationView | undefined) => Promise<T>): Promise<T>;
+  withLockedAction<T>(
+    instanceUuid: string,
+    o: { readonly requestId: string; readonly migrationUuid: string },
+    fn: (snap: ActionSnapshot | undefined, tx: ActionTransaction, migration: MigrationView | undefined) => Promise<T>,
+  ): Promise<T>;
   /** Tasks whose step is past its deadline, or on a host that is gone (see cell-db's listOverdueInstanceTasks). Read-only. */
   overdueTasks(o: { readonly serviceDownTimeMs: number; readonly limit: number }): Promise<OverdueTask[]>;
   /** Evacuations `done` whose source is one of `hosts`, with their live instance (undefined: gone). Read-only. */
-  evacuationsAwaitingSource(hosts: readonly string[]): Promise<{ readonly migration: MigrationView; readonly instance: ActionInstance | undefined }[]>;
+  evacuationsAwaitingSource(
+    hosts: readonly string[],
+  ): Promise<{ readonly migration: MigrationView; readonly instance: ActionInstance | undefined }[]>;
   /** Resizes and cold migrations waiting in VERIFY_RESIZE longer than `windowMs`, with their instance's user and project. Read-only. */
-  unconfirmedResizes(windowMs: number): Promise<{ readonly migration: MigrationView; readonly userId: string; readonly projectId: string }[]>;
+  unconfirmedResizes(
+    windowMs: number,
+  ): Promise<{ readonly migration: MigrationView; readonly userId: string; readonly projectId: string }[]>;
   /** Migrations not over whose instance is deleted. Read-only. */
   migrationsOfDeletedInstances(limit: number): Promise<MigrationView[]>;
   getMigration(uuid: string): Promise<MigrationView | undefined>;

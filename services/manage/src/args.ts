@@ -24,13 +24,19 @@ const normalize = (name: string): string => name.replace(/-/g, '_');
 export function parseArgs(argv: readonly string[], flags: readonly string[] = [], options_?: readonly string[]): ParsedArgs {
   const positionals: string[] = [];
   const options = new Map<string, string[]>();
-  const add = (name: string, value: string): void => { options.set(name, [...(options.get(name) ?? []), value]); };
+  const add = (name: string, value: string): void => {
+    options.set(name, [...(options.get(name) ?? []), value]);
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
-    if (!arg.startsWith('--') || arg === '--') { positionals.push(arg); continue; }
+    if (!arg.startsWith('--') || arg === '--') {
+      positionals.push(arg);
+      continue;
+    }
     const eq = arg.indexOf('=');
     const name = normalize(arg.slice(2, eq === -1 ? undefined : eq));
-    if (options_ !== undefined && ![...flags, ...options_].map(normalize).includes(name)) throw new UsageError(`unrecognized arguments: ${arg}`);
+    if (options_ !== undefined && ![...flags, ...options_].map(normalize).includes(name))
+      throw new UsageError(`unrecognized arguments: ${arg}`);
     if (eq !== -1) add(name, arg.slice(eq + 1));
     else if (flags.map(normalize).includes(name)) add(name, 'true');
     else {

@@ -13,7 +13,8 @@ import { schema } from './config';
 /** Splits leading global options (`--api-db-url URL`) from the command and its arguments. */
 function splitGlobals(argv: readonly string[]): { globals: string[]; rest: string[] } {
   let i = 0;
-  while (i < argv.length && (argv[i] ?? '').startsWith('--') && !['--help'].includes(argv[i] ?? '')) i += (argv[i] ?? '').includes('=') ? 1 : 2;
+  while (i < argv.length && (argv[i] ?? '').startsWith('--') && !['--help'].includes(argv[i] ?? ''))
+    i += (argv[i] ?? '').includes('=') ? 1 : 2;
   return { globals: argv.slice(0, i), rest: argv.slice(i) };
 }
 
@@ -29,12 +30,14 @@ function context(io: Io, urls: { apiDbUrl?: string; placementUrl?: string }, poo
   return {
     io,
     apiDb: () => {
-      if (urls.apiDbUrl === undefined) throw new UsageError('the API database URL is not set: pass --api-db-url or set CELLSCHED_API_DB_URL');
+      if (urls.apiDbUrl === undefined)
+        throw new UsageError('the API database URL is not set: pass --api-db-url or set CELLSCHED_API_DB_URL');
       return open(urls.apiDbUrl, 'cellsched-manage');
     },
     openDb: (url) => open(url, 'cellsched-manage'),
     placement: () => {
-      if (urls.placementUrl === undefined) throw new UsageError("placement's URL is not set: pass --placement-url or set CELLSCHED_PLACEMENT_URL");
+      if (urls.placementUrl === undefined)
+        throw new UsageError("placement's URL is not set: pass --placement-url or set CELLSCHED_PLACEMENT_URL");
       return new ReportClient({ baseUrl: urls.placementUrl.replace(/\/+$/, '') });
     },
   };
@@ -42,12 +45,27 @@ function context(io: Io, urls: { apiDbUrl?: string; placementUrl?: string }, poo
 
 /** Maps an error to Nova-like output and an exit code (2 usage, 1 anything else). */
 function report(io: Io, err: unknown): number {
-  if (err instanceof UsageError) { io.err(`cellsched-manage: error: ${err.message}`); return 2; }
-  if (err instanceof ConfigError) { io.err(err.problems.join('\n')); return 2; }
-  if (err instanceof ApiDbError || err instanceof CellDbError || err instanceof MigrationError || err instanceof DbInputError) { io.err(`ERROR: ${err.message}`); return 1; }
-  if (err instanceof CellUnreadableError || err instanceof PlacementRestError || err instanceof PlacementUnreachableError) { io.err(`ERROR: ${err.message}`); return 1; }
-  if (sqlState(err) === '42704') { io.err(`ERROR: ${(err as Error).message}`); return 1; } // a --read-only-role that does not exist
-  io.err(`An error has occurred:\n${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  if (err instanceof UsageError) {
+    io.err(`cellsched-manage: error: ${err.message}`);
+    return 2;
+  }
+  if (err instanceof ConfigError) {
+    io.err(err.problems.join('\n'));
+    return 2;
+  }
+  if (err instanceof ApiDbError || err instanceof CellDbError || err instanceof MigrationError || err instanceof DbInputError) {
+    io.err(`ERROR: ${err.message}`);
+    return 1;
+  }
+  if (err instanceof CellUnreadableError || err instanceof PlacementRestError || err instanceof PlacementUnreachableError) {
+    io.err(`ERROR: ${err.message}`);
+    return 1;
+  }
+  if (sqlState(err) === '42704') {
+    io.err(`ERROR: ${(err as Error).message}`);
+    return 1;
+  } // a --read-only-role that does not exist
+  io.err(`An error has occurred:\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return 1;
 }
 
@@ -59,12 +77,16 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     return rest.length === 0 ? 2 : 0;
   }
   const found = findCommand(rest);
-  if (found === undefined) { io.err(`cellsched-manage: error: unknown command: ${rest.slice(0, 2).join(' ')}\n\n${usage()}`); return 2; }
+  if (found === undefined) {
+    io.err(`cellsched-manage: error: unknown command: ${rest.slice(0, 2).join(' ')}\n\n${usage()}`);
+    return 2;
+  }
   const pools = new Map<string, Pool>();
   try {
     const config = loadConfig(schema, { argv: globals });
     const args = parseArgs(found.rest, found.command.flags ?? [], found.command.options ?? []);
-    if (found.name.includes(' ') && args.positionals.length > 0) throw new UsageError(`unrecognized arguments: ${args.positionals.join(' ')}`);
+    if (found.name.includes(' ') && args.positionals.length > 0)
+      throw new UsageError(`unrecognized arguments: ${args.positionals.join(' ')}`);
     return await found.command.run(context(io, config, pools), args);
   } catch (err) {
     return report(io, err);

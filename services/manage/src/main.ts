@@ -3,8 +3,14 @@
 import { runCli } from './cli';
 
 const io = {
-  out: (text: string): void => { process.stdout.write(`${text}\n`); },
-  err: (text: string): void => { process.stderr.write(`${text}\n`); },
+  out: (text: string): void => {
+    process.stdout.write(`${text}\n`);
+  },
+  err: (text: string): void => {
+    process.stderr.write(`${text}\n`);
+  },
 };
 
-void runCli(process.argv.slice(2), io).then((code) => { process.exitCode = code; });
+void runCli(process.argv.slice(2), io).then((code) => {
+  process.exitCode = code;
+});

@@ -2,14 +2,24 @@ import { maskPassword, renderTable } from './table';
 
 describe('renderTable', () => {
   it('draws a PrettyTable box with centred cells, None and True/False', () => {
-    expect(renderTable(['Name', 'Disabled'], [['cell0', false], [null, true]])).toBe([
-      '+-------+----------+',
-      '|  Name | Disabled |',
-      '+-------+----------+',
-      '| cell0 |  False   |',
-      '|  None |   True   |',
-      '+-------+----------+',
-    ].join('\n'));
+    expect(
+      renderTable(
+        ['Name', 'Disabled'],
+        [
+          ['cell0', false],
+          [null, true],
+        ],
+      ),
+    ).toBe(
+      [
+        '+-------+----------+',
+        '|  Name | Disabled |',
+        '+-------+----------+',
+        '| cell0 |  False   |',
+        '|  None |   True   |',
+        '+-------+----------+',
+      ].join('\n'),
+    );
   });
 
   it('draws an empty table', () => {

@@ -3,7 +3,8 @@
  * `null`/`undefined` print as `None` (Python's rendering). Pure.
  */
 export function renderTable(headers: readonly string[], rows: readonly (readonly unknown[])[]): string {
-  const text = (v: unknown): string => (v === null || v === undefined ? 'None' : typeof v === 'boolean' ? (v ? 'True' : 'False') : String(v));
+  const text = (v: unknown): string =>
+    v === null || v === undefined ? 'None' : typeof v === 'boolean' ? (v ? 'True' : 'False') : String(v);
   const cells = rows.map((r) => headers.map((_, i) => text(r[i])));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
   const centre = (s: string, w: number): string => {

@@ -15,19 +15,35 @@ async function main(): Promise<void> {
   const log = createLogger(loggerOptionsFrom(config, { service: 'placement', host: hostname() }));
   const pool = createPool({ url: config.dbUrl, max: config.dbPoolSize, applicationName: 'placement' });
   if (config.migrate) {
-    const applied = await atStartup('placement database migrations', () => runMigrations(pool, { kind: 'placement', dir: join(__dirname, '..', 'migrations') }), log);
+    const applied = await atStartup(
+      'placement database migrations',
+      () => runMigrations(pool, { kind: 'placement', dir: join(__dirname, '..', 'migrations') }),
+      log,
+    );
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
   // NOTE: one snapshot cache of the database for both the REST and the gRPC candidates queries.
   const snapshots = new CandidateSnapshotCache(pool);
   const app = buildApp({
-    pool, snapshots, policyMode: config.policyMode, corsAllowedOrigins: config.corsAllowedOrigins,
-    onError: (err, requestId) => { log.error({ err, request_id: requestId }, 'unexpected error'); },
-    onResponse: (r) => { log.info({ request_id: r.requestId, method: r.method, url: r.url, status: r.status, ms: r.ms }, 'request'); },
+    pool,
+    snapshots,
+    policyMode: config.policyMode,
+    corsAllowedOrigins: config.corsAllowedOrigins,
+    onError: (err, requestId) => {
+      log.error({ err, request_id: requestId }, 'unexpected error');
+    },
+    onResponse: (r) => {
+      log.info({ request_id: r.requestId, method: r.method, url: r.url, status: r.status, ms: r.ms }, 'request');
+    },
   });
   await app.listen({ host: config.host, port: config.port });
   log.info({ address: config.host, port: config.port }, 'placement listening');
-  const grpc = await startGrpcServer({ host: config.host, port: config.grpcPort, services: [placementServiceBinding(pool, snapshots)], logger: log });
+  const grpc = await startGrpcServer({
+    host: config.host,
+    port: config.grpcPort,
+    services: [placementServiceBinding(pool, snapshots)],
+    logger: log,
+  });
   log.info({ address: config.host, port: grpc.port }, 'placement grpc listening');
   stopOnSignal(log, async () => {
     await grpc.shutdown();

@@ -67,7 +67,11 @@ function refreshEvery(ms: number, fn: () => Promise<void>, onError: (err: unknow
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    fn().catch(onError).finally(() => { running = false; });
+    fn()
+      .catch(onError)
+      .finally(() => {
+        running = false;
+      });
   }, ms).unref();
   return () => clearInterval(timer);
 }
@@ -81,7 +85,12 @@ function refreshEvery(ms: number, fn: () => Promise<void>, onError: (err: unknow
 export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: string; port: number }): Promise<SchedulerApp> {
   const pools: Pool[] = [];
   const pool = (url: string, name: string): Pool => {
-    const p = createPool({ url, max: o.dbPoolSize, applicationName: `scheduler-${name}`, onIdleError: (err) => o.logger.warn({ err }, 'idle db client error') });
+    const p = createPool({
+      url,
+      max: o.dbPoolSize,
+      applicationName: `scheduler-${name}`,
+      onIdleError: (err) => o.logger.warn({ err }, 'idle db client error'),
+    });
     pools.push(p);
     return p;
   };
@@ -97,13 +106,26 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
   };
   try {
     const apiDb = pool(o.apiDbUrl, 'api');
-    const directory = cellDirectory = new CellDirectory({ apiDb, credentials: o.cellDbCredentials, poolSize: o.dbPoolSize, logger: o.logger });
+    const directory = (cellDirectory = new CellDirectory({
+      apiDb,
+      credentials: o.cellDbCredentials,
+      poolSize: o.dbPoolSize,
+      logger: o.logger,
+    }));
     const cache = new HostCache({
-      apiDb, refreshMs: o.hostCacheRefreshMs, fullResyncMs: o.hostCacheFullResyncMs, ...(o.hostCacheOverlapMs === undefined ? {} : { overlapMs: o.hostCacheOverlapMs }),
+      apiDb,
+      refreshMs: o.hostCacheRefreshMs,
+      fullResyncMs: o.hostCacheFullResyncMs,
+      ...(o.hostCacheOverlapMs === undefined ? {} : { overlapMs: o.hostCacheOverlapMs }),
       onRefreshError: (err) => o.logger.warn({ err }, 'host cache refresh failed: answering from the cache'),
       cells: directory,
     });
-    const candidates = new CandidateCache(placementCandidates(placement), o.candidateCacheTtlMs, Date.now, o.candidateCacheRefreshMs ?? o.candidateCacheTtlMs);
+    const candidates = new CandidateCache(
+      placementCandidates(placement),
+      o.candidateCacheTtlMs,
+      Date.now,
+      o.candidateCacheRefreshMs ?? o.candidateCacheTtlMs,
+    );
     const sweeper = setInterval(() => candidates.sweep(), 10_000).unref();
     stopSweeper = () => clearInterval(sweeper);
     const mappings = new HostMappingCache(apiDb, o.hostCacheFullResyncMs);
@@ -116,16 +138,37 @@ export async function startSchedulerApp(o: SchedulerAppOptions, listen: { host: 
       getInstanceHosts: instanceHosts(placement, (uuids) => cache.getComputeNodes(uuids)),
     };
     const claimer = new PlacementClaimer(placement, (c) => candidates.consume(c));
-    const core = new SchedulerCore({ snapshot, claimer, groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock }, o.policy);
+    const core = new SchedulerCore(
+      { snapshot, claimer, groupLock: new AdvisoryGroupLock(pool(o.apiDbUrl, 'api-locks'), o.groupLockTimeoutMs), clock: systemClock },
+      o.policy,
+    );
     const gate = new DecisionGate(o.maxConcurrentDecisions ?? 16);
     await atStartup('host cache load', () => cache.refresh({ full: true }), o.logger);
     await atStartup('host mappings load', () => mappings.refresh({ full: true }), o.logger);
-    stopMappings = refreshEvery(o.hostCacheRefreshMs, () => mappings.refresh(), (err) => o.logger.warn({ err }, 'host mappings refresh failed: answering from the copy'));
-    o.logger.info({ compute_nodes: cache.size, host_mappings: mappings.size, cells: directory.current().map((c) => c.name) }, 'host cache loaded');
-    const server = await startGrpcServer({ host: listen.host, port: listen.port, services: [schedulerServiceBinding(core, o.observe, (work) => gate.run(work))], logger: o.logger });
+    stopMappings = refreshEvery(
+      o.hostCacheRefreshMs,
+      () => mappings.refresh(),
+      (err) => o.logger.warn({ err }, 'host mappings refresh failed: answering from the copy'),
+    );
+    o.logger.info(
+      { compute_nodes: cache.size, host_mappings: mappings.size, cells: directory.current().map((c) => c.name) },
+      'host cache loaded',
+    );
+    const server = await startGrpcServer({
+      host: listen.host,
+      port: listen.port,
+      services: [schedulerServiceBinding(core, o.observe, (work) => gate.run(work))],
+      logger: o.logger,
+    });
     let closing: Promise<void> | undefined;
     return {
-      server, core, cache, mappings, claimer, candidates, cells: directory,
+      server,
+      core,
+      cache,
+      mappings,
+      claimer,
+      candidates,
+      cells: directory,
       close: () => (closing ??= server.shutdown().then(closeAll)),
     };
   } catch (err) {

@@ -11,20 +11,35 @@ import { policyFromConfig, schedulerConfigSchema } from './config';
  */
 async function main(): Promise<void> {
   if (wantsHelp(process.argv.slice(2))) {
-    process.stdout.write(`${renderHelp(schedulerConfigSchema, 'cellsched scheduler options')}\n\nThe cells come from the API database (cell_mappings, without their credentials), followed while running.\n`);
+    process.stdout.write(
+      `${renderHelp(schedulerConfigSchema, 'cellsched scheduler options')}\n\nThe cells come from the API database (cell_mappings, without their credentials), followed while running.\n`,
+    );
     return;
   }
   const config = loadConfig(schedulerConfigSchema, { argv: process.argv.slice(2) });
   const log = createLogger(loggerOptionsFrom(config, { service: 'scheduler', host: hostname() })).child({ replica: config.replicaIndex });
   const port = config.basePort === 0 ? 0 : config.basePort + config.replicaIndex;
   const decisions = new DecisionStats(log, config.decisionLogInterval);
-  const app = await startSchedulerApp({
-    apiDbUrl: config.apiDbUrl, cellDbCredentials: { user: config.cellDbUser, password: config.cellDbPassword },
-    placementAddresses: config.placementAddresses, placementDeadlineMs: config.placementDeadline, policy: policyFromConfig(config),
-    dbPoolSize: config.dbPoolSize, hostCacheRefreshMs: config.hostCacheRefresh, hostCacheFullResyncMs: config.hostCacheFullResync, hostCacheOverlapMs: config.hostCacheOverlap,
-    groupLockTimeoutMs: config.groupLockTimeout, candidateCacheTtlMs: config.candidateCacheTtl, candidateCacheRefreshMs: config.candidateCacheRefresh, maxConcurrentDecisions: config.maxConcurrentDecisions, logger: log,
-    observe: decisions.observe,
-  }, { host: config.host, port });
+  const app = await startSchedulerApp(
+    {
+      apiDbUrl: config.apiDbUrl,
+      cellDbCredentials: { user: config.cellDbUser, password: config.cellDbPassword },
+      placementAddresses: config.placementAddresses,
+      placementDeadlineMs: config.placementDeadline,
+      policy: policyFromConfig(config),
+      dbPoolSize: config.dbPoolSize,
+      hostCacheRefreshMs: config.hostCacheRefresh,
+      hostCacheFullResyncMs: config.hostCacheFullResync,
+      hostCacheOverlapMs: config.hostCacheOverlap,
+      groupLockTimeoutMs: config.groupLockTimeout,
+      candidateCacheTtlMs: config.candidateCacheTtl,
+      candidateCacheRefreshMs: config.candidateCacheRefresh,
+      maxConcurrentDecisions: config.maxConcurrentDecisions,
+      logger: log,
+      observe: decisions.observe,
+    },
+    { host: config.host, port },
+  );
   log.info({ address: config.host, port: app.server.port }, 'scheduler grpc listening');
   stopOnSignal(log, async () => {
     await app.close();

@@ -30,7 +30,10 @@ export interface HostStateSnapshot {
    * `fresh` is set: the core asks for a fresh read after placement refused a claim, when its
    * view is known to be stale.
    */
-  getAllocationCandidates(query: GetAllocationCandidatesRequest, options?: { readonly fresh?: boolean }): Promise<GetAllocationCandidatesResponse>;
+  getAllocationCandidates(
+    query: GetAllocationCandidatesRequest,
+    options?: { readonly fresh?: boolean },
+  ): Promise<GetAllocationCandidatesResponse>;
   /**
    * Compute node + service records for the given compute node (root provider) uuids, from every
    * cell. Unknown uuids are simply absent from the map (a node placement knows but the cache does

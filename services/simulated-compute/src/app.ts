@@ -2,7 +2,13 @@ import { Bus, BUS_ERROR, BusError, type CastSubscription } from '@cellsched/bus'
 import type { ComputeResources, ReportClient } from '@cellsched/placement-client';
 import { CellConductorServiceService, ComputeServiceService } from '@cellsched/wire';
 import type { Logger } from 'pino';
-import { buildHandler, notServedBuildHandler, notServedTerminateHandler, terminateHandler, type ComputeDeps } from './adapters/build-handler';
+import {
+  buildHandler,
+  notServedBuildHandler,
+  notServedTerminateHandler,
+  terminateHandler,
+  type ComputeDeps,
+} from './adapters/build-handler';
 import { FaultControl, startControlServer } from './adapters/control-server';
 import { registerHosts, reportHostStats, reportToPlacement } from './adapters/registration';
 import { instanceStepHandler, notServedStepHandler } from './adapters/step-handler';
@@ -66,12 +72,25 @@ async function serveHosts(o: SimulatedComputeOptions, deps: ComputeDeps, bus: Bu
   const deadline = Date.now() + OWNER_WAIT_MS;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
     try {
-      return await bus.serve(ComputeServiceService, {
-        buildAndRunInstance: buildHandler(deps), terminateInstance: terminateHandler(deps), instanceStep: instanceStepHandler(deps),
-      }, {
-        servers: o.hosts.map((h) => h.host), queue, prefetch: o.prefetch, maxDeliveries: 10,
-        notServed: { buildAndRunInstance: notServedBuildHandler(deps), terminateInstance: notServedTerminateHandler(), instanceStep: notServedStepHandler(deps) },
-      });
+      return await bus.serve(
+        ComputeServiceService,
+        {
+          buildAndRunInstance: buildHandler(deps),
+          terminateInstance: terminateHandler(deps),
+          instanceStep: instanceStepHandler(deps),
+        },
+        {
+          servers: o.hosts.map((h) => h.host),
+          queue,
+          prefetch: o.prefetch,
+          maxDeliveries: 10,
+          notServed: {
+            buildAndRunInstance: notServedBuildHandler(deps),
+            terminateInstance: notServedTerminateHandler(),
+            instanceStep: notServedStepHandler(deps),
+          },
+        },
+      );
     } catch (err) {
       // NOTE: a crashed predecessor's connection may look alive to the broker for up to two heartbeats.
       if (!(err instanceof BusError && err.code === BUS_ERROR.queueLocked) || Date.now() + delay > deadline) throw err;
@@ -113,20 +132,32 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
     const guests = new Guests((host) => tracker.instancesChanged(host));
     const deps: ComputeDeps = {
       tracker,
-      conductor, guests, buildLatencyMs: o.buildLatencyMs, random: seededRandom(o.seed), faults: () => control.current(),
-      hangReleased: (host) => control.released(host), crash: o.crash, stepLatencyMs: o.stepLatencyMs ?? o.buildLatencyMs,
+      conductor,
+      guests,
+      buildLatencyMs: o.buildLatencyMs,
+      random: seededRandom(o.seed),
+      faults: () => control.current(),
+      hangReleased: (host) => control.released(host),
+      crash: o.crash,
+      stepLatencyMs: o.stepLatencyMs ?? o.buildLatencyMs,
       stepReleased: (step, host) => control.releasedWhen((p) => stepHangs(p, step, host)),
     };
     const started = Date.now();
     const sub = await serveHosts(o, deps, bus);
     const served = Date.now();
     // NOTE: this run's start time orders its reports after every earlier run's (a restart with fewer hosts retires the others)
-    await registerHosts(conductor, o.hosts, o.resources, { computeProcess: o.processName, incarnation: started }, (h) => tracker.statsOf(h, guests.count(h)));
+    await registerHosts(conductor, o.hosts, o.resources, { computeProcess: o.processName, incarnation: started }, (h) =>
+      tracker.statsOf(h, guests.count(h)),
+    );
     const registered = Date.now();
     await untilDone(() => reportToPlacement(o.report, o.hosts, o.resources, o.traits, o.placementConcurrency), o.logger);
     const reported = Date.now();
     const names = o.hosts.map((h) => h.host);
-    const beat = (): void => { conductor.cast('serviceHeartbeats', { binary: 'nova-compute', hosts: names }).catch((err: unknown) => o.logger.warn({ err }, 'heartbeat failed')); };
+    const beat = (): void => {
+      conductor
+        .cast('serviceHeartbeats', { binary: 'nova-compute', hosts: names })
+        .catch((err: unknown) => o.logger.warn({ err }, 'heartbeat failed'));
+    };
     beat();
     const timer = setInterval(beat, o.heartbeatIntervalMs);
     const nodes = new Map(o.hosts.map((h) => [h.host, h]));
@@ -140,16 +171,30 @@ export async function startSimulatedCompute(o: SimulatedComputeOptions): Promise
       periods += 1;
       reportHostStats(conductor, tracker, nodes, (h) => guests.count(h), periods % fullEvery === 0)
         .catch((err: unknown) => o.logger.warn({ err }, 'host stats update failed: reported again next period'))
-        .finally(() => { reporting = false; });
+        .finally(() => {
+          reporting = false;
+        });
     };
     const statsTimer = setInterval(reportStats, o.statsIntervalMs ?? o.heartbeatIntervalMs);
     const ctl = o.controlPort >= 0 ? await startControlServer(o.controlPort, control, guests) : undefined;
-    o.logger.info({
-      hosts: o.hosts.length, queue: sub.queue, control_port: ctl?.port, seed: o.seed,
-      queue_ms: served - started, register_ms: registered - served, placement_ms: reported - registered,
-    }, 'simulated compute ready');
+    o.logger.info(
+      {
+        hosts: o.hosts.length,
+        queue: sub.queue,
+        control_port: ctl?.port,
+        seed: o.seed,
+        queue_ms: served - started,
+        register_ms: registered - served,
+        placement_ms: reported - registered,
+      },
+      'simulated compute ready',
+    );
     return {
-      controlPort: ctl?.port, guests, control, queue: sub.queue, connected: () => bus.connected,
+      controlPort: ctl?.port,
+      guests,
+      control,
+      queue: sub.queue,
+      connected: () => bus.connected,
       stop: async () => {
         clearInterval(timer);
         clearInterval(statsTimer);

@@ -16,8 +16,13 @@ async function main(): Promise<void> {
   if (c.transportUrl === undefined) throw new ConfigError(['transportUrl is required'], 'config.invalid', 'simulated-compute');
   const processName = c.processName === '' ? `${c.hostPrefix}${c.firstHost}` : c.processName;
   if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,150}$/.test(processName) || !/^[A-Za-z0-9][A-Za-z0-9._:-]{0,40}$/.test(c.cell)) {
-    throw new ConfigError([`processName ${JSON.stringify(processName)} and cell ${JSON.stringify(c.cell)} must be names of letters, digits, '.', '_', ':', '-'`],
-      'config.invalid', 'simulated-compute');
+    throw new ConfigError(
+      [
+        `processName ${JSON.stringify(processName)} and cell ${JSON.stringify(c.cell)} must be names of letters, digits, '.', '_', ':', '-'`,
+      ],
+      'config.invalid',
+      'simulated-compute',
+    );
   }
   const hostArchs = (pairs: readonly string[]): Record<string, string> => {
     const bad = pairs.filter((p) => !/^[^=\s]+=[A-Za-z0-9_]+$/.test(p));
@@ -26,15 +31,35 @@ async function main(): Promise<void> {
   };
   const logger = createLogger(loggerOptionsFrom(c, { service: 'simulated-compute', host: hostname(), cell: c.cell }));
   const running = await startSimulatedCompute({
-    transportUrl: c.transportUrl, logger, cell: c.cell, processName, placementConcurrency: c.placementConcurrency,
+    transportUrl: c.transportUrl,
+    logger,
+    cell: c.cell,
+    processName,
+    placementConcurrency: c.placementConcurrency,
     hosts: simulatedHosts(c.cell, c.hostPrefix, c.hosts, c.firstHost, c.arch, hostArchs(c.hostArchs)),
-    resources: { vcpus: c.vcpus, memoryMb: c.memoryMb, localGb: c.diskGb, reservedHostMemoryMb: c.reservedHostMemoryMb,
-      cpuAllocationRatio: c.cpuAllocationRatio, ramAllocationRatio: c.ramAllocationRatio, diskAllocationRatio: c.diskAllocationRatio },
-    traits: c.traits, report: new ReportClient({ baseUrl: c.placementUrl }), buildLatencyMs: c.buildLatencyMs,
+    resources: {
+      vcpus: c.vcpus,
+      memoryMb: c.memoryMb,
+      localGb: c.diskGb,
+      reservedHostMemoryMb: c.reservedHostMemoryMb,
+      cpuAllocationRatio: c.cpuAllocationRatio,
+      ramAllocationRatio: c.ramAllocationRatio,
+      diskAllocationRatio: c.diskAllocationRatio,
+    },
+    traits: c.traits,
+    report: new ReportClient({ baseUrl: c.placementUrl }),
+    buildLatencyMs: c.buildLatencyMs,
     ...(c.stepLatencyMs >= 0 ? { stepLatencyMs: c.stepLatencyMs } : {}),
-    heartbeatIntervalMs: c.heartbeatIntervalMs, statsIntervalMs: c.statsIntervalMs, prefetch: c.prefetch,
-    faults: { rescheduleRate: c.rescheduleRate, abortRate: c.abortRate, crashRate: 0, hang: false }, seed: c.seed, controlPort: c.controlPort,
-    crash: () => { logger.warn('crash fault: killing this process mid-build or mid-step'); process.kill(process.pid, 'SIGKILL'); },
+    heartbeatIntervalMs: c.heartbeatIntervalMs,
+    statsIntervalMs: c.statsIntervalMs,
+    prefetch: c.prefetch,
+    faults: { rescheduleRate: c.rescheduleRate, abortRate: c.abortRate, crashRate: 0, hang: false },
+    seed: c.seed,
+    controlPort: c.controlPort,
+    crash: () => {
+      logger.warn('crash fault: killing this process mid-build or mid-step');
+      process.kill(process.pid, 'SIGKILL');
+    },
   });
   if (running.controlPort !== undefined) console.log(JSON.stringify({ controlPort: running.controlPort }));
   const stopHealth = keepHealthFile(c.healthFile, running.connected);

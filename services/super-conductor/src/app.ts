@@ -38,19 +38,39 @@ export interface SuperConductorOptions {
  * (close it to stop consuming; in-flight casts finish and are acked).
  */
 export async function startSuperConductor(o: SuperConductorOptions): Promise<CastSubscription> {
-  const deps = { apiDb: o.apiDb, cells: o.cells, claims: o.claims, buildTimeoutMs: o.buildTimeoutMs, selector: o.selector, numAlternates: o.numAlternates };
+  const deps = {
+    apiDb: o.apiDb,
+    cells: o.cells,
+    claims: o.claims,
+    buildTimeoutMs: o.buildTimeoutMs,
+    selector: o.selector,
+    numAlternates: o.numAlternates,
+  };
   // NOTE: the bus's 10 deliveries pass in ~20 s; placement or the scheduler restarting under load takes longer
   const retry = { budgetMs: o.dependencyRetryMs ?? 30_000 };
-  return o.apiBus.serve(SuperConductorServiceService, {
-    scheduleAndBuildInstances: retryTransient(scheduleAndBuildInstancesHandler(deps), retry),
-    deleteInstance: retryTransient(deleteInstanceHandler(deps), retry),
-    updateService: retryTransient(updateServiceHandler(o.cells, o.reporter), retry),
-    deleteService: retryTransient(deleteServiceHandler({ apiDb: o.apiDb, cells: o.cells, providers: o.reporter }), retry),
-    serverAction: retryTransient(serverActionHandler({
-      apiDb: o.apiDb, cells: o.cells, selector: o.selector, claims: o.claims,
-      settings: {
-        conductorHost: o.conductorHost, numAlternates: o.numAlternates, allowResizeToSameHost: o.allowResizeToSameHost ?? false, serviceDownTimeMs: o.serviceDownTimeMs,
-      },
-    }), retry),
-  }, { prefetch: o.prefetch, maxDeliveries: 10 });
+  return o.apiBus.serve(
+    SuperConductorServiceService,
+    {
+      scheduleAndBuildInstances: retryTransient(scheduleAndBuildInstancesHandler(deps), retry),
+      deleteInstance: retryTransient(deleteInstanceHandler(deps), retry),
+      updateService: retryTransient(updateServiceHandler(o.cells, o.reporter), retry),
+      deleteService: retryTransient(deleteServiceHandler({ apiDb: o.apiDb, cells: o.cells, providers: o.reporter }), retry),
+      serverAction: retryTransient(
+        serverActionHandler({
+          apiDb: o.apiDb,
+          cells: o.cells,
+          selector: o.selector,
+          claims: o.claims,
+          settings: {
+            conductorHost: o.conductorHost,
+            numAlternates: o.numAlternates,
+            allowResizeToSameHost: o.allowResizeToSameHost ?? false,
+            serviceDownTimeMs: o.serviceDownTimeMs,
+          },
+        }),
+        retry,
+      ),
+    },
+    { prefetch: o.prefetch, maxDeliveries: 10 },
+  );
 }

@@ -7,7 +7,15 @@
  * rerun (in-delivery retry, then redelivery), so each port says whether it is safe to repeat.
  */
 import type {
-  BuildAndRunInstanceRequest, BuildInstancesRequest, Failure, Flavor, InstanceActionRequest, MoveContext, RequestSpec, Selection, TerminateInstanceRequest,
+  BuildAndRunInstanceRequest,
+  BuildInstancesRequest,
+  Failure,
+  Flavor,
+  InstanceActionRequest,
+  MoveContext,
+  RequestSpec,
+  Selection,
+  TerminateInstanceRequest,
 } from '@cellsched/wire';
 
 /** The outcome of one SelectDestinations call; transport errors worth a redelivery throw instead. */
@@ -31,7 +39,12 @@ export interface DestinationSelector {
    * NoValidHost reverts the move (the instance holds its source again). Idempotent per
    * (instance, migration): a repeat only replaces the destination.
    */
-  selectDestinations(spec: RequestSpec, instanceUuids: readonly string[], numAlternates: number, move?: MoveContext): Promise<SelectOutcome>;
+  selectDestinations(
+    spec: RequestSpec,
+    instanceUuids: readonly string[],
+    numAlternates: number,
+    move?: MoveContext,
+  ): Promise<SelectOutcome>;
 }
 
 /** Releases consumers' allocations in placement. Idempotent. */
@@ -63,7 +76,12 @@ export interface CellBuildRecords {
    * create action's compute-build event in Error (when there is a request id). False: the guard
    * failed, nothing written. Idempotent.
    */
-  failBuild(instanceUuid: string, host: string, requestId: string, fault: { readonly message: string; readonly details: string }): Promise<boolean>;
+  failBuild(
+    instanceUuid: string,
+    host: string,
+    requestId: string,
+    fault: { readonly message: string; readonly details: string },
+  ): Promise<boolean>;
 }
 
 /** What a build in one cell needs. */
@@ -128,11 +146,15 @@ export interface ActionBegin {
   readonly events: readonly string[];
   readonly conductorHost: string;
   /** A move: the migration record created with it. */
-  readonly migration?: {
-    readonly uuid: string; readonly type: 'migration' | 'resize' | 'live-migration' | 'evacuation'; readonly status: string;
-    /** Nova's old/new_instance_type_id of the record, from the flavor the instance has when the guard holds. */
-    readonly instanceTypeIds: (current: Flavor) => { readonly old: number | null; readonly new: number | null };
-  } | undefined;
+  readonly migration?:
+    | {
+        readonly uuid: string;
+        readonly type: 'migration' | 'resize' | 'live-migration' | 'evacuation';
+        readonly status: string;
+        /** Nova's old/new_instance_type_id of the record, from the flavor the instance has when the guard holds. */
+        readonly instanceTypeIds: (current: Flavor) => { readonly old: number | null; readonly new: number | null };
+      }
+    | undefined;
   /** Unshelve and moves: forget a host list left by an earlier action (the row's buildHostList is this request's from now on). */
   readonly clearHostList: boolean;
   /** A refused guard marks this event Error (host `refusedEventHost`), so the action shows why it did nothing. */
@@ -192,9 +214,14 @@ export interface ServerActionRecords {
    * nothing else. `duplicate`: another delivery of the request recorded the action first (nothing
    * written: resume from what it did); `not_found`: no live instance, nothing written.
    */
-  begin(b: ActionBegin): Promise<
-    | { readonly kind: 'applied'; readonly instance: ActionInstance } | { readonly kind: 'refused'; readonly instance: ActionInstance }
-    | { readonly kind: 'duplicate' } | { readonly kind: 'not_found' }>;
+  begin(
+    b: ActionBegin,
+  ): Promise<
+    | { readonly kind: 'applied'; readonly instance: ActionInstance }
+    | { readonly kind: 'refused'; readonly instance: ActionInstance }
+    | { readonly kind: 'duplicate' }
+    | { readonly kind: 'not_found' }
+  >;
   /**
    * Records where a scheduled action goes before it is cast, in one transaction: a move's migration
    * gets the chosen host and node (only while still in `fromStatus` with no destination, or with
@@ -203,7 +230,9 @@ export interface ServerActionRecords {
    * migration or instance moved on (nothing written).
    */
   recordDestination(d: {
-    readonly instanceUuid: string; readonly hostList: readonly Selection[]; readonly migration?: { readonly uuid: string; readonly fromStatus: string } | undefined;
+    readonly instanceUuid: string;
+    readonly hostList: readonly Selection[];
+    readonly migration?: { readonly uuid: string; readonly fromStatus: string } | undefined;
   }): Promise<'recorded' | 'gone' | 'stale'>;
   /** The failure of an action (see {@link ActionFailure}): the fault only with the state change, so a repeat adds none. `gone`: no live instance. */
   fail(f: ActionFailure): Promise<'failed' | 'gone'>;

@@ -43,11 +43,22 @@ export async function createVhost(prefix: string, permissions: [string, string, 
   const name = `${prefix}-${randomBytes(4).toString('hex')}`;
   await rabbitmqctl('add_vhost', name);
   if (permissions) await rabbitmqctl('set_permissions', '-p', name, userOf(AMQP_URL), ...permissions);
-  return { name, url: vhostUrl(name), dispose: async () => { await rabbitmqctl('delete_vhost', name); } };
+  return {
+    name,
+    url: vhostUrl(name),
+    dispose: async () => {
+      await rabbitmqctl('delete_vhost', name);
+    },
+  };
 }
 
 /** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000, everyMs = 25): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+  everyMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -59,7 +70,10 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | Prom
 
 /** Raw AMQP access to a vhost, to look into queues the way an operator would. */
 export class Inspector {
-  private constructor(private readonly model: amqp.ChannelModel, private readonly channel: amqp.Channel) {}
+  private constructor(
+    private readonly model: amqp.ChannelModel,
+    private readonly channel: amqp.Channel,
+  ) {}
 
   static async open(url: string): Promise<Inspector> {
     const model = await amqp.connect(url, { noDelay: true });
@@ -68,10 +82,14 @@ export class Inspector {
 
   /** Waits for the next message on `queue` and acks it. */
   async take(queue: string, timeoutMs = 20_000): Promise<amqp.GetMessage> {
-    return waitFor(`a message on ${queue}`, async () => {
-      const msg = await this.channel.get(queue, { noAck: true });
-      return msg === false ? undefined : msg;
-    }, timeoutMs);
+    return waitFor(
+      `a message on ${queue}`,
+      async () => {
+        const msg = await this.channel.get(queue, { noAck: true });
+        return msg === false ? undefined : msg;
+      },
+      timeoutMs,
+    );
   }
 
   async count(queue: string): Promise<number> {

@@ -12,7 +12,11 @@ export const FAST_RETRY = { initialDelayMs: 10, maxDelayMs: 40, factor: 2, jitte
 
 /** An error the way services throw them: a Failure-style code and a retryable flag. */
 export class EchoFailure extends Error {
-  constructor(readonly code: string, message: string, readonly retryable = true) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly retryable = true,
+  ) {
     super(message);
   }
 }

@@ -16,7 +16,9 @@ export class TcpProxy {
     return proxy;
   }
 
-  get port(): number { return (this.server.address() as AddressInfo).port; }
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
 
   /** Drops every open connection and refuses new ones until `restore`. */
   cut(): void {
@@ -24,7 +26,9 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.destroy();
   }
 
-  restore(): void { this.accepting = true; }
+  restore(): void {
+    this.accepting = true;
+  }
 
   async close(): Promise<void> {
     this.cut();
@@ -37,11 +41,17 @@ export class TcpProxy {
       return;
     }
     const upstream = createConnection({ host, port });
-    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
       this.sockets.add(a);
       a.pipe(b);
       a.on('error', () => b.destroy());
-      a.on('close', () => { this.sockets.delete(a); b.destroy(); });
+      a.on('close', () => {
+        this.sockets.delete(a);
+        b.destroy();
+      });
     }
   }
 }

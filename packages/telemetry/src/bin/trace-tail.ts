@@ -63,20 +63,31 @@ function collector(plan: FollowPlan) {
 
 async function follow(plan: FollowPlan): Promise<void> {
   const buffer = new TraceBuffer(plan.quietMs);
-  const print = (all: boolean) => printTraces(buffer.release(Date.now(), all).filter((t) => plan.match === undefined || traceMentions(t.spans, plan.match)));
+  const print = (all: boolean) =>
+    printTraces(buffer.release(Date.now(), all).filter((t) => plan.match === undefined || traceMentions(t.spans, plan.match)));
   const add = (spans: TailSpan[]) => buffer.add(spans, Date.now());
   const stops: Array<() => void> = [];
   if (plan.file) stops.push(tailFile(plan.file, { fromEnd: plan.fromEnd, once: false, everyMs: 200 }, add));
   if (plan.listen) {
     const store = collector(plan);
-    const server = await startReceiver(plan.listen.host, plan.listen.port, { onSpans: (spans, request) => { store.keep(spans, request); add(spans); }, find: store.find });
+    const server = await startReceiver(plan.listen.host, plan.listen.port, {
+      onSpans: (spans, request) => {
+        store.keep(spans, request);
+        add(spans);
+      },
+      find: store.find,
+    });
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : plan.listen.port;
     console.error(`trace-tail: listening on http://${plan.listen.host}:${port}/v1/traces${plan.out ? `, writing ${plan.out.file}` : ''}`);
     stops.push(() => server.close());
   }
   const timer = setInterval(() => print(false), Math.max(50, Math.min(plan.quietMs, 250)));
-  const stop = () => { clearInterval(timer); stops.forEach((s) => s()); print(true); };
+  const stop = () => {
+    clearInterval(timer);
+    stops.forEach((s) => s());
+    print(true);
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }

@@ -32,7 +32,10 @@ export class TokenBucket {
 export class PerTraceCap {
   private readonly counts = new Map<string, number>();
 
-  constructor(private readonly cap: number, private readonly maxTraces = 4096) {}
+  constructor(
+    private readonly cap: number,
+    private readonly maxTraces = 4096,
+  ) {}
 
   /** Takes one of `traceId`'s allowance if some is left. */
   take(traceId: string): boolean {

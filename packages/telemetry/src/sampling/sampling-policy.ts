@@ -31,7 +31,10 @@ export interface SamplingOptions {
 export const DEFAULT_STORY_REQUESTS: readonly string[] = ['POST /v2.1/servers', 'POST /v2.1/servers/*/action', 'DELETE /v2.1/servers/*'];
 
 export const DEFAULT_SAMPLING: SamplingOptions = {
-  mode: 'story', storyRequests: DEFAULT_STORY_REQUESTS, otherTracesPerMinute: 0, dbSpansPerTrace: 0,
+  mode: 'story',
+  storyRequests: DEFAULT_STORY_REQUESTS,
+  otherTracesPerMinute: 0,
+  dbSpansPerTrace: 0,
 };
 
 /** What the sampler knows about a span when it starts. */
@@ -63,8 +66,12 @@ export function samplingProblems(options: SamplingOptions): string[] {
 
 /** Whether a span is a database client span of the pg instrumentation. */
 export function isDbSpan(facts: Pick<SpanFacts, 'name' | 'attributes'>): boolean {
-  return facts.name.startsWith('pg.') || facts.name.startsWith('pg-pool.')
-    || facts.attributes['db.system.name'] === 'postgresql' || facts.attributes['db.system'] === 'postgresql';
+  return (
+    facts.name.startsWith('pg.') ||
+    facts.name.startsWith('pg-pool.') ||
+    facts.attributes['db.system.name'] === 'postgresql' ||
+    facts.attributes['db.system'] === 'postgresql'
+  );
 }
 
 function requestOf(facts: SpanFacts): { method: string; path: string } | undefined {
@@ -80,7 +87,10 @@ export class SamplingPolicy {
   private readonly other: TokenBucket;
   private readonly db: PerTraceCap;
 
-  constructor(readonly options: SamplingOptions, private readonly now: () => number = Date.now) {
+  constructor(
+    readonly options: SamplingOptions,
+    private readonly now: () => number = Date.now,
+  ) {
     const { patterns, problems } = parseRequestPatterns(options.storyRequests);
     if (problems.length > 0) throw new Error(problems.join('; '));
     this.patterns = patterns;

@@ -6,8 +6,18 @@ import { DEFAULT_SAMPLING, type SpanFacts, SamplingPolicy, samplingProblems } fr
 import { StorySampler } from './story-sampler';
 
 const T = 'a'.repeat(32);
-const post = (path: string, method = 'POST'): Pick<SpanFacts, 'kind' | 'attributes'> => ({ kind: 'server', attributes: { 'http.request.method': method, 'url.path': path } });
-const root = (facts: Partial<SpanFacts>): SpanFacts => ({ traceId: T, name: 'x', kind: 'internal', attributes: {}, parent: 'none', ...facts });
+const post = (path: string, method = 'POST'): Pick<SpanFacts, 'kind' | 'attributes'> => ({
+  kind: 'server',
+  attributes: { 'http.request.method': method, 'url.path': path },
+});
+const root = (facts: Partial<SpanFacts>): SpanFacts => ({
+  traceId: T,
+  name: 'x',
+  kind: 'internal',
+  attributes: {},
+  parent: 'none',
+  ...facts,
+});
 
 describe('request patterns', () => {
   it.each([
@@ -50,12 +60,22 @@ describe('SamplingPolicy with the defaults', () => {
     ['a server read', false, 'other', post('/v2.1/servers/u1', 'GET')],
     ['a list', false, 'other', post('/v2.1/servers/detail', 'GET')],
     ['placement REST (a compute refreshing its inventory)', false, 'other', post('/resource_providers/u1/inventories', 'PUT')],
-    ['a heartbeat cast outside any request', false, 'other', { kind: 'producer', name: 'send conductor', attributes: { 'rpc.method': 'service_heartbeats' } }],
+    [
+      'a heartbeat cast outside any request',
+      false,
+      'other',
+      { kind: 'producer', name: 'send conductor', attributes: { 'rpc.method': 'service_heartbeats' } },
+    ],
     ['a sweeper re-cast of a build request saved without a trace', false, 'other', { name: 'build request re-cast' }],
     ['a POST that is no API request (a client span)', false, 'other', { kind: 'client', attributes: post('/v2.1/servers').attributes }],
     ['any child of a kept span', true, 'parent', { parent: 'sampled', kind: 'consumer', name: 'process conductor' }],
     ['any child of a dropped span', false, 'parent', { parent: 'unsampled', ...post('/v2.1/servers') }],
-    ['a database span in a kept trace (no database spans by default)', false, 'db-cap', { parent: 'sampled', name: 'pg.query:SELECT cellsched_api' }],
+    [
+      'a database span in a kept trace (no database spans by default)',
+      false,
+      'db-cap',
+      { parent: 'sampled', name: 'pg.query:SELECT cellsched_api' },
+    ],
     ['a database span outside any trace', false, 'db-outside-kept-trace', { name: 'pg-pool.connect' }],
   ])('%s: keep=%s by %s', (_what, keep, rule, facts) => {
     expect(policy().decide(root(facts))).toEqual({ keep, rule });
@@ -66,8 +86,17 @@ describe('SamplingPolicy budgets', () => {
   it('keeps database spans of a kept trace up to the cap per trace, never those of a dropped one', () => {
     const p = new SamplingPolicy({ ...DEFAULT_SAMPLING, dbSpansPerTrace: 2 });
     const db = (traceId: string, parent: SpanFacts['parent']) => p.decide(root({ traceId, parent, name: 'pg.query:SELECT x' })).keep;
-    expect([db('t1', 'sampled'), db('t1', 'sampled'), db('t1', 'sampled'), db('t2', 'sampled'), db('t3', 'unsampled')]).toEqual([true, true, false, true, false]);
-    expect(p.decide(root({ traceId: 't4', parent: 'sampled', name: 'q', attributes: { 'db.system.name': 'postgresql' } }))).toEqual({ keep: true, rule: 'db-span' });
+    expect([db('t1', 'sampled'), db('t1', 'sampled'), db('t1', 'sampled'), db('t2', 'sampled'), db('t3', 'unsampled')]).toEqual([
+      true,
+      true,
+      false,
+      true,
+      false,
+    ]);
+    expect(p.decide(root({ traceId: 't4', parent: 'sampled', name: 'q', attributes: { 'db.system.name': 'postgresql' } }))).toEqual({
+      keep: true,
+      rule: 'db-span',
+    });
   });
 
   it('keeps other roots at the configured rate per minute, and every root in mode all', () => {
@@ -104,21 +133,37 @@ describe('StorySampler in the OpenTelemetry SDK', () => {
 
   beforeEach(() => {
     exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({ sampler: new StorySampler({ ...DEFAULT_SAMPLING, dbSpansPerTrace: 1 }), spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const provider = new BasicTracerProvider({
+      sampler: new StorySampler({ ...DEFAULT_SAMPLING, dbSpansPerTrace: 1 }),
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
     tracer = provider.getTracer('test');
   });
 
-  const child = (parent: Span, name: string, kind = SpanKind.INTERNAL): Span => tracer.startSpan(name, { kind }, trace.setSpan(ROOT_CONTEXT, parent));
+  const child = (parent: Span, name: string, kind = SpanKind.INTERNAL): Span =>
+    tracer.startSpan(name, { kind }, trace.setSpan(ROOT_CONTEXT, parent));
 
   /** A request's trace as the services make it: HTTP root, a cast, its consumer, a gRPC call, two queries. */
   function request(method: string, path: string): Span {
-    const http = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path } }, ROOT_CONTEXT);
+    const http = tracer.startSpan(
+      method,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path } },
+      ROOT_CONTEXT,
+    );
     const send = child(http, 'send conductor', SpanKind.PRODUCER);
     // across the bus: a remote parent carrying the sampled flag
     const remote = trace.wrapSpanContext({ ...send.spanContext(), isRemote: true });
     const consume = child(remote, 'process conductor', SpanKind.CONSUMER);
     const grpc = child(consume, 'grpc.cellsched.v1.SchedulerService/SelectDestinations', SpanKind.CLIENT);
-    for (const s of [child(grpc, 'pg.query:SELECT a', SpanKind.CLIENT), child(grpc, 'pg.query:SELECT b', SpanKind.CLIENT), grpc, consume, send, http]) s.end();
+    for (const s of [
+      child(grpc, 'pg.query:SELECT a', SpanKind.CLIENT),
+      child(grpc, 'pg.query:SELECT b', SpanKind.CLIENT),
+      grpc,
+      consume,
+      send,
+      http,
+    ])
+      s.end();
     return http;
   }
 
@@ -127,7 +172,9 @@ describe('StorySampler in the OpenTelemetry SDK', () => {
     const read = request('GET', '/v2.1/servers/u1');
     const spans = exporter.getFinishedSpans();
     expect(spans.every((s) => s.spanContext().traceId === create.spanContext().traceId)).toBe(true);
-    expect(spans.map((s) => s.name).sort()).toEqual(['POST', 'grpc.cellsched.v1.SchedulerService/SelectDestinations', 'pg.query:SELECT a', 'process conductor', 'send conductor'].sort());
+    expect(spans.map((s) => s.name).sort()).toEqual(
+      ['POST', 'grpc.cellsched.v1.SchedulerService/SelectDestinations', 'pg.query:SELECT a', 'process conductor', 'send conductor'].sort(),
+    );
     expect(spans.find((s) => s.name === 'POST')?.attributes['cellsched.sampled_by']).toBe('story-request');
     expect(spans.find((s) => s.name === 'send conductor')?.attributes['cellsched.sampled_by']).toBeUndefined();
     // the dropped read still has a valid trace id (logs keep their trace_id), unsampled

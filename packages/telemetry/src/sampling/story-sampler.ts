@@ -3,8 +3,11 @@ import { type Sampler, type SamplingResult, SamplingDecision } from '@openteleme
 import { type SamplingOptions, type SpanFacts, SamplingPolicy } from './sampling-policy';
 
 const KINDS: Record<SpanKind, SpanFacts['kind']> = {
-  [SpanKind.INTERNAL]: 'internal', [SpanKind.SERVER]: 'server', [SpanKind.CLIENT]: 'client',
-  [SpanKind.PRODUCER]: 'producer', [SpanKind.CONSUMER]: 'consumer',
+  [SpanKind.INTERNAL]: 'internal',
+  [SpanKind.SERVER]: 'server',
+  [SpanKind.CLIENT]: 'client',
+  [SpanKind.PRODUCER]: 'producer',
+  [SpanKind.CONSUMER]: 'consumer',
 };
 
 /**
@@ -21,8 +24,12 @@ export class StorySampler implements Sampler {
 
   shouldSample(ctx: Context, traceId: string, name: string, kind: SpanKind, attributes: Attributes, _links: Link[]): SamplingResult {
     const parentContext = trace.getSpanContext(ctx);
-    const parent = parentContext === undefined || !trace.isSpanContextValid(parentContext) ? 'none'
-      : (parentContext.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? 'sampled' : 'unsampled';
+    const parent =
+      parentContext === undefined || !trace.isSpanContextValid(parentContext)
+        ? 'none'
+        : (parentContext.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED
+          ? 'sampled'
+          : 'unsampled';
     const verdict = this.policy.decide({ traceId, name, kind: KINDS[kind] ?? 'internal', attributes, parent });
     if (!verdict.keep) return { decision: SamplingDecision.NOT_RECORD };
     return parent === 'none'

@@ -6,27 +6,71 @@ const MB = 1024 * 1024;
 /** trace-tail's options, as data: flags (`--listen 0.0.0.0:4318`) or env (a compose service's). */
 export const traceTailSchema = defineConfig({
   listen: {
-    type: 'string', env: 'CELLSCHED_TRACE_TAIL_LISTEN',
+    type: 'string',
+    env: 'CELLSCHED_TRACE_TAIL_LISTEN',
     help: 'Receive OTLP/HTTP JSON on [HOST:]PORT (default 127.0.0.1:4318 when neither --file nor --collector is given; 0.0.0.0:4318 in a container). Also serves GET /v1/traces?match=TEXT and GET /healthz.',
   },
-  file: { type: 'string', env: 'CELLSCHED_TRACE_TAIL_FILE', help: 'Read a span file (OTLP JSON lines, exporter file) and its rotated files, and follow it.' },
+  file: {
+    type: 'string',
+    env: 'CELLSCHED_TRACE_TAIL_FILE',
+    help: 'Read a span file (OTLP JSON lines, exporter file) and its rotated files, and follow it.',
+  },
   fromEnd: { type: 'bool', env: 'CELLSCHED_TRACE_TAIL_FROM_END', default: false, help: 'With --file: skip what the files already hold.' },
   once: { type: 'bool', env: 'CELLSCHED_TRACE_TAIL_ONCE', default: false, help: 'With --file: print what the files hold, then exit.' },
   collector: {
-    type: 'url', env: 'CELLSCHED_TRACE_TAIL_COLLECTOR', protocols: ['http:', 'https:'],
-    help: 'Ask a running trace-tail --listen (e.g. http://127.0.0.1:4318, the compose deployment\'s traces service) for the traces that mention --match, print them and exit.',
+    type: 'url',
+    env: 'CELLSCHED_TRACE_TAIL_COLLECTOR',
+    protocols: ['http:', 'https:'],
+    help: "Ask a running trace-tail --listen (e.g. http://127.0.0.1:4318, the compose deployment's traces service) for the traces that mention --match, print them and exit.",
   },
-  match: { type: 'string', env: 'CELLSCHED_TRACE_TAIL_MATCH', help: 'Print only traces where a span name or attribute value contains this text: a server uuid (its create, whole), a host, a request id.' },
-  limit: { type: 'int', env: 'CELLSCHED_TRACE_TAIL_LIMIT', default: 20, min: 1, max: 1000, help: 'With --collector: at most this many traces, the latest.' },
-  quietMs: { type: 'int', env: 'CELLSCHED_TRACE_TAIL_QUIET_MS', default: 500, min: 0, max: 600_000, help: 'Print a trace once no span of it arrived for this many ms.' },
+  match: {
+    type: 'string',
+    env: 'CELLSCHED_TRACE_TAIL_MATCH',
+    help: 'Print only traces where a span name or attribute value contains this text: a server uuid (its create, whole), a host, a request id.',
+  },
+  limit: {
+    type: 'int',
+    env: 'CELLSCHED_TRACE_TAIL_LIMIT',
+    default: 20,
+    min: 1,
+    max: 1000,
+    help: 'With --collector: at most this many traces, the latest.',
+  },
+  quietMs: {
+    type: 'int',
+    env: 'CELLSCHED_TRACE_TAIL_QUIET_MS',
+    default: 500,
+    min: 0,
+    max: 600_000,
+    help: 'Print a trace once no span of it arrived for this many ms.',
+  },
   out: {
-    type: 'string', env: 'CELLSCHED_TRACE_TAIL_OUT',
+    type: 'string',
+    env: 'CELLSCHED_TRACE_TAIL_OUT',
     help: 'With --listen: also append what is received to this span file (OTLP JSON lines), rotated; queries then search its whole history.',
   },
-  outMaxMb: { type: 'int', env: 'CELLSCHED_TRACE_TAIL_OUT_MAX_MB', default: DEFAULT_ROTATION.maxBytes / MB, min: 0, max: 100_000, help: 'Rotate --out at this many MB (0: never).' },
-  outKeep: { type: 'int', env: 'CELLSCHED_TRACE_TAIL_OUT_KEEP', default: DEFAULT_ROTATION.keep, min: 1, max: 1000, help: 'Files of --out kept in all, the active one included.' },
+  outMaxMb: {
+    type: 'int',
+    env: 'CELLSCHED_TRACE_TAIL_OUT_MAX_MB',
+    default: DEFAULT_ROTATION.maxBytes / MB,
+    min: 0,
+    max: 100_000,
+    help: 'Rotate --out at this many MB (0: never).',
+  },
+  outKeep: {
+    type: 'int',
+    env: 'CELLSCHED_TRACE_TAIL_OUT_KEEP',
+    default: DEFAULT_ROTATION.keep,
+    min: 1,
+    max: 1000,
+    help: 'Files of --out kept in all, the active one included.',
+  },
   keepSpans: {
-    type: 'int', env: 'CELLSCHED_TRACE_TAIL_KEEP_SPANS', default: 50_000, min: 0, max: 10_000_000,
+    type: 'int',
+    env: 'CELLSCHED_TRACE_TAIL_KEEP_SPANS',
+    default: 50_000,
+    min: 0,
+    max: 10_000_000,
     help: 'With --listen: spans held in memory for the queries that --out cannot answer (no --out, or no --match); the oldest traces are forgotten first.',
   },
 });
@@ -37,8 +81,16 @@ export type TraceTailConfig = Config<typeof traceTailSchema>;
 export type TraceTailPlan =
   | { mode: 'query'; collector: string; match: string | undefined; limit: number }
   | { mode: 'read'; file: string; match: string | undefined }
-  | { mode: 'follow'; listen: { host: string; port: number } | undefined; file: string | undefined; fromEnd: boolean; quietMs: number; match: string | undefined;
-    out: { file: string; rotation: RotationOptions } | undefined; keepSpans: number };
+  | {
+      mode: 'follow';
+      listen: { host: string; port: number } | undefined;
+      file: string | undefined;
+      fromEnd: boolean;
+      quietMs: number;
+      match: string | undefined;
+      out: { file: string; rotation: RotationOptions } | undefined;
+      keepSpans: number;
+    };
 
 function parseListen(value: string, problems: string[]): { host: string; port: number } | undefined {
   const m = /^(?:(.+):)?(\d+)$/.exec(value);
@@ -53,7 +105,8 @@ function parseListen(value: string, problems: string[]): { host: string; port: n
 function checks(c: TraceTailConfig): string[] {
   const problems: string[] = [];
   if (c.match === '') problems.push('--match: expected some text');
-  if (c.collector !== undefined && (c.listen !== undefined || c.file !== undefined)) problems.push('--collector asks a running collector: not with --listen or --file');
+  if (c.collector !== undefined && (c.listen !== undefined || c.file !== undefined))
+    problems.push('--collector asks a running collector: not with --listen or --file');
   if (c.once && c.file === undefined) problems.push('--once needs --file');
   if (c.once && c.listen !== undefined) problems.push('--once reads a file and exits: not with --listen');
   if (c.out !== undefined && c.listen === undefined) problems.push('--out writes what --listen receives: give --listen');

@@ -17,31 +17,53 @@ const tid = (n: number) => n.toString(16).padStart(32, '0');
 /** One OTLP export request (one line of a span file) with spans of `service`. */
 function request(service: string, spans: Array<{ trace: number; id: string; parent?: string; name: string; uuid?: string }>) {
   return {
-    resourceSpans: [{
-      resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }, { key: 'host.name', value: { stringValue: 'h' } }] },
-      scopeSpans: [{
-        scope: { name: 's' },
-        spans: spans.map((s, i) => ({
-          traceId: tid(s.trace), spanId: s.id, parentSpanId: s.parent ?? '', name: s.name, kind: 2,
-          startTimeUnixNano: String(1_000_000 * (s.trace * 100 + i)), endTimeUnixNano: String(1_000_000 * (s.trace * 100 + i + 1)),
-          attributes: s.uuid ? [{ key: 'cellsched.instance_uuids', value: { stringValue: s.uuid } }] : [],
-        })),
-      }],
-    }],
+    resourceSpans: [
+      {
+        resource: {
+          attributes: [
+            { key: 'service.name', value: { stringValue: service } },
+            { key: 'host.name', value: { stringValue: 'h' } },
+          ],
+        },
+        scopeSpans: [
+          {
+            scope: { name: 's' },
+            spans: spans.map((s, i) => ({
+              traceId: tid(s.trace),
+              spanId: s.id,
+              parentSpanId: s.parent ?? '',
+              name: s.name,
+              kind: 2,
+              startTimeUnixNano: String(1_000_000 * (s.trace * 100 + i)),
+              endTimeUnixNano: String(1_000_000 * (s.trace * 100 + i + 1)),
+              attributes: s.uuid ? [{ key: 'cellsched.instance_uuids', value: { stringValue: s.uuid } }] : [],
+            })),
+          },
+        ],
+      },
+    ],
   };
 }
 const line = (r: object) => `${JSON.stringify(r)}\n`;
 
 // a create (trace 1) whose spans are spread over lines and over a rotated file, with other traces around
 const CREATE = [
-  request('api', [{ trace: 1, id: 'a1', name: 'POST', uuid: UUID }, { trace: 2, id: 'b1', name: 'GET' }]),
+  request('api', [
+    { trace: 1, id: 'a1', name: 'POST', uuid: UUID },
+    { trace: 2, id: 'b1', name: 'GET' },
+  ]),
   request('super-conductor', [{ trace: 1, id: 'a2', parent: 'a1', name: 'process conductor' }]),
-  request('scheduler', [{ trace: 3, id: 'c1', name: 'other' }, { trace: 1, id: 'a3', parent: 'a2', name: 'SelectDestinations' }]),
+  request('scheduler', [
+    { trace: 3, id: 'c1', name: 'other' },
+    { trace: 1, id: 'a3', parent: 'a2', name: 'SelectDestinations' },
+  ]),
   request('cell-conductor', [{ trace: 1, id: 'a4', parent: 'a2', name: 'process conductor' }]),
 ];
 
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'cellsched-collector-')); });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cellsched-collector-'));
+});
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('searchSpanFiles', () => {
@@ -51,7 +73,12 @@ describe('searchSpanFiles', () => {
     writeFileSync(file, line(CREATE[2] as object) + line(CREATE[3] as object));
     const found = searchSpanFiles(file, UUID, 10);
     expect(found.map((t) => t.traceId)).toEqual([tid(1)]);
-    expect(found[0]?.spans.map((s) => `${s.service}:${s.name}`).sort()).toEqual(['api:POST', 'cell-conductor:process conductor', 'scheduler:SelectDestinations', 'super-conductor:process conductor']);
+    expect(found[0]?.spans.map((s) => `${s.service}:${s.name}`).sort()).toEqual([
+      'api:POST',
+      'cell-conductor:process conductor',
+      'scheduler:SelectDestinations',
+      'super-conductor:process conductor',
+    ]);
     expect(searchSpanFiles(file, 'process conductor', 10).map((t) => t.traceId)).toEqual([tid(1)]);
     expect(searchSpanFiles(file, 'nowhere', 10)).toEqual([]);
     expect(searchSpanFiles(join(dir, 'missing.jsonl'), UUID, 10)).toEqual([]);
@@ -82,7 +109,9 @@ describe('the query body', () => {
   it('round-trips spans, start times (bigints) included; malformed parts are skipped', () => {
     const traces = [{ traceId: tid(1), spans: CREATE.flatMap((r) => spansFromRequest(r)).filter((s) => s.traceId === tid(1)) }];
     expect(tracesFromJson(JSON.parse(JSON.stringify(tracesToJson(traces))))).toEqual(traces);
-    expect(tracesFromJson({ traces: [{ traceId: 1 }, { traceId: 'x', spans: [{ name: 'no ids' }] }] })).toEqual([{ traceId: 'x', spans: [] }]);
+    expect(tracesFromJson({ traces: [{ traceId: 1 }, { traceId: 'x', spans: [{ name: 'no ids' }] }] })).toEqual([
+      { traceId: 'x', spans: [] },
+    ]);
     expect(tracesFromJson('nothing')).toEqual([]);
   });
 });
@@ -93,7 +122,13 @@ describe('the receiver', () => {
   const received: unknown[] = [];
   const recent = new RecentTraces(100);
   beforeAll(async () => {
-    server = await startReceiver('127.0.0.1', 0, { onSpans: (spans, body) => { received.push(body); recent.add(spans); }, find: (m, l) => recent.find(m, l) });
+    server = await startReceiver('127.0.0.1', 0, {
+      onSpans: (spans, body) => {
+        received.push(body);
+        recent.add(spans);
+      },
+      find: (m, l) => recent.find(m, l),
+    });
     const a = server.address();
     base = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
   });
@@ -101,7 +136,11 @@ describe('the receiver', () => {
 
   it('takes OTLP/HTTP JSON and answers queries for one trace, plus a health check', async () => {
     for (const r of CREATE) {
-      const res = await fetch(`${base}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(r) });
+      const res = await fetch(`${base}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(r),
+      });
       expect(res.status).toBe(200);
     }
     expect(received).toEqual(CREATE);
@@ -112,14 +151,21 @@ describe('the receiver', () => {
   });
 
   it.each([
-    ['GET', '/v1/traces?limit=0', 400], ['GET', '/v1/traces?match=', 400], ['GET', '/nothing', 404], ['PUT', '/v1/traces', 404],
+    ['GET', '/v1/traces?limit=0', 400],
+    ['GET', '/v1/traces?match=', 400],
+    ['GET', '/nothing', 404],
+    ['PUT', '/v1/traces', 404],
   ])('%s %s: %s', async (method, path, status) => {
     expect((await fetch(`${base}${path}`, { method })).status).toBe(status);
   });
 
   it('refuses protobuf and bodies that are not JSON', async () => {
-    expect((await fetch(`${base}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: 'x' })).status).toBe(415);
-    expect((await fetch(`${base}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })).status).toBe(400);
+    expect(
+      (await fetch(`${base}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: 'x' })).status,
+    ).toBe(415);
+    expect((await fetch(`${base}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })).status).toBe(
+      400,
+    );
   });
 });
 
@@ -158,16 +204,36 @@ describe('traceTailPlan', () => {
     [[], {}, { mode: 'follow', listen: { host: '127.0.0.1', port: 4318 }, file: undefined, out: undefined }],
     [['--file', 's.jsonl'], {}, { mode: 'follow', listen: undefined, file: 's.jsonl' }],
     [['--file', 's.jsonl', '--once', '--match', UUID], {}, { mode: 'read', file: 's.jsonl', match: UUID }],
-    [['--collector', 'http://127.0.0.1:4318', '--match', UUID], {}, { mode: 'query', collector: 'http://127.0.0.1:4318', match: UUID, limit: 20 }],
-    [[], { CELLSCHED_TRACE_TAIL_LISTEN: '0.0.0.0:4318', CELLSCHED_TRACE_TAIL_OUT: '/traces/spans.jsonl', CELLSCHED_TRACE_TAIL_OUT_MAX_MB: '16', CELLSCHED_TRACE_TAIL_QUIET_MS: '3000' },
-      { mode: 'follow', listen: { host: '0.0.0.0', port: 4318 }, quietMs: 3000, out: { file: '/traces/spans.jsonl', rotation: { maxBytes: 16 * 1024 * 1024, keep: 4 } } }],
+    [
+      ['--collector', 'http://127.0.0.1:4318', '--match', UUID],
+      {},
+      { mode: 'query', collector: 'http://127.0.0.1:4318', match: UUID, limit: 20 },
+    ],
+    [
+      [],
+      {
+        CELLSCHED_TRACE_TAIL_LISTEN: '0.0.0.0:4318',
+        CELLSCHED_TRACE_TAIL_OUT: '/traces/spans.jsonl',
+        CELLSCHED_TRACE_TAIL_OUT_MAX_MB: '16',
+        CELLSCHED_TRACE_TAIL_QUIET_MS: '3000',
+      },
+      {
+        mode: 'follow',
+        listen: { host: '0.0.0.0', port: 4318 },
+        quietMs: 3000,
+        out: { file: '/traces/spans.jsonl', rotation: { maxBytes: 16 * 1024 * 1024, keep: 4 } },
+      },
+    ],
   ])('%j with env %j', (argv, env, expected) => {
     expect(traceTailPlan(argv, env)).toMatchObject(expected);
   });
 
   it('lists every problem at once', () => {
-    expect(() => traceTailPlan(['--collector', 'http://x:1', '--file', 'f', '--match', '', '--out', 'o'], {}))
-      .toThrow("--match: expected some text; --collector asks a running collector: not with --listen or --file; --out writes what --listen receives: give --listen");
-    expect(() => traceTailPlan(['--listen', 'nowhere', '--once'], {})).toThrow("--once needs --file; --once reads a file and exits: not with --listen; --listen: expected [HOST:]PORT, got 'nowhere'");
+    expect(() => traceTailPlan(['--collector', 'http://x:1', '--file', 'f', '--match', '', '--out', 'o'], {})).toThrow(
+      '--match: expected some text; --collector asks a running collector: not with --listen or --file; --out writes what --listen receives: give --listen',
+    );
+    expect(() => traceTailPlan(['--listen', 'nowhere', '--once'], {})).toThrow(
+      "--once needs --file; --once reads a file and exits: not with --listen; --listen: expected [HOST:]PORT, got 'nowhere'",
+    );
   });
 });

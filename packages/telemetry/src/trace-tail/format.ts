@@ -2,15 +2,32 @@ import type { TailSpan } from './otlp-json';
 
 // Attributes worth a glance, in display order; the rest stay in the span file.
 const KEY_ATTRIBUTES = [
-  'cellsched.instance_uuid', 'cellsched.instance_uuids', 'instance_uuid', 'cellsched.request_id', 'cellsched.cell',
-  'rpc.grpc.status_code', 'rpc.method', 'messaging.rabbitmq.destination.routing_key', 'messaging.rabbitmq.delivery_attempt',
-  'http.request.method', 'url.path', 'http.route', 'http.response.status_code', 'db.namespace', 'db.query.text',
+  'cellsched.instance_uuid',
+  'cellsched.instance_uuids',
+  'instance_uuid',
+  'cellsched.request_id',
+  'cellsched.cell',
+  'rpc.grpc.status_code',
+  'rpc.method',
+  'messaging.rabbitmq.destination.routing_key',
+  'messaging.rabbitmq.delivery_attempt',
+  'http.request.method',
+  'url.path',
+  'http.route',
+  'http.response.status_code',
+  'db.namespace',
+  'db.query.text',
 ];
 const MAX_VALUE = 60;
 // Event attributes explain a decision: shown in full up to this length.
 const MAX_EVENT_VALUE = 200;
 // Attributes that say why a decision went its way, shown on the span's line in full.
-const DECISION_ATTRIBUTES = ['cellsched.scheduler.chosen', 'cellsched.scheduler.alternates', 'cellsched.scheduler.reason', 'cellsched.scheduler.seed'];
+const DECISION_ATTRIBUTES = [
+  'cellsched.scheduler.chosen',
+  'cellsched.scheduler.alternates',
+  'cellsched.scheduler.reason',
+  'cellsched.scheduler.seed',
+];
 const MAX_DEPTH = 12;
 
 function shortValue(v: string | number | boolean, max = MAX_VALUE): string {
@@ -30,13 +47,24 @@ export function formatDuration(ms: number): string {
 
 /** One span's line: duration, status, service@host, kind, then the name indented by depth in the trace. */
 export function formatSpan(span: TailSpan, depth: number): string {
-  const attrs = [...KEY_ATTRIBUTES.filter((k) => span.attributes[k] !== undefined).map((k) => `${k}=${shortValue(span.attributes[k] as string)}`),
-    ...DECISION_ATTRIBUTES.filter((k) => span.attributes[k] !== undefined && span.attributes[k] !== '')
-      .map((k) => `${shortKey(k)}=${shortValue(span.attributes[k] as string, MAX_EVENT_VALUE)}`)];
+  const attrs = [
+    ...KEY_ATTRIBUTES.filter((k) => span.attributes[k] !== undefined).map((k) => `${k}=${shortValue(span.attributes[k] as string)}`),
+    ...DECISION_ATTRIBUTES.filter((k) => span.attributes[k] !== undefined && span.attributes[k] !== '').map(
+      (k) => `${shortKey(k)}=${shortValue(span.attributes[k] as string, MAX_EVENT_VALUE)}`,
+    ),
+  ];
   const status = span.status === 'ERROR' && span.statusMessage ? `ERROR(${shortValue(span.statusMessage)})` : span.status;
   const indent = '  '.repeat(Math.min(depth, MAX_DEPTH));
   const who = `${span.service}@${span.host}`;
-  return ['', formatDuration(span.durationMs).padStart(10), status.padEnd(5), who.padEnd(28), span.kind.padEnd(8), `${indent}${span.name}`, ...attrs].join('  ');
+  return [
+    '',
+    formatDuration(span.durationMs).padStart(10),
+    status.padEnd(5),
+    who.padEnd(28),
+    span.kind.padEnd(8),
+    `${indent}${span.name}`,
+    ...attrs,
+  ].join('  ');
 }
 
 /** One line per event of the span, under it: `· name key=value ...`. */

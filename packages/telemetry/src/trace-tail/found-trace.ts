@@ -17,11 +17,25 @@ function spanFromJson(raw: unknown): TailSpan | undefined {
   const s = raw as Partial<SpanJson> | null;
   if (!s || typeof s.traceId !== 'string' || typeof s.spanId !== 'string' || typeof s.name !== 'string') return undefined;
   let startNs = 0n;
-  try { startNs = BigInt(s.startNs ?? 0); } catch { /* a malformed time sorts first */ }
+  try {
+    startNs = BigInt(s.startNs ?? 0);
+  } catch {
+    /* a malformed time sorts first */
+  }
   return {
-    traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind ?? 'unspecified',
-    service: s.service ?? '?', host: s.host ?? '?', startNs, durationMs: Number(s.durationMs ?? 0),
-    status: s.status ?? 'UNSET', statusMessage: s.statusMessage ?? '', attributes: s.attributes ?? {}, events: s.events ?? [],
+    traceId: s.traceId,
+    spanId: s.spanId,
+    parentSpanId: s.parentSpanId ?? '',
+    name: s.name,
+    kind: s.kind ?? 'unspecified',
+    service: s.service ?? '?',
+    host: s.host ?? '?',
+    startNs,
+    durationMs: Number(s.durationMs ?? 0),
+    status: s.status ?? 'UNSET',
+    statusMessage: s.statusMessage ?? '',
+    attributes: s.attributes ?? {},
+    events: s.events ?? [],
   };
 }
 

@@ -71,11 +71,14 @@ function spanOf(raw: unknown, service: string, host: string): TailSpan | undefin
   const start = nanos(s['startTimeUnixNano']);
   const status = asObject(s['status']);
   return {
-    traceId: s['traceId'], spanId: s['spanId'],
+    traceId: s['traceId'],
+    spanId: s['spanId'],
     parentSpanId: typeof s['parentSpanId'] === 'string' ? s['parentSpanId'] : '',
     name: typeof s['name'] === 'string' ? s['name'] : '?',
     kind: KINDS[Number(s['kind'] ?? 0)] ?? 'unspecified',
-    service, host, startNs: start,
+    service,
+    host,
+    startNs: start,
     durationMs: Number(nanos(s['endTimeUnixNano']) - start) / 1e6,
     status: STATUSES[Number(status['code'] ?? 0)] ?? 'UNSET',
     statusMessage: typeof status['message'] === 'string' ? status['message'] : '',

@@ -43,7 +43,8 @@ function receive(req: IncomingMessage, res: ServerResponse, handlers: ReceiverHa
 
 function query(url: URL, res: ServerResponse, handlers: ReceiverHandlers): void {
   const limit = Number(url.searchParams.get('limit') ?? DEFAULT_LIMIT);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return reply(res, 400, { error: `limit must be a whole number in [1, ${MAX_LIMIT}]` });
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    return reply(res, 400, { error: `limit must be a whole number in [1, ${MAX_LIMIT}]` });
   const match = url.searchParams.get('match') ?? undefined;
   if (match === '') return reply(res, 400, { error: 'match must not be empty' });
   reply(res, 200, tracesToJson(handlers.find(match, limit)));

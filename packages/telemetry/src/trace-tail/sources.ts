@@ -14,7 +14,11 @@ function readRange(file: string, from: number, to: number): string {
   if (to <= from) return '';
   const fd = openSync(file, 'r');
   const buf = Buffer.alloc(to - from);
-  try { readSync(fd, buf, 0, buf.length, from); } finally { closeSync(fd); }
+  try {
+    readSync(fd, buf, 0, buf.length, from);
+  } finally {
+    closeSync(fd);
+  }
   return buf.toString('utf8');
 }
 
@@ -33,7 +37,11 @@ function parseLine(line: string): TailSpan[] {
  * rest of the newest rotated file is read first, then the new file from its start. Returns a
  * stop function. With `once`, reads what is there, calls `onSpans` and returns at once.
  */
-export function tailFile(file: string, opts: { fromEnd: boolean; once: boolean; everyMs: number }, onSpans: (spans: TailSpan[]) => void): () => void {
+export function tailFile(
+  file: string,
+  opts: { fromEnd: boolean; once: boolean; everyMs: number },
+  onSpans: (spans: TailSpan[]) => void,
+): () => void {
   let offset = opts.fromEnd ? sizeOf(file) : 0;
   let partial = '';
   const emit = (text: string) => {

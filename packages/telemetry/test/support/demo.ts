@@ -22,13 +22,19 @@ export async function privateVhost(prefix: string): Promise<{ url: string; dispo
   await run('rabbitmqctl', ['add_vhost', name], { timeout: 60_000 });
   await run('rabbitmqctl', ['set_permissions', '-p', name, decodeURIComponent(base.username), '.*', '.*', '.*'], { timeout: 60_000 });
   base.pathname = `/${encodeURIComponent(name)}`;
-  return { url: base.toString(), dispose: async () => { await run('rabbitmqctl', ['delete_vhost', name], { timeout: 60_000 }); } };
+  return {
+    url: base.toString(),
+    dispose: async () => {
+      await run('rabbitmqctl', ['delete_vhost', name], { timeout: 60_000 });
+    },
+  };
 }
 
 /** Runs the demo; resolves with its stdout (pino JSON lines). Rejects on a non-zero exit. */
 export async function runDemo(target: string, amqpUrl: string): Promise<string> {
   const { stdout } = await run(process.execPath, ['--require', './dist/tracing.js', './dist/demo.js', target, amqpUrl], {
-    cwd: DEMO, timeout: 60_000,
+    cwd: DEMO,
+    timeout: 60_000,
   });
   return stdout;
 }
@@ -48,9 +54,15 @@ export function startTraceTail(extra: string[] = []): Promise<TraceTail> {
   const child = spawn(process.execPath, [TRACE_TAIL, '--listen', '127.0.0.1:0', '--quiet-ms', '200', ...extra]);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8');
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => { child.kill('SIGINT'); await exited; return stdout; };
+  const stop = async () => {
+    child.kill('SIGINT');
+    await exited;
+    return stdout;
+  };
   return new Promise((resolve, reject) => {
     child.stderr.on('data', (c: Buffer) => {
       stderr += c.toString('utf8');
@@ -62,11 +74,16 @@ export function startTraceTail(extra: string[] = []): Promise<TraceTail> {
 }
 
 /** Runs the idle demo until "ready", sends SIGTERM, resolves with how it exited and how long that took. */
-export async function signalIdle(endpoint: string, mode: 'default' | 'own-handler'): Promise<{ code: number | null; signal: string | null; ms: number }> {
+export async function signalIdle(
+  endpoint: string,
+  mode: 'default' | 'own-handler',
+): Promise<{ code: number | null; signal: string | null; ms: number }> {
   const child = spawn(process.execPath, ['--require', './dist/tracing.js', './dist/idle.js', endpoint, mode], { cwd: DEMO });
   const exited = new Promise<[number | null, string | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
   await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (c: Buffer) => { if (c.toString('utf8').includes('ready')) resolve(); });
+    child.stdout.on('data', (c: Buffer) => {
+      if (c.toString('utf8').includes('ready')) resolve();
+    });
     void exited.then(() => reject(new Error('idle demo exited before it was ready')));
   });
   const t0 = Date.now();
@@ -77,8 +94,13 @@ export async function signalIdle(endpoint: string, mode: 'default' | 'own-handle
 
 /** Runs the story demo (test/trace-demo/src/story.ts) with the story sampler; resolves with its stdout (pino JSON lines). */
 export async function runStory(target: string, amqpUrl: string, serverUuid: string): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--require', './dist/story-tracing.js', './dist/story.js', target, amqpUrl, testInfra().pgAdminUrl, serverUuid], {
-    cwd: DEMO, timeout: 60_000,
-  });
+  const { stdout } = await run(
+    process.execPath,
+    ['--require', './dist/story-tracing.js', './dist/story.js', target, amqpUrl, testInfra().pgAdminUrl, serverUuid],
+    {
+      cwd: DEMO,
+      timeout: 60_000,
+    },
+  );
   return stdout;
 }

@@ -10,7 +10,12 @@ import { inCell } from './server-action-checks';
 // membership on the nodes' resource providers (Nova's report client aggregate_add/remove_host).
 
 /** A compute host found in its cell: its compute nodes (= resource provider uuids) and how many instances it holds. */
-export interface ComputeHost { readonly host: string; readonly cell: CellMapping; readonly nodeUuids: readonly string[]; readonly instances: number }
+export interface ComputeHost {
+  readonly host: string;
+  readonly cell: CellMapping;
+  readonly nodeUuids: readonly string[];
+  readonly instances: number;
+}
 
 const CELL0 = '00000000-0000-0000-0000-000000000000';
 
@@ -53,7 +58,8 @@ export async function countInstancesOnHosts(deps: ApiDeps, hosts: readonly strin
   const byCell = new Map<string, Set<string>>();
   for (const host of hosts) {
     const mapping = await getHostMapping(deps.apiDb, host);
-    for (const c of mapping === undefined ? all : all.filter((x) => x.uuid === mapping.cellUuid)) byCell.set(c.uuid, (byCell.get(c.uuid) ?? new Set()).add(host));
+    for (const c of mapping === undefined ? all : all.filter((x) => x.uuid === mapping.cellUuid))
+      byCell.set(c.uuid, (byCell.get(c.uuid) ?? new Set()).add(host));
   }
   const cells = all.filter((c) => byCell.has(c.uuid));
   const results = await deps.cells.scatter(cells, async (db, cell) => {
@@ -79,7 +85,10 @@ export async function mirrorHostAdded(deps: ApiDeps, host: ComputeHost, aggregat
     try {
       await deps.placement.addProviderAggregate(rp, aggregateUuid);
     } catch (err) {
-      deps.log.warn({ err, host: host.host, provider: rp, aggregate: aggregateUuid }, 'placement aggregate not mirrored (cellsched-manage placement sync_aggregates mends it)');
+      deps.log.warn(
+        { err, host: host.host, provider: rp, aggregate: aggregateUuid },
+        'placement aggregate not mirrored (cellsched-manage placement sync_aggregates mends it)',
+      );
     }
   }
 }
@@ -95,7 +104,10 @@ export async function mirrorHostRemoved(deps: ApiDeps, host: ComputeHost, aggreg
       await deps.placement.removeProviderAggregate(rp, aggregateUuid);
     } catch (err) {
       if (err instanceof PlacementRestError && err.status === 404) {
-        deps.log.warn({ err, host: host.host, provider: rp, aggregate: aggregateUuid }, 'failed to remove a compute node from a placement aggregate');
+        deps.log.warn(
+          { err, host: host.host, provider: rp, aggregate: aggregateUuid },
+          'failed to remove a compute node from a placement aggregate',
+        );
         continue;
       }
       if (err instanceof PlacementRestError && err.status === 409) {

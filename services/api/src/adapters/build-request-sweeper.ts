@@ -35,22 +35,31 @@ export class BuildRequestSweeper {
   /** When a queued delete was first seen (it gets `minAgeMs` to be applied before a re-cast). */
   private readonly deleteSeen = new Map<string, number>();
 
-  constructor(private readonly deps: ApiDeps, private readonly opts: SweeperOptions) {}
+  constructor(
+    private readonly deps: ApiDeps,
+    private readonly opts: SweeperOptions,
+  ) {}
 
   /** One sweep; returns the instance uuids it re-cast. Safe to run concurrently on several API processes. */
   async sweep(now = Date.now()): Promise<string[]> {
     const recast: string[] = [];
     const due = (uuid: string): boolean => now - (this.lastCast.get(uuid) ?? 0) >= this.opts.recastEveryMs;
-    const stale = (await listBuildRequests(this.deps.apiDb)).filter((br) => now - br.createdAt.getTime() >= this.opts.minAgeMs && due(br.instanceUuid));
+    const stale = (await listBuildRequests(this.deps.apiDb)).filter(
+      (br) => now - br.createdAt.getTime() >= this.opts.minAgeMs && due(br.instanceUuid),
+    );
     for (const group of groupByReservation(stale)) {
       const cast = await this.castFor(group);
       if (cast === undefined) continue;
       // the re-cast (and so the build) continues the create's trace, saved with its build request
-      await withSavedTrace('build request re-cast', group[0]?.traceParent,
-        () => this.deps.conductor.scheduleAndBuildInstances(cast, { timeoutMs: this.deps.castTimeoutMs }));
-      for (const br of group) { this.lastCast.set(br.instanceUuid, now); recast.push(br.instanceUuid); }
+      await withSavedTrace('build request re-cast', group[0]?.traceParent, () =>
+        this.deps.conductor.scheduleAndBuildInstances(cast, { timeoutMs: this.deps.castTimeoutMs }),
+      );
+      for (const br of group) {
+        this.lastCast.set(br.instanceUuid, now);
+        recast.push(br.instanceUuid);
+      }
     }
-    recast.push(...await this.sweepDeletes(now, due));
+    recast.push(...(await this.sweepDeletes(now, due)));
     return recast;
   }
 
@@ -59,7 +68,11 @@ export class BuildRequestSweeper {
     if (first === undefined) return undefined;
     const spec = await getRequestSpec(this.deps.apiDb, first.instanceUuid);
     if (spec === undefined) return undefined;
-    const buildRequests = group.map((br) => ({ instanceUuid: br.instanceUuid, displayName: br.instance.displayName, launchIndex: br.instance.launchIndex }));
+    const buildRequests = group.map((br) => ({
+      instanceUuid: br.instanceUuid,
+      displayName: br.instance.displayName,
+      launchIndex: br.instance.launchIndex,
+    }));
     return { requestSpec: { ...spec, numInstances: group.length }, buildRequests, requestId: spec.requestId, recast: true };
   }
 
@@ -72,9 +85,16 @@ export class BuildRequestSweeper {
       return now - seen >= this.opts.minAgeMs && due(m.instanceUuid);
     });
     for (const m of queued) {
-      await this.deps.conductor.deleteInstance({
-        instanceUuid: m.instanceUuid, cellUuid: m.cell?.uuid ?? '', requestId: `req-sweep-${m.instanceUuid}`, userId: m.userId ?? '', projectId: m.projectId,
-      }, { timeoutMs: this.deps.castTimeoutMs });
+      await this.deps.conductor.deleteInstance(
+        {
+          instanceUuid: m.instanceUuid,
+          cellUuid: m.cell?.uuid ?? '',
+          requestId: `req-sweep-${m.instanceUuid}`,
+          userId: m.userId ?? '',
+          projectId: m.projectId,
+        },
+        { timeoutMs: this.deps.castTimeoutMs },
+      );
       this.lastCast.set(m.instanceUuid, now);
     }
     return queued.map((m) => m.instanceUuid);

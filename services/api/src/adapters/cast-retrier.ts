@@ -11,13 +11,18 @@ export class CastRetrier {
   private readonly pending = new Set<Promise<void>>();
   private closed = false;
 
-  constructor(private readonly log: Logger, private readonly backoffMs: readonly number[] = [500, 1000, 2000, 5000, 10_000, 30_000]) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly backoffMs: readonly number[] = [500, 1000, 2000, 5000, 10_000, 30_000],
+  ) {}
 
   /** Keeps trying `send` with backoff until it resolves or the retrier is closed. Never throws. */
   retry(what: Record<string, unknown>, send: () => Promise<unknown>): void {
     const run = (async () => {
       for (let attempt = 0; !this.closed; attempt++) {
-        await new Promise((r) => { setTimeout(r, this.backoffMs[Math.min(attempt, this.backoffMs.length - 1)]).unref(); });
+        await new Promise((r) => {
+          setTimeout(r, this.backoffMs[Math.min(attempt, this.backoffMs.length - 1)]).unref();
+        });
         if (this.closed) return;
         try {
           await send();

@@ -20,8 +20,16 @@ export interface CellDatabasesOptions {
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<CellResult<T>> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve({ ok: false, reason: 'timeout' }), ms);
-    p.then((value) => { clearTimeout(timer); resolve({ ok: true, value }); },
-      (error: unknown) => { clearTimeout(timer); resolve({ ok: false, reason: 'error', error }); });
+    p.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve({ ok: true, value });
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        resolve({ ok: false, reason: 'error', error });
+      },
+    );
   });
 }
 
@@ -35,19 +43,28 @@ export class PgCellDatabases implements CellDatabases {
     let pool = this.pools.get(cell.uuid);
     if (pool === undefined) {
       pool = createPool({
-        url: readOnlyUrl(cell.databaseConnection, this.opts.credentials), max: this.opts.poolSize, applicationName: 'api',
-        connectionTimeoutMs: this.opts.timeoutMs, statementTimeoutMs: this.opts.timeoutMs, onIdleError: this.opts.onIdleError,
+        url: readOnlyUrl(cell.databaseConnection, this.opts.credentials),
+        max: this.opts.poolSize,
+        applicationName: 'api',
+        connectionTimeoutMs: this.opts.timeoutMs,
+        statementTimeoutMs: this.opts.timeoutMs,
+        onIdleError: this.opts.onIdleError,
       });
       this.pools.set(cell.uuid, pool);
     }
     return pool;
   }
 
-  async scatter<T>(cells: readonly CellMapping[], fn: (db: Queryable, cell: CellMapping) => Promise<T>): Promise<Map<string, CellResult<T>>> {
-    const results = await Promise.all(cells.map(async (cell) => {
-      const run = Promise.resolve().then(() => fn(this.db(cell), cell));
-      return [cell.uuid, await withTimeout(run, this.opts.timeoutMs)] as const;
-    }));
+  async scatter<T>(
+    cells: readonly CellMapping[],
+    fn: (db: Queryable, cell: CellMapping) => Promise<T>,
+  ): Promise<Map<string, CellResult<T>>> {
+    const results = await Promise.all(
+      cells.map(async (cell) => {
+        const run = Promise.resolve().then(() => fn(this.db(cell), cell));
+        return [cell.uuid, await withTimeout(run, this.opts.timeoutMs)] as const;
+      }),
+    );
     return new Map(results);
   }
 

@@ -3,14 +3,20 @@ import { listComputeNodes, listServices, type ComputeNodeRecord, type ServiceRec
 import { isServiceUp } from '../domain/host-status';
 import type { ApiDeps } from './http/kit';
 
-
 /** The services and compute nodes of one cell. */
-export interface CellHosts { readonly cell: CellMapping; readonly services: readonly ServiceRecord[]; readonly nodes: readonly ComputeNodeRecord[] }
+export interface CellHosts {
+  readonly cell: CellMapping;
+  readonly services: readonly ServiceRecord[];
+  readonly nodes: readonly ComputeNodeRecord[];
+}
 
 /** Every cell's hosts (cell0 has none), read-only, plus the cells that did not answer in time. */
 export async function gatherHosts(deps: ApiDeps): Promise<{ cells: CellHosts[]; down: string[] }> {
   const mappings = (await listCellMappings(deps.apiDb)).filter((c) => c.uuid !== '00000000-0000-0000-0000-000000000000');
-  const results = await deps.cells.scatter(mappings, async (db) => ({ services: await listServices(db), nodes: await listComputeNodes(db) }));
+  const results = await deps.cells.scatter(mappings, async (db) => ({
+    services: await listServices(db),
+    nodes: await listComputeNodes(db),
+  }));
   const cells: CellHosts[] = [];
   const down: string[] = [];
   for (const cell of mappings) {

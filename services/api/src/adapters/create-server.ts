@@ -1,6 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
-  createServerRecords, getFlavorAndImage, getInstanceGroup, listAggregates, AZ_METADATA_KEY, toImageMeta, toWireFlavor, type Flavor, type Image, type InstanceGroup,
+  createServerRecords,
+  getFlavorAndImage,
+  getInstanceGroup,
+  listAggregates,
+  AZ_METADATA_KEY,
+  toImageMeta,
+  toWireFlavor,
+  type Flavor,
+  type Image,
+  type InstanceGroup,
 } from '@cellsched/api-db';
 import { activeTraceParent } from '@cellsched/bus';
 import { Instance, RequestSpec, VmState, type ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
@@ -10,9 +19,17 @@ import { displayNames, type CreateServerInput } from '../domain/server-create';
 import type { ApiDeps } from './http/kit';
 
 /** What a create wrote: the servers' uuids (launch order) and their reservation id. */
-export interface CreatedServers { readonly uuids: readonly string[]; readonly reservationId: string; readonly cast: ScheduleAndBuildInstancesRequest }
+export interface CreatedServers {
+  readonly uuids: readonly string[];
+  readonly reservationId: string;
+  readonly cast: ScheduleAndBuildInstancesRequest;
+}
 
-interface Resolved { flavor: Flavor; image: Image; group: InstanceGroup | undefined }
+interface Resolved {
+  flavor: Flavor;
+  image: Image;
+  group: InstanceGroup | undefined;
+}
 
 async function resolve(deps: ApiDeps, input: CreateServerInput, caller: Caller): Promise<Resolved> {
   const { flavor, image } = await getFlavorAndImage(deps.apiDb, input.flavorRef, input.imageRef);
@@ -35,20 +52,50 @@ const reservationId = (): string => `r-${randomBytes(6).toString('base64url').sl
 
 function specFor(input: CreateServerInput, r: Resolved, caller: Caller, uuid: string, requestId: string): RequestSpec {
   return RequestSpec.fromPartial({
-    instanceUuid: uuid, projectId: caller.projectId, userId: caller.userId, flavor: toWireFlavor(r.flavor), image: toImageMeta(r.image),
-    numInstances: input.maxCount, availabilityZone: input.availabilityZone ?? '', schedulerHints: { ...input.schedulerHints },
-    instanceGroup: r.group === undefined ? undefined : {
-      uuid: r.group.uuid, policy: r.group.policy, members: [...r.group.members], maxServerPerHost: r.group.rules.max_server_per_host ?? 0,
-    },
-    seed: randomBytes(4).readUInt32BE(0), requestId,
+    instanceUuid: uuid,
+    projectId: caller.projectId,
+    userId: caller.userId,
+    flavor: toWireFlavor(r.flavor),
+    image: toImageMeta(r.image),
+    numInstances: input.maxCount,
+    availabilityZone: input.availabilityZone ?? '',
+    schedulerHints: { ...input.schedulerHints },
+    instanceGroup:
+      r.group === undefined
+        ? undefined
+        : {
+            uuid: r.group.uuid,
+            policy: r.group.policy,
+            members: [...r.group.members],
+            maxServerPerHost: r.group.rules.max_server_per_host ?? 0,
+          },
+    seed: randomBytes(4).readUInt32BE(0),
+    requestId,
   });
 }
 
-function instanceFor(input: CreateServerInput, r: Resolved, caller: Caller, uuid: string, name: string, index: number, resId: string): Instance {
+function instanceFor(
+  input: CreateServerInput,
+  r: Resolved,
+  caller: Caller,
+  uuid: string,
+  name: string,
+  index: number,
+  resId: string,
+): Instance {
   return Instance.fromPartial({
-    uuid, projectId: caller.projectId, userId: caller.userId, displayName: name, flavor: toWireFlavor(r.flavor), imageRef: r.image.id,
-    vmState: VmState.VM_STATE_BUILDING, taskState: 'scheduling', availabilityZone: input.availabilityZone ?? '',
-    createdAt: new Date(), reservationId: resId, launchIndex: index,
+    uuid,
+    projectId: caller.projectId,
+    userId: caller.userId,
+    displayName: name,
+    flavor: toWireFlavor(r.flavor),
+    imageRef: r.image.id,
+    vmState: VmState.VM_STATE_BUILDING,
+    taskState: 'scheduling',
+    availabilityZone: input.availabilityZone ?? '',
+    createdAt: new Date(),
+    reservationId: resId,
+    launchIndex: index,
   });
 }
 
@@ -64,10 +111,20 @@ export async function createServers(deps: ApiDeps, input: CreateServerInput, cal
   const names = displayNames(input.name, input.maxCount);
   const uuids = names.map(() => randomUUID());
   const traceParent = activeTraceParent();
-  await createServerRecords(deps.apiDb, uuids.map((uuid, i) => ({
-    spec: specFor(input, resolved, caller, uuid, requestId), instance: instanceFor(input, resolved, caller, uuid, names[i] ?? input.name, i, resId),
-  })), { projectId: caller.projectId, userId: caller.userId, traceParent, groupUuid: resolved.group?.uuid });
+  await createServerRecords(
+    deps.apiDb,
+    uuids.map((uuid, i) => ({
+      spec: specFor(input, resolved, caller, uuid, requestId),
+      instance: instanceFor(input, resolved, caller, uuid, names[i] ?? input.name, i, resId),
+    })),
+    { projectId: caller.projectId, userId: caller.userId, traceParent, groupUuid: resolved.group?.uuid },
+  );
   const spec = specFor(input, resolved, caller, uuids[0] ?? '', requestId);
-  const cast = { requestSpec: spec, buildRequests: uuids.map((u, i) => ({ instanceUuid: u, displayName: names[i] ?? '', launchIndex: i })), requestId, recast: false };
+  const cast = {
+    requestSpec: spec,
+    buildRequests: uuids.map((u, i) => ({ instanceUuid: u, displayName: names[i] ?? '', launchIndex: i })),
+    requestId,
+    recast: false,
+  };
   return { uuids, reservationId: resId, cast };
 }

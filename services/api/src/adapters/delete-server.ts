@@ -1,5 +1,10 @@
 import {
-  deleteBuildRequest, deleteInstanceMapping, deleteRequestSpec, getInstanceMapping, removeInstanceGroupMember, setInstanceMappingQueuedForDelete,
+  deleteBuildRequest,
+  deleteInstanceMapping,
+  deleteRequestSpec,
+  getInstanceMapping,
+  removeInstanceGroupMember,
+  setInstanceMappingQueuedForDelete,
 } from '@cellsched/api-db';
 import { withTransaction } from '@cellsched/db';
 import type { Caller } from '../domain/auth';
@@ -40,7 +45,9 @@ export async function deleteServer(deps: ApiDeps, uuid: string, caller: Caller, 
       await deps.conductor.deleteInstance(req, { timeoutMs: deps.castTimeoutMs });
     } catch (err) {
       deps.log.warn({ err, instance_uuid: uuid, request_id: requestId }, 'delete cast not confirmed; retrying in the background');
-      deps.retrier.retry({ instance_uuid: uuid, rpc_method: 'delete_instance' }, () => deps.conductor.deleteInstance(req, { timeoutMs: deps.castTimeoutMs }));
+      deps.retrier.retry({ instance_uuid: uuid, rpc_method: 'delete_instance' }, () =>
+        deps.conductor.deleteInstance(req, { timeoutMs: deps.castTimeoutMs }),
+      );
     }
     return;
   }

@@ -1,4 +1,13 @@
-import { AZ_METADATA_KEY, getFlavorByFlavorId, getImage, listAggregates, listFlavors, type CellMapping, type Flavor, type Queryable } from '@cellsched/api-db';
+import {
+  AZ_METADATA_KEY,
+  getFlavorByFlavorId,
+  getImage,
+  listAggregates,
+  listFlavors,
+  type CellMapping,
+  type Flavor,
+  type Queryable,
+} from '@cellsched/api-db';
 import { getService, listComputeNodes, listMigrationsByFilters, type MigrationRecord } from '@cellsched/cell-db';
 import type { Caller } from '../domain/auth';
 import { ApiError, badRequest, conflict, notFound } from '../domain/errors';
@@ -11,7 +20,9 @@ import type { ApiDeps } from './http/kit';
 // services and migrations of the server's cell (read-only). Each throws Nova's error.
 
 /** What the checks found that the cast needs (the new flavor of a resize). */
-export interface CheckedAction { readonly flavor?: Flavor }
+export interface CheckedAction {
+  readonly flavor?: Flavor;
+}
 
 /** Runs `fn` on one cell (`what` it is asked about, for the error); a cell that does not answer is a 503 (nothing can be judged). */
 export async function inCell<T>(deps: ApiDeps, cell: CellMapping, what: string, fn: (db: Queryable) => Promise<T>): Promise<T> {
@@ -49,9 +60,15 @@ async function newFlavor(deps: ApiDeps, p: ParsedServerAction, r: ServerRecord, 
   const missing = badRequest(`Flavor ${ref} could not be found.`);
   const flavor = await getFlavorByFlavorId(deps.apiDb, ref);
   if (flavor === undefined) throw missing;
-  if (!flavor.isPublic && !caller.isAdmin && !(await listFlavors(deps.apiDb, { projectId: caller.projectId, includeDisabled: true })).some((f) => f.id === flavor.id)) throw missing;
+  if (
+    !flavor.isPublic &&
+    !caller.isAdmin &&
+    !(await listFlavors(deps.apiDb, { projectId: caller.projectId, includeDisabled: true })).some((f) => f.id === flavor.id)
+  )
+    throw missing;
   const current = r.flavor;
-  if (current !== undefined && flavor.rootGb === 0 && current.rootGb !== 0) throw badRequest('Server disk was unable to be resized because: Resize to zero disk flavor is not allowed.');
+  if (current !== undefined && flavor.rootGb === 0 && current.rootGb !== 0)
+    throw badRequest('Server disk was unable to be resized because: Resize to zero disk flavor is not allowed.');
   const same = current?.flavorid === flavor.flavorid;
   if (!same && flavor.disabled) throw missing;
   if (same) throw badRequest('When resizing, instances must change flavor!');
@@ -64,12 +81,19 @@ async function newFlavor(deps: ApiDeps, p: ParsedServerAction, r: ServerRecord, 
  */
 export async function checkBeforeState(deps: ApiDeps, cell: CellMapping, p: ParsedServerAction, r: ServerRecord): Promise<void> {
   if (p.action !== 'evacuate') return;
-  if (p.host !== undefined && !(await inCell(deps, cell, `instance ${r.uuid}`, (db) => isComputeHost(db, p.host ?? '')))) throw notFound(`Compute host ${p.host} not found.`);
+  if (p.host !== undefined && !(await inCell(deps, cell, `instance ${r.uuid}`, (db) => isComputeHost(db, p.host ?? ''))))
+    throw notFound(`Compute host ${p.host} not found.`);
   if ((p.host ?? null) === r.host) throw badRequest("The target host can't be the same one.");
 }
 
 /** Checks Nova's compute API makes after the state check, per action. Throws Nova's error. */
-export async function checkAfterState(deps: ApiDeps, cell: CellMapping, p: ParsedServerAction, r: ServerRecord, caller: Caller): Promise<CheckedAction> {
+export async function checkAfterState(
+  deps: ApiDeps,
+  cell: CellMapping,
+  p: ParsedServerAction,
+  r: ServerRecord,
+  caller: Caller,
+): Promise<CheckedAction> {
   const cellDb = <T>(fn: (db: Queryable) => Promise<T>): Promise<T> => inCell(deps, cell, `instance ${r.uuid}`, fn);
   switch (p.action) {
     case 'resize': {
@@ -85,7 +109,8 @@ export async function checkAfterState(deps: ApiDeps, cell: CellMapping, p: Parse
       });
       return {};
     case 'live-migration':
-      if (p.host !== undefined && !(await cellDb((db) => isComputeHost(db, p.host ?? '')))) throw badRequest(`Compute host ${p.host} could not be found.`);
+      if (p.host !== undefined && !(await cellDb((db) => isComputeHost(db, p.host ?? ''))))
+        throw badRequest(`Compute host ${p.host} could not be found.`);
       return {};
     case 'evacuate':
       await cellDb(async (db) => {
@@ -104,7 +129,7 @@ export async function checkAfterState(deps: ApiDeps, cell: CellMapping, p: Parse
       await cellDb((db) => finishedMigration(db, r.uuid));
       return {};
     case 'rebuild':
-      if (await getImage(deps.apiDb, p.imageRef ?? '') === undefined) throw badRequest('Cannot find image for rebuild');
+      if ((await getImage(deps.apiDb, p.imageRef ?? '')) === undefined) throw badRequest('Cannot find image for rebuild');
       return {};
     case 'unshelve':
       await checkUnshelve(deps, cell, p, r);
@@ -118,12 +143,15 @@ export async function checkAfterState(deps: ApiDeps, cell: CellMapping, p: Parse
 async function checkUnshelve(deps: ApiDeps, cell: CellMapping, p: ParsedServerAction, r: ServerRecord): Promise<void> {
   if (p.availabilityZone === undefined && p.host === undefined) return;
   if (r.vmState !== 'shelved_offloaded') {
-    throw conflict(`Specifying an availability zone or a host when unshelving server "${r.uuid}" with status "${r.vmState === 'shelved' ? 'SHELVED' : r.vmState}" is not supported. The server status must be SHELVED_OFFLOADED.`);
+    throw conflict(
+      `Specifying an availability zone or a host when unshelving server "${r.uuid}" with status "${r.vmState === 'shelved' ? 'SHELVED' : r.vmState}" is not supported. The server status must be SHELVED_OFFLOADED.`,
+    );
   }
   if (p.availabilityZone !== undefined) {
     const zones = new Set((await listAggregates(deps.apiDb)).flatMap((a) => a.metadata[AZ_METADATA_KEY] ?? []));
     zones.add(deps.defaultAvailabilityZone);
     if (!zones.has(p.availabilityZone)) throw badRequest('The requested availability zone is not available');
   }
-  if (p.host !== undefined && !(await inCell(deps, cell, `instance ${r.uuid}`, (db) => isComputeHost(db, p.host ?? '')))) throw badRequest(`Compute host ${p.host} could not be found.`);
+  if (p.host !== undefined && !(await inCell(deps, cell, `instance ${r.uuid}`, (db) => isComputeHost(db, p.host ?? ''))))
+    throw badRequest(`Compute host ${p.host} could not be found.`);
 }

@@ -19,7 +19,11 @@ export interface ServerActionSweeperOptions {
 }
 
 /** What one sweep did, by instance uuid (`expired`: given up, the super-conductor told, the intent cleared). */
-export interface ActionSweep { readonly recast: string[]; readonly cleared: string[]; readonly expired: string[] }
+export interface ActionSweep {
+  readonly recast: string[];
+  readonly cleared: string[];
+  readonly expired: string[];
+}
 
 /** Intents read per sweep (the oldest first). */
 const BATCH = 500;
@@ -40,12 +44,24 @@ const BATCH = 500;
 export class ServerActionSweeper {
   private readonly lastCast = new Map<string, number>();
 
-  constructor(private readonly deps: ApiDeps, private readonly opts: ServerActionSweeperOptions) {}
+  constructor(
+    private readonly deps: ApiDeps,
+    private readonly opts: ServerActionSweeperOptions,
+  ) {}
 
   /** One sweep at `now` (ms). */
   async sweep(now = Date.now()): Promise<ActionSweep> {
-    const stale = (await listStaleServerTaskIntents(this.deps.apiDb, 0, BATCH)).filter((i) => now - i.createdAt.getTime() >= this.opts.minAgeMs);
-    const live = new Set((await getInstanceMappings(this.deps.apiDb, stale.map((i) => i.instanceUuid))).map((m) => m.instanceUuid));
+    const stale = (await listStaleServerTaskIntents(this.deps.apiDb, 0, BATCH)).filter(
+      (i) => now - i.createdAt.getTime() >= this.opts.minAgeMs,
+    );
+    const live = new Set(
+      (
+        await getInstanceMappings(
+          this.deps.apiDb,
+          stale.map((i) => i.instanceUuid),
+        )
+      ).map((m) => m.instanceUuid),
+    );
     const out: ActionSweep = { recast: [], cleared: [], expired: [] };
     for (const intent of stale) {
       const key = `${intent.instanceUuid}/${intent.requestId}`;
@@ -61,8 +77,9 @@ export class ServerActionSweeper {
       }
       if (now - (this.lastCast.get(key) ?? 0) < this.opts.recastEveryMs) continue;
       const req = ServerActionRequest.fromJSON(intent.request);
-      await withSavedTrace('server action re-cast', intent.traceParent ?? undefined,
-        () => this.deps.conductor.serverAction(req, { timeoutMs: this.deps.castTimeoutMs }));
+      await withSavedTrace('server action re-cast', intent.traceParent ?? undefined, () =>
+        this.deps.conductor.serverAction(req, { timeoutMs: this.deps.castTimeoutMs }),
+      );
       this.lastCast.set(key, now);
       out.recast.push(intent.instanceUuid);
     }
@@ -71,17 +88,24 @@ export class ServerActionSweeper {
 
   /** Tells the super-conductor the request is given up, then clears the intent; false (nothing cleared) if the cast failed. */
   private async expire(intent: ServerTaskIntent): Promise<boolean> {
-    const fields = { instance_uuid: intent.instanceUuid, request_id: intent.requestId, action: intent.action, created_at: intent.createdAt };
+    const fields = {
+      instance_uuid: intent.instanceUuid,
+      request_id: intent.requestId,
+      action: intent.action,
+      created_at: intent.createdAt,
+    };
     const req = { ...ServerActionRequest.fromJSON(intent.request), expiredAfterS: Math.max(1, Math.round(this.opts.expireAfterMs / 1000)) };
     try {
-      await withSavedTrace('server action given up', intent.traceParent ?? undefined,
-        () => this.deps.conductor.serverAction(req, { timeoutMs: this.deps.castTimeoutMs }));
+      await withSavedTrace('server action given up', intent.traceParent ?? undefined, () =>
+        this.deps.conductor.serverAction(req, { timeoutMs: this.deps.castTimeoutMs }),
+      );
     } catch (err) {
       this.deps.log.warn({ ...fields, err }, 'server action intent expired; telling the super-conductor failed, kept for the next sweep');
       return false;
     }
     const cleared = await clearServerTaskIntent(this.deps.apiDb, intent.instanceUuid, intent.requestId);
-    if (cleared) this.deps.log.warn({ ...fields, expired_after_s: req.expiredAfterS }, 'server action intent expired unapplied; given up and cleared');
+    if (cleared)
+      this.deps.log.warn({ ...fields, expired_after_s: req.expiredAfterS }, 'server action intent expired unapplied; given up and cleared');
     return cleared;
   }
 }

@@ -9,7 +9,10 @@ import { checkAfterState, checkBeforeState, type CheckedAction } from './server-
 import { locateServer } from './server-reader';
 
 /** An accepted action: the server as the caller now sees it (its task_state overlaid) and what was cast. */
-export interface AcceptedAction { readonly server: ServerRecord; readonly cast: ServerActionRequest }
+export interface AcceptedAction {
+  readonly server: ServerRecord;
+  readonly cast: ServerActionRequest;
+}
 
 const RESIZE_ACTIONS: readonly string[] = ['confirmResize', 'revertResize'];
 
@@ -25,10 +28,21 @@ function pendingConflict(p: ParsedServerAction, uuid: string, pending: PendingAc
 /** The wire request the super-conductor gets (and the sweeper re-casts as it was recorded). */
 function castOf(p: ParsedServerAction, req: ApiRequest, r: ServerRecord, cell: CellMapping, checked: CheckedAction): ServerActionRequest {
   return ServerActionRequest.fromPartial({
-    instanceUuid: r.uuid, cellUuid: cell.uuid, action: p.action, requestId: req.requestId, userId: req.caller.userId, projectId: r.projectId,
-    taskState: taskStateOf(p) ?? '', rebootType: p.rebootType ?? '', flavor: checked.flavor === undefined ? undefined : toWireFlavor(checked.flavor),
-    host: p.host ?? '', imageRef: p.imageRef ?? '', blockMigration: p.blockMigration ?? '', availabilityZone: p.availabilityZone ?? '',
-    displayName: p.name ?? '', force: p.force === true,
+    instanceUuid: r.uuid,
+    cellUuid: cell.uuid,
+    action: p.action,
+    requestId: req.requestId,
+    userId: req.caller.userId,
+    projectId: r.projectId,
+    taskState: taskStateOf(p) ?? '',
+    rebootType: p.rebootType ?? '',
+    flavor: checked.flavor === undefined ? undefined : toWireFlavor(checked.flavor),
+    host: p.host ?? '',
+    imageRef: p.imageRef ?? '',
+    blockMigration: p.blockMigration ?? '',
+    availabilityZone: p.availabilityZone ?? '',
+    displayName: p.name ?? '',
+    force: p.force === true,
   });
 }
 
@@ -66,12 +80,17 @@ export async function acceptServerAction(deps: ApiDeps, req: ApiRequest, p: Pars
   await checkBeforeState(deps, cell, p, record);
   checkActionState(p, record);
   // NOTE: a pending confirm/revert (no task_state to overlay) has, in Nova, already moved the migration on from `finished`.
-  if (pending !== undefined && pending.taskState === null && RESIZE_ACTIONS.includes(pending.action)) throw pendingConflict(p, record.uuid, pending);
+  if (pending !== undefined && pending.taskState === null && RESIZE_ACTIONS.includes(pending.action))
+    throw pendingConflict(p, record.uuid, pending);
   const checked = await checkAfterState(deps, cell, p, record, req.caller);
   const request = castOf(p, req, record, cell, checked);
   const recorded = await recordServerTaskIntent(deps.apiDb, {
-    instanceUuid: record.uuid, action: p.action, taskState: taskStateOf(p), requestId: req.requestId,
-    request: ServerActionRequest.toJSON(request), traceParent: activeTraceParent() ?? null,
+    instanceUuid: record.uuid,
+    action: p.action,
+    taskState: taskStateOf(p),
+    requestId: req.requestId,
+    request: ServerActionRequest.toJSON(request),
+    traceParent: activeTraceParent() ?? null,
   });
   if (!recorded.recorded) {
     const e = recorded.existing;

@@ -1,8 +1,25 @@
 import {
-  getBuildRequest, getInstanceMapping, getRequestSpec, getServerTaskIntent, listServerTaskIntents, listBuildRequests, listCellMappings, listInstanceMappings,
-  type CellMapping, type InstanceMapping, type ServerTaskIntent,
+  getBuildRequest,
+  getInstanceMapping,
+  getRequestSpec,
+  getServerTaskIntent,
+  listServerTaskIntents,
+  listBuildRequests,
+  listCellMappings,
+  listInstanceMappings,
+  type CellMapping,
+  type InstanceMapping,
+  type ServerTaskIntent,
 } from '@cellsched/api-db';
-import { getInstance, getLatestInstanceFaults, getService, listInstances, listServices, type InstanceRecord, type ServiceRecord } from '@cellsched/cell-db';
+import {
+  getInstance,
+  getLatestInstanceFaults,
+  getService,
+  listInstances,
+  listServices,
+  type InstanceRecord,
+  type ServiceRecord,
+} from '@cellsched/cell-db';
 import { ServerActionRequest } from '@cellsched/wire';
 import type { Caller } from '../domain/auth';
 import { ApiError, badRequest, notFound } from '../domain/errors';
@@ -21,8 +38,10 @@ const instanceNotFound = (uuid: string): Error => notFound(`Instance ${uuid} cou
 async function computeServices(db: Queryable, rows: readonly InstanceRecord[]): Promise<Map<string, ServiceRecord>> {
   const hosts = [...new Set(rows.flatMap((r) => (r.host === null || r.host === '' ? [] : [r.host])))];
   if (hosts.length === 0) return new Map();
-  const services = hosts.length === 1 ? [await getService(db, hosts[0] as string, 'nova-compute')].filter((s) => s !== undefined)
-    : await listServices(db, { binary: 'nova-compute', hosts });
+  const services =
+    hosts.length === 1
+      ? [await getService(db, hosts[0] as string, 'nova-compute')].filter((s) => s !== undefined)
+      : await listServices(db, { binary: 'nova-compute', hosts });
   return new Map(services.map((s) => [s.host, s]));
 }
 
@@ -32,7 +51,9 @@ async function recordsOf(db: Queryable, rows: readonly InstanceRecord[]): Promis
   const faults = errored.length > 0 ? await getLatestInstanceFaults(db, errored) : new Map();
   const services = await computeServices(db, rows);
   const now = Date.now();
-  return rows.map((r) => fromInstance(r, faults.get(r.uuid), hostStatusOf(r.host, r.host === null ? undefined : services.get(r.host), now)));
+  return rows.map((r) =>
+    fromInstance(r, faults.get(r.uuid), hostStatusOf(r.host, r.host === null ? undefined : services.get(r.host), now)),
+  );
 }
 
 async function readFromCell(db: Queryable, uuid: string): Promise<ServerRecord | undefined> {
@@ -48,7 +69,11 @@ export function pendingActionOf(i: ServerTaskIntent | undefined): PendingAction 
 }
 
 /** A server as found, with its mapping (its cell, if it has one) and its pending action (already overlaid on the record). */
-export interface LocatedServer { readonly record: ServerRecord; readonly mapping: InstanceMapping; readonly pending?: PendingAction }
+export interface LocatedServer {
+  readonly record: ServerRecord;
+  readonly mapping: InstanceMapping;
+  readonly pending?: PendingAction;
+}
 
 /**
  * One server and its mapping: from its BuildRequest while it has no cell, else from its cell
@@ -71,7 +96,8 @@ export async function locateServer(deps: ApiDeps, uuid: string, caller: Caller, 
     // server at rest right after the 202).
     const intent = await getServerTaskIntent(deps.apiDb, uuid);
     const found = await deps.cells.scatter([mapping.cell], (db) => readFromCell(db, uuid)).then((m) => m.get(mapping.cell?.uuid ?? ''));
-    if (found === undefined || !found.ok) return { record: onDownCell === undefined ? fromMapping(mapping) : await onDownCell(mapping), mapping };
+    if (found === undefined || !found.ok)
+      return { record: onDownCell === undefined ? fromMapping(mapping) : await onDownCell(mapping), mapping };
     if (found.value === undefined) throw instanceNotFound(uuid);
     // NOTE: a delete was accepted and cast; the super-conductor has not applied it yet.
     const pending = pendingActionOf(intent);
@@ -93,7 +119,10 @@ export function downCellShow(deps: ApiDeps, minimal: boolean): DownCellRead {
   return async (mapping) => {
     const cell = mapping.cell?.uuid ?? '';
     if (!minimal) {
-      deps.log.warn({ cell_uuid: cell, instance_uuid: mapping.instanceUuid }, 'cell is not responding: instance info is not available below 2.69');
+      deps.log.warn(
+        { cell_uuid: cell, instance_uuid: mapping.instanceUuid },
+        'cell is not responding: instance info is not available below 2.69',
+      );
       throw new ApiError(500, CELL_DOWN_FAULT);
     }
     if (mapping.queuedForDelete) throw instanceNotFound(mapping.instanceUuid);
@@ -105,7 +134,8 @@ export function downCellShow(deps: ApiDeps, minimal: boolean): DownCellRead {
 }
 
 /** Nova's answer when a show meets a down cell below 2.69 (its NovaException, unexpected in `show`). */
-export const CELL_DOWN_FAULT = "Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible.\n<class 'nova.exception.NovaException'>";
+export const CELL_DOWN_FAULT =
+  "Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible.\n<class 'nova.exception.NovaException'>";
 
 /** One server for `GET /servers/{id}` ({@link locateServer} without the mapping). */
 export async function readServer(deps: ApiDeps, uuid: string, caller: Caller, onDownCell?: DownCellRead): Promise<ServerRecord> {
@@ -133,7 +163,11 @@ export interface ListFilter {
 }
 
 /** The page of servers plus the cells that did not answer. */
-export interface ServerPage { readonly servers: readonly ServerRecord[]; readonly downCells: readonly string[]; readonly more: boolean }
+export interface ServerPage {
+  readonly servers: readonly ServerRecord[];
+  readonly downCells: readonly string[];
+  readonly more: boolean;
+}
 
 async function markerPosition(deps: ApiDeps, marker: string, caller: Caller): Promise<ServerRecord> {
   try {
@@ -148,13 +182,23 @@ function matches(r: ServerRecord, f: ListFilter): boolean {
   return f.status === undefined || (r.vmState !== 'unknown' && matchesStatus(f.status, r.vmState, r.taskState));
 }
 
-async function scatterCells(deps: ApiDeps, cells: readonly CellMapping[], f: ListFilter, after: ServerRecord | undefined): Promise<{ records: ServerRecord[]; down: string[] }> {
+async function scatterCells(
+  deps: ApiDeps,
+  cells: readonly CellMapping[],
+  f: ListFilter,
+  after: ServerRecord | undefined,
+): Promise<{ records: ServerRecord[]; down: string[] }> {
   const results = await deps.cells.scatter(cells, async (db) => {
     const rows = await listInstances(db, {
-      projectId: f.projectId, vmStates: f.status?.vmStates, limit: f.limit + 1, displayNameRegex: f.name?.pattern,
+      projectId: f.projectId,
+      vmStates: f.status?.vmStates,
+      limit: f.limit + 1,
+      displayNameRegex: f.name?.pattern,
       after: after === undefined ? undefined : { createdAt: after.createdAt, uuid: after.uuid },
       // NOTE: as Nova, changes-since/-before list the deleted servers too (their updated_at is the delete)
-      changesSince: f.changesSince, changesBefore: f.changesBefore, includeDeleted: f.changesSince !== undefined || f.changesBefore !== undefined,
+      changesSince: f.changesSince,
+      changesBefore: f.changesBefore,
+      includeDeleted: f.changesSince !== undefined || f.changesBefore !== undefined,
     });
     return recordsOf(db, rows);
   });
@@ -171,12 +215,20 @@ async function scatterCells(deps: ApiDeps, cells: readonly CellMapping[], f: Lis
  * Nova's `_generate_minimal_construct_for_down_cells`: the not-deleted mappings of the cells that
  * did not answer (of the project, unless all projects), at most `limit`, as UNKNOWN records.
  */
-async function downCellRecords(deps: ApiDeps, down: readonly string[], projectId: string | undefined, limit: number): Promise<ServerRecord[]> {
+async function downCellRecords(
+  deps: ApiDeps,
+  down: readonly string[],
+  projectId: string | undefined,
+  limit: number,
+): Promise<ServerRecord[]> {
   if (down.length === 0 || limit <= 0) return [];
   deps.log.warn({ cell_uuids: down }, 'cells are not responding: only partial results are available from them');
   const cells = new Set(down);
   const mappings = await listInstanceMappings(deps.apiDb, { projectId });
-  return mappings.filter((m) => m.cell !== undefined && cells.has(m.cell.uuid)).slice(0, limit).map(fromMapping);
+  return mappings
+    .filter((m) => m.cell !== undefined && cells.has(m.cell.uuid))
+    .slice(0, limit)
+    .map(fromMapping);
 }
 
 /**
@@ -190,20 +242,26 @@ export async function listServers(deps: ApiDeps, f: ListFilter, caller: Caller):
   const isAfter = (r: ServerRecord): boolean => after === undefined || compareServers(after, r) < 0;
   const cells = await listCellMappings(deps.apiDb);
   // NOTE: with a name, the API DB judges the pattern first: an invalid one never reaches the cells.
-  const buildRequests = f.name === undefined ? undefined : await buildRequestsNamed(deps.apiDb, f.projectId, f.name, deps.nameFilterTimeoutMs);
+  const buildRequests =
+    f.name === undefined ? undefined : await buildRequestsNamed(deps.apiDb, f.projectId, f.name, deps.nameFilterTimeoutMs);
   // NOTE: pending intents before the cells (see locateServer)
   const intents = await listServerTaskIntents(deps.apiDb);
   const [listed, scattered] = await Promise.all([
-    buildRequests ?? listBuildRequests(deps.apiDb, { projectId: f.projectId }), scatterCells(deps, cells, f, after),
+    buildRequests ?? listBuildRequests(deps.apiDb, { projectId: f.projectId }),
+    scatterCells(deps, cells, f, after),
   ]);
   const byUuid = new Map<string, ServerRecord>();
   for (const r of listed.map(fromBuildRequest)) byUuid.set(r.uuid, r);
   // NOTE: the cell wins over a stale build request; a pending action shows at once (as Nova's API saves it)
   for (const r of scattered.records) byUuid.set(r.uuid, withPendingAction(r, pendingActionOf(intents.get(r.uuid))));
-  const all = [...byUuid.values()].filter((r) => matches(r, f)).filter(isAfter).sort(compareServers);
+  const all = [...byUuid.values()]
+    .filter((r) => matches(r, f))
+    .filter(isAfter)
+    .sort(compareServers);
   const page = all.slice(0, f.limit);
   if (!f.downCellRecords) {
-    if (scattered.down.length > 0) deps.log.warn({ cell_uuids: scattered.down }, 'cells are not responding and hence skipped from the results');
+    if (scattered.down.length > 0)
+      deps.log.warn({ cell_uuids: scattered.down }, 'cells are not responding and hence skipped from the results');
     return { servers: page, downCells: scattered.down, more: all.length > f.limit };
   }
   const listedHere = new Set(page.map((r) => r.uuid));

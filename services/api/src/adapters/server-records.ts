@@ -8,30 +8,84 @@ import type { ServerRecord } from '../domain/server-record';
 export function fromBuildRequest(br: BuildRequest): ServerRecord {
   const i = br.instance;
   return {
-    uuid: br.instanceUuid, projectId: br.projectId, userId: i.userId, name: i.displayName, flavor: i.flavor, imageRef: i.imageRef,
-    vmState: 'building', taskState: i.taskState === '' ? 'scheduling' : i.taskState, powerState: 0, host: null, node: null,
-    availabilityZone: i.availabilityZone === '' ? null : i.availabilityZone, launchedAt: null, terminatedAt: null,
-    reservationId: i.reservationId, launchIndex: i.launchIndex, hostname: null, createdAt: i.createdAt ?? br.createdAt,
-    updatedAt: i.createdAt ?? br.createdAt, fault: undefined, hostStatus: '', source: 'build_request',
+    uuid: br.instanceUuid,
+    projectId: br.projectId,
+    userId: i.userId,
+    name: i.displayName,
+    flavor: i.flavor,
+    imageRef: i.imageRef,
+    vmState: 'building',
+    taskState: i.taskState === '' ? 'scheduling' : i.taskState,
+    powerState: 0,
+    host: null,
+    node: null,
+    availabilityZone: i.availabilityZone === '' ? null : i.availabilityZone,
+    launchedAt: null,
+    terminatedAt: null,
+    reservationId: i.reservationId,
+    launchIndex: i.launchIndex,
+    hostname: null,
+    createdAt: i.createdAt ?? br.createdAt,
+    updatedAt: i.createdAt ?? br.createdAt,
+    fault: undefined,
+    hostStatus: '',
+    source: 'build_request',
   };
 }
 
 /** A server read from its cell's `instances` row (with its latest fault, if any, and its host's status). Pure. */
 export function fromInstance(r: InstanceRecord, fault: InstanceFault | undefined, hostStatus: HostStatus): ServerRecord {
   return {
-    uuid: r.uuid, projectId: r.projectId, userId: r.userId, name: r.displayName ?? '', flavor: r.flavor, imageRef: r.imageRef ?? '',
-    vmState: r.vmState, taskState: r.taskState, powerState: r.powerState, host: r.host, node: r.node, availabilityZone: r.availabilityZone,
-    launchedAt: r.launchedAt, terminatedAt: r.terminatedAt, reservationId: r.reservationId, launchIndex: r.launchIndex, hostname: r.hostname,
-    createdAt: r.createdAt, updatedAt: r.updatedAt, fault, hostStatus, source: 'cell',
+    uuid: r.uuid,
+    projectId: r.projectId,
+    userId: r.userId,
+    name: r.displayName ?? '',
+    flavor: r.flavor,
+    imageRef: r.imageRef ?? '',
+    vmState: r.vmState,
+    taskState: r.taskState,
+    powerState: r.powerState,
+    host: r.host,
+    node: r.node,
+    availabilityZone: r.availabilityZone,
+    launchedAt: r.launchedAt,
+    terminatedAt: r.terminatedAt,
+    reservationId: r.reservationId,
+    launchIndex: r.launchIndex,
+    hostname: r.hostname,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    fault,
+    hostStatus,
+    source: 'cell',
   };
 }
 
 /** A server whose cell did not answer: only what its InstanceMapping knows (status UNKNOWN). Pure. */
 export function fromMapping(m: InstanceMapping): ServerRecord {
   return {
-    uuid: m.instanceUuid, projectId: m.projectId, userId: m.userId ?? '', name: '', flavor: undefined, imageRef: '', vmState: 'unknown',
-    taskState: null, powerState: 0, host: null, node: null, availabilityZone: null, launchedAt: null, terminatedAt: null, reservationId: null,
-    launchIndex: 0, hostname: null, createdAt: m.createdAt, updatedAt: m.createdAt, fault: undefined, hostStatus: '', source: 'mapping',
+    uuid: m.instanceUuid,
+    projectId: m.projectId,
+    userId: m.userId ?? '',
+    name: '',
+    flavor: undefined,
+    imageRef: '',
+    vmState: 'unknown',
+    taskState: null,
+    powerState: 0,
+    host: null,
+    node: null,
+    availabilityZone: null,
+    launchedAt: null,
+    terminatedAt: null,
+    reservationId: null,
+    launchIndex: 0,
+    hostname: null,
+    createdAt: m.createdAt,
+    updatedAt: m.createdAt,
+    fault: undefined,
+    hostStatus: '',
+    source: 'mapping',
   };
 }
 
@@ -42,7 +96,11 @@ export function fromMapping(m: InstanceMapping): ServerRecord {
  */
 export function fromRequestSpec(m: InstanceMapping, spec: RequestSpec): ServerRecord {
   return {
-    ...fromMapping(m), userId: spec.userId, flavor: spec.flavor, imageRef: spec.image?.id ?? '',
-    availabilityZone: spec.availabilityZone === '' ? null : spec.availabilityZone, source: 'request_spec',
+    ...fromMapping(m),
+    userId: spec.userId,
+    flavor: spec.flavor,
+    imageRef: spec.image?.id ?? '',
+    availabilityZone: spec.availabilityZone === '' ? null : spec.availabilityZone,
+    source: 'request_spec',
   };
 }

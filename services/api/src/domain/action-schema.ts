@@ -15,7 +15,10 @@ export function repr(v: unknown): string {
   if (v === false) return 'False';
   if (typeof v === 'string') return pythonRepr(v);
   if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
-  if (typeof v === 'object') return `{${Object.entries(v as Obj).map(([k, x]) => `${pythonRepr(k)}: ${repr(x)}`).join(', ')}}`;
+  if (typeof v === 'object')
+    return `{${Object.entries(v as Obj)
+      .map(([k, x]) => `${pythonRepr(k)}: ${repr(x)}`)
+      .join(', ')}}`;
   return String(v);
 }
 
@@ -34,7 +37,9 @@ export function actionObject(body: Obj, key: string, nullable = false): Obj | un
 export function onlyKeys(path: string, o: Obj, allowed: readonly string[]): void {
   const extra = Object.keys(o).filter((k) => !allowed.includes(k));
   if (extra.length > 0) {
-    throw badRequest(`Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+    throw badRequest(
+      `Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`,
+    );
   }
 }
 
@@ -76,7 +81,8 @@ export function stringParam(path: string, v: unknown): string {
 
 /** One of `values` (jsonschema `enum`). */
 export function enumParam<T extends string>(path: string, v: unknown, values: readonly T[]): T {
-  if (typeof v !== 'string' || !values.includes(v as T)) throw invalidInput(path, v, `${repr(v)} is not one of [${values.map((x) => `'${x}'`).join(', ')}]`);
+  if (typeof v !== 'string' || !values.includes(v as T))
+    throw invalidInput(path, v, `${repr(v)} is not one of [${values.map((x) => `'${x}'`).join(', ')}]`);
   return v as T;
 }
 

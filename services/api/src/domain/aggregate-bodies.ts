@@ -8,10 +8,16 @@ import { invalidInput } from './server-create-errors';
 // aggregates.py) with jsonschema's messages, in the order jsonschema reports them. Pure.
 
 /** `POST /os-aggregates`: the name and the optional zone, both trimmed as Nova's `normalize_name`. */
-export interface AggregateCreate { readonly name: string; readonly availabilityZone: string | undefined }
+export interface AggregateCreate {
+  readonly name: string;
+  readonly availabilityZone: string | undefined;
+}
 
 /** `PUT /os-aggregates/{id}`: at least one of them; `availabilityZone` null asks to clear it (Nova refuses that later). */
-export interface AggregateUpdate { readonly name?: string; readonly availabilityZone?: string | null }
+export interface AggregateUpdate {
+  readonly name?: string;
+  readonly availabilityZone?: string | null;
+}
 
 /** Nova's `az_name` format: printable but ':', not starting or ending with whitespace. */
 const AZ_EDGE = /^[\p{C}\p{Z}]|[\p{C}\p{Z}]$/u;
@@ -54,7 +60,8 @@ export function parseAggregateUpdate(body: unknown): AggregateUpdate {
   const name = a.name === undefined ? undefined : normalize(spacedName(a.name));
   const zone = a.availability_zone === undefined ? undefined : zoneParam(a.availability_zone);
   onlyKeys('aggregate', a, ['name', 'availability_zone']);
-  if (name === undefined && zone === undefined) throw invalidInput('aggregate', repr(a), `${repr(a)} is not valid under any of the given schemas`);
+  if (name === undefined && zone === undefined)
+    throw invalidInput('aggregate', repr(a), `${repr(a)} is not valid under any of the given schemas`);
   return { ...(name === undefined ? {} : { name }), ...(zone === undefined ? {} : { availabilityZone: zone }) };
 }
 
@@ -79,7 +86,12 @@ export function parseAggregateMetadata(body: Obj): Record<string, string | null>
       if (typeof v === 'string' && v.length > 255) throw invalidInput(k, v, `${repr(v)} is too long`);
     }
     const bad = Object.keys(m).filter((k) => !METADATA_KEY.test(k));
-    if (bad.length > 0) throw invalidInput('metadata', repr(m), `Additional properties are not allowed (${bad.map((k) => `'${k}'`).join(', ')} ${bad.length === 1 ? 'was' : 'were'} unexpected)`);
+    if (bad.length > 0)
+      throw invalidInput(
+        'metadata',
+        repr(m),
+        `Additional properties are not allowed (${bad.map((k) => `'${k}'`).join(', ')} ${bad.length === 1 ? 'was' : 'were'} unexpected)`,
+      );
   }
   required('set_metadata', o, ['metadata']);
   onlyKeys('set_metadata', o, ['metadata']);

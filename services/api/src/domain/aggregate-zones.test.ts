@@ -1,6 +1,11 @@
 import { invalidAggregateAction, zoneMoveRefusal, zoneRefusal, type ZonedAggregate } from './aggregate-zones';
 
-const agg = (id: number, hosts: string[], zone?: string): ZonedAggregate => ({ id, name: `agg${id}`, hosts, metadata: zone === undefined ? {} : { availability_zone: zone } });
+const agg = (id: number, hosts: string[], zone?: string): ZonedAggregate => ({
+  id,
+  name: `agg${id}`,
+  hosts,
+  metadata: zone === undefined ? {} : { availability_zone: zone },
+});
 const A = agg(1, ['h1'], 'az1');
 const B = agg(2, ['h2'], 'az2');
 const PLAIN = agg(3, ['h1', 'h3']);
@@ -19,13 +24,17 @@ describe("Nova's is_safe_to_update_az", () => {
   it('counts instances only when the zone changes and asked to', async () => {
     const busy = async (): Promise<number> => 1;
     expect(await zoneRefusal('az1', A, [A], { checkInstances: true, instancesOnHosts: busy })).toBeUndefined();
-    expect(await zoneRefusal('az5', A, [A], { checkInstances: true, instancesOnHosts: busy })).toBe('One or more hosts contain instances in this zone');
+    expect(await zoneRefusal('az5', A, [A], { checkInstances: true, instancesOnHosts: busy })).toBe(
+      'One or more hosts contain instances in this zone',
+    );
     expect(await zoneRefusal('az5', A, [A], { instancesOnHosts: busy })).toBeUndefined();
   });
 
   it("words the refusal as Nova's InvalidAggregateAction*", () => {
     expect(invalidAggregateAction('update_metadata', 4, 'why')).toBe('Cannot update metadata of aggregate 4. Reason: why.');
-    expect(invalidAggregateAction('remove', 4, 'Host aggregate is not empty')).toBe('Cannot remove host from aggregate 4. Reason: Host aggregate is not empty.');
+    expect(invalidAggregateAction('remove', 4, 'Host aggregate is not empty')).toBe(
+      'Cannot remove host from aggregate 4. Reason: Host aggregate is not empty.',
+    );
   });
 });
 
@@ -42,6 +51,8 @@ describe('instances never change zone through membership', () => {
   });
 
   it("says from which zone to which, as Nova ('None' for none)", () => {
-    expect(zoneMoveRefusal('add', A, [], 3)).toMatch(/^The host cannot be added to the aggregate as the availability zone of the host would change from 'None' to 'az1' but the host already has 3 instance\(s\)\./);
+    expect(zoneMoveRefusal('add', A, [], 3)).toMatch(
+      /^The host cannot be added to the aggregate as the availability zone of the host would change from 'None' to 'az1' but the host already has 3 instance\(s\)\./,
+    );
   });
 });

@@ -12,7 +12,8 @@ describe('listShowsDownCells (Nova _is_cell_down_supported)', () => {
   it('all_tenants is the one filter allowed; paging and sorting never', () => {
     expect(listShowsDownCells(['all_tenants'], true, v(69))).toBe(true);
     for (const k of ['limit', 'marker', 'sort_key', 'sort_dir']) expect(listShowsDownCells([k], true, v(69))).toBe(false);
-    for (const k of ['name', 'status', 'changes-since', 'changes-before', 'reservation_id', 'tags']) expect(listShowsDownCells([k], false, v(69))).toBe(false);
+    for (const k of ['name', 'status', 'changes-since', 'changes-before', 'reservation_id', 'tags'])
+      expect(listShowsDownCells([k], false, v(69))).toBe(false);
     expect(listShowsDownCells(['all_tenants', 'project_id'], true, v(69))).toBe(false);
   });
 

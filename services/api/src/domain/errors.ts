@@ -1,7 +1,16 @@
 /** Nova's error body keys by HTTP status (nova/api/openstack/wsgi.py Fault). */
 const KIND_BY_STATUS: Readonly<Record<number, string>> = {
-  400: 'badRequest', 401: 'unauthorized', 403: 'forbidden', 404: 'itemNotFound', 405: 'badMethod',
-  406: 'notAcceptable', 409: 'conflictingRequest', 413: 'overLimit', 415: 'badMediaType', 429: 'overLimit', 501: 'notImplemented',
+  400: 'badRequest',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'itemNotFound',
+  405: 'badMethod',
+  406: 'notAcceptable',
+  409: 'conflictingRequest',
+  413: 'overLimit',
+  415: 'badMediaType',
+  429: 'overLimit',
+  501: 'notImplemented',
   503: 'serviceUnavailable',
 };
 
@@ -10,7 +19,10 @@ const KIND_BY_STATUS: Readonly<Record<number, string>> = {
  * Anything else thrown by a handler is a 500 `computeFault`.
  */
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'ApiError';
   }

@@ -66,7 +66,8 @@ function rxtxFactor(v: unknown): number {
     throw invalidInput('rxtx_factor', v, `${v} is greater than the maximum of ${FLOAT_MAX}`);
   }
   const n = Number(v);
-  if (!(n > 0 && n <= FLOAT_MAX)) throw badRequest(`Invalid input received: 'rxtx_factor' argument must be a float between 0 and ${FLOAT_MAX}`);
+  if (!(n > 0 && n <= FLOAT_MAX))
+    throw badRequest(`Invalid input received: 'rxtx_factor' argument must be a float between 0 and ${FLOAT_MAX}`);
   return n;
 }
 
@@ -89,11 +90,24 @@ export function rootObject(body: unknown, root: string): Obj {
   if (inner !== undefined && !isObj(inner)) throw typeError(root, inner, ['object']);
   if (inner === undefined) throw badRequest(`'${root}' is a required property`);
   const extra = Object.keys(body).filter((k) => k !== root);
-  if (extra.length > 0) throw badRequest(`Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+  if (extra.length > 0)
+    throw badRequest(
+      `Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`,
+    );
   return inner;
 }
 
-const CREATE_KEYS = ['name', 'id', 'ram', 'vcpus', 'disk', 'OS-FLV-EXT-DATA:ephemeral', 'swap', 'rxtx_factor', 'os-flavor-access:is_public'];
+const CREATE_KEYS = [
+  'name',
+  'id',
+  'ram',
+  'vcpus',
+  'disk',
+  'OS-FLV-EXT-DATA:ephemeral',
+  'swap',
+  'rxtx_factor',
+  'os-flavor-access:is_public',
+];
 
 /** `POST /flavors`: `{"flavor": {...}}` (description from 2.55), or Nova's 400. */
 export function parseFlavorCreate(body: unknown, version: Microversion): FlavorCreate {
@@ -108,12 +122,24 @@ export function parseFlavorCreate(body: unknown, version: Microversion): FlavorC
   const ephemeralGb = flavorInt(f, 'OS-FLV-EXT-DATA:ephemeral', 'ephemeral', 0) ?? 0;
   const swap = flavorInt(f, 'swap', 'swap', 0) ?? 0;
   const rxtx = rxtxFactor(f.rxtx_factor);
-  const isPublic = f['os-flavor-access:is_public'] === undefined ? true : booleanParam('os-flavor-access:is_public', f['os-flavor-access:is_public']);
+  const isPublic =
+    f['os-flavor-access:is_public'] === undefined ? true : booleanParam('os-flavor-access:is_public', f['os-flavor-access:is_public']);
   const description = withDescription && f.description !== undefined ? flavorDescription(f.description) : null;
   required('flavor', f, ['name', 'ram', 'vcpus', 'disk']);
   onlyKeys('flavor', f, withDescription ? [...CREATE_KEYS, 'description'] : CREATE_KEYS);
   // NOTE: `required` has just checked these four.
-  return { name: name as string, flavorid, memoryMb: memoryMb as number, vcpus: vcpus as number, rootGb: rootGb as number, ephemeralGb, swap, rxtxFactor: rxtx, isPublic, description };
+  return {
+    name: name as string,
+    flavorid,
+    memoryMb: memoryMb as number,
+    vcpus: vcpus as number,
+    rootGb: rootGb as number,
+    ephemeralGb,
+    swap,
+    rxtxFactor: rxtx,
+    isPublic,
+    description,
+  };
 }
 
 /** `PUT /flavors/{id}` (2.55): `{"flavor": {"description": ...}}`, the description only. */

@@ -2,9 +2,14 @@ import { hostStatusOf } from './host-status';
 
 const NOW = Date.parse('2026-11-26T04:00:00Z');
 const ago = (s: number): Date => new Date(NOW - s * 1000);
-const svc = (o: { forcedDown?: boolean; disabled?: boolean; lastSeenUp?: Date | null } = {}) => ({ forcedDown: false, disabled: false, lastSeenUp: ago(5), ...o });
+const svc = (o: { forcedDown?: boolean; disabled?: boolean; lastSeenUp?: Date | null } = {}) => ({
+  forcedDown: false,
+  disabled: false,
+  lastSeenUp: ago(5),
+  ...o,
+});
 
-describe('host_status (Nova\'s get_instance_host_status)', () => {
+describe("host_status (Nova's get_instance_host_status)", () => {
   it.each([
     ['no host', null, svc(), ''],
     ['a host without a nova-compute service', 'h1', undefined, ''],

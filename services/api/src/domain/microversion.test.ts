@@ -9,7 +9,9 @@ describe('requestedVersion', () => {
     [{ 'x-openstack-nova-api-version': '2.5' }, '2.5'],
     [{ 'openstack-api-version': 'compute 2.6', 'x-openstack-nova-api-version': '2.5' }, '2.6'],
     [{}, undefined],
-  ])('%j → %s', (headers, expected) => { expect(requestedVersion(headers)).toBe(expected); });
+  ])('%j → %s', (headers, expected) => {
+    expect(requestedVersion(headers)).toBe(expected);
+  });
 });
 
 describe('negotiate', () => {
@@ -20,10 +22,25 @@ describe('negotiate', () => {
     expect(negotiate('2.37')).toEqual({ major: 2, minor: 37 });
   });
 
-  it.each([['2.70', 406], ['3.0', 406], ['2.0', 406], ['1.9', 406], ['2.x', 400], ['2.01', 400], ['', undefined]])('%s → %s', (v, status) => {
-    if (status === undefined) { expect(negotiate(v)).toEqual({ major: 2, minor: 1 }); return; }
+  it.each([
+    ['2.70', 406],
+    ['3.0', 406],
+    ['2.0', 406],
+    ['1.9', 406],
+    ['2.x', 400],
+    ['2.01', 400],
+    ['', undefined],
+  ])('%s → %s', (v, status) => {
+    if (status === undefined) {
+      expect(negotiate(v)).toEqual({ major: 2, minor: 1 });
+      return;
+    }
     expect(() => negotiate(v)).toThrow(ApiError);
-    try { negotiate(v); } catch (e) { expect((e as ApiError).status).toBe(status); }
+    try {
+      negotiate(v);
+    } catch (e) {
+      expect((e as ApiError).status).toBe(status);
+    }
   });
 
   it('compares minors', () => {

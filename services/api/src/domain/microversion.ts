@@ -1,7 +1,10 @@
 import { ApiError } from './errors';
 
 /** A compute API microversion, `major.minor`. */
-export interface Microversion { readonly major: number; readonly minor: number }
+export interface Microversion {
+  readonly major: number;
+  readonly minor: number;
+}
 
 /**
  * The microversions served, listed in one place (Nova's api_version_request.py history,
@@ -35,7 +38,7 @@ export const MAX_VERSION: Microversion = { major: 2, minor: 69 };
 export const versionString = (v: Microversion): string => `${v.major}.${v.minor}`;
 export const atLeast = (v: Microversion, minor: number): boolean => v.major > 2 || (v.major === 2 && v.minor >= minor);
 
-const cmp = (a: Microversion, b: Microversion): number => (a.major - b.major) || (a.minor - b.minor);
+const cmp = (a: Microversion, b: Microversion): number => a.major - b.major || a.minor - b.minor;
 
 /** The requested version string from the headers (`OpenStack-API-Version: compute X.Y` wins). Pure. */
 export function requestedVersion(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
@@ -61,7 +64,10 @@ export function negotiate(requested: string | undefined): Microversion {
   if (m === null) throw new ApiError(400, `API Version String ${requested} is of invalid format. Must be of format MajorNum.MinorNum.`);
   const v = { major: Number(m[1]), minor: Number(m[2]) };
   if (cmp(v, MIN_VERSION) < 0 || cmp(v, MAX_VERSION) > 0) {
-    throw new ApiError(406, `Version ${requested} is not supported by the API. Minimum is ${versionString(MIN_VERSION)} and maximum is ${versionString(MAX_VERSION)}.`);
+    throw new ApiError(
+      406,
+      `Version ${requested} is not supported by the API. Minimum is ${versionString(MIN_VERSION)} and maximum is ${versionString(MAX_VERSION)}.`,
+    );
   }
   return v;
 }

@@ -6,13 +6,19 @@ import { links, type ViewContext } from './server-view';
 type Json = Record<string, unknown>;
 
 /** Nova's datetime in migration views: `2016-06-23T14:42:02.000000` (UTC, microseconds, no zone). Pure. */
-export const migrationTime = (d: Date): string => d.toISOString().replace('Z', '').replace(/(\.\d{3})$/, '$1000');
+export const migrationTime = (d: Date): string =>
+  d
+    .toISOString()
+    .replace('Z', '')
+    .replace(/(\.\d{3})$/, '$1000');
 
 /** Live-migration statuses Nova counts as in progress (views link them; `/servers/{id}/migrations` lists them). */
 export const LIVE_MIGRATION_IN_PROGRESS: readonly string[] = ['queued', 'preparing', 'running', 'post-migrating'];
 
 /** A migration as its cell holds it. */
-export interface MigrationItem { readonly migration: MigrationRecord }
+export interface MigrationItem {
+  readonly migration: MigrationRecord;
+}
 
 /**
  * One `GET /os-migrations` item in Nova's shape for the version: the base fields (the flavors'
@@ -24,9 +30,18 @@ export interface MigrationItem { readonly migration: MigrationRecord }
 export function migrationView(item: MigrationItem, ctx: ViewContext): Json {
   const m = item.migration;
   const v: Json = {
-    created_at: migrationTime(m.createdAt), dest_compute: m.destCompute, dest_host: m.destHost, dest_node: m.destNode, id: m.id,
-    instance_uuid: m.instanceUuid, new_instance_type_id: m.newInstanceTypeId, old_instance_type_id: m.oldInstanceTypeId,
-    source_compute: m.sourceCompute, source_node: m.sourceNode, status: m.status, updated_at: migrationTime(m.updatedAt),
+    created_at: migrationTime(m.createdAt),
+    dest_compute: m.destCompute,
+    dest_host: m.destHost,
+    dest_node: m.destNode,
+    id: m.id,
+    instance_uuid: m.instanceUuid,
+    new_instance_type_id: m.newInstanceTypeId,
+    old_instance_type_id: m.oldInstanceTypeId,
+    source_compute: m.sourceCompute,
+    source_node: m.sourceNode,
+    status: m.status,
+    updated_at: migrationTime(m.updatedAt),
   };
   if (atLeast(ctx.version, 23)) {
     v.migration_type = m.migrationType;
@@ -42,10 +57,22 @@ export function migrationView(item: MigrationItem, ctx: ViewContext): Json {
 /** One `GET /servers/{id}/migrations[/{id}]` item (Nova's server_migrations `output`; uuid from 2.59). Pure. */
 export function serverMigrationView(m: MigrationRecord, ctx: ViewContext): Json {
   const v: Json = {
-    created_at: migrationTime(m.createdAt), dest_compute: m.destCompute, dest_host: m.destHost, dest_node: m.destNode,
-    disk_processed_bytes: null, disk_remaining_bytes: null, disk_total_bytes: null, id: m.id,
-    memory_processed_bytes: null, memory_remaining_bytes: null, memory_total_bytes: null, server_uuid: m.instanceUuid,
-    source_compute: m.sourceCompute, source_node: m.sourceNode, status: m.status, updated_at: migrationTime(m.updatedAt),
+    created_at: migrationTime(m.createdAt),
+    dest_compute: m.destCompute,
+    dest_host: m.destHost,
+    dest_node: m.destNode,
+    disk_processed_bytes: null,
+    disk_remaining_bytes: null,
+    disk_total_bytes: null,
+    id: m.id,
+    memory_processed_bytes: null,
+    memory_remaining_bytes: null,
+    memory_total_bytes: null,
+    server_uuid: m.instanceUuid,
+    source_compute: m.sourceCompute,
+    source_node: m.sourceNode,
+    status: m.status,
+    updated_at: migrationTime(m.updatedAt),
   };
   if (atLeast(ctx.version, 59)) v.uuid = m.uuid;
   if (atLeast(ctx.version, 80)) Object.assign(v, { user_id: m.userId, project_id: m.projectId });
@@ -56,8 +83,10 @@ export function serverMigrationView(m: MigrationRecord, ctx: ViewContext): Json 
  * The `GET /os-migrations` query, validated for the version: the cell databases' filters it maps
  * onto one to one (`limit` undefined below 2.59: no paging, every migration), and the REST-only keys.
  */
-export interface MigrationQuery extends Pick<MigrationFilters, 'host' | 'sourceCompute' | 'migrationType' | 'instanceUuid' | 'userId' | 'projectId'
-  | 'changesSince' | 'changesBefore' | 'limit'> {
+export interface MigrationQuery extends Pick<
+  MigrationFilters,
+  'host' | 'sourceCompute' | 'migrationType' | 'instanceUuid' | 'userId' | 'projectId' | 'changesSince' | 'changesBefore' | 'limit'
+> {
   readonly status?: string;
   /** `hidden` asked truthy: Nova hides none of the migrations it shows, and there are no hidden ones here. */
   readonly hiddenOnly: boolean;
@@ -80,13 +109,20 @@ export function parseMigrationQuery(q: Query, ctx: ViewContext, maxLimit: number
   if (minor >= 59) onlyQueryKeys(q, known);
   const hidden = lastValue(q, 'hidden');
   const base: MigrationQuery = {
-    status: lastValue(q, 'status'), host: lastValue(q, 'host'), sourceCompute: lastValue(q, 'source_compute'), migrationType: lastValue(q, 'migration_type'),
-    instanceUuid: lastValue(q, 'instance_uuid'), hiddenOnly: hidden !== undefined && ['1', 'true', 't', 'on', 'yes', 'y'].includes(hidden.toLowerCase()),
+    status: lastValue(q, 'status'),
+    host: lastValue(q, 'host'),
+    sourceCompute: lastValue(q, 'source_compute'),
+    migrationType: lastValue(q, 'migration_type'),
+    instanceUuid: lastValue(q, 'instance_uuid'),
+    hiddenOnly: hidden !== undefined && ['1', 'true', 't', 'on', 'yes', 'y'].includes(hidden.toLowerCase()),
   };
   if (minor < 59) return base;
   const paging = parsePaging(q, maxLimit, minor >= 66);
   return {
-    ...base, ...paging, userId: minor >= 80 ? singleValue(q, 'user_id') : undefined, projectId: minor >= 80 ? singleValue(q, 'project_id') : undefined,
+    ...base,
+    ...paging,
+    userId: minor >= 80 ? singleValue(q, 'user_id') : undefined,
+    projectId: minor >= 80 ? singleValue(q, 'project_id') : undefined,
   };
 }
 

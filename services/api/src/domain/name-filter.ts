@@ -21,11 +21,16 @@ export function pythonRepr(s: string): string {
 
 /** Nova's 400 for a query parameter that is not a regular expression. Pure. */
 export function notARegex(key: string, value: string, why?: string): Error {
-  return badRequest(`Invalid input for query parameters ${key}. Value: ${value}. ${pythonRepr(value)} is not a 'regex'${why === undefined ? '' : ` (${why})`}`);
+  return badRequest(
+    `Invalid input for query parameters ${key}. Value: ${value}. ${pythonRepr(value)} is not a 'regex'${why === undefined ? '' : ` (${why})`}`,
+  );
 }
 
 /** The `name` filter: every value given (Nova judges each), of which the last is matched. */
-export interface NameFilter { readonly values: readonly string[]; readonly pattern: string }
+export interface NameFilter {
+  readonly values: readonly string[];
+  readonly pattern: string;
+}
 
 /**
  * The `name` filter of `GET /servers` from every value given (Nova validates each, then uses

@@ -1,7 +1,9 @@
 import { isBase64, isIpAddress, isNovaBoolean, isNovaName, novaBoolean } from './nova-formats';
 
 describe("Nova's formats", () => {
-  it.each(['vm', 'web server 1', 'é-ü', 'x'.repeat(300), 'vm \u{1F600}'])('%j is a name', (s) => { expect(isNovaName(s)).toBe(true); });
+  it.each(['vm', 'web server 1', 'é-ü', 'x'.repeat(300), 'vm \u{1F600}'])('%j is a name', (s) => {
+    expect(isNovaName(s)).toBe(true);
+  });
   it.each([' lead', 'trail ', '\u00a0x', 'a\u0000b', 'a\nb', 'a\u2028b', 'x\u200b', '\ud800', 'a\u0085'])('%j is not a name', (s) => {
     expect(isNovaName(s)).toBe(false);
   });

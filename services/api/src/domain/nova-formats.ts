@@ -20,10 +20,32 @@ export const invalidName = (): Error =>
   badRequest("An invalid 'name' value was provided. The name must be: printable characters. Can not start or end with whitespace.");
 
 /** Nova's `parameter_types.boolean`: a JSON boolean or one of these strings. */
-const BOOLEAN_STRINGS = ['True', 'TRUE', 'true', '1', 'ON', 'On', 'on', 'YES', 'Yes', 'yes', 'False', 'FALSE', 'false', '0', 'OFF', 'Off', 'off', 'NO', 'No', 'no'];
+const BOOLEAN_STRINGS = [
+  'True',
+  'TRUE',
+  'true',
+  '1',
+  'ON',
+  'On',
+  'on',
+  'YES',
+  'Yes',
+  'yes',
+  'False',
+  'FALSE',
+  'false',
+  '0',
+  'OFF',
+  'Off',
+  'off',
+  'NO',
+  'No',
+  'no',
+];
 export const isNovaBoolean = (v: unknown): boolean => typeof v === 'boolean' || (typeof v === 'string' && BOOLEAN_STRINGS.includes(v));
 /** The value of a {@link isNovaBoolean} (strictly one). */
-export const novaBoolean = (v: boolean | string): boolean => v === true || (typeof v === 'string' && ['true', '1', 'on', 'yes'].includes(v.toLowerCase()));
+export const novaBoolean = (v: boolean | string): boolean =>
+  v === true || (typeof v === 'string' && ['true', '1', 'on', 'yes'].includes(v.toLowerCase()));
 
 /** Nova's metadata keys (`^[a-zA-Z0-9-_:. ]{1,255}$`). */
 export const METADATA_KEY = /^[a-zA-Z0-9_:. -]{1,255}$/;

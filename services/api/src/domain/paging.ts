@@ -17,7 +17,10 @@ export const queryError = (key: string, value: string | readonly string[], why: 
   badRequest(`Invalid input for query parameters ${key}. Value: ${pythonValue(value)}. ${why}`);
 
 /** The last value of a parameter. */
-export const lastValue = (q: Query, k: string): string | undefined => { const v = q[k]; return Array.isArray(v) ? v[v.length - 1] : v; };
+export const lastValue = (q: Query, k: string): string | undefined => {
+  const v = q[k];
+  return Array.isArray(v) ? v[v.length - 1] : v;
+};
 
 /** A parameter given at most once (`single_param`). */
 export function singleValue(q: Query, k: string): string | undefined {
@@ -38,20 +41,30 @@ export function dateTimeParam(k: string, v: string): Date {
 /** Nova's additionalProperties: false on a query (the message jsonschema gives at the root). */
 export function onlyQueryKeys(q: Query, known: readonly string[]): void {
   const extra = Object.keys(q).filter((k) => !known.includes(k));
-  if (extra.length > 0) throw badRequest(`Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+  if (extra.length > 0)
+    throw badRequest(
+      `Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`,
+    );
 }
 
 /** Paging and time filters as read by `common.get_limit_and_marker` and the changes-* filters. */
-export interface Paging { readonly limit: number; readonly marker?: string; readonly changesSince?: Date; readonly changesBefore?: Date }
+export interface Paging {
+  readonly limit: number;
+  readonly marker?: string;
+  readonly changesSince?: Date;
+  readonly changesBefore?: Date;
+}
 
 /** Reads limit (capped at `maxLimit`), marker, changes-since and, when `withBefore`, changes-before. Pure. */
 export function parsePaging(q: Query, maxLimit: number, withBefore: boolean): Paging {
   const limitRaw = singleValue(q, 'limit');
-  if (limitRaw !== undefined && !/^[0-9]+$/.test(limitRaw)) throw queryError('limit', limitRaw, `${pythonRepr(limitRaw)} does not match '^[0-9]*$'`);
+  if (limitRaw !== undefined && !/^[0-9]+$/.test(limitRaw))
+    throw queryError('limit', limitRaw, `${pythonRepr(limitRaw)} does not match '^[0-9]*$'`);
   const since = singleValue(q, 'changes-since');
   const before = withBefore ? singleValue(q, 'changes-before') : undefined;
   const p: Paging = {
-    limit: Math.min(limitRaw === undefined ? maxLimit : Number(limitRaw), maxLimit), marker: singleValue(q, 'marker'),
+    limit: Math.min(limitRaw === undefined ? maxLimit : Number(limitRaw), maxLimit),
+    marker: singleValue(q, 'marker'),
     changesSince: since === undefined ? undefined : dateTimeParam('changes-since', since),
     changesBefore: before === undefined ? undefined : dateTimeParam('changes-before', before),
   };
@@ -62,7 +75,13 @@ export function parsePaging(q: Query, maxLimit: number, withBefore: boolean): Pa
 }
 
 /** Nova's `_get_collection_links`: a `next` link when the page is full (len == limit), its marker the last item's id. Pure. */
-export function nextLink(q: Query, url: string, lastId: string | undefined, pageLength: number, limit: number): { rel: string; href: string }[] {
+export function nextLink(
+  q: Query,
+  url: string,
+  lastId: string | undefined,
+  pageLength: number,
+  limit: number,
+): { rel: string; href: string }[] {
   if (limit === 0 || pageLength !== limit || lastId === undefined) return [];
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) if (k !== 'marker') for (const x of Array.isArray(v) ? v : [v]) params.append(k, x);

@@ -1,4 +1,16 @@
-import { actionObject, booleanParam, enumParam, isObj, nameParam, onlyKeys, repr, required, stringParam, typeError, type Obj } from './action-schema';
+import {
+  actionObject,
+  booleanParam,
+  enumParam,
+  isObj,
+  nameParam,
+  onlyKeys,
+  repr,
+  required,
+  stringParam,
+  typeError,
+  type Obj,
+} from './action-schema';
 import { badRequest } from './errors';
 import { atLeast, type Microversion } from './microversion';
 import { isBase64, isIpAddress, isPrintable, METADATA_KEY, UUID } from './nova-formats';
@@ -31,7 +43,8 @@ function checkPersonality(v: unknown): void {
     if (!isObj(file)) throw typeError('personality', file, ['object']);
     onlyKeys('personality', file, ['path', 'contents']);
     if (file.path !== undefined) stringParam('path', file.path);
-    if (file.contents !== undefined && !(typeof file.contents === 'string' && isBase64(file.contents))) throw invalidInput('contents', file.contents, `${repr(file.contents)} is not a 'base64'`);
+    if (file.contents !== undefined && !(typeof file.contents === 'string' && isBase64(file.contents)))
+      throw invalidInput('contents', file.contents, `${repr(file.contents)} is not a 'base64'`);
   }
 }
 
@@ -39,23 +52,38 @@ function checkPersonality(v: unknown): void {
 const CHECKS: Readonly<Record<string, (v: unknown) => void>> = {
   metadata: checkMetadata,
   personality: checkPersonality,
-  preserve_ephemeral: (v) => { booleanParam('preserve_ephemeral', v); },
-  'OS-DCF:diskConfig': (v) => { enumParam('OS-DCF:diskConfig', v, ['AUTO', 'MANUAL']); },
-  accessIPv4: (v) => { if (typeof v !== 'string' || !/^\d+\.\d+\.\d+\.\d+$/.test(v) || !isIpAddress(v)) throw invalidInput('accessIPv4', v, `${repr(v)} is not a 'ipv4'`); },
-  accessIPv6: (v) => { if (typeof v !== 'string' || !v.includes(':') || !isIpAddress(v)) throw invalidInput('accessIPv6', v, `${repr(v)} is not a 'ipv6'`); },
+  preserve_ephemeral: (v) => {
+    booleanParam('preserve_ephemeral', v);
+  },
+  'OS-DCF:diskConfig': (v) => {
+    enumParam('OS-DCF:diskConfig', v, ['AUTO', 'MANUAL']);
+  },
+  accessIPv4: (v) => {
+    if (typeof v !== 'string' || !/^\d+\.\d+\.\d+\.\d+$/.test(v) || !isIpAddress(v))
+      throw invalidInput('accessIPv4', v, `${repr(v)} is not a 'ipv4'`);
+  },
+  accessIPv6: (v) => {
+    if (typeof v !== 'string' || !v.includes(':') || !isIpAddress(v)) throw invalidInput('accessIPv6', v, `${repr(v)} is not a 'ipv6'`);
+  },
   description: (v) => {
-    if (v !== null && (typeof v !== 'string' || v.length > 255 || !isPrintable(v))) throw invalidInput('description', v, 'must be null or at most 255 printable characters');
+    if (v !== null && (typeof v !== 'string' || v.length > 255 || !isPrintable(v)))
+      throw invalidInput('description', v, 'must be null or at most 255 printable characters');
   },
   key_name: (v) => {
     if (v === null) return;
-    if (typeof v !== 'string' || v.length < 1 || v.length > 255) throw invalidInput('key_name', v, `${repr(v)} is not valid under any of the given schemas`);
+    if (typeof v !== 'string' || v.length < 1 || v.length > 255)
+      throw invalidInput('key_name', v, `${repr(v)} is not valid under any of the given schemas`);
     throw badRequest('Invalid key_name provided.'); // NOTE: there are no key pairs here (as at create)
   },
   user_data: (v) => {
-    if (v !== null && (typeof v !== 'string' || v.length > 65535 || !isBase64(v))) throw invalidInput('user_data', v, `${repr(v)} is not valid under any of the given schemas`);
+    if (v !== null && (typeof v !== 'string' || v.length > 65535 || !isBase64(v)))
+      throw invalidInput('user_data', v, `${repr(v)} is not valid under any of the given schemas`);
   },
   trusted_image_certificates: (v) => {
-    if (v !== null) throw badRequest('Image certificate validation is not supported by this deployment: trusted_image_certificates must be null or absent.');
+    if (v !== null)
+      throw badRequest(
+        'Image certificate validation is not supported by this deployment: trusted_image_certificates must be null or absent.',
+      );
   },
 };
 

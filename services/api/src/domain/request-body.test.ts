@@ -2,14 +2,37 @@ import { ApiError } from './errors';
 import { checkContentType, MAX_BODY_DEPTH, parseBody } from './request-body';
 
 const status = (f: () => unknown): number | undefined => {
-  try { f(); return undefined; } catch (err) { return err instanceof ApiError ? err.status : -1; }
+  try {
+    f();
+    return undefined;
+  } catch (err) {
+    return err instanceof ApiError ? err.status : -1;
+  }
 };
 
 describe('checkContentType', () => {
-  it.each([undefined, '', 'application/json', 'Application/JSON; charset=UTF-8', 'application/vnd.openstack.compute+json', 'text/plain', 'text/plain;charset=UTF-8'])(
-    '%j is accepted', (h) => { expect(status(() => checkContentType(h))).toBeUndefined(); });
-  it.each(['text/xml', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'json', '*/*'])(
-    '%j is 415', (h) => { expect(status(() => checkContentType(h))).toBe(415); });
+  it.each([
+    undefined,
+    '',
+    'application/json',
+    'Application/JSON; charset=UTF-8',
+    'application/vnd.openstack.compute+json',
+    'text/plain',
+    'text/plain;charset=UTF-8',
+  ])('%j is accepted', (h) => {
+    expect(status(() => checkContentType(h))).toBeUndefined();
+  });
+  it.each([
+    'text/xml',
+    'application/xml',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonx',
+    'json',
+    '*/*',
+  ])('%j is 415', (h) => {
+    expect(status(() => checkContentType(h))).toBe(415);
+  });
 });
 
 describe('parseBody', () => {
@@ -40,7 +63,9 @@ describe('parseBody refuses what no handler could read or store', () => {
     ['a lone low surrogate', '["\\udc00y"]'],
     ['surrogates in the wrong order', '"\\udc00\\ud800"'],
   ])('%s is a 400', (_what, raw) => {
-    expect(() => parseBody('PUT', raw)).toThrow(new ApiError(400, 'Invalid input: strings must not hold a NUL character or an unpaired UTF-16 surrogate.'));
+    expect(() => parseBody('PUT', raw)).toThrow(
+      new ApiError(400, 'Invalid input: strings must not hold a NUL character or an unpaired UTF-16 surrogate.'),
+    );
   });
   it('a surrogate pair (an emoji) is fine', () => {
     expect(parseBody('POST', '{"name": "vm \\ud83d\\ude00"}')).toEqual({ name: 'vm \u{1F600}' });

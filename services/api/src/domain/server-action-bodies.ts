@@ -1,5 +1,15 @@
 import {
-  actionObject, booleanParam, enumParam, fqdn, isObj, nameParam, onlyKeys, repr, required, stringParam, type Obj,
+  actionObject,
+  booleanParam,
+  enumParam,
+  fqdn,
+  isObj,
+  nameParam,
+  onlyKeys,
+  repr,
+  required,
+  stringParam,
+  type Obj,
 } from './action-schema';
 import { badRequest } from './errors';
 import { atLeast, type Microversion } from './microversion';
@@ -28,7 +38,8 @@ export function parseResize(body: Obj): ParsedServerAction {
   onlyKeys('resize', o, ['flavorRef', 'OS-DCF:diskConfig']);
   required('resize', o, ['flavorRef']);
   const ref = o.flavorRef;
-  if (typeof ref !== 'string' && !(typeof ref === 'number' && Number.isInteger(ref))) throw invalidInput('flavorRef', ref, `${repr(ref)} is not of type 'string', 'integer'`);
+  if (typeof ref !== 'string' && !(typeof ref === 'number' && Number.isInteger(ref)))
+    throw invalidInput('flavorRef', ref, `${repr(ref)} is not of type 'string', 'integer'`);
   if (typeof ref === 'string' && ref.length < 1) throw invalidInput('flavorRef', ref, `${repr(ref)} is too short`);
   if (o['OS-DCF:diskConfig'] !== undefined) enumParam('OS-DCF:diskConfig', o['OS-DCF:diskConfig'], ['AUTO', 'MANUAL']);
   // NOTE: Nova takes the last path segment of a link (common.get_id_from_href).
@@ -112,7 +123,8 @@ export function parseUnshelve(body: Obj, v: Microversion): ParsedServerAction {
     return { ...base, availabilityZone: nameParam('availability_zone', o.availability_zone) };
   }
   onlyKeys('unshelve', o, ['availability_zone', 'host']);
-  const az = o.availability_zone === undefined || o.availability_zone === null ? undefined : stringParam('availability_zone', o.availability_zone);
+  const az =
+    o.availability_zone === undefined || o.availability_zone === null ? undefined : stringParam('availability_zone', o.availability_zone);
   const host = o.host === undefined ? undefined : stringParam('host', o.host);
   return { ...base, availabilityZone: az, host };
 }

@@ -7,8 +7,24 @@ import { invalidInput, notOfType } from './server-create-errors';
 // an absent or empty list boots (from `imageRef`, the only way to boot here).
 
 /** Keys of a `block_device_mapping_v2` item Nova's schema knows at 2.1 (legacy keys + the v2 ones). */
-const ITEM_KEYS = ['virtual_name', 'volume_id', 'snapshot_id', 'volume_size', 'device_name', 'delete_on_termination', 'no_device',
-  'connection_info', 'source_type', 'uuid', 'image_id', 'destination_type', 'guest_format', 'device_type', 'disk_bus', 'boot_index'];
+const ITEM_KEYS = [
+  'virtual_name',
+  'volume_id',
+  'snapshot_id',
+  'volume_size',
+  'device_name',
+  'delete_on_termination',
+  'no_device',
+  'connection_info',
+  'source_type',
+  'uuid',
+  'image_id',
+  'destination_type',
+  'guest_format',
+  'device_type',
+  'disk_bus',
+  'boot_index',
+];
 
 /** The item keys at `version`: `tag` at 2.32 and from 2.42 (Nova's schema lost it in 2.33-2.41), `volume_type` from 2.67. Pure. */
 export function bdmItemKeys(version: Microversion): readonly string[] {
@@ -22,7 +38,11 @@ function checkItem(item: unknown, index: number, known: readonly string[]): void
   if (!isObj(item)) throw notOfType(String(index), item, 'object');
   const extra = Object.keys(item).filter((k) => !known.includes(k));
   if (extra.length > 0) {
-    throw invalidInput(String(index), item, `Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+    throw invalidInput(
+      String(index),
+      item,
+      `Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`,
+    );
   }
   const vt = item.volume_type;
   if (vt !== undefined && vt !== null) {
@@ -49,7 +69,9 @@ export function checkBlockDeviceMappings(v: unknown, version: Microversion): voi
   const known = bdmItemKeys(version);
   v.forEach((item, i) => checkItem(item, i, known));
   if (v.length > 0) {
-    throw badRequest('Block device mappings are not supported by this deployment (there is no block storage service): '
-      + 'block_device_mapping_v2 must be empty or absent; servers boot from imageRef.');
+    throw badRequest(
+      'Block device mappings are not supported by this deployment (there is no block storage service): ' +
+        'block_device_mapping_v2 must be empty or absent; servers boot from imageRef.',
+    );
   }
 }

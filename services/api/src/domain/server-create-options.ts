@@ -7,8 +7,24 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** `server` keys Nova's create schema knows (at 2.1) that this deployment reads or accepts. */
-const BASE_KEYS = ['name', 'imageRef', 'flavorRef', 'availability_zone', 'min_count', 'max_count', 'return_reservation_id',
-  'networks', 'metadata', 'security_groups', 'key_name', 'user_data', 'config_drive', 'adminPass', 'OS-DCF:diskConfig', 'block_device_mapping_v2'];
+const BASE_KEYS = [
+  'name',
+  'imageRef',
+  'flavorRef',
+  'availability_zone',
+  'min_count',
+  'max_count',
+  'return_reservation_id',
+  'networks',
+  'metadata',
+  'security_groups',
+  'key_name',
+  'user_data',
+  'config_drive',
+  'adminPass',
+  'OS-DCF:diskConfig',
+  'block_device_mapping_v2',
+];
 
 /** The `server` keys of a create at `version` (2.19 `description`, 2.63 `trusted_image_certificates`). Pure. */
 export function serverKeys(version: Microversion): readonly string[] {
@@ -29,7 +45,8 @@ function checkSecurityGroups(v: unknown): void {
   for (const sg of v) {
     if (!isObj(sg)) throw notOfType('security_groups', sg, 'object');
     const extra = Object.keys(sg).filter((k) => k !== 'name');
-    if (extra.length > 0) throw invalidInput('security_groups', sg, `Additional properties are not allowed ('${extra[0] ?? ''}' was unexpected)`);
+    if (extra.length > 0)
+      throw invalidInput('security_groups', sg, `Additional properties are not allowed ('${extra[0] ?? ''}' was unexpected)`);
     if (sg.name === undefined) continue;
     if (typeof sg.name !== 'string') throw notOfType('name', sg.name, 'string');
     if (sg.name.length < 1 || sg.name.length > 255 || !isNovaName(sg.name)) throw invalidName();
@@ -52,16 +69,25 @@ const CHECKS: Readonly<Record<string, (v: unknown) => void>> = {
     if (v.length > 65535) throw invalidInput('user_data', v, 'is too long');
     if (!isBase64(v)) throw invalidInput('user_data', v, `'${v}' is not a 'base64'`);
   },
-  config_drive: (v) => { if (!isNovaBoolean(v)) throw invalidInput('config_drive', v, `${JSON.stringify(v)} is not one of the allowed boolean values`); },
-  adminPass: (v) => { if (typeof v !== 'string') throw notOfType('adminPass', v, 'string'); },
-  'OS-DCF:diskConfig': (v) => { if (v !== 'AUTO' && v !== 'MANUAL') throw invalidInput('OS-DCF:diskConfig', v, `${JSON.stringify(v)} is not one of ['AUTO', 'MANUAL']`); },
+  config_drive: (v) => {
+    if (!isNovaBoolean(v)) throw invalidInput('config_drive', v, `${JSON.stringify(v)} is not one of the allowed boolean values`);
+  },
+  adminPass: (v) => {
+    if (typeof v !== 'string') throw notOfType('adminPass', v, 'string');
+  },
+  'OS-DCF:diskConfig': (v) => {
+    if (v !== 'AUTO' && v !== 'MANUAL') throw invalidInput('OS-DCF:diskConfig', v, `${JSON.stringify(v)} is not one of ['AUTO', 'MANUAL']`);
+  },
   description: (v) => {
     if (v === null) return;
     if (typeof v !== 'string') throw notOfType('description', v, 'string', 'null');
     if (v.length > 255 || !isPrintable(v)) throw invalidInput('description', v, 'must be at most 255 printable characters');
   },
   trusted_image_certificates: (v) => {
-    if (v !== null) throw badRequest('Image certificate validation is not supported by this deployment: trusted_image_certificates must be null or absent.');
+    if (v !== null)
+      throw badRequest(
+        'Image certificate validation is not supported by this deployment: trusted_image_certificates must be null or absent.',
+      );
   },
 };
 

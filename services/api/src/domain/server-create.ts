@@ -33,7 +33,9 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 const ROOT_KEYS = ['server', 'os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints'];
 
 const additional = (path: string, extra: readonly string[]): Error =>
-  badRequest(`Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+  badRequest(
+    `Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`,
+  );
 
 function countOf(server: Obj, key: 'min_count' | 'max_count'): number | undefined {
   const v = server[key];
@@ -68,7 +70,9 @@ function networksOf(server: Obj, version: Microversion): 'none' | 'auto' | undef
   }
   if (Array.isArray(v) && v.length === 0) return undefined;
   if (!Array.isArray(v)) throw invalidInput('networks', v, `${JSON.stringify(v)} is not valid under any of the given schemas`);
-  throw badRequest('Networking is not available in this deployment (no Neutron): use "networks": "none" or "auto" (microversion 2.37 or later).');
+  throw badRequest(
+    'Networking is not available in this deployment (no Neutron): use "networks": "none" or "auto" (microversion 2.37 or later).',
+  );
 }
 
 function nameOf(server: Obj, key: 'name' | 'availability_zone'): string {
@@ -108,8 +112,16 @@ export function parseCreateServer(body: unknown, version: Microversion): CreateS
   checkBlockDeviceMappings(server.block_device_mapping_v2, version);
   const { hints, group } = hintsOf(body);
   return {
-    name, flavorRef: refOf(server, 'flavorRef'), imageRef: refOf(server, 'imageRef'), availabilityZone: az, minCount, maxCount,
-    returnReservationId: novaBoolean(rri as boolean | string), networks: networksOf(server, version), schedulerHints: hints, group,
+    name,
+    flavorRef: refOf(server, 'flavorRef'),
+    imageRef: refOf(server, 'imageRef'),
+    availabilityZone: az,
+    minCount,
+    maxCount,
+    returnReservationId: novaBoolean(rri as boolean | string),
+    networks: networksOf(server, version),
+    schedulerHints: hints,
+    group,
   };
 }
 

@@ -20,7 +20,8 @@ function hintsUnder(key: string, raw: unknown): Record<string, string> {
   const hints: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw)) {
     const check = Object.hasOwn(KNOWN, k) ? KNOWN[k] : undefined;
-    if (check !== undefined && !check(v)) throw invalidInput(`${key}.${k}`, v, `${JSON.stringify(v)} is not valid under any of the given schemas`);
+    if (check !== undefined && !check(v))
+      throw invalidInput(`${key}.${k}`, v, `${JSON.stringify(v)} is not valid under any of the given schemas`);
     if (typeof v === 'string') hints[k] = v;
     else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) hints[k] = v.join(',');
     else throw invalidInput(`${key}.${k}`, v, `${JSON.stringify(v)} is not of type 'string', 'array'`);
@@ -33,7 +34,9 @@ function hintsUnder(key: string, raw: unknown): Record<string, string> {
  * legacy `OS-SCH-HNT:scheduler_hints` (both are judged when both are given, as Nova's schema does). Pure.
  */
 export function hintsOf(body: Obj): { hints: Record<string, string>; group: string | undefined } {
-  const given = ['os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints'].filter((k) => body[k] !== undefined).map((k) => hintsUnder(k, body[k]));
+  const given = ['os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints']
+    .filter((k) => body[k] !== undefined)
+    .map((k) => hintsUnder(k, body[k]));
   const hints = given[0] ?? {};
   return { hints, group: hints.group?.toLowerCase() };
 }

@@ -7,8 +7,24 @@ import type { HostStatus } from './host-status';
  * yet), a cell's instances row, or only its InstanceMapping when its cell is down. The fields
  * it shares with a cell's {@link InstanceRecord} are that record's.
  */
-export interface ServerRecord extends Pick<InstanceRecord, 'uuid' | 'projectId' | 'userId' | 'taskState' | 'powerState' | 'host' | 'node'
-  | 'availabilityZone' | 'launchedAt' | 'terminatedAt' | 'reservationId' | 'launchIndex' | 'hostname' | 'createdAt' | 'updatedAt'> {
+export interface ServerRecord extends Pick<
+  InstanceRecord,
+  | 'uuid'
+  | 'projectId'
+  | 'userId'
+  | 'taskState'
+  | 'powerState'
+  | 'host'
+  | 'node'
+  | 'availabilityZone'
+  | 'launchedAt'
+  | 'terminatedAt'
+  | 'reservationId'
+  | 'launchIndex'
+  | 'hostname'
+  | 'createdAt'
+  | 'updatedAt'
+> {
   readonly name: string;
   readonly flavor: Flavor | undefined;
   readonly imageRef: string;

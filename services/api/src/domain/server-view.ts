@@ -18,12 +18,19 @@ const isoMicro = (d: Date | null): string | null => (d === null ? null : d.toISO
 
 /** Nova's self/bookmark links for a resource collection item. Pure. */
 export function links(ctx: ViewContext, collection: string, id: string): Json[] {
-  return [{ rel: 'self', href: `${ctx.baseUrl}/v2.1/${collection}/${id}` }, { rel: 'bookmark', href: `${ctx.baseUrl}/${collection}/${id}` }];
+  return [
+    { rel: 'self', href: `${ctx.baseUrl}/v2.1/${collection}/${id}` },
+    { rel: 'bookmark', href: `${ctx.baseUrl}/${collection}/${id}` },
+  ];
 }
 
 /** Nova's hostId: sha224(project_id + host), empty without a host. Pure. */
 export function hostId(projectId: string, host: string | null): string {
-  return host === null || host === '' ? '' : createHash('sha224').update(projectId + host).digest('hex');
+  return host === null || host === ''
+    ? ''
+    : createHash('sha224')
+        .update(projectId + host)
+        .digest('hex');
 }
 
 /** `GET /servers` item: id, name, links (minimal record: id, status UNKNOWN, links). Pure. */
@@ -36,7 +43,15 @@ function flavorView(r: ServerRecord, ctx: ViewContext): Json {
   const f = r.flavor;
   if (f === undefined) return {};
   if (!atLeast(ctx.version, 47)) return { id: f.flavorid, links: [{ rel: 'bookmark', href: `${ctx.baseUrl}/flavors/${f.flavorid}` }] };
-  return { vcpus: f.vcpus, ram: f.memoryMb, disk: f.rootGb, ephemeral: f.ephemeralGb, swap: f.swap, original_name: f.name, extra_specs: { ...f.extraSpecs } };
+  return {
+    vcpus: f.vcpus,
+    ram: f.memoryMb,
+    disk: f.rootGb,
+    ephemeral: f.ephemeralGb,
+    swap: f.swap,
+    original_name: f.name,
+    extra_specs: { ...f.extraSpecs },
+  };
 }
 
 function faultView(r: ServerRecord, ctx: ViewContext): Json | undefined {
@@ -49,12 +64,19 @@ function faultView(r: ServerRecord, ctx: ViewContext): Json | undefined {
 
 function adminAttributes(r: ServerRecord, ctx: ViewContext): Json {
   const attrs: Json = {
-    'OS-EXT-SRV-ATTR:host': r.host, 'OS-EXT-SRV-ATTR:hypervisor_hostname': r.node, 'OS-EXT-SRV-ATTR:instance_name': `instance-${r.uuid.slice(0, 8)}`,
+    'OS-EXT-SRV-ATTR:host': r.host,
+    'OS-EXT-SRV-ATTR:hypervisor_hostname': r.node,
+    'OS-EXT-SRV-ATTR:instance_name': `instance-${r.uuid.slice(0, 8)}`,
   };
   if (atLeast(ctx.version, 3)) {
     Object.assign(attrs, {
-      'OS-EXT-SRV-ATTR:reservation_id': r.reservationId, 'OS-EXT-SRV-ATTR:launch_index': r.launchIndex, 'OS-EXT-SRV-ATTR:hostname': r.hostname,
-      'OS-EXT-SRV-ATTR:kernel_id': '', 'OS-EXT-SRV-ATTR:ramdisk_id': '', 'OS-EXT-SRV-ATTR:root_device_name': null, 'OS-EXT-SRV-ATTR:user_data': null,
+      'OS-EXT-SRV-ATTR:reservation_id': r.reservationId,
+      'OS-EXT-SRV-ATTR:launch_index': r.launchIndex,
+      'OS-EXT-SRV-ATTR:hostname': r.hostname,
+      'OS-EXT-SRV-ATTR:kernel_id': '',
+      'OS-EXT-SRV-ATTR:ramdisk_id': '',
+      'OS-EXT-SRV-ATTR:root_device_name': null,
+      'OS-EXT-SRV-ATTR:user_data': null,
     });
   }
   return attrs;
@@ -83,11 +105,21 @@ function imageView(r: ServerRecord, ctx: ViewContext): Json | string {
  * flavor, the zone asked for at boot (else "UNKNOWN"), power state 0 and user_id. Pure.
  */
 function unknownDetail(r: ServerRecord, ctx: ViewContext): Json {
-  const view: Json = { id: r.uuid, status: 'UNKNOWN', tenant_id: r.projectId, created: iso(r.createdAt), links: links(ctx, 'servers', r.uuid) };
+  const view: Json = {
+    id: r.uuid,
+    status: 'UNKNOWN',
+    tenant_id: r.projectId,
+    created: iso(r.createdAt),
+    links: links(ctx, 'servers', r.uuid),
+  };
   if (r.source !== 'request_spec') return view;
   return {
-    ...view, image: imageView(r, ctx), flavor: flavorView(r, ctx), 'OS-EXT-AZ:availability_zone': r.availabilityZone ?? 'UNKNOWN',
-    'OS-EXT-STS:power_state': r.powerState, user_id: r.userId === '' ? 'UNKNOWN' : r.userId,
+    ...view,
+    image: imageView(r, ctx),
+    flavor: flavorView(r, ctx),
+    'OS-EXT-AZ:availability_zone': r.availabilityZone ?? 'UNKNOWN',
+    'OS-EXT-STS:power_state': r.powerState,
+    user_id: r.userId === '' ? 'UNKNOWN' : r.userId,
   };
 }
 
@@ -96,13 +128,32 @@ export function serverDetail(r: ServerRecord, ctx: ViewContext): Json {
   if (r.vmState === 'unknown') return unknownDetail(r, ctx);
   const status = statusOf(r.vmState, r.taskState);
   const view: Json = {
-    id: r.uuid, name: r.name, status, tenant_id: r.projectId, user_id: r.userId, metadata: {},
-    hostId: hostId(r.projectId, r.host), image: imageView(r, ctx),
-    flavor: flavorView(r, ctx), created: iso(r.createdAt), updated: iso(r.updatedAt), addresses: {}, accessIPv4: '', accessIPv6: '',
-    links: links(ctx, 'servers', r.uuid), 'OS-DCF:diskConfig': 'MANUAL', 'OS-EXT-AZ:availability_zone': r.availabilityZone ?? '',
-    config_drive: '', key_name: null, 'OS-SRV-USG:launched_at': isoMicro(r.launchedAt), 'OS-SRV-USG:terminated_at': isoMicro(r.terminatedAt),
-    'OS-EXT-STS:task_state': r.taskState, 'OS-EXT-STS:vm_state': r.vmState, 'OS-EXT-STS:power_state': r.powerState,
-    'os-extended-volumes:volumes_attached': [], ...versionedFields(r, ctx),
+    id: r.uuid,
+    name: r.name,
+    status,
+    tenant_id: r.projectId,
+    user_id: r.userId,
+    metadata: {},
+    hostId: hostId(r.projectId, r.host),
+    image: imageView(r, ctx),
+    flavor: flavorView(r, ctx),
+    created: iso(r.createdAt),
+    updated: iso(r.updatedAt),
+    addresses: {},
+    accessIPv4: '',
+    accessIPv6: '',
+    links: links(ctx, 'servers', r.uuid),
+    'OS-DCF:diskConfig': 'MANUAL',
+    'OS-EXT-AZ:availability_zone': r.availabilityZone ?? '',
+    config_drive: '',
+    key_name: null,
+    'OS-SRV-USG:launched_at': isoMicro(r.launchedAt),
+    'OS-SRV-USG:terminated_at': isoMicro(r.terminatedAt),
+    'OS-EXT-STS:task_state': r.taskState,
+    'OS-EXT-STS:vm_state': r.vmState,
+    'OS-EXT-STS:power_state': r.powerState,
+    'os-extended-volumes:volumes_attached': [],
+    ...versionedFields(r, ctx),
   };
   if (PROGRESS_STATUSES.includes(status)) view.progress = 0;
   if (ctx.caller.isAdmin) Object.assign(view, adminAttributes(r, ctx));
@@ -112,7 +163,8 @@ export function serverDetail(r: ServerRecord, ctx: ViewContext): Json {
 }
 
 /** Keys Nova's rebuild answer leaves out before 2.75 (its view is built without AZ, usage, status, volumes, admin attributes). */
-const NOT_IN_REBUILD = /^(OS-EXT-AZ:|OS-SRV-USG:|OS-EXT-STS:|OS-EXT-SRV-ATTR:|os-extended-volumes:)|^(config_drive|host_status|security_groups)$/;
+const NOT_IN_REBUILD =
+  /^(OS-EXT-AZ:|OS-SRV-USG:|OS-EXT-STS:|OS-EXT-SRV-ATTR:|os-extended-volumes:)|^(config_drive|host_status|security_groups)$/;
 
 /** The server in `POST /servers/{id}/action` rebuild's 202 (before 2.75: the detail view less those keys; `key_name` from 2.54). Pure. */
 export function rebuildView(r: ServerRecord, ctx: ViewContext): Json {

@@ -5,11 +5,20 @@ import { getBuildRequest } from '@cellsched/api-db';
 import { as, IMAGE, startHarness, waitFor, type Harness } from './harness';
 
 let h: Harness;
-beforeAll(async () => { h = await startHarness('castloss', { lateConductor: true }); }, 120_000);
-afterAll(async () => { await h?.close(); });
+beforeAll(async () => {
+  h = await startHarness('castloss', { lateConductor: true });
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+});
 
 it('accepts the create, retries the unconfirmed cast, and delivers it once a consumer exists', async () => {
-  const res = await h.inject({ method: 'POST', url: '/v2.1/servers', headers: as('alice:p1'), payload: { server: { name: 'patient', imageRef: IMAGE, flavorRef: '1' } } });
+  const res = await h.inject({
+    method: 'POST',
+    url: '/v2.1/servers',
+    headers: as('alice:p1'),
+    payload: { server: { name: 'patient', imageRef: IMAGE, flavorRef: '1' } },
+  });
   expect(res.statusCode).toBe(202);
   const id = (res.json() as { server: { id: string } }).server.id;
   expect(await getBuildRequest(h.apiDb.pool, id)).toBeDefined();

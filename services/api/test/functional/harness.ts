@@ -12,7 +12,11 @@ import { CELL_DB_MIGRATIONS_DIR, getService, setServiceDisabled, setServiceForce
 import { createPool, createTestDatabase, type TestDatabase } from '@cellsched/db';
 import type { Pool } from 'pg';
 import {
-  SuperConductorServiceService, type DeleteInstanceRequest, type DeleteServiceRequest, type ScheduleAndBuildInstancesRequest, type ServerActionRequest,
+  SuperConductorServiceService,
+  type DeleteInstanceRequest,
+  type DeleteServiceRequest,
+  type ScheduleAndBuildInstancesRequest,
+  type ServerActionRequest,
   type UpdateServiceRequest,
 } from '@cellsched/wire';
 import type { FastifyInstance } from 'fastify';
@@ -38,7 +42,12 @@ export interface Seen {
 }
 
 /** A response as the tests read it. */
-export interface Res { statusCode: number; headers: Record<string, string>; body: string; json(): unknown }
+export interface Res {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+  json(): unknown;
+}
 
 export interface Harness {
   app: FastifyInstance;
@@ -64,7 +73,13 @@ export interface Harness {
 }
 
 /** A request sent byte for byte by {@link Harness.raw}. */
-export interface RawRequest { method: string; url: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean }
+export interface RawRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  chunked?: boolean;
+}
 
 function rawRequest(base: string, r: RawRequest): Promise<Res> {
   return new Promise((resolve, reject) => {
@@ -76,7 +91,7 @@ function rawRequest(base: string, r: RawRequest): Promise<Res> {
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        const h = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v ?? '']));
+        const h = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
         resolve({ statusCode: res.statusCode ?? 0, headers: h, body: text, json: () => JSON.parse(text) as unknown });
       });
       res.on('error', reject);
@@ -97,7 +112,11 @@ async function rabbitmqctl(...args: string[]): Promise<void> {
 /** A TCP server that accepts connections and never answers (a hung cell DB). */
 async function blackhole(): Promise<{ server: Server; port: number; sockets: Set<Socket> }> {
   const sockets = new Set<Socket>();
-  const server = createServer((s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); s.on('error', () => undefined); });
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const address = server.address();
   return { server, port: typeof address === 'object' && address !== null ? address.port : 0, sockets };
@@ -107,25 +126,42 @@ async function blackhole(): Promise<{ server: Server; port: number; sockets: Set
  * Plays the super-conductor's `update_service`: writes the change in the service's cell DB (the
  * api waits to see it there), except for the hosts in `stalled` (a conductor that is behind).
  */
-async function applyServiceUpdate(req: UpdateServiceRequest, apiDb: TestDatabase, writers: Map<string, Pool>, stalled: Set<string>): Promise<void> {
+async function applyServiceUpdate(
+  req: UpdateServiceRequest,
+  apiDb: TestDatabase,
+  writers: Map<string, Pool>,
+  stalled: Set<string>,
+): Promise<void> {
   const mapping = await getCellMapping(apiDb.pool, req.cellUuid);
   if (mapping === undefined || stalled.has(req.host)) return;
   // NOTE: its own pool: the api's cell pools are read-only, as in a deployment
   let db = writers.get(mapping.uuid);
-  if (db === undefined) writers.set(mapping.uuid, db = createPool({ url: mapping.databaseConnection, max: 1, applicationName: 'fake-super-conductor' }));
+  if (db === undefined)
+    writers.set(mapping.uuid, (db = createPool({ url: mapping.databaseConnection, max: 1, applicationName: 'fake-super-conductor' })));
   const svc = await getService(db, req.host, req.binary);
   if (svc === undefined) return;
-  if (req.onlyForcedDown !== true) await setServiceDisabled(db, svc.id, req.disabled, req.disabled ? (req.disabledReason || null) : null);
+  if (req.onlyForcedDown !== true) await setServiceDisabled(db, svc.id, req.disabled, req.disabled ? req.disabledReason || null : null);
   if (req.forcedDown !== undefined) await setServiceForcedDown(db, svc.id, req.forcedDown);
 }
 
 async function startConductor(bus: Bus, seen: Seen, applyUpdate: (req: UpdateServiceRequest) => Promise<void>): Promise<CastSubscription> {
   return bus.serve(SuperConductorServiceService, {
-    scheduleAndBuildInstances: async (req) => { seen.schedule.push(req); },
-    deleteInstance: async (req) => { seen.deletes.push(req); },
-    updateService: async (req) => { seen.services.push(req); await applyUpdate(req); },
-    deleteService: async (req) => { seen.serviceDeletes.push(req); },
-    serverAction: async (req) => { seen.actions.push(req); },
+    scheduleAndBuildInstances: async (req) => {
+      seen.schedule.push(req);
+    },
+    deleteInstance: async (req) => {
+      seen.deletes.push(req);
+    },
+    updateService: async (req) => {
+      seen.services.push(req);
+      await applyUpdate(req);
+    },
+    deleteService: async (req) => {
+      seen.serviceDeletes.push(req);
+    },
+    serverAction: async (req) => {
+      seen.actions.push(req);
+    },
   });
 }
 
@@ -159,9 +195,18 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
   const hole = await blackhole();
   undo.push(() => new Promise((r) => hole.server.close(r)));
   const cells = {
-    cell0: (await createCellMapping(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0.url })).cell,
-    cell1: (await createCellMapping(apiDb.pool, { name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/cell1', databaseConnection: cell1.url })).cell,
-    down: (await createCellMapping(apiDb.pool, { name: 'cell2', transportUrl: 'amqp://x@127.0.0.1/cell2', databaseConnection: `postgres://u:p@127.0.0.1:${hole.port}/nope` })).cell,
+    cell0: (
+      await createCellMapping(apiDb.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0.url })
+    ).cell,
+    cell1: (await createCellMapping(apiDb.pool, { name: 'cell1', transportUrl: 'amqp://x@127.0.0.1/cell1', databaseConnection: cell1.url }))
+      .cell,
+    down: (
+      await createCellMapping(apiDb.pool, {
+        name: 'cell2',
+        transportUrl: 'amqp://x@127.0.0.1/cell2',
+        databaseConnection: `postgres://u:p@127.0.0.1:${hole.port}/nope`,
+      })
+    ).cell,
   };
   const bus = await Bus.connect({ url: url.toString(), logger: silent, name: 'api-test' });
   undo.push(() => bus.close());
@@ -172,15 +217,29 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
   undo.push(() => Promise.all([...writers.values()].map((p) => p.end())));
   const applyUpdate = (req: UpdateServiceRequest): Promise<void> => applyServiceUpdate(req, apiDb, writers, stalledServiceHosts);
   let sub: CastSubscription | undefined = opts.lateConductor === true ? undefined : await startConductor(bus, seen, applyUpdate);
-  const startLate = async (): Promise<void> => { sub ??= await startConductor(bus, seen, applyUpdate); };
+  const startLate = async (): Promise<void> => {
+    sub ??= await startConductor(bus, seen, applyUpdate);
+  };
   const retrier = new CastRetrier(silent, [50, 100, 200]);
   const providerAggregates = new Map<string, Set<string>>();
   const placement: ApiDeps['placement'] = {
-    addProviderAggregate: async (rp, agg) => { providerAggregates.set(rp, (providerAggregates.get(rp) ?? new Set()).add(agg)); },
-    removeProviderAggregate: async (rp, agg) => { providerAggregates.get(rp)?.delete(agg); },
+    addProviderAggregate: async (rp, agg) => {
+      providerAggregates.set(rp, (providerAggregates.get(rp) ?? new Set()).add(agg));
+    },
+    removeProviderAggregate: async (rp, agg) => {
+      providerAggregates.get(rp)?.delete(agg);
+    },
   };
   const deps: ApiDeps = {
-    apiDb: apiDb.pool, cells: cellDbs, conductor: new SuperConductorClient(bus), retrier, placement, defaultAvailabilityZone: 'nova', castTimeoutMs: 5000, nameFilterTimeoutMs: 800, log: silent,
+    apiDb: apiDb.pool,
+    cells: cellDbs,
+    conductor: new SuperConductorClient(bus),
+    retrier,
+    placement,
+    defaultAvailabilityZone: 'nova',
+    castTimeoutMs: 5000,
+    nameFilterTimeoutMs: 800,
+    log: silent,
   };
   const app = buildApp(deps);
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -188,7 +247,11 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
   const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
   const inject: Harness['inject'] = async (r) => {
     const headers = { ...r.headers, ...(r.payload === undefined ? {} : { 'content-type': 'application/json' }) };
-    const res = await fetch(base + r.url, { method: r.method ?? 'GET', headers, body: r.payload === undefined ? undefined : JSON.stringify(r.payload) });
+    const res = await fetch(base + r.url, {
+      method: r.method ?? 'GET',
+      headers,
+      body: r.payload === undefined ? undefined : JSON.stringify(r.payload),
+    });
     const body = await res.text();
     return { statusCode: res.status, headers: Object.fromEntries(res.headers), body, json: () => JSON.parse(body) as unknown };
   };
@@ -204,7 +267,22 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
     await Promise.all([apiDb.drop(), cell0.drop(), cell1.drop()]);
     await rabbitmqctl('delete_vhost', vhost);
   };
-  return { app, base, inject, raw: (r) => rawRequest(base, r), deps, providerAggregates, apiDb, cell0, cell1, cells, seen, stalledServiceHosts, startConductor: startLate, close };
+  return {
+    app,
+    base,
+    inject,
+    raw: (r) => rawRequest(base, r),
+    deps,
+    providerAggregates,
+    apiDb,
+    cell0,
+    cell1,
+    cells,
+    seen,
+    stalledServiceHosts,
+    startConductor: startLate,
+    close,
+  };
 }
 
 /** Polls until `probe` returns a value other than undefined. */

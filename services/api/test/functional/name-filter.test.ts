@@ -6,8 +6,12 @@ import { createInstance } from '@cellsched/cell-db';
 import { as, IMAGE, startHarness, type Harness, type Res } from './harness';
 
 let h: Harness;
-beforeAll(async () => { h = await startHarness('namefilter'); }, 120_000);
-afterAll(async () => { await h?.close(); });
+beforeAll(async () => {
+  h = await startHarness('namefilter');
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+});
 
 const TINY = { id: 0, flavorid: '1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} };
 /** The harness's per-cell and name-match timeout (ms). */
@@ -15,7 +19,12 @@ const TIMEOUT = 800;
 
 /** A server being built (a BuildRequest), named `name`, in project `project`. */
 async function building(project: string, name: string): Promise<string> {
-  const res = await h.inject({ method: 'POST', url: '/v2.1/servers', headers: as(`u:${project}`), payload: { server: { name, imageRef: IMAGE, flavorRef: '1' } } });
+  const res = await h.inject({
+    method: 'POST',
+    url: '/v2.1/servers',
+    headers: as(`u:${project}`),
+    payload: { server: { name, imageRef: IMAGE, flavorRef: '1' } },
+  });
   expect(res.statusCode).toBe(202);
   return (res.json() as { server: { id: string } }).server.id;
 }
@@ -23,7 +32,17 @@ async function building(project: string, name: string): Promise<string> {
 /** A server in cell1 named `name`, as the super-conductor leaves it (test-only write to the cell DB). */
 async function inCell(project: string, name: string): Promise<string> {
   const uuid = await building(project, name);
-  await createInstance(h.cell1.pool, { uuid, projectId: project, userId: 'u', displayName: name, flavor: TINY, imageRef: IMAGE, vmState: 'active', host: 'host-a', node: 'node-a' });
+  await createInstance(h.cell1.pool, {
+    uuid,
+    projectId: project,
+    userId: 'u',
+    displayName: name,
+    flavor: TINY,
+    imageRef: IMAGE,
+    vmState: 'active',
+    host: 'host-a',
+    node: 'node-a',
+  });
   await setInstanceMappingCell(h.apiDb.pool, uuid, h.cells.cell1.id);
   await h.apiDb.pool.query('DELETE FROM build_requests WHERE instance_uuid = $1', [uuid]);
   return uuid;
@@ -77,10 +96,16 @@ describe('name filter semantics (Nova on PostgreSQL)', () => {
   });
 });
 
-describe('an invalid pattern is Nova\'s 400', () => {
+describe("an invalid pattern is Nova's 400", () => {
   it.each([
-    ['(', "Invalid input for query parameters name. Value: (. '(' is not a 'regex' (invalid regular expression: parentheses () not balanced)"],
-    ['a{2,1}', "Invalid input for query parameters name. Value: a{2,1}. 'a{2,1}' is not a 'regex' (invalid regular expression: invalid repetition count(s))"],
+    [
+      '(',
+      "Invalid input for query parameters name. Value: (. '(' is not a 'regex' (invalid regular expression: parentheses () not balanced)",
+    ],
+    [
+      'a{2,1}',
+      "Invalid input for query parameters name. Value: a{2,1}. 'a{2,1}' is not a 'regex' (invalid regular expression: invalid repetition count(s))",
+    ],
     ['', "Invalid input for query parameters name. Value: . '' is not a 'regex'"],
   ])('%j', async (pattern, message) => {
     const res = await byName('sem', pattern);
@@ -95,7 +120,7 @@ describe('an invalid pattern is Nova\'s 400', () => {
 });
 
 describe('no pattern stalls the api', () => {
-  it('(a+)+$ against a long name of a\'s and a b is answered at once, other requests too', async () => {
+  it("(a+)+$ against a long name of a's and a b is answered at once, other requests too", async () => {
     const evil = `${'a'.repeat(28)}b`;
     await building('redos', evil);
     await inCell('redos', evil);
@@ -115,7 +140,12 @@ describe('no pattern stalls the api', () => {
     await building('costly-br', LONG);
     const r = await alongside(() => byName('costly-br', COSTLY));
     expect(r.slow.statusCode).toBe(400);
-    expect(r.slow.json()).toEqual({ badRequest: { code: 400, message: `Invalid input for query parameters name. Value: ${COSTLY}. It could not be matched within ${TIMEOUT} ms.` } });
+    expect(r.slow.json()).toEqual({
+      badRequest: {
+        code: 400,
+        message: `Invalid input for query parameters name. Value: ${COSTLY}. It could not be matched within ${TIMEOUT} ms.`,
+      },
+    });
     expect(r.slowMs).toBeLessThan(TIMEOUT + 1000);
     expect(r.otherMs).toBeLessThan(500);
   });

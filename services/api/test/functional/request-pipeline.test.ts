@@ -6,8 +6,12 @@ import { as, IMAGE, startHarness, type Harness, type RawRequest, type Res } from
 import { apiState, isNovaError } from './state';
 
 let h: Harness;
-beforeAll(async () => { h = await startHarness('pipeline'); }, 120_000);
-afterAll(async () => { await h?.close(); });
+beforeAll(async () => {
+  h = await startHarness('pipeline');
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+});
 
 const MIB = 1024 * 1024;
 const SERVER = JSON.stringify({ server: { name: 'vm', imageRef: IMAGE, flavorRef: '1', networks: 'none' } });
@@ -25,11 +29,18 @@ async function refused(r: RawRequest): Promise<Res> {
 
 describe('Content-Type', () => {
   it.each(['text/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'json'])(
-    '%s → 415 badMediaType, nothing created', async (type) => {
-      const res = await refused({ method: 'POST', url: '/v2.1/servers', headers: { ...json('alice:p1'), 'content-type': type }, body: SERVER });
+    '%s → 415 badMediaType, nothing created',
+    async (type) => {
+      const res = await refused({
+        method: 'POST',
+        url: '/v2.1/servers',
+        headers: { ...json('alice:p1'), 'content-type': type },
+        body: SERVER,
+      });
       expect(res.statusCode).toBe(415);
       expect(res.json()).toEqual({ badMediaType: { code: 415, message: 'Unsupported Content-Type' } });
-    });
+    },
+  );
 
   it('is judged on every request, as Nova does (a GET with an XML content type is 415 too)', async () => {
     const res = await h.raw({ method: 'GET', url: '/v2.1/servers', headers: { ...as('alice:p1'), 'content-type': 'application/xml' } });
@@ -66,8 +77,15 @@ describe('authentication and authorization before the body', () => {
   it('a member on an admin-only route with a malformed body or a bad Content-Type → 403', async () => {
     const put = await refused({ method: 'PUT', url: '/v2.1/os-services/disable', headers: json('alice:p1'), body: MALFORMED });
     expect(put.statusCode).toBe(403);
-    expect(put.json()).toEqual({ forbidden: { code: 403, message: "Policy doesn't allow os_compute_api:os-services:update to be performed." } });
-    const specs = await refused({ method: 'POST', url: '/v2.1/flavors/1/os-extra_specs', headers: { ...json('alice:p1'), 'content-type': 'text/xml' }, body: '<x/>' });
+    expect(put.json()).toEqual({
+      forbidden: { code: 403, message: "Policy doesn't allow os_compute_api:os-services:update to be performed." },
+    });
+    const specs = await refused({
+      method: 'POST',
+      url: '/v2.1/flavors/1/os-extra_specs',
+      headers: { ...json('alice:p1'), 'content-type': 'text/xml' },
+      body: '<x/>',
+    });
     expect(specs.statusCode).toBe(403);
   });
 
@@ -94,11 +112,15 @@ describe('body size limit (1 MiB)', () => {
 
   it('one byte more → 413 overLimit, announced by Content-Length or sent chunked, with or without a token', async () => {
     for (const r of [
-      { headers: json('alice:p1'), chunked: false }, { headers: json('alice:p1'), chunked: true }, { headers: json(), chunked: false },
+      { headers: json('alice:p1'), chunked: false },
+      { headers: json('alice:p1'), chunked: true },
+      { headers: json(), chunked: false },
     ]) {
       const res = await refused({ method: 'POST', url: '/v2.1/servers', body: padded(MIB + 1), ...r });
       expect(res.statusCode).toBe(413);
-      expect(res.json()).toEqual({ overLimit: { code: 413, message: `Request is too large. Larger than max_request_body_size (${MIB}).` } });
+      expect(res.json()).toEqual({
+        overLimit: { code: 413, message: `Request is too large. Larger than max_request_body_size (${MIB}).` },
+      });
     }
   });
 

@@ -5,11 +5,20 @@ import { BuildRequestSweeper } from '../../src/adapters/build-request-sweeper';
 import { as, IMAGE, startHarness, waitFor, type Harness } from './harness';
 
 let h: Harness;
-beforeAll(async () => { h = await startHarness('sweeper'); }, 120_000);
-afterAll(async () => { await h?.close(); });
+beforeAll(async () => {
+  h = await startHarness('sweeper');
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+});
 
 it('re-casts stale build requests once per period and leaves fresh ones alone', async () => {
-  const res = await h.inject({ method: 'POST', url: '/v2.1/servers', headers: as('alice:p1'), payload: { server: { name: 'multi', imageRef: IMAGE, flavorRef: '1', min_count: 2, max_count: 2 } } });
+  const res = await h.inject({
+    method: 'POST',
+    url: '/v2.1/servers',
+    headers: as('alice:p1'),
+    payload: { server: { name: 'multi', imageRef: IMAGE, flavorRef: '1', min_count: 2, max_count: 2 } },
+  });
   expect(res.statusCode).toBe(202);
   const first = await waitFor('the original cast', () => h.seen.schedule[0]);
   const sweeper = new BuildRequestSweeper(h.deps, { minAgeMs: 60_000, recastEveryMs: 60_000 });
@@ -27,7 +36,12 @@ it('re-casts stale build requests once per period and leaves fresh ones alone', 
 });
 
 it('re-casts a delete queued longer than minAgeMs (the first cast may have been lost)', async () => {
-  const res = await h.inject({ method: 'POST', url: '/v2.1/servers', headers: as('bob:p2'), payload: { server: { name: 'gone', imageRef: IMAGE, flavorRef: '1' } } });
+  const res = await h.inject({
+    method: 'POST',
+    url: '/v2.1/servers',
+    headers: as('bob:p2'),
+    payload: { server: { name: 'gone', imageRef: IMAGE, flavorRef: '1' } },
+  });
   const id = (res.json() as { server: { id: string } }).server.id;
   await setInstanceMappingCell(h.apiDb.pool, id, h.cells.cell1.id);
   await h.apiDb.pool.query('DELETE FROM build_requests WHERE instance_uuid = $1', [id]);
@@ -36,5 +50,8 @@ it('re-casts a delete queued longer than minAgeMs (the first cast may have been 
   const now = Date.now();
   expect(await sweeper.sweep(now)).not.toContain(id);
   expect(await sweeper.sweep(now + 61_000)).toContain(id);
-  expect(await waitFor('delete re-cast', () => h.seen.deletes.find((d) => d.instanceUuid === id))).toMatchObject({ cellUuid: h.cells.cell1.uuid, projectId: 'p2' });
+  expect(await waitFor('delete re-cast', () => h.seen.deletes.find((d) => d.instanceUuid === id))).toMatchObject({
+    cellUuid: h.cells.cell1.uuid,
+    projectId: 'p2',
+  });
 });

@@ -1,4 +1,13 @@
-import { EVENT_COMPUTE_BUILD, EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, listInstanceActions, startActionAndFinishEvent, startInstanceAction, type Queryable } from '@cellsched/cell-db';
+import {
+  EVENT_COMPUTE_BUILD,
+  EVENT_ERROR,
+  EVENT_SUCCESS,
+  finishActionEvent,
+  listInstanceActions,
+  startActionAndFinishEvent,
+  startInstanceAction,
+  type Queryable,
+} from '@cellsched/cell-db';
 import type { BuildEvent, InstanceSnapshot } from '../ports';
 
 /** Our event for the cell conductor's in-cell retry (details: from which host to which). */
@@ -11,11 +20,20 @@ const EVENT_NAMES: Readonly<Record<BuildEvent, string>> = { compute_build: EVENT
  * Records a finished event of the instance's create action (created if the super-conductor's
  * start is missing). Idempotent per (action, event, host). No request id: nothing recorded.
  */
-export async function recordEvent(db: Queryable, inst: InstanceSnapshot, requestId: string, event: BuildEvent, host: string | null,
-  outcome: { readonly ok: boolean; readonly details?: string }): Promise<void> {
+export async function recordEvent(
+  db: Queryable,
+  inst: InstanceSnapshot,
+  requestId: string,
+  event: BuildEvent,
+  host: string | null,
+  outcome: { readonly ok: boolean; readonly details?: string },
+): Promise<void> {
   if (requestId === '') return;
   const action = { instanceUuid: inst.uuid, requestId, action: 'create', userId: inst.userId, projectId: inst.projectId };
-  const result = { result: outcome.ok ? EVENT_SUCCESS : EVENT_ERROR, ...(outcome.details === undefined ? {} : { details: outcome.details }) } as const;
+  const result = {
+    result: outcome.ok ? EVENT_SUCCESS : EVENT_ERROR,
+    ...(outcome.details === undefined ? {} : { details: outcome.details }),
+  } as const;
   if (await startActionAndFinishEvent(db, action, { event: EVENT_NAMES[event], host }, result)) return;
   // NOTE: a concurrent first start of the action was not visible to that statement: the two statements see it
   await startInstanceAction(db, action);

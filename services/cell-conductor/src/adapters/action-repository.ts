@@ -1,8 +1,30 @@
 import {
-  addInstanceFault, advanceInstanceTask, createInstanceTask, endInstanceTask, EVENT_ERROR, EVENT_SUCCESS, finishActionEvent, finishInstanceAction, getInstance,
-  getInstanceAction, getInstanceTask, getMigration, listEvacuationsAwaitingSource, listInstances, listMigrationsOfDeletedInstances, listOverdueInstanceTasks,
-  listUnconfirmedResizes, MIGRATION_FINAL_STATUSES, startInstanceAction, toWireInstance, updateInstance, updateMigration, type InstanceRecord,
-  type InstanceTaskRecord, type MigrationRecord, type Queryable,
+  addInstanceFault,
+  advanceInstanceTask,
+  createInstanceTask,
+  endInstanceTask,
+  EVENT_ERROR,
+  EVENT_SUCCESS,
+  finishActionEvent,
+  finishInstanceAction,
+  getInstance,
+  getInstanceAction,
+  getInstanceTask,
+  getMigration,
+  listEvacuationsAwaitingSource,
+  listInstances,
+  listMigrationsOfDeletedInstances,
+  listOverdueInstanceTasks,
+  listUnconfirmedResizes,
+  MIGRATION_FINAL_STATUSES,
+  startInstanceAction,
+  toWireInstance,
+  updateInstance,
+  updateMigration,
+  type InstanceRecord,
+  type InstanceTaskRecord,
+  type MigrationRecord,
+  type Queryable,
 } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import type { Pool, PoolClient } from 'pg';
@@ -11,24 +33,51 @@ import type { ActionInstance, ActionRepository, ActionSnapshot, ActionTask, Acti
 /** The decisions' view of an instance row (with its wire form, tagged with the cell). Pure. */
 export function actionInstanceOf(r: InstanceRecord, cellUuid: string): ActionInstance {
   return {
-    uuid: r.uuid, projectId: r.projectId, userId: r.userId, vmState: r.vmState, taskState: r.taskState, powerState: r.powerState, host: r.host, node: r.node,
-    flavor: r.flavor, oldFlavor: r.oldFlavor, newFlavor: r.newFlavor, imageRef: r.imageRef, wire: toWireInstance(r, cellUuid),
+    uuid: r.uuid,
+    projectId: r.projectId,
+    userId: r.userId,
+    vmState: r.vmState,
+    taskState: r.taskState,
+    powerState: r.powerState,
+    host: r.host,
+    node: r.node,
+    flavor: r.flavor,
+    oldFlavor: r.oldFlavor,
+    newFlavor: r.newFlavor,
+    imageRef: r.imageRef,
+    wire: toWireInstance(r, cellUuid),
   };
 }
 
 /** The decisions' view of a task row. Pure. */
 export function actionTaskOf(t: InstanceTaskRecord): ActionTask {
   return {
-    requestId: t.requestId, action: t.action, step: t.step, stepHost: t.stepHost, attempt: t.attempt, enteredBy: t.enteredBy, migrationUuid: t.migrationUuid,
-    hostList: t.hostList, requestSpec: t.requestSpec, params: t.params, priorVmState: t.priorVmState, failure: t.failure,
+    requestId: t.requestId,
+    action: t.action,
+    step: t.step,
+    stepHost: t.stepHost,
+    attempt: t.attempt,
+    enteredBy: t.enteredBy,
+    migrationUuid: t.migrationUuid,
+    hostList: t.hostList,
+    requestSpec: t.requestSpec,
+    params: t.params,
+    priorVmState: t.priorVmState,
+    failure: t.failure,
   };
 }
 
 /** The decisions' view of a migration row. Pure. */
 export function migrationViewOf(m: MigrationRecord): MigrationView {
   return {
-    uuid: m.uuid, instanceUuid: m.instanceUuid, migrationType: m.migrationType, status: m.status, sourceCompute: m.sourceCompute, sourceNode: m.sourceNode,
-    destCompute: m.destCompute, destNode: m.destNode,
+    uuid: m.uuid,
+    instanceUuid: m.instanceUuid,
+    migrationType: m.migrationType,
+    status: m.status,
+    sourceCompute: m.sourceCompute,
+    sourceNode: m.sourceNode,
+    destCompute: m.destCompute,
+    destNode: m.destNode,
   };
 }
 
@@ -42,8 +91,10 @@ async function migrationOf(db: Queryable, uuid: string | null | undefined): Prom
 
 /** Ends a migration that is not over as `error` (Nova soft-deletes a deleted instance's; we keep it listed). */
 async function endMigration(db: Queryable, uuid: string): Promise<void> {
-  await db.query(`UPDATE migrations SET status = 'error', updated_at = now() WHERE uuid = $1 AND deleted_at IS NULL AND NOT (status = ANY($2::text[]))`,
-    [uuid, [...MIGRATION_FINAL_STATUSES]]);
+  await db.query(
+    `UPDATE migrations SET status = 'error', updated_at = now() WHERE uuid = $1 AND deleted_at IS NULL AND NOT (status = ANY($2::text[]))`,
+    [uuid, [...MIGRATION_FINAL_STATUSES]],
+  );
 }
 
 function actionTransaction(c: PoolClient, cellUuid: string): ActionTransaction {
@@ -58,29 +109,58 @@ function actionTransaction(c: PoolClient, cellUuid: string): ActionTransaction {
       return m === undefined ? undefined : migrationViewOf(m);
     },
     endMigration: (uuid) => endMigration(c, uuid),
-    addFault: async (uuid, f) => { await addInstanceFault(c, { instanceUuid: uuid, code: 500, message: f.message, host: f.host, details: f.details }); },
+    addFault: async (uuid, f) => {
+      await addInstanceFault(c, { instanceUuid: uuid, code: 500, message: f.message, host: f.host, details: f.details });
+    },
     recordEvent: async (inst, requestId, action, e) => {
       if (requestId === '') return;
       await startInstanceAction(c, { instanceUuid: inst.uuid, requestId, action, userId: inst.userId, projectId: inst.projectId });
-      await finishActionEvent(c, { instanceUuid: inst.uuid, requestId, event: e.event, host: e.host },
-        { result: e.ok ? EVENT_SUCCESS : EVENT_ERROR, ...(e.details === undefined ? {} : { details: e.details }) });
+      await finishActionEvent(
+        c,
+        { instanceUuid: inst.uuid, requestId, event: e.event, host: e.host },
+        { result: e.ok ? EVENT_SUCCESS : EVENT_ERROR, ...(e.details === undefined ? {} : { details: e.details }) },
+      );
     },
-    finishAction: async (uuid, requestId) => { if (requestId !== '') await finishInstanceAction(c, uuid, requestId); },
+    finishAction: async (uuid, requestId) => {
+      if (requestId !== '') await finishInstanceAction(c, uuid, requestId);
+    },
     startTask: async (uuid, t) => {
       await createInstanceTask(c, {
-        instanceUuid: uuid, requestId: t.requestId, action: t.action, step: t.next.step, stepHost: t.next.host, attempt: t.next.attempt, deadlineAt: t.deadlineAt,
-        migrationUuid: t.migrationUuid, hostList: t.next.hostList ?? [], ...(t.requestSpec === undefined ? {} : { requestSpec: t.requestSpec }), params: t.params,
-        priorVmState: t.priorVmState, traceParent: t.traceParent,
+        instanceUuid: uuid,
+        requestId: t.requestId,
+        action: t.action,
+        step: t.next.step,
+        stepHost: t.next.host,
+        attempt: t.next.attempt,
+        deadlineAt: t.deadlineAt,
+        migrationUuid: t.migrationUuid,
+        hostList: t.next.hostList ?? [],
+        ...(t.requestSpec === undefined ? {} : { requestSpec: t.requestSpec }),
+        params: t.params,
+        priorVmState: t.priorVmState,
+        traceParent: t.traceParent,
       });
     },
     advanceTask: async (uuid, from, n) => {
-      const t = await advanceInstanceTask(c, uuid, { requestId: from.requestId, step: from.step, stepHost: from.stepHost, attempt: from.attempt }, {
-        step: n.step, stepHost: n.host, attempt: n.attempt, deadlineAt: n.deadlineAt, enteredBy: n.enteredBy,
-        ...(n.hostList === undefined ? {} : { hostList: n.hostList }), ...(n.failure === undefined ? {} : { failure: n.failure }),
-      });
+      const t = await advanceInstanceTask(
+        c,
+        uuid,
+        { requestId: from.requestId, step: from.step, stepHost: from.stepHost, attempt: from.attempt },
+        {
+          step: n.step,
+          stepHost: n.host,
+          attempt: n.attempt,
+          deadlineAt: n.deadlineAt,
+          enteredBy: n.enteredBy,
+          ...(n.hostList === undefined ? {} : { hostList: n.hostList }),
+          ...(n.failure === undefined ? {} : { failure: n.failure }),
+        },
+      );
       return t === undefined ? undefined : actionTaskOf(t);
     },
-    endTask: async (uuid, requestId) => { await endInstanceTask(c, uuid, requestId); },
+    endTask: async (uuid, requestId) => {
+      await endInstanceTask(c, uuid, requestId);
+    },
   };
 }
 
@@ -95,10 +175,16 @@ async function lockInstance(c: PoolClient, uuid: string): Promise<InstanceRecord
  * row lock first (the build handlers and the super-conductor's delete take the same lock).
  */
 export class PgActionRepository implements ActionRepository {
-  constructor(private readonly pool: Pool, private readonly cellUuid: string) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly cellUuid: string,
+  ) {}
 
-  withLockedAction<T>(instanceUuid: string, o: { readonly requestId: string; readonly migrationUuid: string },
-    fn: (snap: ActionSnapshot | undefined, tx: ActionTransaction, migration: MigrationView | undefined) => Promise<T>): Promise<T> {
+  withLockedAction<T>(
+    instanceUuid: string,
+    o: { readonly requestId: string; readonly migrationUuid: string },
+    fn: (snap: ActionSnapshot | undefined, tx: ActionTransaction, migration: MigrationView | undefined) => Promise<T>,
+  ): Promise<T> {
     return withTransaction(this.pool, async (c) => {
       const rec = await lockInstance(c, instanceUuid);
       const named = await migrationOf(c, o.migrationUuid);
@@ -107,7 +193,9 @@ export class PgActionRepository implements ActionRepository {
       const migration = t?.migrationUuid != null ? await migrationOf(c, t.migrationUuid) : named;
       const action = o.requestId === '' ? undefined : await getInstanceAction(c, rec.uuid, o.requestId);
       const snap: ActionSnapshot = {
-        instance: actionInstanceOf(rec, this.cellUuid), task: t === undefined ? undefined : actionTaskOf(t), migration,
+        instance: actionInstanceOf(rec, this.cellUuid),
+        task: t === undefined ? undefined : actionTaskOf(t),
+        migration,
         actionFinished: action?.finishTime != null,
       };
       return fn(snap, actionTransaction(c, this.cellUuid), named);
@@ -151,7 +239,9 @@ export class PgActionRepository implements ActionRepository {
     if (!UUID.test(instanceUuid)) return undefined;
     const r = await this.pool.query<{ uuid: string }>(
       `SELECT uuid FROM migrations WHERE instance_uuid = $1 AND deleted_at IS NULL AND migration_type IN ('migration', 'resize')
-         AND status IN ('finished', 'confirming', 'reverting') ORDER BY id DESC LIMIT 1`, [instanceUuid]);
+         AND status IN ('finished', 'confirming', 'reverting') ORDER BY id DESC LIMIT 1`,
+      [instanceUuid],
+    );
     return r.rows[0]?.uuid;
   }
 

@@ -1,5 +1,12 @@
 import {
-  findMigrations, listComputeNodes, listInstances, listPendingProviders, MIGRATION_FINAL_STATUSES, type ComputeNodeRecord, type InstanceRecord, type MigrationRecord,
+  findMigrations,
+  listComputeNodes,
+  listInstances,
+  listPendingProviders,
+  MIGRATION_FINAL_STATUSES,
+  type ComputeNodeRecord,
+  type InstanceRecord,
+  type MigrationRecord,
 } from '@cellsched/cell-db';
 import { instanceConsumer, type PlacementClient } from '@cellsched/placement-client';
 import { FAILURE_CODES } from '@cellsched/wire';
@@ -7,7 +14,11 @@ import type { Pool } from 'pg';
 import { classifyAllocation, LeakTracker, type AuditVerdict } from '../domain/audit';
 
 /** One healed allocation: the consumer, the provider it no longer holds, and why. */
-export interface HealedAllocation { readonly consumerUuid: string; readonly providerUuid: string; readonly reason: AuditVerdict }
+export interface HealedAllocation {
+  readonly consumerUuid: string;
+  readonly providerUuid: string;
+  readonly reason: AuditVerdict;
+}
 
 /** What one audit pass saw and did. */
 export interface AuditReport {
@@ -38,14 +49,21 @@ export class AuditProvidersUnknownError extends Error {
   }
 }
 
-function nodeUuidOf(nodes: readonly ComputeNodeRecord[], i: { readonly host: string | null; readonly node: string | null }): string | undefined {
+function nodeUuidOf(
+  nodes: readonly ComputeNodeRecord[],
+  i: { readonly host: string | null; readonly node: string | null },
+): string | undefined {
   return nodes.find((n) => n.host === i.host && n.hypervisorHostname === (i.node ?? i.host))?.uuid;
 }
 
 /** What an instance's migrations (oldest first) say about where it may hold resources: the nodes of those in progress, a failed last one. */
 function moveOf(nodes: readonly ComputeNodeRecord[], ms: readonly MigrationRecord[]): { moveProviders: string[]; failedMove: boolean } {
-  const moveProviders = ms.filter((m) => !MIGRATION_FINAL_STATUSES.includes(m.status))
-    .flatMap((m) => [nodeUuidOf(nodes, { host: m.sourceCompute, node: m.sourceNode }), nodeUuidOf(nodes, { host: m.destCompute, node: m.destNode })])
+  const moveProviders = ms
+    .filter((m) => !MIGRATION_FINAL_STATUSES.includes(m.status))
+    .flatMap((m) => [
+      nodeUuidOf(nodes, { host: m.sourceCompute, node: m.sourceNode }),
+      nodeUuidOf(nodes, { host: m.destCompute, node: m.destNode }),
+    ])
     .filter((u): u is string => u !== undefined);
   return { moveProviders, failedMove: ms.at(-1)?.status === 'error' };
 }
@@ -84,8 +102,12 @@ async function auditedNodes(pool: Pool): Promise<AuditedNodes> {
 export class AllocationAudit {
   private readonly tracker: LeakTracker;
 
-  constructor(private readonly pool: Pool, private readonly placement: PlacementClient, graceMs: number,
-    private readonly placementUrl = '(placement)') {
+  constructor(
+    private readonly pool: Pool,
+    private readonly placement: PlacementClient,
+    graceMs: number,
+    private readonly placementUrl = '(placement)',
+  ) {
     this.tracker = new LeakTracker(graceMs);
   }
 
@@ -114,12 +136,28 @@ export class AllocationAudit {
     for (const s of seen) {
       const i = instances.get(s.consumer);
       const status = statusOf.get(s.consumer);
-      out.set(`${s.consumer}/${s.provider}`, classifyAllocation({
-        consumerUuid: s.consumer, providerUuid: s.provider, isMigration: status !== undefined, ...(status === undefined ? {} : { migrationStatus: status }),
-        instance: i === undefined ? undefined : {
-          vmState: i.vmState, node: i.node, deleted: i.deletedAt !== null, computeNodeUuid: nodeUuidOf(nodes, i), ...moveOf(nodes, migrations.filter((m) => m.instanceUuid === i.uuid)),
-        },
-      }));
+      out.set(
+        `${s.consumer}/${s.provider}`,
+        classifyAllocation({
+          consumerUuid: s.consumer,
+          providerUuid: s.provider,
+          isMigration: status !== undefined,
+          ...(status === undefined ? {} : { migrationStatus: status }),
+          instance:
+            i === undefined
+              ? undefined
+              : {
+                  vmState: i.vmState,
+                  node: i.node,
+                  deleted: i.deletedAt !== null,
+                  computeNodeUuid: nodeUuidOf(nodes, i),
+                  ...moveOf(
+                    nodes,
+                    migrations.filter((m) => m.instanceUuid === i.uuid),
+                  ),
+                },
+        }),
+      );
     }
     return out;
   }
@@ -129,7 +167,10 @@ export class AllocationAudit {
     if (current === undefined) return;
     const keep = current.allocations.filter((a) => !leakedProviders.has(a.resourceProviderUuid));
     if (keep.length === 0 || instance === undefined) await this.placement.release([consumer]);
-    else await this.placement.claim(instanceConsumer({ uuid: consumer, projectId: instance.projectId, userId: instance.userId }, keep), { replace: true });
+    else
+      await this.placement.claim(instanceConsumer({ uuid: consumer, projectId: instance.projectId, userId: instance.userId }, keep), {
+        replace: true,
+      });
   }
 
   /** One pass. Safe to run concurrently with builds; not with another audit of the same cell. */
@@ -152,11 +193,21 @@ export class AllocationAudit {
       byConsumer.set(consumerUuid, (byConsumer.get(consumerUuid) ?? new Set()).add(providerUuid));
       healed.push({ consumerUuid, providerUuid, reason: verdict });
     }
-    const instances = new Map((await listInstances(this.pool, { uuids: [...byConsumer.keys()], includeDeleted: true })).map((i) => [i.uuid, i]));
-    for (const [consumer, providers] of byConsumer) await this.heal(consumer, providers, instances.get(consumer)?.deletedAt === null ? instances.get(consumer) : undefined);
+    const instances = new Map(
+      (await listInstances(this.pool, { uuids: [...byConsumer.keys()], includeDeleted: true })).map((i) => [i.uuid, i]),
+    );
+    for (const [consumer, providers] of byConsumer)
+      await this.heal(consumer, providers, instances.get(consumer)?.deletedAt === null ? instances.get(consumer) : undefined);
     const holding = await listInstances(this.pool, { vmStates: ['active', 'building', 'stopped', 'resized'] });
     const consumers = new Set(seen.map((s) => s.consumer));
     const missing = holding.filter((i) => i.host !== null && !consumers.has(i.uuid)).map((i) => i.uuid);
-    return { providers: nodes.length, allocations: seen.length, suspects: suspects.length - healed.length, healed, missing, unknownProviders: unknown };
+    return {
+      providers: nodes.length,
+      allocations: seen.length,
+      suspects: suspects.length - healed.length,
+      healed,
+      missing,
+      unknownProviders: unknown,
+    };
   }
 }

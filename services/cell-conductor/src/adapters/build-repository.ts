@@ -7,8 +7,16 @@ import { createRequestId, recordEvent } from './action-events';
 /** The domain's view of a row (with its wire form, tagged with the cell). Pure. */
 export function snapshotOf(r: InstanceRecord, cellUuid: string): InstanceSnapshot {
   return {
-    uuid: r.uuid, projectId: r.projectId, userId: r.userId, vmState: r.vmState, host: r.host, node: r.node, buildAttempt: r.buildAttempt,
-    buildHostList: r.buildHostList, buildRequestSpec: r.buildRequestSpec, wire: toWireInstance(r, cellUuid),
+    uuid: r.uuid,
+    projectId: r.projectId,
+    userId: r.userId,
+    vmState: r.vmState,
+    host: r.host,
+    node: r.node,
+    buildAttempt: r.buildAttempt,
+    buildHostList: r.buildHostList,
+    buildRequestSpec: r.buildRequestSpec,
+    wire: toWireInstance(r, cellUuid),
   };
 }
 
@@ -28,22 +36,48 @@ function buildTransaction(c: PoolClient, cellUuid: string): BuildTransaction {
     recordEvent: (inst, requestId, event, host, outcome) => recordEvent(c, inst, requestId, event, host, outcome),
     createRequestId: (uuid) => createRequestId(c, uuid),
     moveBuild: async (uuid, m) => {
-      const r = await updateInstance(c, uuid, {
-        host: m.host, node: m.node, taskState: 'scheduling', buildAttempt: m.buildAttempt, buildHostList: m.buildHostList, buildDeadlineAt: m.buildDeadlineAt,
-        ...(m.buildRequestSpec === undefined ? {} : { buildRequestSpec: m.buildRequestSpec }),
-      }, BUILDING);
+      const r = await updateInstance(
+        c,
+        uuid,
+        {
+          host: m.host,
+          node: m.node,
+          taskState: 'scheduling',
+          buildAttempt: m.buildAttempt,
+          buildHostList: m.buildHostList,
+          buildDeadlineAt: m.buildDeadlineAt,
+          ...(m.buildRequestSpec === undefined ? {} : { buildRequestSpec: m.buildRequestSpec }),
+        },
+        BUILDING,
+      );
       return r.kind === 'updated' ? snapshotOf(r.instance, cellUuid) : undefined;
     },
     failBuild: async (uuid, fault, o) => {
-      const r = await updateInstance(c, uuid, { vmState: 'error', taskState: null, ...(o.clearHost ? { host: null, node: null } : {}), buildHostList: [], buildDeadlineAt: null }, BUILDING);
+      const r = await updateInstance(
+        c,
+        uuid,
+        { vmState: 'error', taskState: null, ...(o.clearHost ? { host: null, node: null } : {}), buildHostList: [], buildDeadlineAt: null },
+        BUILDING,
+      );
       if (r.kind !== 'updated') return false;
       await addInstanceFault(c, { instanceUuid: uuid, code: 500, message: fault.message, host: fault.host, details: fault.details });
       return true;
     },
     activate: async (uuid, a) => {
-      const r = await updateInstance(c, uuid, {
-        vmState: 'active', taskState: null, powerState: 1, node: a.node, launchedAt: a.launchedAt, buildHostList: [], buildDeadlineAt: null,
-      }, BUILDING);
+      const r = await updateInstance(
+        c,
+        uuid,
+        {
+          vmState: 'active',
+          taskState: null,
+          powerState: 1,
+          node: a.node,
+          launchedAt: a.launchedAt,
+          buildHostList: [],
+          buildDeadlineAt: null,
+        },
+        BUILDING,
+      );
       return r.kind === 'updated';
     },
   };
@@ -54,7 +88,10 @@ function buildTransaction(c: PoolClient, cellUuid: string): BuildTransaction {
  * first; `withTransaction` rolls back on a throw and retries serialization failures only.
  */
 export class PgBuildRepository implements BuildRepository {
-  constructor(private readonly pool: Pool, private readonly cellUuid: string) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly cellUuid: string,
+  ) {}
 
   withLockedInstance<T>(uuid: string, fn: (inst: InstanceSnapshot | undefined, tx: BuildTransaction) => Promise<T>): Promise<T> {
     return withTransaction(this.pool, async (c) => {

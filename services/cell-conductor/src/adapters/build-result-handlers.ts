@@ -13,7 +13,13 @@ import type { BuildPorts } from '../ports';
  */
 export function buildSucceededHandler(ports: BuildPorts) {
   return (req: BuildSucceededRequest, ctx: CastContext): Promise<void> =>
-    onBuildSucceeded(ports, ctx.logger, { instanceUuid: req.instanceUuid, host: req.host, attempt: normalizeAttempt(req.attempt), node: req.node, requestId: req.requestId });
+    onBuildSucceeded(ports, ctx.logger, {
+      instanceUuid: req.instanceUuid,
+      host: req.host,
+      attempt: normalizeAttempt(req.attempt),
+      node: req.node,
+      requestId: req.requestId,
+    });
 }
 
 /**
@@ -24,5 +30,11 @@ export function buildSucceededHandler(ports: BuildPorts) {
  */
 export function buildAbortedHandler(ports: BuildPorts) {
   return (req: BuildAbortedRequest, ctx: CastContext): Promise<void> =>
-    onBuildAborted(ports, ctx.logger, { instanceUuid: req.instanceUuid, host: req.host, attempt: normalizeAttempt(req.attempt), requestId: req.requestId, failure: req.failure });
+    onBuildAborted(ports, ctx.logger, {
+      instanceUuid: req.instanceUuid,
+      host: req.host,
+      attempt: normalizeAttempt(req.attempt),
+      requestId: req.requestId,
+      failure: req.failure,
+    });
 }

@@ -19,7 +19,11 @@ export interface WatchdogOptions {
  * dead host is refused and its guest terminated). Returns how many builds it moved on.
  */
 export async function runBuildWatchdog(pool: Pool, ports: BuildPorts, o: WatchdogOptions, log: Logger): Promise<number> {
-  const stuck = await findStuckBuilds(pool, { buildTimeoutMs: ports.buildTimeoutMs, serviceDownTimeMs: o.serviceDownTimeMs, batch: o.batch ?? 100 });
+  const stuck = await findStuckBuilds(pool, {
+    buildTimeoutMs: ports.buildTimeoutMs,
+    serviceDownTimeMs: o.serviceDownTimeMs,
+    batch: o.batch ?? 100,
+  });
   // NOTE: each retry is a span of the create's trace (saved on the row), so is the build it casts
   for (const s of stuck) await withSavedTrace('build watchdog retry', s.traceParent, () => retryStuckBuild(ports, log, s));
   return stuck.length;

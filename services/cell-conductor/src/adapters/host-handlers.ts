@@ -1,5 +1,13 @@
 import type { CastContext } from '@cellsched/bus';
-import { forgetPendingProviders, recordComputeProcessRun, recordServiceHeartbeats, updateComputeNodesStats, upsertComputeNode, upsertService, type DeletedServices } from '@cellsched/cell-db';
+import {
+  forgetPendingProviders,
+  recordComputeProcessRun,
+  recordServiceHeartbeats,
+  updateComputeNodesStats,
+  upsertComputeNode,
+  upsertService,
+  type DeletedServices,
+} from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import type { ComputeHostReport, ReportComputeHostsRequest, ServiceHeartbeatsRequest, UpdateHostStatsRequest } from '@cellsched/wire';
 import type { Pool, PoolClient } from 'pg';
@@ -8,17 +16,30 @@ import { removeRetiredProviders, retireHostsNotServed } from './host-retirement'
 
 async function recordHost(c: PoolClient, h: ComputeHostReport, computeProcess: string): Promise<void> {
   const { service } = await upsertService(c, {
-    host: h.host, binary: h.binary || 'nova-compute', topic: h.topic || 'compute', version: h.serviceVersion,
+    host: h.host,
+    binary: h.binary || 'nova-compute',
+    topic: h.topic || 'compute',
+    version: h.serviceVersion,
     ...(computeProcess === '' ? {} : { computeProcess }),
   });
   await upsertComputeNode(c, {
-    uuid: h.computeNodeUuid, serviceId: service.id, host: h.host, hypervisorHostname: h.hypervisorHostname || h.host,
-    vcpus: h.vcpus, memoryMb: h.memoryMb, localGb: h.localGb, vcpusUsed: h.vcpusUsed, memoryMbUsed: h.memoryMbUsed, localGbUsed: h.localGbUsed,
-    runningVms: h.runningVms, hypervisorType: h.hypervisorType || 'fake',
+    uuid: h.computeNodeUuid,
+    serviceId: service.id,
+    host: h.host,
+    hypervisorHostname: h.hypervisorHostname || h.host,
+    vcpus: h.vcpus,
+    memoryMb: h.memoryMb,
+    localGb: h.localGb,
+    vcpusUsed: h.vcpusUsed,
+    memoryMbUsed: h.memoryMbUsed,
+    localGbUsed: h.localGbUsed,
+    runningVms: h.runningVms,
+    hypervisorType: h.hypervisorType || 'fake',
     ...(h.cpuAllocationRatio > 0 ? { cpuAllocationRatio: h.cpuAllocationRatio } : {}),
     ...(h.ramAllocationRatio > 0 ? { ramAllocationRatio: h.ramAllocationRatio } : {}),
     ...(h.diskAllocationRatio > 0 ? { diskAllocationRatio: h.diskAllocationRatio } : {}),
-    supportedInstances: h.supportedInstances.map((t) => [t.arch, t.hvType, t.vmMode] as const), stats: h.stats,
+    supportedInstances: h.supportedInstances.map((t) => [t.arch, t.hvType, t.vmMode] as const),
+    stats: h.stats,
     ...(h.cpuInfo === '' ? {} : { cpuInfo: h.cpuInfo }),
   });
 }
@@ -29,11 +50,15 @@ type ReportOutcome = { readonly stale: true } | { readonly stale: false; readonl
 async function applyReport(c: PoolClient, req: ReportComputeHostsRequest): Promise<ReportOutcome> {
   const proc = req.computeProcess;
   // NOTE: first, so the process's row lock orders its reports; an earlier run's report delivered late must not revive retired hosts
-  if (proc !== '' && await recordComputeProcessRun(c, proc, req.incarnation) === 'stale') return { stale: true };
+  if (proc !== '' && (await recordComputeProcessRun(c, proc, req.incarnation)) === 'stale') return { stale: true };
   for (const h of req.hosts) await recordHost(c, h, proc);
   // NOTE: a host that comes back is served again: its provider (kept while instances held it) is no longer one to delete or disable
-  await forgetPendingProviders(c, req.hosts.map((h) => h.computeNodeUuid));
-  const retired = proc !== '' && req.hostSet.length > 0 ? await retireHostsNotServed(c, proc, req.hostSet) : { services: [], nodeUuids: [] };
+  await forgetPendingProviders(
+    c,
+    req.hosts.map((h) => h.computeNodeUuid),
+  );
+  const retired =
+    proc !== '' && req.hostSet.length > 0 ? await retireHostsNotServed(c, proc, req.hostSet) : { services: [], nodeUuids: [] };
   return { stale: false, retired };
 }
 
@@ -50,17 +75,27 @@ export function reportComputeHostsHandler(pool: Pool, providers: RetiredProvider
   return async (req: ReportComputeHostsRequest, ctx: CastContext): Promise<void> => {
     const outcome = await withTransaction(pool, (c) => applyReport(c, req));
     if (outcome.stale) {
-      ctx.logger.warn({ compute_process: req.computeProcess, incarnation: req.incarnation, hosts: req.hosts.length }, 'report of an earlier run of the compute process ignored');
+      ctx.logger.warn(
+        { compute_process: req.computeProcess, incarnation: req.incarnation, hosts: req.hosts.length },
+        'report of an earlier run of the compute process ignored',
+      );
       return;
     }
     ctx.logger.info({ hosts: req.hosts.length, compute_process: req.computeProcess || undefined }, 'compute hosts reported');
     if (outcome.retired.services.length > 0) {
-      ctx.logger.warn({ compute_process: req.computeProcess, retired: outcome.retired.services.map((s) => s.host) }, 'compute hosts no longer served retired');
+      ctx.logger.warn(
+        { compute_process: req.computeProcess, retired: outcome.retired.services.map((s) => s.host) },
+        'compute hosts no longer served retired',
+      );
     }
     if (req.hostSet.length === 0) return;
     // NOTE: the retirement is committed and the providers are queued: placement unavailable now only delays their deletion to the next sweep
-    await removeRetiredProviders(pool, providers, ctx.logger, req.computeProcess)
-      .catch((err: unknown) => ctx.logger.warn({ err, compute_process: req.computeProcess }, 'retired providers not removed yet: placement failed, the sweep retries'));
+    await removeRetiredProviders(pool, providers, ctx.logger, req.computeProcess).catch((err: unknown) =>
+      ctx.logger.warn(
+        { err, compute_process: req.computeProcess },
+        'retired providers not removed yet: placement failed, the sweep retries',
+      ),
+    );
   };
 }
 
@@ -80,7 +115,10 @@ export function serviceHeartbeatsHandler(pool: Pool) {
  */
 export function updateHostStatsHandler(pool: Pool) {
   return async (req: UpdateHostStatsRequest, ctx: CastContext): Promise<void> => {
-    const updated = await updateComputeNodesStats(pool, req.hosts.map((h) => ({ uuid: h.computeNodeUuid, stats: h.stats, runningVms: h.runningVms })));
+    const updated = await updateComputeNodesStats(
+      pool,
+      req.hosts.map((h) => ({ uuid: h.computeNodeUuid, stats: h.stats, runningVms: h.runningVms })),
+    );
     ctx.logger.debug({ reported: req.hosts.length, updated }, 'host stats written where they changed');
   };
 }

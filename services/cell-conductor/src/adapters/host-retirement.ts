@@ -1,5 +1,11 @@
 import {
-  addPendingProviders, deleteServices, getComputeNode, listPendingProviders, listServicesNotServedBy, removePendingProviders, type DeletedServices,
+  addPendingProviders,
+  deleteServices,
+  getComputeNode,
+  listPendingProviders,
+  listServicesNotServedBy,
+  removePendingProviders,
+  type DeletedServices,
 } from '@cellsched/cell-db';
 import type { PoolClient, Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -17,7 +23,10 @@ import type { RetiredProviders } from '../ports';
 export async function retireHostsNotServed(c: PoolClient, name: string, hostSet: readonly string[]): Promise<DeletedServices> {
   const gone = await listServicesNotServedBy(c, name, hostSet);
   if (gone.length === 0) return { services: [], nodeUuids: [] };
-  const deleted = await deleteServices(c, gone.map((s) => s.id));
+  const deleted = await deleteServices(
+    c,
+    gone.map((s) => s.id),
+  );
   await addPendingProviders(c, name, deleted.nodeUuids);
   return deleted;
 }
@@ -41,7 +50,12 @@ export interface RetiredProvidersPass {
  * the API, and an ACTIVE instance without its allocation is capacity placement gives away twice.
  * Idempotent; a placement failure throws after recording what was done.
  */
-export async function removeRetiredProviders(pool: Pool, providers: RetiredProviders, log: Logger, name?: string): Promise<RetiredProvidersPass> {
+export async function removeRetiredProviders(
+  pool: Pool,
+  providers: RetiredProviders,
+  log: Logger,
+  name?: string,
+): Promise<RetiredProvidersPass> {
   const pass: RetiredProvidersPass = { deleted: [], kept: [], returned: [] };
   for (const [proc, uuids] of await listPendingProviders(pool, name)) {
     const deleted: string[] = [];
@@ -49,9 +63,15 @@ export async function removeRetiredProviders(pool: Pool, providers: RetiredProvi
     try {
       for (const uuid of uuids) {
         // NOTE: its host came back (a live node again) since it was queued: the compute reports this provider now, hands off
-        if (await getComputeNode(pool, uuid) !== undefined) { returned.push(uuid); continue; }
+        if ((await getComputeNode(pool, uuid)) !== undefined) {
+          returned.push(uuid);
+          continue;
+        }
         const outcome = await providers.deleteResourceProvider(uuid);
-        if (outcome !== 'in_use') { deleted.push(uuid); continue; }
+        if (outcome !== 'in_use') {
+          deleted.push(uuid);
+          continue;
+        }
         await providers.setComputeStatusDisabled(uuid, true);
         pass.kept.push(uuid);
       }
@@ -61,6 +81,6 @@ export async function removeRetiredProviders(pool: Pool, providers: RetiredProvi
       pass.returned.push(...returned);
     }
   }
-  if (pass.deleted.length + pass.kept.length + pass.returned.length > 0) log.info({ ...pass }, 'retired hosts\' providers');
+  if (pass.deleted.length + pass.kept.length + pass.returned.length > 0) log.info({ ...pass }, "retired hosts' providers");
   return pass;
 }

@@ -1,4 +1,10 @@
-import { AllocationRequestError, instanceConsumer, parseAllocationRequest, type ClaimOutcome, type PlacementClient } from '@cellsched/placement-client';
+import {
+  AllocationRequestError,
+  instanceConsumer,
+  parseAllocationRequest,
+  type ClaimOutcome,
+  type PlacementClient,
+} from '@cellsched/placement-client';
 import type { ConsumerGroup, InstanceGroup, Selection } from '@cellsched/wire';
 import type { ClaimConsumer, InstanceClaimer, MovePlacement } from '../ports';
 
@@ -21,7 +27,10 @@ export class PlacementInstanceClaimer implements InstanceClaimer, MovePlacement 
   constructor(private readonly placement: PlacementClient) {}
 
   /** Tries `claim` while it loses a provider-generation race (a bounded loop); the Selection's unreadable allocation request is `invalid`. */
-  private async withConflictRetry(selection: Selection, claim: (allocations: ReturnType<typeof parseAllocationRequest>) => Promise<ClaimOutcome>): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
+  private async withConflictRetry(
+    selection: Selection,
+    claim: (allocations: ReturnType<typeof parseAllocationRequest>) => Promise<ClaimOutcome>,
+  ): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
     let allocations;
     try {
       allocations = parseAllocationRequest(selection.allocationRequest?.json ?? '');
@@ -38,12 +47,20 @@ export class PlacementInstanceClaimer implements InstanceClaimer, MovePlacement 
   }
 
   claimSelection(consumer: ClaimConsumer, selection: Selection): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
-    return this.withConflictRetry(selection, (a) => this.placement.claim(instanceConsumer(consumer, a), { replace: true, group: consumerGroup(consumer.group) }));
+    return this.withConflictRetry(selection, (a) =>
+      this.placement.claim(instanceConsumer(consumer, a), { replace: true, group: consumerGroup(consumer.group) }),
+    );
   }
 
   /** ClaimMove of an alternate: the migration keeps the source, the instance's allocations become the alternate's. */
-  claimMove(consumer: ClaimConsumer, selection: Selection, migrationUuid: string): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
-    return this.withConflictRetry(selection, (a) => this.placement.claimMove(instanceConsumer(consumer, a), migrationUuid, consumerGroup(consumer.group)));
+  claimMove(
+    consumer: ClaimConsumer,
+    selection: Selection,
+    migrationUuid: string,
+  ): Promise<ClaimOutcome | { kind: 'invalid'; message: string }> {
+    return this.withConflictRetry(selection, (a) =>
+      this.placement.claimMove(instanceConsumer(consumer, a), migrationUuid, consumerGroup(consumer.group)),
+    );
   }
 
   async revertMove(instanceUuid: string, migrationUuid: string): Promise<void> {

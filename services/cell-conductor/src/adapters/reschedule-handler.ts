@@ -7,8 +7,14 @@ import type { BuildPorts } from '../ports';
 /** The domain's report of a `build_instances` cast (a compute's reschedulable failure, or the super-conductor's refused first build). Pure. */
 export function failureReportOf(req: BuildInstancesRequest): FailureReport {
   return {
-    instanceUuid: req.instance?.uuid ?? '', failedHost: req.failedHost, attempt: normalizeAttempt(req.attempt), hostList: req.hostList,
-    failure: req.failure, requestId: req.requestId, requestSpec: req.requestSpec, alternatesFrom: 'message',
+    instanceUuid: req.instance?.uuid ?? '',
+    failedHost: req.failedHost,
+    attempt: normalizeAttempt(req.attempt),
+    hostList: req.hostList,
+    failure: req.failure,
+    requestId: req.requestId,
+    requestSpec: req.requestSpec,
+    alternatesFrom: 'message',
   };
 }
 

@@ -1,7 +1,14 @@
 import type { Pool } from 'pg';
 import type { StuckBuild } from '../ports';
 
-interface Row { uuid: string; host: string; build_attempt: number; host_down: boolean; host_gone: boolean; trace_parent: string | null }
+interface Row {
+  uuid: string;
+  host: string;
+  build_attempt: number;
+  host_down: boolean;
+  host_gone: boolean;
+  trace_parent: string | null;
+}
 
 /** A stuck build with the create's saved trace context (the watchdog's retry joins that trace). */
 export type StuckBuildRow = StuckBuild & { readonly traceParent: string | null };
@@ -17,7 +24,10 @@ export type StuckBuildRow = StuckBuild & { readonly traceParent: string | null }
  * database or placement down), and a live compute holding such a build for that long is as
  * good as lost too. Oldest deadline first. Read-only.
  */
-export async function findStuckBuilds(pool: Pool, o: { readonly buildTimeoutMs: number; readonly serviceDownTimeMs: number; readonly batch: number }): Promise<StuckBuildRow[]> {
+export async function findStuckBuilds(
+  pool: Pool,
+  o: { readonly buildTimeoutMs: number; readonly serviceDownTimeMs: number; readonly batch: number },
+): Promise<StuckBuildRow[]> {
   const r = await pool.query<Row>(
     `SELECT uuid, host, build_attempt, host_down, host_gone, trace_parent FROM (
        SELECT i.uuid, i.host, i.build_attempt, i.trace_parent, coalesce(i.build_deadline_at, i.updated_at + $1 * interval '1 millisecond') AS deadline,
@@ -28,6 +38,14 @@ export async function findStuckBuilds(pool: Pool, o: { readonly buildTimeoutMs: 
        WHERE i.vm_state = 'building' AND i.deleted_at IS NULL AND i.host IS NOT NULL) b
      WHERE host_gone OR (host_down AND deadline < now()) OR deadline < now() - $1 * interval '1 millisecond'
      ORDER BY deadline LIMIT $3`,
-    [o.buildTimeoutMs, o.serviceDownTimeMs, o.batch]);
-  return r.rows.map((s) => ({ uuid: s.uuid, host: s.host, attempt: s.build_attempt, hostDown: s.host_down, hostGone: s.host_gone, traceParent: s.trace_parent }));
+    [o.buildTimeoutMs, o.serviceDownTimeMs, o.batch],
+  );
+  return r.rows.map((s) => ({
+    uuid: s.uuid,
+    host: s.host,
+    attempt: s.build_attempt,
+    hostDown: s.host_down,
+    hostGone: s.host_gone,
+    traceParent: s.trace_parent,
+  }));
 }

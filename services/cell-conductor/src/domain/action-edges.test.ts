@@ -12,7 +12,8 @@ const resizing = (): FakeActionCell => {
   cell.fits = ['d2'];
   return cell;
 };
-const resize = (cell: FakeActionCell): Promise<void> => cell.act({ action: 'resize', migrationUuid: MIGRATION, hostList: [sel('d1'), sel('d2')], newFlavor: MEDIUM });
+const resize = (cell: FakeActionCell): Promise<void> =>
+  cell.act({ action: 'resize', migrationUuid: MIGRATION, hostList: [sel('d1'), sel('d2')], newFlavor: MEDIUM });
 
 describe('redelivery', () => {
   test('a redelivered instance_action while its first step is in flight re-sends that step and records nothing more', async () => {
@@ -95,7 +96,7 @@ describe('refused actions put the instance back and hold nothing for them', () =
     expect(cell.eventDetails).toEqual([problem]);
   });
 
-  test('an unshelve refused releases the scheduler\'s claim: SHELVED_OFFLOADED holds nothing', async () => {
+  test("an unshelve refused releases the scheduler's claim: SHELVED_OFFLOADED holds nothing", async () => {
     const cell = new FakeActionCell({ vmState: 'shelved_offloaded', taskState: 'unshelving', host: null, node: null });
     cell.alloc.set(INSTANCE, 'd1');
     await cell.act({ action: 'unshelve', hostList: [] });
@@ -103,12 +104,16 @@ describe('refused actions put the instance back and hold nothing for them', () =
   });
 });
 
-describe('a step that cannot happen is that step\'s failure', () => {
+describe("a step that cannot happen is that step's failure", () => {
   test('a prep_resize cast the broker refuses moves the resize to the next alternate at once', async () => {
     const cell = resizing();
     cell.unroutable = ['d1'];
     await resize(cell);
-    expect(cell.log.filter((l) => l.startsWith('cast') || l.startsWith('claim'))).toEqual(['cast prep_resize d1 #1 refused', 'claimMove d2', 'cast prep_resize d2 #2']);
+    expect(cell.log.filter((l) => l.startsWith('cast') || l.startsWith('claim'))).toEqual([
+      'cast prep_resize d1 #1 refused',
+      'claimMove d2',
+      'cast prep_resize d2 #2',
+    ]);
     await cell.drive();
     expect(cell.state()).toBe('resized/- on d2 m1.medium→m1.medium [inst@d2 mig@src]');
   });
@@ -141,46 +146,85 @@ describe('a step that cannot happen is that step\'s failure', () => {
 
 describe('a confirm whose source never answers is confirmed without it (never VERIFY_RESIZE for good)', () => {
   const verifying = (): FakeActionCell => {
-    const cell = new FakeActionCell({ vmState: 'resized', host: 'd1', node: 'd1-node', flavor: MEDIUM, oldFlavor: { ...MEDIUM, name: 'm1.small', vcpus: 1 }, newFlavor: MEDIUM });
-    cell.migration = { uuid: MIGRATION, instanceUuid: INSTANCE, migrationType: 'resize', status: 'finished', sourceCompute: 'src', sourceNode: 'src-node', destCompute: 'd1', destNode: 'd1-node' };
+    const cell = new FakeActionCell({
+      vmState: 'resized',
+      host: 'd1',
+      node: 'd1-node',
+      flavor: MEDIUM,
+      oldFlavor: { ...MEDIUM, name: 'm1.small', vcpus: 1 },
+      newFlavor: MEDIUM,
+    });
+    cell.migration = {
+      uuid: MIGRATION,
+      instanceUuid: INSTANCE,
+      migrationType: 'resize',
+      status: 'finished',
+      sourceCompute: 'src',
+      sourceNode: 'src-node',
+      destCompute: 'd1',
+      destNode: 'd1-node',
+    };
     cell.alloc.set(MIGRATION, 'src');
     return cell;
   };
-  const later = (cell: FakeActionCell): void => { cell.now = new Date(cell.now.getTime() + 61_000); };
+  const later = (cell: FakeActionCell): void => {
+    cell.now = new Date(cell.now.getTime() + 61_000);
+  };
   test.each([
-    ['silent past the step deadline (the watchdog)', async (cell: FakeActionCell) => {
-      await cell.act({ action: 'confirmResize' });
-      expect(await runStepWatchdog(cell.ports(), silent, { serviceDownTimeMs: 60_000 })).toBe(0);
-      later(cell);
-      expect(await runStepWatchdog(cell.ports(), silent, { serviceDownTimeMs: 60_000 })).toBe(1);
-    }, 'no confirm_resize result from host src by the step deadline'],
-    ['forced down or deleted (the watchdog, at once)', async (cell: FakeActionCell) => {
-      cell.goneHosts = ['src'];
-      await cell.act({ action: 'confirmResize' });
-      expect(await runStepWatchdog(cell.ports(), silent, { serviceDownTimeMs: 60_000 })).toBe(1);
-    }, 'host src is gone (its compute service was deleted or forced down)'],
-    ['no queue for it (the broker refuses the cast)', async (cell: FakeActionCell) => {
-      cell.unroutable = ['src'];
-      await cell.act({ action: 'confirmResize' });
-    }, 'the broker refused the confirm_resize cast to compute.src: no compute serves host src'],
-    ['no compute process serves it any more', async (cell: FakeActionCell) => {
-      await cell.act({ action: 'confirmResize' });
-      await cell.report(cell.casts[0] as (typeof cell.casts)[number], 'fail', 'compute.host.not_served');
-    }, 'confirm_resize failed on src'],
-  ] as const)('%s: ACTIVE on the destination, the migration confirmed and released, a terminate queued for the source\'s copy', async (_n, sourceSilent, why) => {
-    const cell = verifying();
-    await sourceSilent(cell);
-    expect(cell.state()).toBe('active/- on d1 m1.medium [inst@d1]');
-    expect(cell.migration?.status).toBe('confirmed');
-    expect(cell.terminated).toEqual(['src']);
-    expect(cell.events).toEqual(['compute_confirm_resize src error']);
-    expect(cell.eventDetails).toEqual([`${why}; confirmed without the source: its copy on src is destroyed when that host takes its casts again`]);
-    expect(cell.faults).toEqual([]);
-    expect(cell.task).toBeUndefined();
-    expect(cell.finished).toEqual(['req-1']);
-  });
+    [
+      'silent past the step deadline (the watchdog)',
+      async (cell: FakeActionCell) => {
+        await cell.act({ action: 'confirmResize' });
+        expect(await runStepWatchdog(cell.ports(), silent, { serviceDownTimeMs: 60_000 })).toBe(0);
+        later(cell);
+        expect(await runStepWatchdog(cell.ports(), silent, { serviceDownTimeMs: 60_000 })).toBe(1);
+      },
+      'no confirm_resize result from host src by the step deadline',
+    ],
+    [
+      'forced down or deleted (the watchdog, at once)',
+      async (cell: FakeActionCell) => {
+        cell.goneHosts = ['src'];
+        await cell.act({ action: 'confirmResize' });
+        expect(await runStepWatchdog(cell.ports(), silent, { serviceDownTimeMs: 60_000 })).toBe(1);
+      },
+      'host src is gone (its compute service was deleted or forced down)',
+    ],
+    [
+      'no queue for it (the broker refuses the cast)',
+      async (cell: FakeActionCell) => {
+        cell.unroutable = ['src'];
+        await cell.act({ action: 'confirmResize' });
+      },
+      'the broker refused the confirm_resize cast to compute.src: no compute serves host src',
+    ],
+    [
+      'no compute process serves it any more',
+      async (cell: FakeActionCell) => {
+        await cell.act({ action: 'confirmResize' });
+        await cell.report(cell.casts[0] as (typeof cell.casts)[number], 'fail', 'compute.host.not_served');
+      },
+      'confirm_resize failed on src',
+    ],
+  ] as const)(
+    "%s: ACTIVE on the destination, the migration confirmed and released, a terminate queued for the source's copy",
+    async (_n, sourceSilent, why) => {
+      const cell = verifying();
+      await sourceSilent(cell);
+      expect(cell.state()).toBe('active/- on d1 m1.medium [inst@d1]');
+      expect(cell.migration?.status).toBe('confirmed');
+      expect(cell.terminated).toEqual(['src']);
+      expect(cell.events).toEqual(['compute_confirm_resize src error']);
+      expect(cell.eventDetails).toEqual([
+        `${why}; confirmed without the source: its copy on src is destroyed when that host takes its casts again`,
+      ]);
+      expect(cell.faults).toEqual([]);
+      expect(cell.task).toBeUndefined();
+      expect(cell.finished).toEqual(['req-1']);
+    },
+  );
 
-  test('the source\'s late answer changes nothing; the auto-confirm finds nothing left to confirm', async () => {
+  test("the source's late answer changes nothing; the auto-confirm finds nothing left to confirm", async () => {
     const cell = verifying();
     await autoConfirmResizes(cell.ports(), silent, 1000);
     later(cell);
@@ -196,7 +240,7 @@ describe('a confirm whose source never answers is confirmed without it (never VE
 });
 
 describe('delete during a move leaves nothing', () => {
-  test('a step result for a deleted instance releases its migration and terminates the reporting host\'s guest', async () => {
+  test("a step result for a deleted instance releases its migration and terminates the reporting host's guest", async () => {
     const cell = resizing();
     await resize(cell);
     await cell.report(cell.casts[0] as (typeof cell.casts)[number], 'ok');
@@ -209,9 +253,18 @@ describe('delete during a move leaves nothing', () => {
     expect(cell.casts).toHaveLength(2);
   });
 
-  test('the sweep ends a deleted instance\'s migration that nothing reports on (VERIFY_RESIZE, evacuation done)', async () => {
+  test("the sweep ends a deleted instance's migration that nothing reports on (VERIFY_RESIZE, evacuation done)", async () => {
     const cell = new FakeActionCell({ vmState: 'resized', host: 'd1' });
-    cell.migration = { uuid: MIGRATION, instanceUuid: INSTANCE, migrationType: 'resize', status: 'finished', sourceCompute: 'src', sourceNode: 'src-node', destCompute: 'd1', destNode: 'd1-node' };
+    cell.migration = {
+      uuid: MIGRATION,
+      instanceUuid: INSTANCE,
+      migrationType: 'resize',
+      status: 'finished',
+      sourceCompute: 'src',
+      sourceNode: 'src-node',
+      destCompute: 'd1',
+      destNode: 'd1-node',
+    };
     cell.alloc.set(MIGRATION, 'src');
     expect(await cleanDeletedInstancesMoves(cell.ports(), silent)).toBe(0);
     cell.row = undefined;
@@ -225,10 +278,21 @@ describe('delete during a move leaves nothing', () => {
 
 test('resize_confirm_window: a VERIFY_RESIZE past it is confirmed under a request of its own', async () => {
   const cell = new FakeActionCell({ vmState: 'resized', host: 'd1', node: 'd1-node', flavor: MEDIUM, newFlavor: MEDIUM });
-  cell.migration = { uuid: MIGRATION, instanceUuid: INSTANCE, migrationType: 'resize', status: 'finished', sourceCompute: 'src', sourceNode: 'src-node', destCompute: 'd1', destNode: 'd1-node' };
+  cell.migration = {
+    uuid: MIGRATION,
+    instanceUuid: INSTANCE,
+    migrationType: 'resize',
+    status: 'finished',
+    sourceCompute: 'src',
+    sourceNode: 'src-node',
+    destCompute: 'd1',
+    destNode: 'd1-node',
+  };
   cell.alloc.set(MIGRATION, 'src');
   expect(await autoConfirmResizes(cell.ports(), silent, 1000)).toBe(1);
-  expect(cell.casts.map((c) => [c.step, c.host, c.requestId])).toEqual([['confirm_resize', 'src', `req-auto-confirm-${MIGRATION}-${cell.now.getTime()}`]]);
+  expect(cell.casts.map((c) => [c.step, c.host, c.requestId])).toEqual([
+    ['confirm_resize', 'src', `req-auto-confirm-${MIGRATION}-${cell.now.getTime()}`],
+  ]);
   await cell.drive();
   expect(cell.state()).toBe('active/- on d1 m1.medium [inst@d1]');
   expect(cell.migration.status).toBe('confirmed');

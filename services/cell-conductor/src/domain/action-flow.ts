@@ -41,17 +41,26 @@ interface DecisionMeta {
 
 async function runPlacement(ports: ActionPorts, op: PlacementOp, instanceUuid: string, migrationUuid: string): Promise<void> {
   if (op.op === 'release_instance') await ports.placement.release(instanceUuid);
-  else if (op.op === 'release_migration') { if (migrationUuid !== '') await ports.placement.release(migrationUuid); }
-  else if (migrationUuid !== '') await ports.placement.revertMove(instanceUuid, migrationUuid);
+  else if (op.op === 'release_migration') {
+    if (migrationUuid !== '') await ports.placement.release(migrationUuid);
+  } else if (migrationUuid !== '') await ports.placement.revertMove(instanceUuid, migrationUuid);
 }
 
 /** Carries a transition out inside the locked transaction; returns what to cast after the commit. */
-async function apply(ports: ActionPorts, tx: ActionTransaction, snap: ActionSnapshot, t: Transition, meta: DecisionMeta): Promise<AfterCommit> {
+async function apply(
+  ports: ActionPorts,
+  tx: ActionTransaction,
+  snap: ActionSnapshot,
+  t: Transition,
+  meta: DecisionMeta,
+): Promise<AfterCommit> {
   const uuid = snap.instance.uuid;
   const { migrationUuid, action } = meta;
   for (const op of t.placement ?? []) await runPlacement(ports, op, uuid, migrationUuid);
-  const instance = t.instance !== undefined && Object.keys(t.instance).length > 0 ? await tx.updateInstance(uuid, t.instance) : snap.instance;
-  const migration = t.migration !== undefined && migrationUuid !== '' ? await tx.updateMigration(migrationUuid, t.migration) : snap.migration;
+  const instance =
+    t.instance !== undefined && Object.keys(t.instance).length > 0 ? await tx.updateInstance(uuid, t.instance) : snap.instance;
+  const migration =
+    t.migration !== undefined && migrationUuid !== '' ? await tx.updateMigration(migrationUuid, t.migration) : snap.migration;
   if (t.fault !== undefined) await tx.addFault(uuid, t.fault);
   for (const e of t.events ?? []) await tx.recordEvent(instance, meta.requestId, action, e);
   const terminate = (t.terminate ?? []).map((host) => ({ instanceUuid: uuid, host, reason: `stray guest of ${action}` }));
@@ -63,9 +72,25 @@ async function apply(ports: ActionPorts, tx: ActionTransaction, snap: ActionSnap
     return { steps: [], terminate };
   }
   if (task.kind === 'start') {
-    await tx.startTask(uuid, { requestId: meta.requestId, action, next: task.next, deadlineAt, migrationUuid: task.migrationUuid, requestSpec: task.requestSpec,
-      params: task.params, priorVmState: task.priorVmState, traceParent: meta.traceParent });
-    const started = { step: task.next.step, stepHost: task.next.host, attempt: task.next.attempt, requestId: meta.requestId, migrationUuid: task.migrationUuid, params: task.params };
+    await tx.startTask(uuid, {
+      requestId: meta.requestId,
+      action,
+      next: task.next,
+      deadlineAt,
+      migrationUuid: task.migrationUuid,
+      requestSpec: task.requestSpec,
+      params: task.params,
+      priorVmState: task.priorVmState,
+      traceParent: meta.traceParent,
+    });
+    const started = {
+      step: task.next.step,
+      stepHost: task.next.host,
+      attempt: task.next.attempt,
+      requestId: meta.requestId,
+      migrationUuid: task.migrationUuid,
+      params: task.params,
+    };
     return { steps: [stepCastFor(instance, started, migration)], terminate };
   }
   const from = snap.task;
@@ -75,20 +100,36 @@ async function apply(ports: ActionPorts, tx: ActionTransaction, snap: ActionSnap
   return { steps: [stepCastFor(instance, moved, migration)], terminate };
 }
 
-async function claimAlternate(ports: ActionPorts, needed: AlternatesNeeded, consumer: ClaimConsumer, s: Selection, migrationUuid: string): Promise<AlternateClaim> {
-  const o = needed.claim === 'move' ? await ports.placement.claimMove(consumer, s, migrationUuid) : await ports.placement.claimSelection(consumer, s);
+async function claimAlternate(
+  ports: ActionPorts,
+  needed: AlternatesNeeded,
+  consumer: ClaimConsumer,
+  s: Selection,
+  migrationUuid: string,
+): Promise<AlternateClaim> {
+  const o =
+    needed.claim === 'move'
+      ? await ports.placement.claimMove(consumer, s, migrationUuid)
+      : await ports.placement.claimSelection(consumer, s);
   return o.kind === 'claimed' ? { kind: 'claimed' } : { kind: 'skipped', reason: o.message };
 }
 
 /** Casts what a decision left to cast; a step the broker refuses is that step's failure (decided anew, then cast). */
 export async function castAfterCommit(ports: ActionPorts, log: BuildLog, after: AfterCommit): Promise<void> {
   for (const t of after.terminate) {
-    const r = await ports.compute.terminateInstance(t.host, { instanceUuid: t.instanceUuid, attempt: TERMINATE_ALL_ATTEMPTS, reason: t.reason });
+    const r = await ports.compute.terminateInstance(t.host, {
+      instanceUuid: t.instanceUuid,
+      attempt: TERMINATE_ALL_ATTEMPTS,
+      reason: t.reason,
+    });
     log.info({ instance_uuid: t.instanceUuid, host: t.host, routed: r === 'sent' }, 'stray guest terminated');
   }
   for (const s of after.steps) {
-    if (await ports.compute.instanceStep(s.host, s.request) === 'sent') continue;
-    log.warn({ instance_uuid: s.instanceUuid, host: s.host, step: s.request.step }, 'step cast refused by the broker: the step failed there');
+    if ((await ports.compute.instanceStep(s.host, s.request)) === 'sent') continue;
+    log.warn(
+      { instance_uuid: s.instanceUuid, host: s.host, step: s.request.step },
+      'step cast refused by the broker: the step failed there',
+    );
     await onStepReport(ports, log, refusedStepReport(s));
   }
 }
@@ -99,14 +140,24 @@ export async function castAfterCommit(ports: ActionPorts, log: BuildLog, after: 
  */
 export async function onInstanceAction(ports: ActionPorts, log: BuildLog, given: ActionRequest, traceParent: string | null): Promise<void> {
   const req = await withResizeMigration(ports, given);
-  const meta: DecisionMeta = { requestId: req.requestId, action: req.action, migrationUuid: req.migrationUuid, enteredBy: 'action', traceParent };
+  const meta: DecisionMeta = {
+    requestId: req.requestId,
+    action: req.action,
+    migrationUuid: req.migrationUuid,
+    enteredBy: 'action',
+    traceParent,
+  };
   const after = await ports.actions.withLockedAction(req.instanceUuid, req, async (locked, tx, named) => {
     // NOTE: judged with the request's own migration: another action holding the instance has its own
     const snap = locked === undefined ? undefined : { ...locked, migration: named };
     const v = judgeActionRequest(snap, req);
-    if (locked === undefined || snap === undefined || v.kind === 'ignore') return { verdict: v.kind === 'ignore' ? v.reason : 'gone', after: NOTHING };
+    if (locked === undefined || snap === undefined || v.kind === 'ignore')
+      return { verdict: v.kind === 'ignore' ? v.reason : 'gone', after: NOTHING };
     if (v.kind === 'recast') return { verdict: 'recast', after: recast(locked) };
-    return { verdict: v.refused === undefined ? 'started' : `refused: ${v.refused}`, after: await apply(ports, tx, snap, v.transition, meta) };
+    return {
+      verdict: v.refused === undefined ? 'started' : `refused: ${v.refused}`,
+      after: await apply(ports, tx, snap, v.transition, meta),
+    };
   });
   log.info({ instance_uuid: req.instanceUuid, action: req.action, request_id: req.requestId, verdict: after.verdict }, 'instance action');
   await castAfterCommit(ports, log, after.after);
@@ -118,7 +169,7 @@ export async function onInstanceAction(ports: ActionPorts, log: BuildLog, given:
  */
 async function withResizeMigration(ports: ActionPorts, req: ActionRequest): Promise<ActionRequest> {
   if (req.migrationUuid !== '' || (req.action !== ACTION.confirmResize && req.action !== ACTION.revertResize)) return req;
-  return { ...req, migrationUuid: await ports.actions.resizeMigrationOf(req.instanceUuid) ?? '' };
+  return { ...req, migrationUuid: (await ports.actions.resizeMigrationOf(req.instanceUuid)) ?? '' };
 }
 
 function recast(snap: ActionSnapshot): AfterCommit {
@@ -131,7 +182,10 @@ async function cleanOrphan(ports: ActionPorts, tx: ActionTransaction, r: StepRep
   await ports.placement.release(c.release[0] ?? r.instanceUuid);
   for (const consumer of c.release.slice(1)) await ports.placement.release(consumer);
   if (c.endMigration !== undefined) await tx.endMigration(c.endMigration);
-  return { steps: [], terminate: c.terminate.map((host) => ({ instanceUuid: r.instanceUuid, host, reason: 'instance deleted during its action' })) };
+  return {
+    steps: [],
+    terminate: c.terminate.map((host) => ({ instanceUuid: r.instanceUuid, host, reason: 'instance deleted during its action' })),
+  };
 }
 
 /**
@@ -144,19 +198,39 @@ export async function onStepReport(ports: ActionPorts, log: BuildLog, r: StepRep
     const v = judgeStepReport(snap, r);
     if (v.kind === 'orphan' || snap === undefined) return { verdict: 'orphan', after: await cleanOrphan(ports, tx, r, migration) };
     const meta: DecisionMeta = {
-      requestId: r.requestId, action: snap.task?.action ?? '', migrationUuid: snap.task?.migrationUuid ?? '', enteredBy: stepKey(r.step, r.host, r.attempt, r.failure !== undefined),
+      requestId: r.requestId,
+      action: snap.task?.action ?? '',
+      migrationUuid: snap.task?.migrationUuid ?? '',
+      enteredBy: stepKey(r.step, r.host, r.attempt, r.failure !== undefined),
       traceParent: null,
     };
-    if (v.kind === 'ignore') return { verdict: v.reason, after: { steps: [], terminate: v.terminate.map((host) => ({ instanceUuid: r.instanceUuid, host, reason: `stale ${r.step} result` })) } };
+    if (v.kind === 'ignore')
+      return {
+        verdict: v.reason,
+        after: {
+          steps: [],
+          terminate: v.terminate.map((host) => ({ instanceUuid: r.instanceUuid, host, reason: `stale ${r.step} result` })),
+        },
+      };
     if (v.kind === 'recast') return { verdict: 'recast', after: recast(snap) };
     if (v.kind === 'apply') return { verdict: 'applied', after: await apply(ports, tx, snap, v.transition, meta) };
     const { instance: i, task } = v.context;
     const consumer = { uuid: i.uuid, projectId: i.projectId, userId: i.userId, group: task.requestSpec?.instanceGroup };
-    const decision = await chooseAlternate(v.needed.alternates, (s) => claimAlternate(ports, v.needed, consumer, s, task.migrationUuid ?? ''));
+    const decision = await chooseAlternate(v.needed.alternates, (s) =>
+      claimAlternate(ports, v.needed, consumer, s, task.migrationUuid ?? ''),
+    );
     const verdict = decision.kind === 'rescheduled' ? `retried on ${decision.selection.serviceHost}` : 'alternates exhausted';
     return { verdict, after: await apply(ports, tx, snap, afterAlternates(v.context, v.needed, decision), meta) };
   });
-  const fields = { instance_uuid: r.instanceUuid, step: r.step, host: r.host, attempt: r.attempt, origin: r.origin, failed: r.failure !== undefined, verdict: out.verdict };
+  const fields = {
+    instance_uuid: r.instanceUuid,
+    step: r.step,
+    host: r.host,
+    attempt: r.attempt,
+    origin: r.origin,
+    failed: r.failure !== undefined,
+    verdict: out.verdict,
+  };
   if (r.failure === undefined) log.info(fields, 'instance step result');
   else log.warn({ ...fields, failure: r.failure.message }, 'instance step failed');
   await castAfterCommit(ports, log, out.after);
@@ -171,5 +245,8 @@ async function onEvacuationCleanupResult(ports: ActionPorts, log: BuildLog, r: S
     await ports.placement.release(m.uuid);
     await ports.actions.setMigrationStatus(m.uuid, 'completed', ['done']);
   }
-  log.info({ instance_uuid: r.instanceUuid, migration_uuid: r.migrationUuid, host: r.host, failed: r.failure !== undefined, verdict }, 'evacuated instance destroyed on its source');
+  log.info(
+    { instance_uuid: r.instanceUuid, migration_uuid: r.migrationUuid, host: r.host, failed: r.failure !== undefined, verdict },
+    'evacuated instance destroyed on its source',
+  );
 }

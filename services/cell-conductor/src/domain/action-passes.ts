@@ -20,10 +20,18 @@ const noTrace: InTrace = (_name, _tp, fn) => fn();
  * lock: a result that got there first wins), so the action moves on (next alternate, rollback,
  * or its end with a fault) and no action ever waits for good. Returns how many it failed.
  */
-export async function runStepWatchdog(ports: ActionPorts, log: BuildLog, o: { readonly serviceDownTimeMs: number; readonly limit?: number }, inTrace: InTrace = noTrace): Promise<number> {
+export async function runStepWatchdog(
+  ports: ActionPorts,
+  log: BuildLog,
+  o: { readonly serviceDownTimeMs: number; readonly limit?: number },
+  inTrace: InTrace = noTrace,
+): Promise<number> {
   const overdue = await ports.actions.overdueTasks({ serviceDownTimeMs: o.serviceDownTimeMs, limit: o.limit ?? 100 });
   for (const t of overdue) {
-    log.warn({ instance_uuid: t.instanceUuid, step: t.step, host: t.stepHost, attempt: t.attempt, host_gone: t.hostGone }, 'step watchdog: step overdue');
+    log.warn(
+      { instance_uuid: t.instanceUuid, step: t.step, host: t.stepHost, attempt: t.attempt, host_gone: t.hostGone },
+      'step watchdog: step overdue',
+    );
     await inTrace('step watchdog', t.traceParent, () => onStepReport(ports, log, overdueStepReport(t, t.migrationUuid)));
   }
   return overdue.length;
@@ -41,7 +49,10 @@ export async function onHostsHeardFrom(ports: ActionPorts, log: BuildLog, hosts:
     if (cast === undefined) continue;
     const r = await ports.compute.instanceStep(cast.host, cast.request);
     if (r === 'sent') sent++;
-    log.info({ instance_uuid: cast.instanceUuid, migration_uuid: migration.uuid, host: cast.host, routed: r === 'sent' }, 'evacuated instance: destroying its copy on the source');
+    log.info(
+      { instance_uuid: cast.instanceUuid, migration_uuid: migration.uuid, host: cast.host, routed: r === 'sent' },
+      'evacuated instance: destroying its copy on the source',
+    );
   }
   return sent;
 }
@@ -55,8 +66,19 @@ export async function autoConfirmResizes(ports: ActionPorts, log: BuildLog, wind
   const due = await ports.actions.unconfirmedResizes(windowMs);
   for (const { migration: m, userId, projectId } of due) {
     const req: ActionRequest = {
-      instanceUuid: m.instanceUuid, action: ACTION.confirmResize, requestId: `req-auto-confirm-${m.uuid}-${ports.clock.now().getTime()}`, rebootType: '',
-      imageRef: '', displayName: '', migrationUuid: m.uuid, hostList: [], newFlavor: undefined, requestSpec: undefined, userId, projectId, blockMigration: '',
+      instanceUuid: m.instanceUuid,
+      action: ACTION.confirmResize,
+      requestId: `req-auto-confirm-${m.uuid}-${ports.clock.now().getTime()}`,
+      rebootType: '',
+      imageRef: '',
+      displayName: '',
+      migrationUuid: m.uuid,
+      hostList: [],
+      newFlavor: undefined,
+      requestSpec: undefined,
+      userId,
+      projectId,
+      blockMigration: '',
     };
     log.info({ instance_uuid: m.instanceUuid, migration_uuid: m.uuid, window_ms: windowMs }, 'resize_confirm_window passed: confirming');
     await onInstanceAction(ports, log, req, null);
@@ -75,8 +97,14 @@ export async function cleanDeletedInstancesMoves(ports: ActionPorts, log: BuildL
     const c = orphanCleanup(m.instanceUuid, m, undefined);
     for (const consumer of c.release) await ports.placement.release(consumer);
     await ports.actions.endMigration(m.uuid);
-    await castAfterCommit(ports, log, { steps: [], terminate: c.terminate.map((host) => ({ instanceUuid: m.instanceUuid, host, reason: 'instance deleted during its move' })) });
-    log.warn({ instance_uuid: m.instanceUuid, migration_uuid: m.uuid, status: m.status, hosts: c.terminate }, 'move of a deleted instance cleaned up');
+    await castAfterCommit(ports, log, {
+      steps: [],
+      terminate: c.terminate.map((host) => ({ instanceUuid: m.instanceUuid, host, reason: 'instance deleted during its move' })),
+    });
+    log.warn(
+      { instance_uuid: m.instanceUuid, migration_uuid: m.uuid, status: m.status, hosts: c.terminate },
+      'move of a deleted instance cleaned up',
+    );
   }
   return orphans.length;
 }

@@ -2,7 +2,12 @@ import { classifyAllocation, LeakTracker, type ConsumerOnProvider } from './audi
 
 const base: ConsumerOnProvider = { consumerUuid: 'c', providerUuid: 'rp1', instance: undefined, isMigration: false };
 type Inst = NonNullable<ConsumerOnProvider['instance']>;
-const inst = (vmState: string, node: string | undefined, deleted = false): Inst => ({ vmState, node: null, deleted, computeNodeUuid: node });
+const inst = (vmState: string, node: string | undefined, deleted = false): Inst => ({
+  vmState,
+  node: null,
+  deleted,
+  computeNodeUuid: node,
+});
 
 test.each([
   ['migration', { ...base, isMigration: true }, 'ok'],

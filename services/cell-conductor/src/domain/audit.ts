@@ -3,13 +3,18 @@ export interface ConsumerOnProvider {
   readonly consumerUuid: string;
   readonly providerUuid: string;
   /** The instance row, if the cell DB has one (deleted rows included). */
-  readonly instance: {
-    readonly vmState: string; readonly node: string | null; readonly deleted: boolean; readonly computeNodeUuid: string | undefined;
-    /** Providers of its migrations in progress (their source and destination nodes): a move holds both. */
-    readonly moveProviders?: readonly string[];
-    /** Its latest migration failed (`error`): a failed move leaves it in ERROR on its host, holding its allocation there (as Nova). */
-    readonly failedMove?: boolean;
-  } | undefined;
+  readonly instance:
+    | {
+        readonly vmState: string;
+        readonly node: string | null;
+        readonly deleted: boolean;
+        readonly computeNodeUuid: string | undefined;
+        /** Providers of its migrations in progress (their source and destination nodes): a move holds both. */
+        readonly moveProviders?: readonly string[];
+        /** Its latest migration failed (`error`): a failed move leaves it in ERROR on its host, holding its allocation there (as Nova). */
+        readonly failedMove?: boolean;
+      }
+    | undefined;
   /** True when a migration of this cell uses this uuid as its consumer. */
   readonly isMigration: boolean;
   /** That migration's status. */

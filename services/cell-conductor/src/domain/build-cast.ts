@@ -15,7 +15,8 @@ export interface BuildCast {
 export function buildCastFor(inst: InstanceSnapshot, hostList: readonly Selection[], requestId: string): BuildCast | undefined {
   if (inst.host === null) return undefined;
   return {
-    instanceUuid: inst.uuid, host: inst.host,
+    instanceUuid: inst.uuid,
+    host: inst.host,
     request: { instance: inst.wire, requestSpec: inst.buildRequestSpec, hostList: [...hostList], attempt: inst.buildAttempt, requestId },
   };
 }
@@ -28,9 +29,17 @@ export function buildCastFor(inst: InstanceSnapshot, hostList: readonly Selectio
 export function refusedCastReport(cast: BuildCast): FailureReport {
   const { request, host } = cast;
   return {
-    instanceUuid: cast.instanceUuid, failedHost: host, attempt: request.attempt, hostList: request.hostList.slice(1), requestId: request.requestId,
-    requestSpec: request.requestSpec, alternatesFrom: 'message',
-    failure: makeFailure(FAILURE_CODES.cellConductor.buildUnroutable, `the broker refused the build cast to compute.${host}: no compute serves host ${host}`,
-      { retryable: true, expected: true }),
+    instanceUuid: cast.instanceUuid,
+    failedHost: host,
+    attempt: request.attempt,
+    hostList: request.hostList.slice(1),
+    requestId: request.requestId,
+    requestSpec: request.requestSpec,
+    alternatesFrom: 'message',
+    failure: makeFailure(
+      FAILURE_CODES.cellConductor.buildUnroutable,
+      `the broker refused the build cast to compute.${host}: no compute serves host ${host}`,
+      { retryable: true, expected: true },
+    ),
   };
 }

@@ -9,7 +9,14 @@ import type { Selection, TerminateInstanceRequest } from '@cellsched/wire';
 import type { BuildLog, BuildPorts, BuildTransaction, CastResult, ClaimConsumer } from '../ports';
 import { abortFault, judgeAbort, judgeSuccess, type AttemptRef, type FailureReport, type InstanceSnapshot } from './build-attempt';
 import { buildCastFor, refusedCastReport, type BuildCast } from './build-cast';
-import { chooseAlternate, failureReason, judgeFailureReport, rescheduleChange, type AlternateClaim, type ReportVerdict } from './reschedule';
+import {
+  chooseAlternate,
+  failureReason,
+  judgeFailureReport,
+  rescheduleChange,
+  type AlternateClaim,
+  type ReportVerdict,
+} from './reschedule';
 import { stuckBuildReport, terminatesOldAttempt, type StuckBuild } from './watchdog';
 
 async function claimAlternate(ports: BuildPorts, consumer: ClaimConsumer, s: Selection): Promise<AlternateClaim> {
@@ -18,7 +25,12 @@ async function claimAlternate(ports: BuildPorts, consumer: ClaimConsumer, s: Sel
 }
 
 /** Records the failed attempt, claims the first alternate that fits (replace-claim) and moves the row there, or ERROR when none is left. */
-async function retryOnAlternates(ports: BuildPorts, tx: BuildTransaction, v: Extract<ReportVerdict, { kind: 'retry' }>, r: FailureReport): Promise<BuildCast | undefined> {
+async function retryOnAlternates(
+  ports: BuildPorts,
+  tx: BuildTransaction,
+  v: Extract<ReportVerdict, { kind: 'retry' }>,
+  r: FailureReport,
+): Promise<BuildCast | undefined> {
   const { inst } = v;
   await tx.recordEvent(inst, r.requestId, 'compute_build', r.failedHost, { ok: false, details: failureReason(r) });
   // NOTE: the claim carries the instance's server group: placement refuses an alternate another member took meanwhile
@@ -41,7 +53,12 @@ async function retryOnAlternates(ports: BuildPorts, tx: BuildTransaction, v: Ext
  * (host, attempt) first, so a stale or repeated report changes nothing and a repeat whose cast may
  * have been lost returns the build to cast again. Returns the build to cast after commit.
  */
-export async function rescheduleAttempt(ports: BuildPorts, tx: BuildTransaction, inst: InstanceSnapshot | undefined, r: FailureReport): Promise<BuildCast | undefined> {
+export async function rescheduleAttempt(
+  ports: BuildPorts,
+  tx: BuildTransaction,
+  inst: InstanceSnapshot | undefined,
+  r: FailureReport,
+): Promise<BuildCast | undefined> {
   const verdict = judgeFailureReport(inst, r);
   if (verdict.kind === 'ignore') return undefined;
   if (verdict.kind === 'recast') return verdict.build;
@@ -56,9 +73,12 @@ export async function rescheduleAttempt(ports: BuildPorts, tx: BuildTransaction,
 export async function castBuild(ports: BuildPorts, log: BuildLog, first: BuildCast): Promise<void> {
   let current: BuildCast | undefined = first;
   while (current !== undefined) {
-    if (await ports.compute.buildAndRunInstance(current.host, current.request) === 'sent') return;
+    if ((await ports.compute.buildAndRunInstance(current.host, current.request)) === 'sent') return;
     const report = refusedCastReport(current);
-    log.warn({ instance_uuid: first.instanceUuid, host: current.host, attempt: current.request.attempt }, 'build cast refused by the broker: trying the next alternate');
+    log.warn(
+      { instance_uuid: first.instanceUuid, host: current.host, attempt: current.request.attempt },
+      'build cast refused by the broker: trying the next alternate',
+    );
     current = await ports.instances.withLockedInstance(report.instanceUuid, (inst, tx) => rescheduleAttempt(ports, tx, inst, report));
   }
 }
@@ -77,7 +97,10 @@ export async function onBuildFailed(ports: BuildPorts, log: BuildLog, r: Failure
     log.info({ instance_uuid: r.instanceUuid, failed_host: r.failedHost }, 'reschedule settled');
     return;
   }
-  log.info({ instance_uuid: r.instanceUuid, failed_host: r.failedHost, host: next.host, attempt: next.request.attempt }, 'build rescheduled');
+  log.info(
+    { instance_uuid: r.instanceUuid, failed_host: r.failedHost, host: next.host, attempt: next.request.attempt },
+    'build rescheduled',
+  );
   await castBuild(ports, log, next);
 }
 
@@ -86,7 +109,11 @@ export async function onBuildFailed(ports: BuildPorts, log: BuildLog, r: Failure
  * changes nothing; a stale report (deleted, moved on, settled) terminates that host's guest, so the
  * guest runs on one host only.
  */
-export async function onBuildSucceeded(ports: BuildPorts, log: BuildLog, ref: AttemptRef & { readonly instanceUuid: string; readonly node: string; readonly requestId: string }): Promise<void> {
+export async function onBuildSucceeded(
+  ports: BuildPorts,
+  log: BuildLog,
+  ref: AttemptRef & { readonly instanceUuid: string; readonly node: string; readonly requestId: string },
+): Promise<void> {
   const verdict = await ports.instances.withLockedInstance(ref.instanceUuid, async (inst, tx) => {
     const v = judgeSuccess(inst, ref);
     if (v !== 'apply' || inst === undefined) return v;
@@ -94,15 +121,27 @@ export async function onBuildSucceeded(ports: BuildPorts, log: BuildLog, ref: At
     await tx.recordEvent(inst, ref.requestId, 'compute_build', ref.host, { ok: true });
     return v;
   });
-  log.info({ instance_uuid: ref.instanceUuid, host: ref.host, attempt: ref.attempt, verdict: verdict === 'apply' ? 'applied' : verdict }, 'build succeeded');
-  if (verdict === 'stale') await castTerminate(ports, log, ref.host, { instanceUuid: ref.instanceUuid, attempt: ref.attempt, reason: 'instance not building on this host' });
+  log.info(
+    { instance_uuid: ref.instanceUuid, host: ref.host, attempt: ref.attempt, verdict: verdict === 'apply' ? 'applied' : verdict },
+    'build succeeded',
+  );
+  if (verdict === 'stale')
+    await castTerminate(ports, log, ref.host, {
+      instanceUuid: ref.instanceUuid,
+      attempt: ref.attempt,
+      reason: 'instance not building on this host',
+    });
 }
 
 /**
  * `build_aborted` (a non-reschedulable failure): for the building attempt on the reporting host,
  * release the claim, then ERROR with the compute's failure as the fault; anything else changes nothing.
  */
-export async function onBuildAborted(ports: BuildPorts, log: BuildLog, ref: AttemptRef & { readonly instanceUuid: string; readonly requestId: string; readonly failure: FailureReport['failure'] }): Promise<void> {
+export async function onBuildAborted(
+  ports: BuildPorts,
+  log: BuildLog,
+  ref: AttemptRef & { readonly instanceUuid: string; readonly requestId: string; readonly failure: FailureReport['failure'] },
+): Promise<void> {
   const applied = await ports.instances.withLockedInstance(ref.instanceUuid, async (inst, tx) => {
     if (!judgeAbort(inst, ref)) return false;
     const fault = abortFault(ref.failure, ref.host);
@@ -127,8 +166,20 @@ export async function retryStuckBuild(ports: BuildPorts, log: BuildLog, s: Stuck
     const moving = judgeFailureReport(inst, report).kind === 'retry';
     return { next: await rescheduleAttempt(ports, tx, inst, report), movedOn: moving };
   });
-  log.warn({ instance_uuid: s.uuid, host: s.host, attempt: s.attempt, host_down: s.hostDown, host_gone: s.hostGone, moved_on: movedOn, next_host: next?.host }, 'build watchdog retried a lost build');
+  log.warn(
+    {
+      instance_uuid: s.uuid,
+      host: s.host,
+      attempt: s.attempt,
+      host_down: s.hostDown,
+      host_gone: s.hostGone,
+      moved_on: movedOn,
+      next_host: next?.host,
+    },
+    'build watchdog retried a lost build',
+  );
   if (next !== undefined) await castBuild(ports, log, next);
   // NOTE: a live host may still run this attempt (its result cast was lost): only one host keeps the guest
-  if (terminatesOldAttempt(s, movedOn)) await castTerminate(ports, log, s.host, { instanceUuid: s.uuid, attempt: s.attempt, reason: 'build moved on by the watchdog' });
+  if (terminatesOldAttempt(s, movedOn))
+    await castTerminate(ports, log, s.host, { instanceUuid: s.uuid, attempt: s.attempt, reason: 'build moved on by the watchdog' });
 }

@@ -27,7 +27,8 @@ export function judgeFailureReport(inst: InstanceSnapshot | undefined, r: Failur
   // NOTE: a redelivery after the commit but before the cast: the row already names the next host
   if (inst.buildAttempt === r.attempt + 1 && inst.host !== r.failedHost) {
     const current = r.hostList.find((s) => s.serviceHost === inst.host);
-    const build = current === undefined || r.alternatesFrom === 'row' ? undefined : buildCastFor(inst, [current, ...inst.buildHostList], r.requestId);
+    const build =
+      current === undefined || r.alternatesFrom === 'row' ? undefined : buildCastFor(inst, [current, ...inst.buildHostList], r.requestId);
     return build === undefined ? { kind: 'ignore', reason: 'repeat' } : { kind: 'recast', build };
   }
   if (!isCurrentAttempt(inst, { host: r.failedHost, attempt: r.attempt })) return { kind: 'ignore', reason: 'stale' };
@@ -37,11 +38,19 @@ export function judgeFailureReport(inst: InstanceSnapshot | undefined, r: Failur
 /** What claiming one alternate gave. */
 export type AlternateClaim = { readonly kind: 'claimed' } | { readonly kind: 'skipped'; readonly reason: string };
 
-export interface SkippedAlternate { readonly host: string; readonly reason: string }
+export interface SkippedAlternate {
+  readonly host: string;
+  readonly reason: string;
+}
 
 /** The in-cell retry's choice: the host to build on next, or none left. */
 export type RescheduleDecision =
-  | { readonly kind: 'rescheduled'; readonly selection: Selection; readonly remaining: readonly Selection[]; readonly skipped: readonly SkippedAlternate[] }
+  | {
+      readonly kind: 'rescheduled';
+      readonly selection: Selection;
+      readonly remaining: readonly Selection[];
+      readonly skipped: readonly SkippedAlternate[];
+    }
   | { readonly kind: 'exhausted'; readonly skipped: readonly SkippedAlternate[] };
 
 /**
@@ -49,7 +58,10 @@ export type RescheduleDecision =
  * the alternates after it; a failed claim drops that host. The claim function must be safe to
  * repeat (the whole decision is re-run if the conductor dies before its effects are recorded).
  */
-export async function chooseAlternate(alternates: readonly Selection[], claim: (s: Selection) => Promise<AlternateClaim>): Promise<RescheduleDecision> {
+export async function chooseAlternate(
+  alternates: readonly Selection[],
+  claim: (s: Selection) => Promise<AlternateClaim>,
+): Promise<RescheduleDecision> {
   const skipped: SkippedAlternate[] = [];
   for (let i = 0; i < alternates.length; i++) {
     const selection = alternates[i] as Selection;
@@ -84,7 +96,13 @@ export function failureReason(r: FailureReport): string {
 }
 
 /** The row change of a retry decision, its deadline `buildTimeoutMs` after `now`. Pure. */
-export function rescheduleChange(inst: InstanceSnapshot, r: FailureReport, d: RescheduleDecision, now: Date, buildTimeoutMs: number): RescheduleChange {
+export function rescheduleChange(
+  inst: InstanceSnapshot,
+  r: FailureReport,
+  d: RescheduleDecision,
+  now: Date,
+  buildTimeoutMs: number,
+): RescheduleChange {
   const reason = failureReason(r);
   if (d.kind === 'exhausted') {
     const skipped = d.skipped.map((s) => `${s.host}: ${s.reason}`).join('; ');
@@ -93,10 +111,16 @@ export function rescheduleChange(inst: InstanceSnapshot, r: FailureReport, d: Re
   }
   const s = d.selection;
   return {
-    kind: 'move', hostList: [s, ...d.remaining], detail: rescheduleDetail(r.failedHost, reason, s.serviceHost),
+    kind: 'move',
+    hostList: [s, ...d.remaining],
+    detail: rescheduleDetail(r.failedHost, reason, s.serviceHost),
     move: {
-      host: s.serviceHost, node: s.nodename, buildAttempt: inst.buildAttempt + 1, buildHostList: d.remaining,
-      buildDeadlineAt: new Date(now.getTime() + buildTimeoutMs), buildRequestSpec: r.requestSpec,
+      host: s.serviceHost,
+      node: s.nodename,
+      buildAttempt: inst.buildAttempt + 1,
+      buildHostList: d.remaining,
+      buildDeadlineAt: new Date(now.getTime() + buildTimeoutMs),
+      buildRequestSpec: r.requestSpec,
     },
   };
 }

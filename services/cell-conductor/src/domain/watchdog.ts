@@ -19,9 +19,18 @@ export interface StuckBuild {
 /** Why the watchdog moved a build on, as the failure of its host. Pure. */
 export function stuckFailure(s: StuckBuild): Failure {
   const o = { retryable: true, expected: true };
-  if (s.hostGone) return makeFailure(FAILURE_CODES.cellConductor.buildHostGone, `host ${s.host} is gone (its compute service was deleted or forced down)`, o);
+  if (s.hostGone)
+    return makeFailure(
+      FAILURE_CODES.cellConductor.buildHostGone,
+      `host ${s.host} is gone (its compute service was deleted or forced down)`,
+      o,
+    );
   if (s.hostDown) return makeFailure(FAILURE_CODES.cellConductor.buildHostDown, `build deadline passed and host ${s.host} is down`, o);
-  return makeFailure(FAILURE_CODES.cellConductor.buildTimedOut, `no build result from host ${s.host} a build timeout after the deadline`, o);
+  return makeFailure(
+    FAILURE_CODES.cellConductor.buildTimedOut,
+    `no build result from host ${s.host} a build timeout after the deadline`,
+    o,
+  );
 }
 
 /**
@@ -29,7 +38,16 @@ export function stuckFailure(s: StuckBuild): Failure {
  * (no message to read them from), the RequestSpec stays the row's. Pure.
  */
 export function stuckBuildReport(s: StuckBuild, requestId: string): FailureReport {
-  return { instanceUuid: s.uuid, failedHost: s.host, attempt: normalizeAttempt(s.attempt), hostList: [], failure: stuckFailure(s), requestId, requestSpec: undefined, alternatesFrom: 'row' };
+  return {
+    instanceUuid: s.uuid,
+    failedHost: s.host,
+    attempt: normalizeAttempt(s.attempt),
+    hostList: [],
+    failure: stuckFailure(s),
+    requestId,
+    requestSpec: undefined,
+    alternatesFrom: 'row',
+  };
 }
 
 /**

@@ -5,7 +5,15 @@
  * cast build_and_run_instance) and checks the cell DB and placement at the end.
  */
 import { randomUUID } from 'node:crypto';
-import { destroyInstance, getInstance, listComputeNodes, listInstanceActions, listInstanceFaults, listServices, type InstanceRecord } from '@cellsched/cell-db';
+import {
+  destroyInstance,
+  getInstance,
+  listComputeNodes,
+  listInstanceActions,
+  listInstanceFaults,
+  listServices,
+  type InstanceRecord,
+} from '@cellsched/cell-db';
 import type { TestDatabase } from '@cellsched/db';
 import { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { ComputeServiceService, type Selection } from '@cellsched/wire';
@@ -14,7 +22,14 @@ import type { RunningCellConductor } from '../../src/app';
 import { CellFixture } from './cell-fixture';
 import type { TestCompute } from './compute-support';
 import {
-  Bus, createVhost, selectionFor, startComputeChild, startPlacement, stopChild, superConductorStep, waitFor,
+  Bus,
+  createVhost,
+  selectionFor,
+  startComputeChild,
+  startPlacement,
+  stopChild,
+  superConductorStep,
+  waitFor,
   type PlacementProcess,
 } from './harness';
 
@@ -61,11 +76,34 @@ async function boot(hostList: Selection[]): Promise<InstanceRecord> {
 async function startBoot(hostList: Selection[]): Promise<string> {
   const uuid = randomUUID();
   const inst = await superConductorStep(cellDb, placement, uuid, hostList);
-  await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
-    instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: inst.host ?? '',
-      node: inst.node ?? '', availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
-    requestSpec: undefined, hostList, attempt: 1, requestId: `req-${uuid}`,
-  }, { server: hostList[0]?.serviceHost ?? '' });
+  await bus.castClient(ComputeServiceService).cast(
+    'buildAndRunInstance',
+    {
+      instance: {
+        uuid,
+        projectId: 'p1',
+        userId: 'u1',
+        displayName: '',
+        flavor: inst.flavor,
+        imageRef: '',
+        vmState: 1,
+        taskState: 'scheduling',
+        host: inst.host ?? '',
+        node: inst.node ?? '',
+        availabilityZone: '',
+        cellUuid: CELL,
+        createdAt: undefined,
+        launchedAt: undefined,
+        reservationId: '',
+        launchIndex: 0,
+      },
+      requestSpec: undefined,
+      hostList,
+      attempt: 1,
+      requestId: `req-${uuid}`,
+    },
+    { server: hostList[0]?.serviceHost ?? '' },
+  );
   return uuid;
 }
 
@@ -78,11 +116,22 @@ test('compute registration is visible in the cell DB (services, nodes) and place
   expect(services.map((s) => s.host).sort()).toEqual(['bad-1', 'bad-2', 'good-1', 'good-2']);
   await waitFor('heartbeats', async () => ((await listServices(cellDb.pool)).every((s) => s.reportCount > 0) ? true : undefined));
   const nodes = await listComputeNodes(cellDb.pool);
-  expect(nodes.find((n) => n.host === 'good-1')).toMatchObject({ uuid: good.hosts[0]?.computeNodeUuid, hypervisorHostname: 'good-1', vcpus: 4, memoryMb: 4096 });
-  const rp = await (await fetch(`${placementProc.restUrl}/resource_providers/${good.hosts[0]?.computeNodeUuid}/inventories`, { headers: { 'x-auth-token': 'admin' } })).json() as { inventories: Record<string, { total: number; reserved: number; allocation_ratio: number }> };
+  expect(nodes.find((n) => n.host === 'good-1')).toMatchObject({
+    uuid: good.hosts[0]?.computeNodeUuid,
+    hypervisorHostname: 'good-1',
+    vcpus: 4,
+    memoryMb: 4096,
+  });
+  const rp = (await (
+    await fetch(`${placementProc.restUrl}/resource_providers/${good.hosts[0]?.computeNodeUuid}/inventories`, {
+      headers: { 'x-auth-token': 'admin' },
+    })
+  ).json()) as { inventories: Record<string, { total: number; reserved: number; allocation_ratio: number }> };
   expect(rp.inventories.VCPU).toMatchObject({ total: 4, reserved: 0, allocation_ratio: 4 });
   expect(rp.inventories.MEMORY_MB).toMatchObject({ total: 4096, reserved: 512 });
-  const named = await (await fetch(`${placementProc.restUrl}/resource_providers?name=good-1`, { headers: { 'x-auth-token': 'admin' } })).json() as { resource_providers: { uuid: string }[] };
+  const named = (await (
+    await fetch(`${placementProc.restUrl}/resource_providers?name=good-1`, { headers: { 'x-auth-token': 'admin' } })
+  ).json()) as { resource_providers: { uuid: string }[] };
   expect(named.resource_providers.map((p) => p.uuid)).toEqual([good.hosts[0]?.computeNodeUuid]);
 });
 
@@ -102,9 +151,13 @@ test('a reschedulable failure moves the build and the allocation to the next alt
   expect(inst).toMatchObject({ vmState: 'active', host: 'good-2', buildAttempt: 2 });
   expect(await allocatedProviders(inst.uuid)).toEqual([good.hosts[1]?.computeNodeUuid]);
   const events = (await listInstanceActions(cellDb.pool, inst.uuid))[0]?.events ?? [];
-  expect(events.map((e) => [e.event, e.host, e.result]).sort()).toEqual([
-    ['compute__do_build_and_run_instance', 'bad-1', 'Error'], ['compute__do_build_and_run_instance', 'good-2', 'Success'],
-    ['conductor_reschedule_build', 'good-2', 'Success']].sort());
+  expect(events.map((e) => [e.event, e.host, e.result]).sort()).toEqual(
+    [
+      ['compute__do_build_and_run_instance', 'bad-1', 'Error'],
+      ['compute__do_build_and_run_instance', 'good-2', 'Success'],
+      ['conductor_reschedule_build', 'good-2', 'Success'],
+    ].sort(),
+  );
   expect(events.find((e) => e.event === 'conductor_reschedule_build')?.details).toContain('build on host bad-1 failed');
 });
 
@@ -114,7 +167,9 @@ test('all alternates failing ends in ERROR "max retries exceeded" with no alloca
   expect(inst).toMatchObject({ vmState: 'error', taskState: null });
   expect(await placement.consumerAllocations(inst.uuid)).toBeUndefined();
   const [fault] = await listInstanceFaults(cellDb.pool, inst.uuid);
-  expect(fault?.message).toBe(`Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance ${inst.uuid}.`);
+  expect(fault?.message).toBe(
+    `Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance ${inst.uuid}.`,
+  );
 });
 
 test('a non-reschedulable failure ends in ERROR with the fault and no allocation, alternates untouched', async () => {
@@ -129,15 +184,26 @@ test('a full alternate is dropped and the next one is used', async () => {
   bad.running.control.update({ rescheduleRate: 1, abortRate: 0 });
   const h = good.hosts[0];
   if (h === undefined) throw new Error('no host');
-  const huge = { ...sel(good, 0), allocationRequest: { json: JSON.stringify({ allocations: { [h.computeNodeUuid]: { resources: { VCPU: 1000 } } } }), version: '1.36' } };
+  const huge = {
+    ...sel(good, 0),
+    allocationRequest: { json: JSON.stringify({ allocations: { [h.computeNodeUuid]: { resources: { VCPU: 1000 } } } }), version: '1.36' },
+  };
   const inst = await boot([sel(bad, 0), huge, sel(good, 1)]);
   expect(inst).toMatchObject({ vmState: 'active', host: 'good-2' });
   expect(await allocatedProviders(inst.uuid)).toEqual([good.hosts[1]?.computeNodeUuid]);
 });
 
 test('a compute SIGKILLed mid-build: the redelivered build runs on exactly one host', async () => {
-  const env = { CELLSCHED_CELL_TRANSPORT_URL: vhost.url, CELLSCHED_PLACEMENT_URL: placementProc.restUrl, CELLSCHED_CELL_NAME: 'c1',
-    CELLSCHED_COMPUTE_HOSTS: '1', CELLSCHED_COMPUTE_HOST_PREFIX: 'kill-', CELLSCHED_BUILD_LATENCY_MS: '4000', CELLSCHED_COMPUTE_VCPUS: '4', CELLSCHED_COMPUTE_MEMORY_MB: '4096' };
+  const env = {
+    CELLSCHED_CELL_TRANSPORT_URL: vhost.url,
+    CELLSCHED_PLACEMENT_URL: placementProc.restUrl,
+    CELLSCHED_CELL_NAME: 'c1',
+    CELLSCHED_COMPUTE_HOSTS: '1',
+    CELLSCHED_COMPUTE_HOST_PREFIX: 'kill-',
+    CELLSCHED_BUILD_LATENCY_MS: '4000',
+    CELLSCHED_COMPUTE_VCPUS: '4',
+    CELLSCHED_COMPUTE_MEMORY_MB: '4096',
+  };
   const first = await startComputeChild(env);
   const kill1 = (await listComputeNodes(cellDb.pool, { host: 'kill-1' }))[0];
   if (kill1 === undefined) throw new Error('kill-1 not registered');
@@ -148,7 +214,7 @@ test('a compute SIGKILLed mid-build: the redelivered build runs on exactly one h
   try {
     const inst = await pending;
     expect(inst).toMatchObject({ vmState: 'active', host: 'kill-1', buildAttempt: 1 });
-    const guests = await (await fetch(`http://127.0.0.1:${second.controlPort}/guests`)).json() as Record<string, string[]>;
+    const guests = (await (await fetch(`http://127.0.0.1:${second.controlPort}/guests`)).json()) as Record<string, string[]>;
     expect(guests['kill-1']).toEqual([inst.uuid]);
     const elsewhere = [good.running.guests.snapshot(), bad.running.guests.snapshot()].flatMap((s) => Object.values(s).flat());
     expect(elsewhere).not.toContain(inst.uuid);
@@ -159,8 +225,16 @@ test('a compute SIGKILLed mid-build: the redelivered build runs on exactly one h
 }, 60_000);
 
 test('watchdog: a build lost with its dead host goes to the alternate exactly once; the late guest is terminated', async () => {
-  const env = { CELLSCHED_CELL_TRANSPORT_URL: vhost.url, CELLSCHED_PLACEMENT_URL: placementProc.restUrl, CELLSCHED_CELL_NAME: 'c1',
-    CELLSCHED_COMPUTE_HOSTS: '1', CELLSCHED_COMPUTE_HOST_PREFIX: 'dead-', CELLSCHED_BUILD_LATENCY_MS: '30000', CELLSCHED_COMPUTE_VCPUS: '4', CELLSCHED_COMPUTE_MEMORY_MB: '4096' };
+  const env = {
+    CELLSCHED_CELL_TRANSPORT_URL: vhost.url,
+    CELLSCHED_PLACEMENT_URL: placementProc.restUrl,
+    CELLSCHED_CELL_NAME: 'c1',
+    CELLSCHED_COMPUTE_HOSTS: '1',
+    CELLSCHED_COMPUTE_HOST_PREFIX: 'dead-',
+    CELLSCHED_BUILD_LATENCY_MS: '30000',
+    CELLSCHED_COMPUTE_VCPUS: '4',
+    CELLSCHED_COMPUTE_MEMORY_MB: '4096',
+  };
   const first = await startComputeChild(env);
   const dead = (await listComputeNodes(cellDb.pool, { host: 'dead-1' }))[0];
   if (dead === undefined) throw new Error('dead-1 not registered');
@@ -169,7 +243,9 @@ test('watchdog: a build lost with its dead host goes to the alternate exactly on
   await stopChild(first.child, 'SIGKILL');
   expect(await conductor.runWatchdog()).toBe(0); // deadline not passed yet: nothing to do
   // Time passes: the deadline is over and the host's heartbeat is stale.
-  await cellDb.pool.query("UPDATE instances SET build_deadline_at = now() - interval '1 second' WHERE host = 'dead-1' AND vm_state = 'building'");
+  await cellDb.pool.query(
+    "UPDATE instances SET build_deadline_at = now() - interval '1 second' WHERE host = 'dead-1' AND vm_state = 'building'",
+  );
   await cellDb.pool.query("UPDATE services SET last_seen_up = now() - interval '10 minutes' WHERE host = 'dead-1'");
   expect(await conductor.runWatchdog()).toBe(1);
   const inst = await pending;
@@ -179,9 +255,10 @@ test('watchdog: a build lost with its dead host goes to the alternate exactly on
   // The dead host comes back: its queued build runs, is refused, and its guest is terminated.
   const second = await startComputeChild({ ...env, CELLSCHED_BUILD_LATENCY_MS: '200' });
   try {
-    const guestsOf = async (): Promise<Record<string, string[]>> => (await fetch(`http://127.0.0.1:${second.controlPort}/guests`)).json() as Promise<Record<string, string[]>>;
+    const guestsOf = async (): Promise<Record<string, string[]>> =>
+      (await fetch(`http://127.0.0.1:${second.controlPort}/guests`)).json() as Promise<Record<string, string[]>>;
     const stats = await waitFor('the stale guest on dead-1 terminated', async () => {
-      const s = await (await fetch(`http://127.0.0.1:${second.controlPort}/stats`)).json() as { spawned: number; terminated: number };
+      const s = (await (await fetch(`http://127.0.0.1:${second.controlPort}/stats`)).json()) as { spawned: number; terminated: number };
       return s.terminated > 0 ? s : undefined;
     });
     expect(stats).toEqual({ spawned: 1, terminated: 1 });
@@ -228,8 +305,17 @@ test('allocation audit: heals a leaked claim (unknown consumer, ERROR instance) 
   bad.running.control.update({ rescheduleRate: 0, abortRate: 1 });
   const errored = await boot([sel(bad, 0)]);
   const orphan = randomUUID();
-  const leak = (uuid: string) => placement.claim({ consumerUuid: uuid, projectId: 'p1', userId: 'u1', consumerType: 'INSTANCE',
-    allocations: [{ resourceProviderUuid: g1, resources: { VCPU: 1 } }] }, { replace: true });
+  const leak = (uuid: string) =>
+    placement.claim(
+      {
+        consumerUuid: uuid,
+        projectId: 'p1',
+        userId: 'u1',
+        consumerType: 'INSTANCE',
+        allocations: [{ resourceProviderUuid: g1, resources: { VCPU: 1 } }],
+      },
+      { replace: true },
+    );
   expect((await leak(orphan)).kind).toBe('claimed');
   expect((await leak(errored.uuid)).kind).toBe('claimed');
   const t0 = Date.now();
@@ -237,7 +323,12 @@ test('allocation audit: heals a leaked claim (unknown consumer, ERROR instance) 
   expect(first.healed).toEqual([]);
   expect(first.suspects).toBe(2);
   const second = await conductor.runAudit(t0 + 1500);
-  expect(second.healed.map((h) => [h.consumerUuid, h.providerUuid, h.reason]).sort()).toEqual([[errored.uuid, g1, 'leak'], [orphan, g1, 'unknown']].sort());
+  expect(second.healed.map((h) => [h.consumerUuid, h.providerUuid, h.reason]).sort()).toEqual(
+    [
+      [errored.uuid, g1, 'leak'],
+      [orphan, g1, 'unknown'],
+    ].sort(),
+  );
   expect(await placement.consumerAllocations(orphan)).toBeUndefined();
   expect(await placement.consumerAllocations(errored.uuid)).toBeUndefined();
   expect(await allocatedProviders(active.uuid)).toEqual([g1]);
@@ -251,7 +342,10 @@ test("allocation audit: a placement that knows none of the cell's nodes (another
     const otherClient = new PlacementClient({ addresses: [other.grpcAddress] });
     try {
       const wrong = new AllocationAudit(cellDb.pool, otherClient, 1000, other.restUrl);
-      await expect(wrong.run()).rejects.toMatchObject({ code: 'cell_conductor.audit.providers_unknown', message: expect.stringContaining(other.restUrl) as string });
+      await expect(wrong.run()).rejects.toMatchObject({
+        code: 'cell_conductor.audit.providers_unknown',
+        message: expect.stringContaining(other.restUrl) as string,
+      });
     } finally {
       otherClient.close();
     }
@@ -316,8 +410,16 @@ test('delete during build: the late success finds no instance, the guest is term
 });
 
 test('crash fault: a compute told to crash mid-build dies by itself; restarted, the build completes once', async () => {
-  const env = { CELLSCHED_CELL_TRANSPORT_URL: vhost.url, CELLSCHED_PLACEMENT_URL: placementProc.restUrl, CELLSCHED_CELL_NAME: 'c1',
-    CELLSCHED_COMPUTE_HOSTS: '1', CELLSCHED_COMPUTE_HOST_PREFIX: 'crash-', CELLSCHED_BUILD_LATENCY_MS: '400', CELLSCHED_COMPUTE_VCPUS: '4', CELLSCHED_COMPUTE_MEMORY_MB: '4096' };
+  const env = {
+    CELLSCHED_CELL_TRANSPORT_URL: vhost.url,
+    CELLSCHED_PLACEMENT_URL: placementProc.restUrl,
+    CELLSCHED_CELL_NAME: 'c1',
+    CELLSCHED_COMPUTE_HOSTS: '1',
+    CELLSCHED_COMPUTE_HOST_PREFIX: 'crash-',
+    CELLSCHED_BUILD_LATENCY_MS: '400',
+    CELLSCHED_COMPUTE_VCPUS: '4',
+    CELLSCHED_COMPUTE_MEMORY_MB: '4096',
+  };
   const first = await startComputeChild(env);
   const res = await fetch(`http://127.0.0.1:${first.controlPort}/faults`, { method: 'PUT', body: '{"crashRate":1}' });
   expect(res.status).toBe(200);

@@ -41,8 +41,18 @@ export class CellFixture {
     const bus = await Bus.connect({ url: vhost.url, logger: o.busLogger ?? logger });
     const cell = new CellFixture(cellDb, vhost, placementProc, placement, report, bus, undefined);
     cell.conductorRef = await startCellConductor({
-      pool: cellDb.pool, bus, placement, logger, cellUuid: cell.cellUuid, buildTimeoutMs: 60_000, prefetch: 8, serviceDownTimeMs: 60_000,
-      watchdogIntervalMs: 0, report, auditIntervalMs: 0, auditGraceMs: 1000,
+      pool: cellDb.pool,
+      bus,
+      placement,
+      logger,
+      cellUuid: cell.cellUuid,
+      buildTimeoutMs: 60_000,
+      prefetch: 8,
+      serviceDownTimeMs: 60_000,
+      watchdogIntervalMs: 0,
+      report,
+      auditIntervalMs: 0,
+      auditGraceMs: 1000,
     });
     return cell;
   }

@@ -6,7 +6,15 @@
  * a build on a host whose service is gone is moved on by the watchdog at once.
  */
 import { randomUUID } from 'node:crypto';
-import { getInstance, listComputeNodes, listInstanceActions, listInstanceFaults, listServices, startInstanceAction, type InstanceRecord } from '@cellsched/cell-db';
+import {
+  getInstance,
+  listComputeNodes,
+  listInstanceActions,
+  listInstanceFaults,
+  listServices,
+  startInstanceAction,
+  type InstanceRecord,
+} from '@cellsched/cell-db';
 import type { TestDatabase } from '@cellsched/db';
 import type { PlacementClient, ReportClient } from '@cellsched/placement-client';
 import { ComputeServiceService, type Selection } from '@cellsched/wire';
@@ -59,11 +67,34 @@ const sel = (c: TestCompute, i: number): Selection => {
 async function boot(hostList: Selection[]): Promise<InstanceRecord> {
   const uuid = randomUUID();
   const inst = await superConductorStep(cellDb, placement, uuid, hostList);
-  await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
-    instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: inst.host ?? '',
-      node: inst.node ?? '', availabilityZone: '', cellUuid: cell.cellUuid, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
-    requestSpec: undefined, hostList, attempt: 1, requestId: `req-${uuid}`,
-  }, { server: hostList[0]?.serviceHost ?? '' });
+  await bus.castClient(ComputeServiceService).cast(
+    'buildAndRunInstance',
+    {
+      instance: {
+        uuid,
+        projectId: 'p1',
+        userId: 'u1',
+        displayName: '',
+        flavor: inst.flavor,
+        imageRef: '',
+        vmState: 1,
+        taskState: 'scheduling',
+        host: inst.host ?? '',
+        node: inst.node ?? '',
+        availabilityZone: '',
+        cellUuid: cell.cellUuid,
+        createdAt: undefined,
+        launchedAt: undefined,
+        reservationId: '',
+        launchIndex: 0,
+      },
+      requestSpec: undefined,
+      hostList,
+      attempt: 1,
+      requestId: `req-${uuid}`,
+    },
+    { server: hostList[0]?.serviceHost ?? '' },
+  );
   return settled(uuid);
 }
 
@@ -82,7 +113,9 @@ async function events(uuid: string): Promise<string[][]> {
 test('a reschedule onto an alternate whose cast the broker refuses goes on to the next alternate, which builds it', async () => {
   const inst = await boot([sel(bad, 0), sel(gone, 0), sel(good, 0)]);
   expect(inst).toMatchObject({ vmState: 'active', host: 'good-1', buildAttempt: 3 });
-  expect((await placement.consumerAllocations(inst.uuid))?.allocations.map((a) => a.resourceProviderUuid)).toEqual([good.hosts[0]?.computeNodeUuid]);
+  expect((await placement.consumerAllocations(inst.uuid))?.allocations.map((a) => a.resourceProviderUuid)).toEqual([
+    good.hosts[0]?.computeNodeUuid,
+  ]);
   const failed = (await events(inst.uuid)).filter((e) => e[0] === 'compute__do_build_and_run_instance' && e[2] === 'Error');
   expect(failed.map((e) => e[1]).sort()).toEqual(['bad-1', 'gone-1']);
   expect(failed.find((e) => e[1] === 'gone-1')?.[3]).toContain('no compute serves host gone-1');
@@ -100,18 +133,43 @@ test('when every alternate is refused the instance ends in ERROR with a fault na
 
 test('a build queued for a host its pool stopped serving is reported by that pool and moves to the alternate', async () => {
   const shrink = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'shrink-', hosts: 2 });
-  await waitFor('shrink hosts registered', async () => ((await listComputeNodes(cellDb.pool, { host: 'shrink-2' })).length === 1 ? true : undefined));
+  await waitFor('shrink hosts registered', async () =>
+    (await listComputeNodes(cellDb.pool, { host: 'shrink-2' })).length === 1 ? true : undefined,
+  );
   const hosts = shrink.hosts;
   await shrink.running.stop();
   // the process comes back simulating shrink-1 only (same pool queue): shrink-2's key is still bound to it
   const uuid = randomUUID();
   const list = [selectionFor('shrink-2', hosts[1]?.computeNodeUuid ?? '', cell.cellUuid), sel(good, 1)];
   const inst = await superConductorStep(cellDb, placement, uuid, list);
-  await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
-    instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: 'shrink-2',
-      node: 'shrink-2', availabilityZone: '', cellUuid: cell.cellUuid, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
-    requestSpec: undefined, hostList: list, attempt: 1, requestId: `req-${uuid}`,
-  }, { server: 'shrink-2' });
+  await bus.castClient(ComputeServiceService).cast(
+    'buildAndRunInstance',
+    {
+      instance: {
+        uuid,
+        projectId: 'p1',
+        userId: 'u1',
+        displayName: '',
+        flavor: inst.flavor,
+        imageRef: '',
+        vmState: 1,
+        taskState: 'scheduling',
+        host: 'shrink-2',
+        node: 'shrink-2',
+        availabilityZone: '',
+        cellUuid: cell.cellUuid,
+        createdAt: undefined,
+        launchedAt: undefined,
+        reservationId: '',
+        launchIndex: 0,
+      },
+      requestSpec: undefined,
+      hostList: list,
+      attempt: 1,
+      requestId: `req-${uuid}`,
+    },
+    { server: 'shrink-2' },
+  );
   const smaller = await startSimulatedComputeForTest({ url: vhost.url, report, cell: 'c1', prefix: 'shrink-', hosts: 1 });
   try {
     const done = await settled(uuid);
@@ -130,15 +188,27 @@ test('the watchdog moves a build off a host whose service was deleted or forced 
   await superConductorStep(cellDb, placement, onDeleted, [sel(good, 0), sel(good, 1)]);
   const onForcedDown = randomUUID();
   await superConductorStep(cellDb, placement, onForcedDown, [sel(bad, 0)]);
-  await cellDb.pool.query("UPDATE instances SET build_deadline_at = now() + interval '1 hour' WHERE uuid IN ($1, $2)", [onDeleted, onForcedDown]);
-  for (const uuid of [onDeleted, onForcedDown]) await startInstanceAction(cellDb.pool, { instanceUuid: uuid, requestId: `req-${uuid}`, action: 'create', userId: 'u1', projectId: 'p1' });
+  await cellDb.pool.query("UPDATE instances SET build_deadline_at = now() + interval '1 hour' WHERE uuid IN ($1, $2)", [
+    onDeleted,
+    onForcedDown,
+  ]);
+  for (const uuid of [onDeleted, onForcedDown])
+    await startInstanceAction(cellDb.pool, {
+      instanceUuid: uuid,
+      requestId: `req-${uuid}`,
+      action: 'create',
+      userId: 'u1',
+      projectId: 'p1',
+    });
   expect(await conductor.runWatchdog()).toBe(0); // the hosts are up and the deadlines an hour away
   await cellDb.pool.query("UPDATE services SET deleted_at = now() WHERE host = 'good-1'");
   await cellDb.pool.query("UPDATE services SET forced_down = true WHERE host = 'bad-1'");
   try {
     expect(await conductor.runWatchdog()).toBe(2);
     expect(await settled(onDeleted)).toMatchObject({ vmState: 'active', host: 'good-2', buildAttempt: 2 });
-    expect((await events(onDeleted)).find((e) => e[1] === 'good-1')?.[3]).toContain('host good-1 is gone (its compute service was deleted or forced down)');
+    expect((await events(onDeleted)).find((e) => e[1] === 'good-1')?.[3]).toContain(
+      'host good-1 is gone (its compute service was deleted or forced down)',
+    );
     expect(await settled(onForcedDown)).toMatchObject({ vmState: 'error' });
     expect(await placement.consumerAllocations(onForcedDown)).toBeUndefined();
     expect((await listInstanceFaults(cellDb.pool, onForcedDown))[0]?.details).toContain('host bad-1 is gone');

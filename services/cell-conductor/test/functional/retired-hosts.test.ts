@@ -15,7 +15,18 @@ import { registerHosts } from '../../../simulated-compute/src/adapters/registrat
 import { simulatedHosts } from '../../../simulated-compute/src/domain/hosts';
 import { startCellConductor, type RunningCellConductor } from '../../src/app';
 import { startSimulatedComputeForTest, type TestCompute } from './compute-support';
-import { Bus, buildServices, createCellDb, createVhost, logger, selectionFor, startPlacement, superConductorStep, waitFor, type PlacementProcess } from './harness';
+import {
+  Bus,
+  buildServices,
+  createCellDb,
+  createVhost,
+  logger,
+  selectionFor,
+  startPlacement,
+  superConductorStep,
+  waitFor,
+  type PlacementProcess,
+} from './harness';
 
 const CELL = randomUUID();
 let cellDb: TestDatabase;
@@ -35,10 +46,27 @@ beforeAll(async () => {
   placement = new PlacementClient({ addresses: [placementProc.grpcAddress], deadlineMs: 10_000 });
   report = new ReportClient({ baseUrl: placementProc.restUrl });
   // NOTE: handlers log through the bus's logger (per cast), so it is the one captured
-  const sink = new Writable({ write(chunk: Buffer, _enc, done) { for (const l of chunk.toString().split('\n')) if (l !== '') logged.push(JSON.parse(l) as { msg: string }); done(); } });
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l !== '') logged.push(JSON.parse(l) as { msg: string });
+      done();
+    },
+  });
   bus = await Bus.connect({ url: vhost.url, logger: pino({ level: 'info' }, sink) });
-  conductor = await startCellConductor({ pool: cellDb.pool, bus, placement, logger, cellUuid: CELL, buildTimeoutMs: 60_000, prefetch: 8,
-    serviceDownTimeMs: 60_000, watchdogIntervalMs: 0, report, auditIntervalMs: 0, auditGraceMs: 1000 });
+  conductor = await startCellConductor({
+    pool: cellDb.pool,
+    bus,
+    placement,
+    logger,
+    cellUuid: CELL,
+    buildTimeoutMs: 60_000,
+    prefetch: 8,
+    serviceDownTimeMs: 60_000,
+    watchdogIntervalMs: 0,
+    report,
+    auditIntervalMs: 0,
+    auditGraceMs: 1000,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -81,11 +109,34 @@ test('a process restarted with fewer hosts retires the others at once; an ACTIVE
   const uuid = randomUUID();
   const chosen = selectionFor(h4.host, h4.computeNodeUuid, CELL);
   const inst = await superConductorStep(cellDb, placement, uuid, [chosen]);
-  await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
-    instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: h4.host,
-      node: h4.host, availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
-    requestSpec: undefined, hostList: [chosen], attempt: 1, requestId: `req-${uuid}`,
-  }, { server: h4.host });
+  await bus.castClient(ComputeServiceService).cast(
+    'buildAndRunInstance',
+    {
+      instance: {
+        uuid,
+        projectId: 'p1',
+        userId: 'u1',
+        displayName: '',
+        flavor: inst.flavor,
+        imageRef: '',
+        vmState: 1,
+        taskState: 'scheduling',
+        host: h4.host,
+        node: h4.host,
+        availabilityZone: '',
+        cellUuid: CELL,
+        createdAt: undefined,
+        launchedAt: undefined,
+        reservationId: '',
+        launchIndex: 0,
+      },
+      requestSpec: undefined,
+      hostList: [chosen],
+      attempt: 1,
+      requestId: `req-${uuid}`,
+    },
+    { server: h4.host },
+  );
   await waitFor('ACTIVE on ret-4', async () => ((await getInstance(cellDb.pool, uuid))?.vmState === 'active' ? true : undefined));
 
   await restartWith(2);
@@ -94,7 +145,9 @@ test('a process restarted with fewer hosts retires the others at once; an ACTIVE
   expect((await listComputeNodes(cellDb.pool)).map((n) => n.host)).toEqual(['ret-1', 'ret-2']);
   // ret-3 held nothing: its provider is gone; ret-4 holds the ACTIVE instance's allocation: kept, unschedulable
   await waitFor('ret-3 provider deleted', async () => ((await provider(h3.computeNodeUuid)).status === 404 ? true : undefined));
-  await waitFor('ret-4 provider disabled', async () => ((await provider(h4.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined));
+  await waitFor('ret-4 provider disabled', async () =>
+    (await provider(h4.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined,
+  );
   expect(await getInstance(cellDb.pool, uuid)).toMatchObject({ vmState: 'active', host: 'ret-4' });
   expect((await placement.consumerAllocations(uuid))?.allocations.map((a) => a.resourceProviderUuid)).toEqual([h4.computeNodeUuid]);
 
@@ -110,14 +163,23 @@ test('a late report of an earlier run of the process brings no retired host back
   expect(await liveHosts()).toEqual(['ret-1', 'ret-2']);
   const conductorClient = bus.castClient(CellConductorServiceService);
   // the 4-host run's report (an earlier start time than the running 2-host process) arrives now
-  await registerHosts(conductorClient, simulatedHosts('c1', 'ret-', 4), { vcpus: 4, memoryMb: 4096, localGb: 100 }, { computeProcess: 'ret-1', incarnation: 1 });
-  await waitFor('the stale report ignored', async () => (logged.some((l) => l.msg === 'report of an earlier run of the compute process ignored') ? true : undefined));
+  await registerHosts(
+    conductorClient,
+    simulatedHosts('c1', 'ret-', 4),
+    { vcpus: 4, memoryMb: 4096, localGb: 100 },
+    { computeProcess: 'ret-1', incarnation: 1 },
+  );
+  await waitFor('the stale report ignored', async () =>
+    logged.some((l) => l.msg === 'report of an earlier run of the compute process ignored') ? true : undefined,
+  );
   expect(await liveHosts()).toEqual(['ret-1', 'ret-2']);
 });
 
 test('hosts that come back are new services, unmapped until discovered', async () => {
   const ret1 = (await listServices(cellDb.pool, { host: 'ret-1' }))[0]?.uuid;
-  const retired = (await cellDb.pool.query<{ uuid: string }>("SELECT uuid::text FROM services WHERE host = 'ret-3'")).rows.map((r) => r.uuid);
+  const retired = (await cellDb.pool.query<{ uuid: string }>("SELECT uuid::text FROM services WHERE host = 'ret-3'")).rows.map(
+    (r) => r.uuid,
+  );
   const back = await restartWith(3);
   await waitFor('ret-3 back', async () => ((await liveHosts()).join() === 'ret-1,ret-2,ret-3' ? true : undefined));
   const services = await listServices(cellDb.pool, { binary: 'nova-compute' });
@@ -125,7 +187,9 @@ test('hosts that come back are new services, unmapped until discovered', async (
   expect(retired).toHaveLength(1);
   expect(retired).not.toContain(services.find((s) => s.host === 'ret-3')?.uuid);
   const nodes = await listComputeNodes(cellDb.pool, { host: 'ret-3' });
-  expect(nodes.map((n) => [n.uuid, n.mapped, n.serviceId])).toEqual([[back.hosts[2]?.computeNodeUuid, 0, services.find((s) => s.host === 'ret-3')?.id]]);
+  expect(nodes.map((n) => [n.uuid, n.mapped, n.serviceId])).toEqual([
+    [back.hosts[2]?.computeNodeUuid, 0, services.find((s) => s.host === 'ret-3')?.id],
+  ]);
   expect((await provider(back.hosts[2]?.computeNodeUuid ?? '')).status).toBe(200);
 });
 
@@ -135,18 +199,45 @@ test('a retired host still holding an ACTIVE instance that comes back is schedul
   const uuid = randomUUID();
   const chosen = selectionFor(three.host, three.computeNodeUuid, CELL);
   const inst = await superConductorStep(cellDb, placement, uuid, [chosen]);
-  await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
-    instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: inst.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: three.host,
-      node: three.host, availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
-    requestSpec: undefined, hostList: [chosen], attempt: 1, requestId: `req-${uuid}`,
-  }, { server: three.host });
+  await bus.castClient(ComputeServiceService).cast(
+    'buildAndRunInstance',
+    {
+      instance: {
+        uuid,
+        projectId: 'p1',
+        userId: 'u1',
+        displayName: '',
+        flavor: inst.flavor,
+        imageRef: '',
+        vmState: 1,
+        taskState: 'scheduling',
+        host: three.host,
+        node: three.host,
+        availabilityZone: '',
+        cellUuid: CELL,
+        createdAt: undefined,
+        launchedAt: undefined,
+        reservationId: '',
+        launchIndex: 0,
+      },
+      requestSpec: undefined,
+      hostList: [chosen],
+      attempt: 1,
+      requestId: `req-${uuid}`,
+    },
+    { server: three.host },
+  );
   await waitFor('ACTIVE on ret-3', async () => ((await getInstance(cellDb.pool, uuid))?.vmState === 'active' ? true : undefined));
   await restartWith(2);
-  await waitFor('ret-3 kept, disabled', async () => ((await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined));
+  await waitFor('ret-3 kept, disabled', async () =>
+    (await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined,
+  );
   await restartWith(3);
   await waitFor('ret-3 back', async () => ((await liveHosts()).join() === 'ret-1,ret-2,ret-3' ? true : undefined));
   // the compute's own report (traits replaced) re-enabled it, and nothing disables or deletes it afterwards
-  await waitFor('ret-3 enabled', async () => (!(await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined));
+  await waitFor('ret-3 enabled', async () =>
+    !(await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined,
+  );
   expect(await conductor.removeRetiredProviders()).toEqual({ deleted: [], kept: [], returned: [] });
   expect((await provider(three.computeNodeUuid)).traits).toEqual(['COMPUTE_NODE']);
   expect((await placement.consumerAllocations(uuid))?.allocations.map((a) => a.resourceProviderUuid)).toEqual([three.computeNodeUuid]);
@@ -159,7 +250,9 @@ test("the allocation audit reads a retired host's kept provider: an ACTIVE insta
   const uuid = await instanceOn('ret-3');
   expect((await placement.consumerAllocations(uuid))?.allocations.map((a) => a.resourceProviderUuid)).toEqual([three.computeNodeUuid]);
   await restartWith(2);
-  await waitFor('ret-3 retired, provider kept disabled', async () => ((await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined));
+  await waitFor('ret-3 retired, provider kept disabled', async () =>
+    (await provider(three.computeNodeUuid)).traits.includes('COMPUTE_STATUS_DISABLED') ? true : undefined,
+  );
   expect(await liveHosts()).toEqual(['ret-1', 'ret-2']);
 
   const t0 = Date.now();

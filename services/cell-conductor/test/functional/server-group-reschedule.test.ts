@@ -55,7 +55,10 @@ const wireGroup = (g: InstanceGroup): ConsumerGroup => ({ uuid: g.uuid, policy: 
 /** Another member's scheduler claims `s` for it, with the group (as the scheduler's claims carry it). */
 async function memberOn(g: InstanceGroup, s: Selection): Promise<string> {
   const uuid = randomUUID();
-  const r = await placement.claim(instanceConsumer({ uuid, projectId: 'p1', userId: 'u1' }, parseAllocationRequest(s.allocationRequest?.json ?? '')), { replace: true, group: wireGroup(g) });
+  const r = await placement.claim(
+    instanceConsumer({ uuid, projectId: 'p1', userId: 'u1' }, parseAllocationRequest(s.allocationRequest?.json ?? '')),
+    { replace: true, group: wireGroup(g) },
+  );
   expect(r.kind).toBe('claimed');
   return uuid;
 }
@@ -64,16 +67,59 @@ async function memberOn(g: InstanceGroup, s: Selection): Promise<string> {
 async function boot(g: InstanceGroup, hostList: Selection[]): Promise<InstanceRecord> {
   const uuid = randomUUID();
   const [chosen, ...alternates] = hostList as [Selection, ...Selection[]];
-  const claim = await placement.claim(instanceConsumer({ uuid, projectId: 'p1', userId: 'u1' }, parseAllocationRequest(chosen.allocationRequest?.json ?? '')), { replace: true, group: wireGroup(g) });
+  const claim = await placement.claim(
+    instanceConsumer({ uuid, projectId: 'p1', userId: 'u1' }, parseAllocationRequest(chosen.allocationRequest?.json ?? '')),
+    { replace: true, group: wireGroup(g) },
+  );
   expect(claim.kind).toBe('claimed');
-  const spec = RequestSpec.fromPartial({ instanceUuid: uuid, projectId: 'p1', userId: 'u1', flavor: FLAVOR, numInstances: 1, instanceGroup: g });
-  const { instance } = await createInstance(cellDb.pool, { uuid, projectId: 'p1', userId: 'u1', flavor: FLAVOR, vmState: 'building', taskState: 'scheduling',
-    host: chosen.serviceHost, node: chosen.nodename, buildHostList: alternates, buildRequestSpec: spec });
-  await bus.castClient(ComputeServiceService).cast('buildAndRunInstance', {
-    instance: { uuid, projectId: 'p1', userId: 'u1', displayName: '', flavor: instance.flavor, imageRef: '', vmState: 1, taskState: 'scheduling', host: chosen.serviceHost,
-      node: chosen.nodename, availabilityZone: '', cellUuid: CELL, createdAt: undefined, launchedAt: undefined, reservationId: '', launchIndex: 0 },
-    requestSpec: spec, hostList, attempt: 1, requestId: `req-${uuid}`,
-  }, { server: chosen.serviceHost });
+  const spec = RequestSpec.fromPartial({
+    instanceUuid: uuid,
+    projectId: 'p1',
+    userId: 'u1',
+    flavor: FLAVOR,
+    numInstances: 1,
+    instanceGroup: g,
+  });
+  const { instance } = await createInstance(cellDb.pool, {
+    uuid,
+    projectId: 'p1',
+    userId: 'u1',
+    flavor: FLAVOR,
+    vmState: 'building',
+    taskState: 'scheduling',
+    host: chosen.serviceHost,
+    node: chosen.nodename,
+    buildHostList: alternates,
+    buildRequestSpec: spec,
+  });
+  await bus.castClient(ComputeServiceService).cast(
+    'buildAndRunInstance',
+    {
+      instance: {
+        uuid,
+        projectId: 'p1',
+        userId: 'u1',
+        displayName: '',
+        flavor: instance.flavor,
+        imageRef: '',
+        vmState: 1,
+        taskState: 'scheduling',
+        host: chosen.serviceHost,
+        node: chosen.nodename,
+        availabilityZone: '',
+        cellUuid: CELL,
+        createdAt: undefined,
+        launchedAt: undefined,
+        reservationId: '',
+        launchIndex: 0,
+      },
+      requestSpec: spec,
+      hostList,
+      attempt: 1,
+      requestId: `req-${uuid}`,
+    },
+    { server: chosen.serviceHost },
+  );
   return waitFor(`instance ${uuid} settled`, async () => {
     const i = await getInstance(cellDb.pool, uuid);
     return i !== undefined && i.vmState !== 'building' ? i : undefined;
@@ -102,9 +148,15 @@ test('anti-affinity: every alternate taken by other members ends in ERROR with a
   expect(inst).toMatchObject({ vmState: 'error', taskState: null });
   expect(await placement.consumerAllocations(inst.uuid)).toBeUndefined();
   const [fault] = await listInstanceFaults(cellDb.pool, inst.uuid);
-  expect(fault?.message).toBe(`Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance ${inst.uuid}.`);
-  expect(fault?.details).toContain(`good-1: Unable to claim for consumer ${inst.uuid}: server group ${g.uuid} has the anti-affinity policy`);
-  expect(fault?.details).toContain(`good-2: Unable to claim for consumer ${inst.uuid}: server group ${g.uuid} has the anti-affinity policy`);
+  expect(fault?.message).toBe(
+    `Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance ${inst.uuid}.`,
+  );
+  expect(fault?.details).toContain(
+    `good-1: Unable to claim for consumer ${inst.uuid}: server group ${g.uuid} has the anti-affinity policy`,
+  );
+  expect(fault?.details).toContain(
+    `good-2: Unable to claim for consumer ${inst.uuid}: server group ${g.uuid} has the anti-affinity policy`,
+  );
 });
 
 test('affinity: a member joined the failed host meanwhile, so no alternate elsewhere is taken: ERROR, the group is never split', async () => {
@@ -116,7 +168,9 @@ test('affinity: a member joined the failed host meanwhile, so no alternate elsew
   const member = await memberOn(g2, sel(bad, 0)); // a member already on bad-1 with it
   const second = await boot(g2, [sel(bad, 0), sel(good, 2)]);
   expect(second).toMatchObject({ vmState: 'error' });
-  expect((await listInstanceFaults(cellDb.pool, second.uuid))[0]?.details).toContain(`has the affinity policy and its member ${member} is on compute node 'bad-1'`);
+  expect((await listInstanceFaults(cellDb.pool, second.uuid))[0]?.details).toContain(
+    `has the affinity policy and its member ${member} is on compute node 'bad-1'`,
+  );
   expect(await placement.consumerAllocations(second.uuid)).toBeUndefined();
 });
 

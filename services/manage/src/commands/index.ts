@@ -44,6 +44,12 @@ export function findCommand(argv: readonly string[]): { name: string; command: C
 /** The usage text listing every command. */
 export function usage(): string {
   const lines = [...COMMANDS.values()].map((c) => `  cellsched-manage ${c.usage}\n      ${c.help}`);
-  return ['usage: cellsched-manage [--api-db-url URL] [--placement-url URL] <command> [options]', '', 'commands:', ...lines, '',
-    "The API database URL comes from --api-db-url or env CELLSCHED_API_DB_URL; placement's from --placement-url or env CELLSCHED_PLACEMENT_URL."].join('\n');
+  return [
+    'usage: cellsched-manage [--api-db-url URL] [--placement-url URL] <command> [options]',
+    '',
+    'commands:',
+    ...lines,
+    '',
+    "The API database URL comes from --api-db-url or env CELLSCHED_API_DB_URL; placement's from --placement-url or env CELLSCHED_PLACEMENT_URL.",
+  ].join('\n');
 }

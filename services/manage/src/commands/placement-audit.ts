@@ -47,7 +47,9 @@ async function auditPage(a: Audit, page: readonly ResourceProviderRef[]): Promis
   const allocs = new Map<string, Record<string, Record<string, number>>>();
   for (let i = 0; i < page.length; i += READS_AT_ONCE) {
     const batch = page.slice(i, i + READS_AT_ONCE);
-    (await Promise.all(batch.map((rp) => providerAllocations(a.placement, rp)))).forEach((byConsumer, j) => allocs.set(batch[j]?.uuid ?? '', byConsumer));
+    (await Promise.all(batch.map((rp) => providerAllocations(a.placement, rp)))).forEach((byConsumer, j) =>
+      allocs.set(batch[j]?.uuid ?? '', byConsumer),
+    );
   }
   const consumers = [...new Set([...allocs.values()].flatMap((byConsumer) => Object.keys(byConsumer)))];
   const facts = await gatherConsumerFacts(a.ctx.apiDb(), a.cells, consumers);
@@ -61,8 +63,16 @@ async function auditPage(a: Audit, page: readonly ResourceProviderRef[]): Promis
       if (reason === undefined || f === undefined) continue;
       a.verbose(describeOrphan(consumer, reason, f));
       found++;
-      if (!a.remove) { a.verbose(`Allocations for consumer UUID ${consumer} on Resource Provider ${rp.uuid} can be deleted: ${formatResources(resources)}`); continue; }
-      if (!await removeFromConsumer(a.placement, consumer, rp.uuid)) { a.ctx.io.out(`Not able to delete allocations for consumer UUID ${consumer}`); return [found, rp.uuid]; }
+      if (!a.remove) {
+        a.verbose(
+          `Allocations for consumer UUID ${consumer} on Resource Provider ${rp.uuid} can be deleted: ${formatResources(resources)}`,
+        );
+        continue;
+      }
+      if (!(await removeFromConsumer(a.placement, consumer, rp.uuid))) {
+        a.ctx.io.out(`Not able to delete allocations for consumer UUID ${consumer}`);
+        return [found, rp.uuid];
+      }
       a.verbose(`Deleted allocations for consumer UUID ${consumer} on Resource Provider ${rp.uuid}: ${formatResources(resources)}`);
     }
   }
@@ -70,7 +80,11 @@ async function auditPage(a: Audit, page: readonly ResourceProviderRef[]): Promis
 }
 
 /** The providers to walk, or undefined when `--resource_provider` names none (exit 127). */
-async function providersToAudit(ctx: CommandContext, placement: ReportClient, uuid: string | undefined): Promise<ResourceProviderRef[] | undefined> {
+async function providersToAudit(
+  ctx: CommandContext,
+  placement: ReportClient,
+  uuid: string | undefined,
+): Promise<ResourceProviderRef[] | undefined> {
   if (uuid === undefined) return placement.listResourceProviders();
   const found = UUID.test(uuid) ? await placement.listResourceProviders({ uuid }) : [];
   if (found.length === 0) ctx.io.out(`Resource provider with UUID ${uuid} does not exist.`);
@@ -79,16 +93,22 @@ async function providersToAudit(ctx: CommandContext, placement: ReportClient, uu
 
 export const placementAudit: Command = {
   usage: 'placement audit [--verbose] [--delete] [--resource_provider UUID]',
-  help: 'Find allocations in placement that no instance (in any cell, cell0 included), migration or build request holds; --delete removes them. '
-    + 'Exit 0 none found, 3 found, 4 found and deleted, 1 error, 127 no such resource provider. Needs --placement-url.',
-  flags: ['verbose', 'delete'], options: ['resource_provider'],
+  help:
+    'Find allocations in placement that no instance (in any cell, cell0 included), migration or build request holds; --delete removes them. ' +
+    'Exit 0 none found, 3 found, 4 found and deleted, 1 error, 127 no such resource provider. Needs --placement-url.',
+  flags: ['verbose', 'delete'],
+  options: ['resource_provider'],
   async run(ctx, args) {
     const placement = ctx.placement();
     const providers = await providersToAudit(ctx, placement, option(args, 'resource_provider'));
     if (providers === undefined) return 127;
     const cells = await mappedCells(ctx);
     const audit: Audit = {
-      ctx, placement, cells, nodes: await computeNodeIndex(cells), remove: flag(args, 'delete'),
+      ctx,
+      placement,
+      cells,
+      nodes: await computeNodeIndex(cells),
+      remove: flag(args, 'delete'),
       verbose: flag(args, 'verbose') ? (line) => ctx.io.out(line) : () => undefined,
     };
     let processed = 0;
@@ -96,7 +116,9 @@ export const placementAudit: Command = {
       const [found, faulty] = await auditPage(audit, providers.slice(i, i + PAGE));
       processed += found;
       if (faulty !== undefined) {
-        ctx.io.out(`The Resource Provider ${faulty} had problems when deleting allocations. Stopping now. Please fix the problem by hand and run again.`);
+        ctx.io.out(
+          `The Resource Provider ${faulty} had problems when deleting allocations. Stopping now. Please fix the problem by hand and run again.`,
+        );
         return 1;
       }
     }

@@ -24,16 +24,25 @@ async function providerOf(ctx: CommandContext, host: string): Promise<Found> {
 function report(ctx: CommandContext, unmapped: Set<string>, noCompute: Set<string>, noProvider: Map<string, string>): number {
   let code = 0;
   if (unmapped.size > 0) {
-    ctx.io.out(`The following hosts were found in nova host aggregates but no host mappings were found in the nova API DB. Run "cellsched-manage cell_v2 discover_hosts" and then retry. Missing: ${[...unmapped].join(',')}`);
+    ctx.io.out(
+      `The following hosts were found in nova host aggregates but no host mappings were found in the nova API DB. Run "cellsched-manage cell_v2 discover_hosts" and then retry. Missing: ${[...unmapped].join(',')}`,
+    );
     code = 4;
   }
   if (noCompute.size > 0) {
-    ctx.io.out(`Unable to find matching compute_nodes record entries in the cell database for the following hosts; does the nova-compute service on each host need to be restarted? Missing: ${[...noCompute].join(',')}`);
+    ctx.io.out(
+      `Unable to find matching compute_nodes record entries in the cell database for the following hosts; does the nova-compute service on each host need to be restarted? Missing: ${[...noCompute].join(',')}`,
+    );
     code = 5;
   }
   if (noProvider.size > 0) {
-    const list = [...noProvider.keys()].sort().map((h) => `(${h}=${noProvider.get(h) ?? ''})`).join(',');
-    ctx.io.out(`Unable to find matching resource provider record in placement with uuid for the following hosts: ${list}. Try restarting the nova-compute service on each host and then retry.`);
+    const list = [...noProvider.keys()]
+      .sort()
+      .map((h) => `(${h}=${noProvider.get(h) ?? ''})`)
+      .join(',');
+    ctx.io.out(
+      `Unable to find matching resource provider record in placement with uuid for the following hosts: ${list}. Try restarting the nova-compute service on each host and then retry.`,
+    );
     code = 6;
   }
   return code;
@@ -41,13 +50,19 @@ function report(ctx: CommandContext, unmapped: Set<string>, noCompute: Set<strin
 
 export const placementSyncAggregates: Command = {
   usage: 'placement sync_aggregates [--verbose]',
-  help: "Add every aggregate's hosts to the aggregate on their compute node providers in placement (nova-manage's). "
-    + 'Exit 0 done, 1 a host with several compute nodes, 3 placement refused an update, 4 unmapped hosts, 5 hosts without a compute node, 6 providers not found. Needs --placement-url.',
+  help:
+    "Add every aggregate's hosts to the aggregate on their compute node providers in placement (nova-manage's). " +
+    'Exit 0 done, 1 a host with several compute nodes, 3 placement refused an update, 4 unmapped hosts, 5 hosts without a compute node, 6 providers not found. Needs --placement-url.',
   flags: ['verbose'],
   async run(ctx, args) {
     const placement = ctx.placement();
     const verbose = flag(args, 'verbose') ? (line: string) => ctx.io.out(line) : () => undefined;
-    const [unmapped, noCompute, noProvider, providers] = [new Set<string>(), new Set<string>(), new Map<string, string>(), new Map<string, string>()];
+    const [unmapped, noCompute, noProvider, providers] = [
+      new Set<string>(),
+      new Set<string>(),
+      new Map<string, string>(),
+      new Map<string, string>(),
+    ];
     verbose('Filling in missing placement aggregates');
     for (const aggregate of await listAggregates(ctx.apiDb())) {
       verbose(`Processing aggregate: ${aggregate.name}`);
@@ -57,10 +72,15 @@ export const placementSyncAggregates: Command = {
         if (rp === undefined) {
           const found = await providerOf(ctx, host);
           if ('tooMany' in found) {
-            ctx.io.out(`Unexpected number of compute node records (${found.tooMany}) found for host ${host}. There should only be a one-to-one mapping.`);
+            ctx.io.out(
+              `Unexpected number of compute node records (${found.tooMany}) found for host ${host}. There should only be a one-to-one mapping.`,
+            );
             return 1;
           }
-          if ('missing' in found) { (found.missing === 'unmapped' ? unmapped : noCompute).add(host); continue; }
+          if ('missing' in found) {
+            (found.missing === 'unmapped' ? unmapped : noCompute).add(host);
+            continue;
+          }
           rp = found.rp;
           providers.set(host, rp);
         }
@@ -68,9 +88,14 @@ export const placementSyncAggregates: Command = {
           await placement.addProviderAggregate(rp, aggregate.uuid);
           verbose(`Successfully added host (${host}) and provider (${rp}) to aggregate (${aggregate.uuid}).`);
         } catch (err) {
-          if (err instanceof PlacementRestError && err.status === 404) { noProvider.set(host, rp); continue; }
+          if (err instanceof PlacementRestError && err.status === 404) {
+            noProvider.set(host, rp);
+            continue;
+          }
           if (!(err instanceof PlacementRestError)) throw err;
-          ctx.io.out(`Failed updating provider aggregates for host (${host}), provider (${rp}) and aggregate (${aggregate.uuid}). Error: ${err.message}`);
+          ctx.io.out(
+            `Failed updating provider aggregates for host (${host}), provider (${rp}) and aggregate (${aggregate.uuid}). Error: ${err.message}`,
+          );
           return 3;
         }
       }

@@ -5,12 +5,18 @@ import { keyValues, option, UsageError } from '../args';
 import type { Command } from './types';
 
 /** `--read-only-role READER=ROLE` options, checked against the readers known for that database. */
-function readOnlyRoles<R extends string>(args: Parameters<Command['run']>[1], known: readonly string[], isReader: (r: string) => r is R): [R, string][] {
+function readOnlyRoles<R extends string>(
+  args: Parameters<Command['run']>[1],
+  known: readonly string[],
+  isReader: (r: string) => r is R,
+): [R, string][] {
   const roles = Object.entries(keyValues(args, 'read_only_role'));
   const unknown = roles.filter(([reader]) => !isReader(reader)).map(([reader]) => reader);
-  if (unknown.length > 0) throw new UsageError(`argument --read-only-role: unknown reader ${unknown.join(', ')} (choose from ${known.join(', ')})`);
+  if (unknown.length > 0)
+    throw new UsageError(`argument --read-only-role: unknown reader ${unknown.join(', ')} (choose from ${known.join(', ')})`);
   const badRole = roles.find(([, role]) => !/^[a-z_][a-z0-9_]{0,62}$/.test(role));
-  if (badRole !== undefined) throw new UsageError(`argument --read-only-role: role must be a lowercase PostgreSQL identifier, got '${badRole[1]}'`);
+  if (badRole !== undefined)
+    throw new UsageError(`argument --read-only-role: role must be a lowercase PostgreSQL identifier, got '${badRole[1]}'`);
   return roles as [R, string][];
 }
 
@@ -35,7 +41,8 @@ export const apiDbSync: Command = {
 };
 
 export const apiDbVersion: Command = {
-  usage: 'api_db version', help: "Print the API database's schema version.",
+  usage: 'api_db version',
+  help: "Print the API database's schema version.",
   async run(ctx) {
     ctx.io.out(String(await schemaVersion(ctx.apiDb())));
     return 0;
@@ -44,15 +51,21 @@ export const apiDbVersion: Command = {
 
 export const dbSync: Command = {
   usage: 'db sync [--database_connection URL] [--read-only-role scheduler=ROLE] [--read-only-role api=ROLE]',
-  help: 'Apply the cell migrations to one cell database, or (without the option) to every mapped cell, cell0 included; '
-    + 'then let each named read-only role SELECT exactly what that reader reads there (the scheduler not in cell0; the role must exist).',
+  help:
+    'Apply the cell migrations to one cell database, or (without the option) to every mapped cell, cell0 included; ' +
+    'then let each named read-only role SELECT exactly what that reader reads there (the scheduler not in cell0; the role must exist).',
   options: ['database_connection', 'read_only_role'],
   async run(ctx, args) {
     const roles = readOnlyRoles<CellDbReader>(args, Object.keys(CELL_DB_READERS), isCellDbReader);
     const url = option(args, 'database_connection');
-    const targets = url !== undefined
-      ? [{ label: 'database', url, cell0: false }]
-      : (await listCellMappings(ctx.apiDb())).map((c) => ({ label: `cell '${c.name ?? ''}' (${c.uuid})`, url: c.databaseConnection, cell0: c.uuid === CELL0_UUID }));
+    const targets =
+      url !== undefined
+        ? [{ label: 'database', url, cell0: false }]
+        : (await listCellMappings(ctx.apiDb())).map((c) => ({
+            label: `cell '${c.name ?? ''}' (${c.uuid})`,
+            url: c.databaseConnection,
+            cell0: c.uuid === CELL0_UUID,
+          }));
     if (targets.length === 0) {
       ctx.io.err('No cells are mapped: run cell_v2 map_cell0 and cell_v2 create_cell first, or pass --database_connection.');
       return 1;
@@ -69,7 +82,8 @@ export const dbSync: Command = {
 };
 
 export const dbVersion: Command = {
-  usage: 'db version --database_connection URL', help: "Print a cell database's schema version.",
+  usage: 'db version --database_connection URL',
+  help: "Print a cell database's schema version.",
   options: ['database_connection'],
   async run(ctx, args) {
     const url = option(args, 'database_connection');

@@ -3,7 +3,14 @@
 
 /** Resource classes whose allocations are Nova's (as Nova's audit: a consumer with any of them is judged). */
 export const NOVA_RESOURCE_CLASSES: readonly string[] = Object.freeze([
-  'VCPU', 'MEMORY_MB', 'DISK_GB', 'VGPU', 'NET_BW_EGR_KILOBIT_PER_SEC', 'NET_BW_IGR_KILOBIT_PER_SEC', 'PCPU', 'MEM_ENCRYPTION_CONTEXT',
+  'VCPU',
+  'MEMORY_MB',
+  'DISK_GB',
+  'VGPU',
+  'NET_BW_EGR_KILOBIT_PER_SEC',
+  'NET_BW_IGR_KILOBIT_PER_SEC',
+  'PCPU',
+  'MEM_ENCRYPTION_CONTEXT',
 ]);
 
 /**
@@ -15,7 +22,11 @@ export const NOVA_RESOURCE_CLASSES: readonly string[] = Object.freeze([
 const FINAL_MIGRATION_STATUSES = new Set(['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled']);
 
 /** The compute node a provider tree belongs to (its root provider's uuid is the node's uuid). */
-export interface NodeRef { readonly cellUuid: string; readonly host: string; readonly hypervisorHostname: string }
+export interface NodeRef {
+  readonly cellUuid: string;
+  readonly host: string;
+  readonly hypervisorHostname: string;
+}
 
 /** One instance row of a cell (cell0 included); deleted rows too. */
 export interface InstanceFact {
@@ -67,7 +78,8 @@ export interface ConsumerFacts {
 export type OrphanReason = 'no_consumer' | 'instance_deleted' | 'not_on_node' | 'migration_finished' | 'instance_error';
 
 const isInProgress = (m: MigrationFact): boolean => !FINAL_MIGRATION_STATUSES.has(m.status);
-const atNode = (host: string | null, node: string | null, n: NodeRef): boolean => host === n.host && (node ?? host) === n.hypervisorHostname;
+const atNode = (host: string | null, node: string | null, n: NodeRef): boolean =>
+  host === n.host && (node ?? host) === n.hypervisorHostname;
 
 /** Whether a consumer's resources on one provider include any of Nova's classes (others are not judged, as in Nova). */
 export function isNovaAllocation(resources: Readonly<Record<string, number>>): boolean {
@@ -91,8 +103,9 @@ export function judgeAllocation(node: NodeRef | undefined, facts: ConsumerFacts)
   if (live.vmState === 'building') return undefined;
   if (node === undefined) return 'not_on_node';
   if (live.cellUuid === node.cellUuid && atNode(live.host, live.node, node)) return undefined;
-  const moving = facts.instanceMigrations.some((m) => isInProgress(m)
-    && (atNode(m.sourceCompute, m.sourceNode, node) || atNode(m.destCompute, m.destNode, node)));
+  const moving = facts.instanceMigrations.some(
+    (m) => isInProgress(m) && (atNode(m.sourceCompute, m.sourceNode, node) || atNode(m.destCompute, m.destNode, node)),
+  );
   return moving ? undefined : 'not_on_node';
 }
 
@@ -101,15 +114,23 @@ export function describeOrphan(consumerUuid: string, reason: OrphanReason, facts
   const head = `Allocations were set against consumer UUID ${consumerUuid} but`;
   const live = facts.instances.find((i) => !i.deleted && i.vmState !== 'deleted');
   switch (reason) {
-    case 'no_consumer': return `${head} no existing instances or active migrations are related. `;
-    case 'instance_deleted': return `${head} the instance is deleted (${facts.instances.map((i) => i.cellName).join(', ')}).`;
-    case 'instance_error': return `${head} the instance is in ERROR in ${live?.cellName ?? '?'} (an ERROR instance holds no resources).`;
-    case 'migration_finished': return `${head} its migration is ${facts.migration?.status ?? '?'}.`;
-    case 'not_on_node': return `${head} the instance is ${live?.vmState ?? '?'} on ${live?.node ?? live?.host ?? 'no host'} in ${live?.cellName ?? '?'}, with no move to or from this provider in progress.`;
+    case 'no_consumer':
+      return `${head} no existing instances or active migrations are related. `;
+    case 'instance_deleted':
+      return `${head} the instance is deleted (${facts.instances.map((i) => i.cellName).join(', ')}).`;
+    case 'instance_error':
+      return `${head} the instance is in ERROR in ${live?.cellName ?? '?'} (an ERROR instance holds no resources).`;
+    case 'migration_finished':
+      return `${head} its migration is ${facts.migration?.status ?? '?'}.`;
+    case 'not_on_node':
+      return `${head} the instance is ${live?.vmState ?? '?'} on ${live?.node ?? live?.host ?? 'no host'} in ${live?.cellName ?? '?'}, with no move to or from this provider in progress.`;
   }
 }
 
 /** Python's repr of a resources dict, as Nova prints it: `{'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1}`. */
 export function formatResources(resources: Readonly<Record<string, number>>): string {
-  return `{${Object.keys(resources).sort().map((rc) => `'${rc}': ${resources[rc] ?? 0}`).join(', ')}}`;
+  return `{${Object.keys(resources)
+    .sort()
+    .map((rc) => `'${rc}': ${resources[rc] ?? 0}`)
+    .join(', ')}}`;
 }

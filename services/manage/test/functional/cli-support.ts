@@ -9,7 +9,11 @@ export function buildManage(): void {
   execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-b', join(ROOT, 'services', 'manage')], { stdio: 'inherit' });
 }
 
-export interface CliResult { code: number; stdout: string; stderr: string }
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /**
  * Runs `node services/manage/dist/main.js ...args` as a child process with exactly `env`

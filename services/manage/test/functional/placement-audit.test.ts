@@ -5,7 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { API_DB_MIGRATIONS_DIR, createBuildRequest, createCellMapping } from '@cellsched/api-db';
 import { CELL0_UUID } from '@cellsched/config';
 import {
-  addPendingProviders, CELL_DB_MIGRATIONS_DIR, createInstance, createMigration, deleteServices, softDeleteInstance, upsertComputeNode, upsertService,
+  addPendingProviders,
+  CELL_DB_MIGRATIONS_DIR,
+  createInstance,
+  createMigration,
+  deleteServices,
+  softDeleteInstance,
+  upsertComputeNode,
+  upsertService,
 } from '@cellsched/cell-db';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import { computeNodeInventory, ReportClient } from '@cellsched/placement-client';
@@ -27,15 +34,33 @@ const cell2Uuid = randomUUID();
 const rp = { n1: randomUUID(), n2: randomUUID(), n3: randomUUID(), retired: randomUUID(), ghost: randomUUID() };
 // consumers: A-C, H and K are held by something alive; D-G, I, J are orphaned (G only on n1)
 const c = {
-  A: randomUUID(), B: randomUUID(), C: randomUUID(), D: randomUUID(), E: randomUUID(), F: randomUUID(), G: randomUUID(), H: randomUUID(), I: randomUUID(), J: randomUUID(),
+  A: randomUUID(),
+  B: randomUUID(),
+  C: randomUUID(),
+  D: randomUUID(),
+  E: randomUUID(),
+  F: randomUUID(),
+  G: randomUUID(),
+  H: randomUUID(),
+  I: randomUUID(),
+  J: randomUUID(),
   K: randomUUID(),
 };
 const audit = (...args: string[]) => manage(['--api-db-url', api.url, '--placement-url', placement.url, 'placement', 'audit', ...args]);
-const consumer = async (uuid: string) => Object.keys((await placementCall<{ allocations: Record<string, unknown> }>(placement.url, 'GET', `/allocations/${uuid}`)).body.allocations).sort();
+const consumer = async (uuid: string) =>
+  Object.keys(
+    (await placementCall<{ allocations: Record<string, unknown> }>(placement.url, 'GET', `/allocations/${uuid}`)).body.allocations,
+  ).sort();
 
 async function allocate(uuid: string, providers: string[]): Promise<void> {
   const allocations = Object.fromEntries(providers.map((p) => [p, { resources: RES }]));
-  const r = await placementCall(placement.url, 'PUT', `/allocations/${uuid}`, { allocations, project_id: 'p1', user_id: 'u1', consumer_generation: null }, '1.28');
+  const r = await placementCall(
+    placement.url,
+    'PUT',
+    `/allocations/${uuid}`,
+    { allocations, project_id: 'p1', user_id: 'u1', consumer_generation: null },
+    '1.28',
+  );
   if (r.status !== 204) throw new Error(`allocate ${uuid}: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
@@ -52,11 +77,28 @@ const instance = (db: TestDatabase, uuid: string, vmState: 'active' | 'building'
 
 beforeAll(async () => {
   buildManage();
-  const make = (prefix: string, kind: 'api' | 'cell') => createTestDatabase({ prefix, kind, migrationsDir: kind === 'api' ? API_DB_MIGRATIONS_DIR : CELL_DB_MIGRATIONS_DIR, poolMax: 2 });
-  [api, cell0, cell1, cell2, placement] = await Promise.all([make('mng_pa_api', 'api'), make('mng_pa_c0', 'cell'), make('mng_pa_c1', 'cell'), make('mng_pa_c2', 'cell'), startPlacement()]);
+  const make = (prefix: string, kind: 'api' | 'cell') =>
+    createTestDatabase({ prefix, kind, migrationsDir: kind === 'api' ? API_DB_MIGRATIONS_DIR : CELL_DB_MIGRATIONS_DIR, poolMax: 2 });
+  [api, cell0, cell1, cell2, placement] = await Promise.all([
+    make('mng_pa_api', 'api'),
+    make('mng_pa_c0', 'cell'),
+    make('mng_pa_c1', 'cell'),
+    make('mng_pa_c2', 'cell'),
+    startPlacement(),
+  ]);
   await createCellMapping(api.pool, { uuid: CELL0_UUID, name: 'cell0', transportUrl: 'none:///', databaseConnection: cell0.url });
-  await createCellMapping(api.pool, { uuid: cell1Uuid, name: 'cell1', transportUrl: 'amqp://u:p@127.0.0.1/c1', databaseConnection: cell1.url });
-  await createCellMapping(api.pool, { uuid: cell2Uuid, name: 'cell2', transportUrl: 'amqp://u:p@127.0.0.1/c2', databaseConnection: cell2.url });
+  await createCellMapping(api.pool, {
+    uuid: cell1Uuid,
+    name: 'cell1',
+    transportUrl: 'amqp://u:p@127.0.0.1/c1',
+    databaseConnection: cell1.url,
+  });
+  await createCellMapping(api.pool, {
+    uuid: cell2Uuid,
+    name: 'cell2',
+    transportUrl: 'amqp://u:p@127.0.0.1/c2',
+    databaseConnection: cell2.url,
+  });
   const report = new ReportClient({ baseUrl: placement.url });
   await addNode(cell1, 'c1-h1', rp.n1, report);
   await addNode(cell1, 'c1-h2', rp.n2, report);
@@ -64,22 +106,44 @@ beforeAll(async () => {
   await report.ensureResourceProvider(rp.ghost, 'gone-host');
   await report.setInventory(rp.ghost, computeNodeInventory({ vcpus: 8, memoryMb: 8192, localGb: 100 }));
 
-  await instance(cell1, c.A, 'active', 'c1-h1'); await allocate(c.A, [rp.n1]);
-  await instance(cell1, c.B, 'building', 'c1-h2'); await allocate(c.B, [rp.n1]); // a retry moved its claim before its row
-  await createBuildRequest(api.pool, Instance.fromPartial({ uuid: c.C, projectId: 'p1', flavor, vmState: VmState.VM_STATE_BUILDING })); await allocate(c.C, [rp.n3]);
+  await instance(cell1, c.A, 'active', 'c1-h1');
+  await allocate(c.A, [rp.n1]);
+  await instance(cell1, c.B, 'building', 'c1-h2');
+  await allocate(c.B, [rp.n1]); // a retry moved its claim before its row
+  await createBuildRequest(api.pool, Instance.fromPartial({ uuid: c.C, projectId: 'p1', flavor, vmState: VmState.VM_STATE_BUILDING }));
+  await allocate(c.C, [rp.n3]);
   await allocate(c.D, [rp.n1]); // nothing anywhere
-  await instance(cell0, c.E, 'error', null); await allocate(c.E, [rp.n3]); // buried in cell0
-  await instance(cell2, c.F, 'active', 'c2-h1'); await softDeleteInstance(cell2.pool, c.F); await allocate(c.F, [rp.n3]);
-  await instance(cell2, c.G, 'active', 'c2-h1'); await allocate(c.G, [rp.n1, rp.n3]); // on n3 rightly, on n1 not
-  const moving = await createMigration(cell1.pool, { uuid: c.H, instanceUuid: c.A, migrationType: 'migration', status: 'migrating', sourceCompute: 'c1-h2', sourceNode: 'c1-h2' });
+  await instance(cell0, c.E, 'error', null);
+  await allocate(c.E, [rp.n3]); // buried in cell0
+  await instance(cell2, c.F, 'active', 'c2-h1');
+  await softDeleteInstance(cell2.pool, c.F);
+  await allocate(c.F, [rp.n3]);
+  await instance(cell2, c.G, 'active', 'c2-h1');
+  await allocate(c.G, [rp.n1, rp.n3]); // on n3 rightly, on n1 not
+  const moving = await createMigration(cell1.pool, {
+    uuid: c.H,
+    instanceUuid: c.A,
+    migrationType: 'migration',
+    status: 'migrating',
+    sourceCompute: 'c1-h2',
+    sourceNode: 'c1-h2',
+  });
   await allocate(moving.migration.uuid, [rp.n2]);
-  await createMigration(cell1.pool, { uuid: c.I, instanceUuid: randomUUID(), migrationType: 'resize', status: 'confirmed', sourceCompute: 'c1-h2', sourceNode: 'c1-h2' });
+  await createMigration(cell1.pool, {
+    uuid: c.I,
+    instanceUuid: randomUUID(),
+    migrationType: 'resize',
+    status: 'confirmed',
+    sourceCompute: 'c1-h2',
+    sourceNode: 'c1-h2',
+  });
   await allocate(c.I, [rp.n2]);
   await allocate(c.J, [rp.ghost]);
   // a host its compute process no longer serves, retired as the cell conductor does it (service and node soft-deleted, provider queued)
   // while an ACTIVE instance there keeps its allocation on the kept provider
   const retired = await addNode(cell2, 'c2-h9', rp.retired, report);
-  await instance(cell2, c.K, 'active', 'c2-h9'); await allocate(c.K, [rp.retired]);
+  await instance(cell2, c.K, 'active', 'c2-h9');
+  await allocate(c.K, [rp.retired]);
   await deleteServices(cell2.pool, [retired]);
   await addPendingProviders(cell2.pool, 'c2-compute', [rp.retired]);
 }, 180_000);
@@ -89,12 +153,18 @@ afterAll(async () => {
 });
 
 const orphanLines = (stdout: string): string[] => stdout.split('\n').filter((l) => l.startsWith('Allocations for consumer UUID'));
-const consumersIn = (lines: string[]): string[] => lines.map((l) => /consumer UUID (\S+)/.exec(l)?.[1] ?? '').map((u) => Object.entries(c).find(([, v]) => v === u)?.[0] ?? u).sort();
+const consumersIn = (lines: string[]): string[] =>
+  lines
+    .map((l) => /consumer UUID (\S+)/.exec(l)?.[1] ?? '')
+    .map((u) => Object.entries(c).find(([, v]) => v === u)?.[0] ?? u)
+    .sort();
 
 describe('cellsched-manage placement audit', () => {
   it("needs placement's URL (usage error, exit 2)", async () => {
     expect(await manage(['--api-db-url', api.url, 'placement', 'audit'])).toEqual({
-      code: 2, stdout: '', stderr: "cellsched-manage: error: placement's URL is not set: pass --placement-url or set CELLSCHED_PLACEMENT_URL\n",
+      code: 2,
+      stdout: '',
+      stderr: "cellsched-manage: error: placement's URL is not set: pass --placement-url or set CELLSCHED_PLACEMENT_URL\n",
     });
   });
 
@@ -104,8 +174,12 @@ describe('cellsched-manage placement audit', () => {
     expect(r.code).toBe(3);
     const lines = orphanLines(r.stdout);
     expect(consumersIn(lines)).toEqual(['D', 'E', 'F', 'G', 'I', 'J']);
-    expect(lines).toContain(`Allocations for consumer UUID ${c.G} on Resource Provider ${rp.n1} can be deleted: {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1}`);
-    expect(r.stdout).toContain(`Allocations were set against consumer UUID ${c.D} but no existing instances or active migrations are related. `);
+    expect(lines).toContain(
+      `Allocations for consumer UUID ${c.G} on Resource Provider ${rp.n1} can be deleted: {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1}`,
+    );
+    expect(r.stdout).toContain(
+      `Allocations were set against consumer UUID ${c.D} but no existing instances or active migrations are related. `,
+    );
     expect(r.stdout).toContain(`Allocations were set against consumer UUID ${c.E} but the instance is in ERROR in cell0`);
     expect(r.stdout).toContain(`Allocations were set against consumer UUID ${c.F} but the instance is deleted (cell2).`);
     expect(r.stdout).toContain(`Allocations were set against consumer UUID ${c.I} but its migration is confirmed.`);
@@ -120,7 +194,11 @@ describe('cellsched-manage placement audit', () => {
     expect(consumersIn(orphanLines(r.stdout))).toEqual(['E', 'F']);
     expect((await audit('--resource_provider', rp.n2)).code).toBe(3);
     const missing = randomUUID();
-    expect(await audit('--resource_provider', missing)).toEqual({ code: 127, stdout: `Resource provider with UUID ${missing} does not exist.\n`, stderr: '' });
+    expect(await audit('--resource_provider', missing)).toEqual({
+      code: 127,
+      stdout: `Resource provider with UUID ${missing} does not exist.\n`,
+      stderr: '',
+    });
     expect((await audit('--resource_provider', 'nope')).code).toBe(127);
   });
 
@@ -133,7 +211,11 @@ describe('cellsched-manage placement audit', () => {
   });
 
   it('a cell that cannot be read stops the audit before it judges anything (exit 1)', async () => {
-    const broken = await createCellMapping(api.pool, { name: 'cell3', transportUrl: 'amqp://u:p@127.0.0.1/c3', databaseConnection: `${cell1.url}_missing` });
+    const broken = await createCellMapping(api.pool, {
+      name: 'cell3',
+      transportUrl: 'amqp://u:p@127.0.0.1/c3',
+      databaseConnection: `${cell1.url}_missing`,
+    });
     try {
       const r = await audit('--delete');
       expect(r.code).toBe(1);

@@ -12,14 +12,21 @@ export interface Caller {
  * there is no token (the caller answers 401).
  */
 export function callerFromHeaders(
-  token: string | undefined, rolesHeader: string | undefined, systemScope: string | undefined, projectHeader?: string,
+  token: string | undefined,
+  rolesHeader: string | undefined,
+  systemScope: string | undefined,
+  projectHeader?: string,
 ): Caller | undefined {
   if (token === undefined) return undefined;
   const sep = token.indexOf(':');
   const userId = sep < 0 ? token : token.slice(0, sep);
   const project = sep < 0 ? '' : token.slice(sep + 1);
   let roles: string[];
-  if (rolesHeader !== undefined) roles = rolesHeader.split(',').map((r) => r.trim()).filter((r) => r !== '');
+  if (rolesHeader !== undefined)
+    roles = rolesHeader
+      .split(',')
+      .map((r) => r.trim())
+      .filter((r) => r !== '');
   else roles = userId === 'admin' ? ['admin'] : [];
   return { userId, projectId: projectHeader || project || userId, roles, systemScope: systemScope || undefined };
 }
@@ -50,5 +57,11 @@ export function isAllowed(caller: Caller, policy: Policy, mode: PolicyMode = 'le
   if (mode === 'legacy') return caller.roles.includes('admin') || (policy !== 'write' && systemReader(caller));
   if (policy === 'write') return systemAdmin(caller);
   if (policy === 'read') return systemReader(caller);
-  return systemReader(caller) || (caller.roles.includes('reader') && caller.systemScope === undefined && targetProject !== undefined && caller.projectId === targetProject);
+  return (
+    systemReader(caller) ||
+    (caller.roles.includes('reader') &&
+      caller.systemScope === undefined &&
+      targetProject !== undefined &&
+      caller.projectId === targetProject)
+  );
 }

@@ -23,9 +23,15 @@ export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** HTTP reason phrases Placement (webob) puts in `title`. */
 export const TITLES: Readonly<Record<number, string>> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
-  405: 'Method Not Allowed', 406: 'Not Acceptable', 409: 'Conflict',
-  415: 'Unsupported Media Type', 500: 'Internal Server Error',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
 };
 
 /** webob's standard explanation that precedes the detail of each error body. */
@@ -63,15 +69,11 @@ export class PlacementError extends Error {
   }
 }
 
-export const badRequest = (detail: string, code?: ErrorCodeValue): PlacementError =>
-  new PlacementError(400, detail, code);
-export const notFound = (detail: string, code?: ErrorCodeValue): PlacementError =>
-  new PlacementError(404, detail, code);
+export const badRequest = (detail: string, code?: ErrorCodeValue): PlacementError => new PlacementError(400, detail, code);
+export const notFound = (detail: string, code?: ErrorCodeValue): PlacementError => new PlacementError(404, detail, code);
 /** An object-layer NotFound that Placement's handler lets escape (see `PlacementError.escaped`). */
-export const escapedNotFound = (detail: string): PlacementError =>
-  new PlacementError(404, detail, ErrorCode.DEFAULT, {}, true);
-export const conflict = (detail: string, code?: ErrorCodeValue): PlacementError =>
-  new PlacementError(409, detail, code);
+export const escapedNotFound = (detail: string): PlacementError => new PlacementError(404, detail, ErrorCode.DEFAULT, {}, true);
+export const conflict = (detail: string, code?: ErrorCodeValue): PlacementError => new PlacementError(409, detail, code);
 
 /** The 409 every lost optimistic race answers (stale provider or consumer generation). */
 export function concurrentUpdate(detail: string): PlacementError {

@@ -5,7 +5,12 @@ import { ALLOCATION_1_12 } from './schemas/allocation';
 
 describe('JSON schema validation with Python jsonschema wording', () => {
   it('pretty-prints as pprint.pformat(width=72) does: keys sorted, one item a line when too long', () => {
-    const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 200 }, uuid: { type: 'string', format: 'uuid' } }, required: ['name'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string', maxLength: 200 }, uuid: { type: 'string', format: 'uuid' } },
+      required: ['name'],
+      additionalProperties: false,
+    };
     expect(pyPformat(schema, 72)).toBe(`{'additionalProperties': False,
  'properties': {'name': {'maxLength': 200, 'type': 'string'},
                 'uuid': {'format': 'uuid', 'type': 'string'}},
@@ -36,7 +41,12 @@ describe('JSON schema validation with Python jsonschema wording', () => {
     const zero = { allocations: { 'f7f5c5a2-6e43-4c71-a0d9-0e1b2a8f2b11': { resources: { VCPU: 0 } } }, project_id: 'p', user_id: 'u' };
     expect(validateSchema(zero, ALLOCATION_1_12)).toContain('0 is less than the minimum of 1');
     expect(validateSchema({ name: 'ok' }, POST_RP)).toBeUndefined();
-    for (const uuid of ['F7F5C5A2-6E43-4C71-A0D9-0E1B2A8F2B11', '{f7f5c5a2-6e43-4c71-a0d9-0e1b2a8f2b11}', 'f7f5c5a26e434c71a0d90e1b2a8f2b11', 'urn:uuid:f7f5c5a2-6e43-4c71-a0d9-0e1b2a8f2b11']) {
+    for (const uuid of [
+      'F7F5C5A2-6E43-4C71-A0D9-0E1B2A8F2B11',
+      '{f7f5c5a2-6e43-4c71-a0d9-0e1b2a8f2b11}',
+      'f7f5c5a26e434c71a0d90e1b2a8f2b11',
+      'urn:uuid:f7f5c5a2-6e43-4c71-a0d9-0e1b2a8f2b11',
+    ]) {
       expect(validateSchema({ name: 'ok', uuid }, POST_RP)).toBeUndefined();
     }
   });

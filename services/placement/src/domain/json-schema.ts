@@ -21,9 +21,18 @@ export interface JsonSchema {
   readonly anyOf?: readonly JsonSchema[];
 }
 
-interface SchemaError { readonly path: number; readonly message: string }
+interface SchemaError {
+  readonly path: number;
+  readonly message: string;
+}
 type Path = ReadonlyArray<string | number>;
-interface Where { readonly depth: number; readonly schemaPath: Path; readonly instancePath: Path; readonly schema: JsonSchema; readonly value: unknown }
+interface Where {
+  readonly depth: number;
+  readonly schemaPath: Path;
+  readonly instancePath: Path;
+  readonly schema: JsonSchema;
+  readonly value: unknown;
+}
 
 const pyPath = (p: Path): string => p.map((x) => `[${pyRepr(x)}]`).join('');
 
@@ -32,7 +41,7 @@ const block = (v: unknown): string => pyPformat(v, 72).replace(/\n/g, '\n    ');
 
 /** str() of a Python jsonschema ValidationError: message, failing keyword, schema and instance. */
 function pyError(w: Where, keyword: string, message: string): SchemaError {
-  const sub = (w.schema as Record<string, unknown>);
+  const sub = w.schema as Record<string, unknown>;
   return {
     path: w.depth,
     message: `${message}\n\nFailed validating ${pyRepr(keyword)} in schema${pyPath(w.schemaPath)}:\n    ${block(sub)}\n\nOn instance${pyPath(w.instancePath)}:\n    ${block(w.value)}`,
@@ -45,7 +54,11 @@ function pyError(w: Where, keyword: string, message: string): SchemaError {
  * 32 hex digits. So braced, urn-prefixed and undashed forms pass, as on real Placement.
  */
 function isSchemaUuid(v: string): boolean {
-  const hex = v.replace(/urn:/g, '').replace(/uuid:/g, '').replace(/^[{}]+|[{}]+$/g, '').replace(/-/g, '');
+  const hex = v
+    .replace(/urn:/g, '')
+    .replace(/uuid:/g, '')
+    .replace(/^[{}]+|[{}]+$/g, '')
+    .replace(/-/g, '');
   return /^[0-9a-f]{32}$/i.test(hex);
 }
 
@@ -73,12 +86,18 @@ function typeOf(v: unknown): string[] {
 type Push = (keyword: string, message: string) => void;
 
 const child = (w: Where, schemaKeys: Path, key: string | number, schema: JsonSchema, value: unknown): Where => ({
-  depth: w.depth + 1, schemaPath: [...w.schemaPath, ...schemaKeys], instancePath: [...w.instancePath, key], schema, value,
+  depth: w.depth + 1,
+  schemaPath: [...w.schemaPath, ...schemaKeys],
+  instancePath: [...w.instancePath, key],
+  schema,
+  value,
 });
 
 function check(w: Where, out: SchemaError[]): void {
   const { value: v, schema: s } = w;
-  const push: Push = (keyword, message) => { out.push(pyError(w, keyword, message)); };
+  const push: Push = (keyword, message) => {
+    out.push(pyError(w, keyword, message));
+  };
   if (s.type !== undefined) {
     const want = typeof s.type === 'string' ? [s.type] : s.type;
     if (!typeOf(v).some((t) => want.includes(t))) {
@@ -86,7 +105,14 @@ function check(w: Where, out: SchemaError[]): void {
       return;
     }
   }
-  if (s.anyOf !== undefined && !s.anyOf.some((sub) => { const e: SchemaError[] = []; check({ ...w, schema: sub }, e); return e.length === 0; })) {
+  if (
+    s.anyOf !== undefined &&
+    !s.anyOf.some((sub) => {
+      const e: SchemaError[] = [];
+      check({ ...w, schema: sub }, e);
+      return e.length === 0;
+    })
+  ) {
     push('anyOf', `${pyRepr(v)} is not valid under any of the given schemas`);
   }
   if (s.enum !== undefined && !s.enum.includes(v)) push('enum', `${pyRepr(v)} is not one of ${pyRepr(s.enum)}`);
@@ -116,7 +142,10 @@ function checkArray(w: Where, v: unknown[], out: SchemaError[], push: Push): voi
     push('uniqueItems', `${pyRepr(v)} has non-unique elements`);
   }
   const items = s.items;
-  if (items !== undefined) v.forEach((item, i) => { check(child(w, ['items'], i, items, item), out); });
+  if (items !== undefined)
+    v.forEach((item, i) => {
+      check(child(w, ['items'], i, items, item), out);
+    });
 }
 
 function checkObject(w: Where, v: Record<string, unknown>, out: SchemaError[], push: Push): void {
@@ -134,7 +163,14 @@ function checkObject(w: Where, v: Record<string, unknown>, out: SchemaError[], p
   if (s.minProperties !== undefined && keys.length < s.minProperties) push('minProperties', `${pyRepr(v)} does not have enough properties`);
   if (s.additionalProperties === false) {
     const extras = keys.filter((k) => !(k in (s.properties ?? {})) && !patterns.some(([p]) => new RegExp(p, 'u').test(k)));
-    if (extras.length > 0) push('additionalProperties', additionalMessage(extras, patterns.map(([p]) => p)));
+    if (extras.length > 0)
+      push(
+        'additionalProperties',
+        additionalMessage(
+          extras,
+          patterns.map(([p]) => p),
+        ),
+      );
   }
 }
 

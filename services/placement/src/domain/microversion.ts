@@ -16,7 +16,10 @@ import { pyRepr } from './py-repr';
  * 1.34 mappings; 1.35 root_required; 1.36 same_subtree; 1.37 re-parenting;
  * 1.38 consumer types; 1.39 required=in:.
  */
-export interface Microversion { readonly major: number; readonly minor: number }
+export interface Microversion {
+  readonly major: number;
+  readonly minor: number;
+}
 
 export const MIN_VERSION: Microversion = { major: 1, minor: 0 };
 export const MAX_VERSION: Microversion = { major: 1, minor: 39 };
@@ -28,8 +31,7 @@ export function atLeast(v: Microversion, minor: number, major = 1): boolean {
   return v.major > major || (v.major === major && v.minor >= minor);
 }
 
-const compare = (a: Microversion, b: Microversion): number =>
-  a.major !== b.major ? a.major - b.major : a.minor - b.minor;
+const compare = (a: Microversion, b: Microversion): number => (a.major !== b.major ? a.major - b.major : a.minor - b.minor);
 
 /**
  * Pick the `placement` entry of an OpenStack-API-Version header (comma-separated list) as

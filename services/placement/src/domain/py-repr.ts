@@ -33,13 +33,15 @@ function pyString(s: string): string {
   return `${quote}${out}${quote}`;
 }
 
-const sortedEntries = (o: object): Array<[string, unknown]> =>
-  Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+const sortedEntries = (o: object): Array<[string, unknown]> => Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** `repr()` as pprint's safe_repr writes it: like {@link pyRepr}, with dict keys sorted. */
 function ppRepr(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(ppRepr).join(', ')}]`;
-  if (value !== null && typeof value === 'object') return `{${sortedEntries(value).map(([k, v]) => `${pyString(k)}: ${ppRepr(v)}`).join(', ')}}`;
+  if (value !== null && typeof value === 'object')
+    return `{${sortedEntries(value)
+      .map(([k, v]) => `${pyString(k)}: ${ppRepr(v)}`)
+      .join(', ')}}`;
   return pyRepr(value);
 }
 
@@ -56,16 +58,25 @@ export function pyPformat(value: unknown, width = 80): string {
 
 function format(value: unknown, indent: number, allowance: number, width: number, out: string[]): void {
   const rep = ppRepr(value);
-  if (rep.length <= width - indent - allowance || value === null || typeof value !== 'object') { out.push(rep); return; }
+  if (rep.length <= width - indent - allowance || value === null || typeof value !== 'object') {
+    out.push(rep);
+    return;
+  }
   const items: Array<[string | undefined, unknown]> = Array.isArray(value) ? value.map((v) => [undefined, v]) : sortedEntries(value);
-  if (items.length === 0) { out.push(rep); return; }
+  if (items.length === 0) {
+    out.push(rep);
+    return;
+  }
   out.push(Array.isArray(value) ? '[' : '{');
   const inner = indent + 1;
   items.forEach(([key, v], i) => {
     const last = i === items.length - 1;
     if (i > 0) out.push(`,\n${' '.repeat(inner)}`);
     const itemAllowance = last ? allowance + 1 : 1;
-    if (key === undefined) { format(v, inner, itemAllowance, width, out); return; }
+    if (key === undefined) {
+      format(v, inner, itemAllowance, width, out);
+      return;
+    }
     const k = pyString(key);
     out.push(`${k}: `);
     format(v, inner + k.length + 2, itemAllowance, width, out);

@@ -10,18 +10,26 @@ export const isUuidLike = (v: string): boolean => UUID_LIKE.test(v.trim());
 
 /** Canonical (lower-case, dashed) form of a uuid-like string. */
 export function canonicalUuid(v: string): string {
-  const hex = v.trim().replace(/[-{}]/g, '').replace(/^urn:uuid:/i, '').toLowerCase();
+  const hex = v
+    .trim()
+    .replace(/[-{}]/g, '')
+    .replace(/^urn:uuid:/i, '')
+    .toLowerCase();
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** The last value of a parameter (what Python's `dict(req.GET)` sees). */
 export function lastValues(q: QueryParams): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, vs] of q) { const v = vs[vs.length - 1]; if (v !== undefined) out[k] = v; }
+  for (const [k, vs] of q) {
+    const v = vs[vs.length - 1];
+    if (v !== undefined) out[k] = v;
+  }
   return out;
 }
 
-const RESOURCES_FORM = 'Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024.';
+const RESOURCES_FORM =
+  'Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024.';
 
 /** Parse `VCPU:2,MEMORY_MB:1024` into amounts by class; 400 on any malformed entry. */
 export function parseResources(qs: string): Map<string, number> {
@@ -42,25 +50,46 @@ export function parseResources(qs: string): Map<string, number> {
 }
 
 /** Required traits as AND-of-OR sets, plus forbidden traits. */
-export interface TraitFilter { readonly anyOf: ReadonlyArray<ReadonlySet<string>>; readonly forbidden: ReadonlySet<string> }
+export interface TraitFilter {
+  readonly anyOf: ReadonlyArray<ReadonlySet<string>>;
+  readonly forbidden: ReadonlySet<string>;
+}
 
 /** Parse one `required` value: `A,!B` or (1.39+) `in:A,B`. */
 export function parseTraitsValue(val: string, allowForbidden: boolean, allowAny: boolean): TraitFilter {
   if (val.startsWith('in:')) {
-    if (!allowAny) throw badRequest(`Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${val}`);
-    const any = new Set(val.slice(3).split(',').map((s) => s.trim()));
-    if ([...any].some((t) => t === '')) throw badRequest(`Invalid query string parameters: Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: ${val}`);
-    if ([...any].some((t) => t.startsWith('!'))) throw badRequest(`Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. Got: ${val}`);
+    if (!allowAny)
+      throw badRequest(
+        `Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${val}`,
+      );
+    const any = new Set(
+      val
+        .slice(3)
+        .split(',')
+        .map((s) => s.trim()),
+    );
+    if ([...any].some((t) => t === ''))
+      throw badRequest(
+        `Invalid query string parameters: Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: ${val}`,
+      );
+    if ([...any].some((t) => t.startsWith('!')))
+      throw badRequest(
+        `Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. Got: ${val}`,
+      );
     return { anyOf: [any], forbidden: new Set() };
   }
   const all = val.split(',').map((s) => s.trim());
   const forbidden = new Set(all.filter((t) => t.startsWith('!')).map((t) => t.replace(/^!+/, '')));
   if (all.some((t) => t === '') || [...forbidden].some((t) => t === '')) {
     const form = allowForbidden ? 'HW_CPU_X86_VMX,!CUSTOM_MAGIC' : 'HW_CPU_X86_VMX,CUSTOM_MAGIC';
-    throw badRequest(`Invalid query string parameters: Expected 'required' parameter value of the form: ${form}. Got an empty trait in: ${val}`);
+    throw badRequest(
+      `Invalid query string parameters: Expected 'required' parameter value of the form: ${form}. Got an empty trait in: ${val}`,
+    );
   }
   if (forbidden.size > 0 && !allowForbidden) {
-    throw badRequest(`Invalid query string parameters: Expected 'required' parameter value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: ${val}`);
+    throw badRequest(
+      `Invalid query string parameters: Expected 'required' parameter value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: ${val}`,
+    );
   }
   return { anyOf: all.filter((t) => !t.startsWith('!')).map((t) => new Set([t])), forbidden };
 }
@@ -80,12 +109,17 @@ export function parseRequired(q: QueryParams, v: Microversion, suffix = ''): Tra
 }
 
 /** Aggregate filter: each set needs one member (AND across sets); forbidden excludes. */
-export interface MemberOfFilter { readonly anyOf: ReadonlyArray<ReadonlySet<string>>; readonly forbidden: ReadonlySet<string> }
+export interface MemberOfFilter {
+  readonly anyOf: ReadonlyArray<ReadonlySet<string>>;
+  readonly forbidden: ReadonlySet<string>;
+}
 
 /** Parse one `member_of` value: `U`, `!U`, `in:U1,U2`, `!in:U1,U2`. */
 export function parseMemberOfValue(value: string): { required: Set<string>; forbidden: Set<string> } {
   if (value.includes(',') && !(value.startsWith('in:') || value.startsWith('!in:'))) {
-    throw badRequest(`Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the valid microversion. Got: ${value}`);
+    throw badRequest(
+      `Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the valid microversion. Got: ${value}`,
+    );
   }
   let required = new Set<string>();
   let forbidden = new Set<string>();
@@ -94,7 +128,8 @@ export function parseMemberOfValue(value: string): { required: Set<string>; forb
   else if (value.startsWith('in:')) required = new Set(value.slice(3).split(','));
   else required = new Set([value]);
   for (const u of [...required, ...forbidden]) {
-    if (!isUuidLike(u)) throw badRequest(`Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: ${u}`);
+    if (!isUuidLike(u))
+      throw badRequest(`Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: ${u}`);
   }
   return { required: new Set([...required].map(canonicalUuid)), forbidden: new Set([...forbidden].map(canonicalUuid)) };
 }

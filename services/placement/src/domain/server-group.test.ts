@@ -10,8 +10,15 @@ test.each([
   ['soft-anti-affinity', 0, [], undefined],
   ['soft-affinity', 0, [], undefined],
   ['affinity', 2, ["group.max_server_per_host applies to the anti-affinity policy only, got 2 with 'affinity'"], undefined],
-  ['anti_affinity', -1, ['group.policy must be one of affinity, anti-affinity, soft-affinity, soft-anti-affinity, got \'anti_affinity\'',
-    'group.max_server_per_host must be an integer >= 0, got -1'], undefined],
+  [
+    'anti_affinity',
+    -1,
+    [
+      "group.policy must be one of affinity, anti-affinity, soft-affinity, soft-anti-affinity, got 'anti_affinity'",
+      'group.max_server_per_host must be an integer >= 0, got -1',
+    ],
+    undefined,
+  ],
 ])('%s with max_server_per_host %d', (policy, max, problems, enforced) => {
   const input = { uuid: G, policy, maxServerPerHost: max };
   expect(groupProblems(input)).toEqual(problems);

@@ -21,7 +21,12 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, withTransaction, type TestDatabase } from '@cellsched/db';
-import { claimAllocations, writeAllocationsIn, type ClaimOptions, type ConsumerAllocationsInput } from '../../src/adapters/sql/allocation-writer';
+import {
+  claimAllocations,
+  writeAllocationsIn,
+  type ClaimOptions,
+  type ConsumerAllocationsInput,
+} from '../../src/adapters/sql/allocation-writer';
 import { ClaimBatcher } from '../../src/adapters/sql/claim-batcher';
 import type { ClaimGroup } from '../../src/domain/server-group';
 
@@ -42,12 +47,20 @@ const FILL = `
   INSERT INTO inventories (resource_provider_id, resource_class_id, total, min_unit, max_unit) SELECT id, 2, 100000, 1, 100000 FROM resource_providers;
   ANALYZE;`;
 
-interface Side { name: string; db: TestDatabase; providers: string[]; batcher: ClaimBatcher }
+interface Side {
+  name: string;
+  db: TestDatabase;
+  providers: string[];
+  batcher: ClaimBatcher;
+}
 
 /** A database migrated up to `upTo` (a copy of the migrations directory without the later files). */
 async function database(name: string, upTo: number): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'claim-ab-'));
-  cpSync(MIGRATIONS, dir, { recursive: true, filter: (src) => !/\/(\d{3})_[^/]*\.sql$/.test(src) || Number(/\/(\d{3})_/.exec(src)?.[1]) <= upTo });
+  cpSync(MIGRATIONS, dir, {
+    recursive: true,
+    filter: (src) => !/\/(\d{3})_[^/]*\.sql$/.test(src) || Number(/\/(\d{3})_/.exec(src)?.[1]) <= upTo,
+  });
   const db = await createTestDatabase({ kind: 'placement', migrationsDir: dir, prefix: `claimab_${name}`, poolMax: 1 });
   rmSync(dir, { recursive: true, force: true });
   await db.pool.query(FILL);
@@ -58,16 +71,26 @@ async function database(name: string, upTo: number): Promise<Side> {
 /** CPU time the backend has used so far (ns). */
 const cpuNs = (pid: number): number => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
 
-const input = (consumer: string, provider: string): ConsumerAllocationsInput => ({ consumerUuid: consumer, projectId: 'bench', userId: 'bench', consumerType: 'INSTANCE',
-  allocations: [{ providerUuid: provider, resources: { VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 } }] });
+const input = (consumer: string, provider: string): ConsumerAllocationsInput => ({
+  consumerUuid: consumer,
+  projectId: 'bench',
+  userId: 'bench',
+  consumerType: 'INSTANCE',
+  allocations: [{ providerUuid: provider, resources: { VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 } }],
+});
 
 /** One workload's claims: consumer, provider index, group. The same list runs on both sides. */
-interface Step { consumer: string; rp: number; group?: ClaimGroup }
+interface Step {
+  consumer: string;
+  rp: number;
+  group?: ClaimGroup;
+}
 
 function steps(n: number, grouped: boolean, round: number): Step[] {
   const groups = Array.from({ length: Math.ceil(n / 10) }, () => randomUUID());
   return Array.from({ length: n }, (_, i) => ({
-    consumer: randomUUID(), rp: (i * 7919 + round * 104729) % PROVIDERS,
+    consumer: randomUUID(),
+    rp: (i * 7919 + round * 104729) % PROVIDERS,
     ...(grouped ? { group: { uuid: groups[Math.floor(i / 10)] as string, policy: 'anti-affinity' as const, maxServerPerHost: 1 } } : {}),
   }));
 }
@@ -75,7 +98,8 @@ function steps(n: number, grouped: boolean, round: number): Step[] {
 const opts = (s: Step): ClaimOptions => ({ checkConsumerGeneration: false, ...(s.group === undefined ? {} : { group: s.group }) });
 
 async function lone(side: Side, list: readonly Step[], shift = 0): Promise<void> {
-  for (const s of list) await claimAllocations(side.db.pool, input(s.consumer, side.providers[(s.rp + shift) % PROVIDERS] as string), opts(s));
+  for (const s of list)
+    await claimAllocations(side.db.pool, input(s.consumer, side.providers[(s.rp + shift) % PROVIDERS] as string), opts(s));
 }
 
 async function batches(side: Side, list: readonly Step[]): Promise<void> {
@@ -86,7 +110,9 @@ async function batches(side: Side, list: readonly Step[]): Promise<void> {
 
 async function release(side: Side, consumers: readonly string[]): Promise<void> {
   for (const c of consumers) {
-    await withTransaction(side.db.pool, (db) => writeAllocationsIn(db, [{ consumerUuid: c, allocations: [] }], { checkConsumerGeneration: false }));
+    await withTransaction(side.db.pool, (db) =>
+      writeAllocationsIn(db, [{ consumerUuid: c, allocations: [] }], { checkConsumerGeneration: false }),
+    );
   }
 }
 
@@ -134,13 +160,22 @@ async function main(): Promise<void> {
     await before.db.drop();
     await after.db.drop();
   }
-  console.log(`providers ${PROVIDERS}, ${CLAIMS} claims per workload, ${ROUNDS} rounds, load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
+  console.log(
+    `providers ${PROVIDERS}, ${CLAIMS} claims per workload, ${ROUNDS} rounds, load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`,
+  );
   console.log('| workload | PostgreSQL CPU µs/claim (median; each round) | wall µs/claim (median) |');
   console.log('|---|---|---|');
-  for (const [key, samples] of [...results].sort(([a], [b]) => (a.split(' ')[1] ?? '').localeCompare(b.split(' ')[1] ?? '') || b.localeCompare(a))) {
+  for (const [key, samples] of [...results].sort(
+    ([a], [b]) => (a.split(' ')[1] ?? '').localeCompare(b.split(' ')[1] ?? '') || b.localeCompare(a),
+  )) {
     const cpu = samples.map((s) => s[0] as number);
-    console.log(`| ${key} | ${median(cpu).toFixed(0)} (${cpu.map((x) => x.toFixed(0)).join(', ')}) | ${median(samples.map((s) => s[1] as number)).toFixed(0)} |`);
+    console.log(
+      `| ${key} | ${median(cpu).toFixed(0)} (${cpu.map((x) => x.toFixed(0)).join(', ')}) | ${median(samples.map((s) => s[1] as number)).toFixed(0)} |`,
+    );
   }
 }
 
-main().catch((err: unknown) => { console.error(err); process.exitCode = 1; });
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -39,8 +39,23 @@ const FILL = `
 
 function query(seed: number): GetAllocationCandidatesRequest {
   return {
-    groups: [{ suffix: '', resources: { VCPU: 1, MEMORY_MB: 256, DISK_GB: 10 }, required: [], forbidden: [], memberOf: [], forbiddenMemberOf: [], inTree: '' }],
-    groupPolicy: '', limit: 200, rootRequired: [], rootForbidden: [], sameSubtree: [], seed,
+    groups: [
+      {
+        suffix: '',
+        resources: { VCPU: 1, MEMORY_MB: 256, DISK_GB: 10 },
+        required: [],
+        forbidden: [],
+        memberOf: [],
+        forbiddenMemberOf: [],
+        inTree: '',
+      },
+    ],
+    groupPolicy: '',
+    limit: 200,
+    rootRequired: [],
+    rootForbidden: [],
+    sameSubtree: [],
+    seed,
   };
 }
 
@@ -100,7 +115,13 @@ async function main(): Promise<void> {
   try {
     const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
     child = spawn(process.execPath, [...nodeArgs, mainJs], {
-      env: { ...process.env, CELLSCHED_PLACEMENT_DB_URL: db.url, CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_GRPC_PORT: String(port + 1), CELLSCHED_LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        CELLSCHED_PLACEMENT_DB_URL: db.url,
+        CELLSCHED_PLACEMENT_PORT: String(port),
+        CELLSCHED_PLACEMENT_GRPC_PORT: String(port + 1),
+        CELLSCHED_LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     client = createGrpcClient(PlacementServiceClient, { addresses: [`127.0.0.1:${port + 1}`], deadlineMs: 60_000, maxAttempts: 1 });
@@ -108,7 +129,11 @@ async function main(): Promise<void> {
     await db.pool.query(FILL.replace('$N', String(providers)));
     const t0 = performance.now();
     await client.getAllocationCandidates(query(2));
-    console.log(`${mainJs}: ${providers} providers; first candidates after the load ${(performance.now() - t0).toFixed(0)} ms; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `${mainJs}: ${providers} providers; first candidates after the load ${(performance.now() - t0).toFixed(0)} ms; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     const cand: number[] = [];
     const claim: number[] = [];
     const c = client;
@@ -119,17 +144,25 @@ async function main(): Promise<void> {
     for (let i = 0; i < decisions; i++) await decision(c, seed++, cand, claim);
     let secs = (performance.now() - t) / 1000;
     const perDecision = (): string => `placement CPU ${((cpuMs(pid) - cpu) / decisions).toFixed(1)} ms/decision`;
-    console.log(`  sequential: ${(decisions / secs).toFixed(0)} decisions/s; ${perDecision()}; candidates ${stats(cand)}; claim ${stats(claim)}`);
+    console.log(
+      `  sequential: ${(decisions / secs).toFixed(0)} decisions/s; ${perDecision()}; candidates ${stats(cand)}; claim ${stats(claim)}`,
+    );
     cand.length = 0;
     claim.length = 0;
     t = performance.now();
     cpu = cpuMs(pid);
     let left = decisions;
-    await Promise.all(Array.from({ length: clients }, async () => {
-      while (left-- > 0) await decision(c, seed++, cand, claim);
-    }));
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (left-- > 0) await decision(c, seed++, cand, claim);
+      }),
+    );
     secs = (performance.now() - t) / 1000;
-    console.log(`  ${clients} clients: ${(decisions / secs).toFixed(0)} decisions/s; ${perDecision()}; candidates ${stats(cand)}; claim ${stats(claim)}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `  ${clients} clients: ${(decisions / secs).toFixed(0)} decisions/s; ${perDecision()}; candidates ${stats(cand)}; claim ${stats(claim)}; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     client?.close();
     if (child && child.exitCode === null) {

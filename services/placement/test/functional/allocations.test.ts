@@ -11,25 +11,41 @@ describe('placement inventories and allocations', () => {
   const project = randomUUID();
   const user = randomUUID();
   const claim = (resources: Record<string, number>, gen: number | null, target = rp) => ({
-    allocations: { [target]: { resources } }, project_id: project, user_id: user, consumer_generation: gen, consumer_type: 'INSTANCE',
+    allocations: { [target]: { resources } },
+    project_id: project,
+    user_id: user,
+    consumer_generation: gen,
+    consumer_type: 'INSTANCE',
   });
   beforeAll(async () => {
     p = await startPlacement('placement_alloc');
     await p.call('POST', '/resource_providers', { name: 'src', uuid: rp });
     await p.call('POST', '/resource_providers', { name: 'dest', uuid: dest });
   });
-  afterAll(async () => { await p.close(); });
+  afterAll(async () => {
+    await p.close();
+  });
 
   it('sets inventories with the generation and refuses a stale one (placement.concurrent_update)', async () => {
     const inv = { VCPU: { total: 8, allocation_ratio: 2.0, max_unit: 8 }, MEMORY_MB: { total: 4096, reserved: 512, step_size: 256 } };
     const ok = await p.call('PUT', `/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: inv });
     expect(ok.status).toBe(200);
     expect(ok.json.resource_provider_generation).toBe(1);
-    expect(ok.json.inventories.MEMORY_MB).toEqual({ total: 4096, reserved: 512, min_unit: 1, max_unit: 2147483647, step_size: 256, allocation_ratio: 1.0 });
+    expect(ok.json.inventories.MEMORY_MB).toEqual({
+      total: 4096,
+      reserved: 512,
+      min_unit: 1,
+      max_unit: 2147483647,
+      step_size: 256,
+      allocation_ratio: 1.0,
+    });
     const stale = await p.call('PUT', `/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: inv });
     expect(stale.status).toBe(409);
     expect(stale.json.errors[0].code).toBe('placement.concurrent_update');
-    await p.call('PUT', `/resource_providers/${dest}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 4 } } });
+    await p.call('PUT', `/resource_providers/${dest}/inventories`, {
+      resource_provider_generation: 0,
+      inventories: { VCPU: { total: 4 } },
+    });
   });
 
   it('claims within (total - reserved) * ratio and bumps the provider generation', async () => {
@@ -42,7 +58,9 @@ describe('placement inventories and allocations', () => {
   it('refuses a claim beyond capacity with a 409 naming the class and provider, writing nothing', async () => {
     const over = await p.call('PUT', `/allocations/${randomUUID()}`, claim({ VCPU: 8, MEMORY_MB: 3072 }, null));
     expect(over.status).toBe(409);
-    expect(over.json.errors[0].detail).toContain(`Unable to create allocation for 'MEMORY_MB' on resource provider '${rp}'. The requested amount would exceed the capacity.`);
+    expect(over.json.errors[0].detail).toContain(
+      `Unable to create allocation for 'MEMORY_MB' on resource provider '${rp}'. The requested amount would exceed the capacity.`,
+    );
     const step = await p.call('PUT', `/allocations/${randomUUID()}`, claim({ MEMORY_MB: 100 }, null));
     expect(step.json.errors[0].detail).toContain('would violate inventory constraints');
     const usages = await p.call('GET', `/resource_providers/${rp}/usages`);
@@ -80,7 +98,10 @@ describe('placement inventories and allocations', () => {
     const old = await p.call('GET', `/usages?project_id=${project}`, undefined, { version: '1.37' });
     expect(old.json.usages).toEqual({ VCPU: 6, MEMORY_MB: 1024 });
     const byType = await p.call('GET', `/usages?project_id=${project}`);
-    expect(byType.json.usages).toEqual({ INSTANCE: { VCPU: 2, consumer_count: 1 }, MIGRATION: { VCPU: 4, MEMORY_MB: 1024, consumer_count: 1 } });
+    expect(byType.json.usages).toEqual({
+      INSTANCE: { VCPU: 2, consumer_count: 1 },
+      MIGRATION: { VCPU: 4, MEMORY_MB: 1024, consumer_count: 1 },
+    });
     const all = await p.call('GET', `/usages?project_id=${project}&consumer_type=all`);
     expect(all.json.usages).toEqual({ all: { VCPU: 6, MEMORY_MB: 1024, consumer_count: 2 } });
   });

@@ -8,11 +8,20 @@ export interface PlacementHarness {
   readonly app: FastifyInstance;
   readonly db: TestDatabase;
   /** One request as admin at `version` (default latest); answers status, headers and parsed JSON. */
-  call(method: string, url: string, body?: unknown, opts?: { version?: string; token?: string | null; headers?: Record<string, string> }): Promise<Reply>;
+  call(
+    method: string,
+    url: string,
+    body?: unknown,
+    opts?: { version?: string; token?: string | null; headers?: Record<string, string> },
+  ): Promise<Reply>;
   close(): Promise<void>;
 }
 
-export interface Reply { status: number; headers: Record<string, unknown>; json: any }
+export interface Reply {
+  status: number;
+  headers: Record<string, unknown>;
+  json: any;
+}
 
 /** Start the HTTP app on a fresh migrated placement database (`poolMax` connections). */
 export async function startPlacement(prefix: string, poolMax = 10): Promise<PlacementHarness> {
@@ -24,12 +33,24 @@ export async function startPlacement(prefix: string, poolMax = 10): Promise<Plac
   const address = app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const call: PlacementHarness['call'] = async (method, url, body, opts = {}) => {
-    const headers: Record<string, string> = { accept: 'application/json', 'openstack-api-version': `placement ${opts.version ?? 'latest'}`, ...opts.headers };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'openstack-api-version': `placement ${opts.version ?? 'latest'}`,
+      ...opts.headers,
+    };
     if (opts.token !== null) headers['x-auth-token'] = opts.token ?? 'admin';
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(base + url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
     return { status: res.status, headers: Object.fromEntries(res.headers), json: text ? JSON.parse(text) : undefined };
   };
-  return { app, db, call, close: async () => { await app.close(); await db.drop(); } };
+  return {
+    app,
+    db,
+    call,
+    close: async () => {
+      await app.close();
+      await db.drop();
+    },
+  };
 }

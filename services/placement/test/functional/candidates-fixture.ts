@@ -77,7 +77,16 @@ export class ProviderBuilder {
     await this.pool.query(
       `INSERT INTO inventories (resource_provider_id, resource_class_id, total, reserved, min_unit, max_unit, step_size, allocation_ratio)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [rpId, await idOf(this.pool, 'resource_classes', rc), inv.total, inv.reserved ?? 0, inv.min_unit ?? 1, inv.max_unit ?? inv.total, inv.step_size ?? 1, inv.allocation_ratio ?? 1],
+      [
+        rpId,
+        await idOf(this.pool, 'resource_classes', rc),
+        inv.total,
+        inv.reserved ?? 0,
+        inv.min_unit ?? 1,
+        inv.max_unit ?? inv.total,
+        inv.step_size ?? 1,
+        inv.allocation_ratio ?? 1,
+      ],
     );
   }
 

@@ -17,7 +17,10 @@ import { CandidateSnapshotCache } from '../../src/adapters/sql/candidates-snapsh
 
 const port = Number(process.argv[2] ?? 18700);
 const peer = new URL(process.argv[3] ?? 'http://127.0.0.1:18778');
-const pool = new Pool({ connectionString: process.argv[4] ?? 'postgres://placement_peer:placement_peer@127.0.0.1:5432/placement_peer', max: 4 });
+const pool = new Pool({
+  connectionString: process.argv[4] ?? 'postgres://placement_peer:placement_peer@127.0.0.1:5432/placement_peer',
+  max: 4,
+});
 const snapshots = new CandidateSnapshotCache(pool);
 const memos = new RenderMemos();
 
@@ -39,7 +42,11 @@ function versionOf(req: IncomingMessage): number | null {
 
 async function candidates(req: IncomingMessage, res: ServerResponse, minor: number): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://x');
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'openstack-api-version': `placement 1.${minor}`, vary: 'openstack-api-version' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'openstack-api-version': `placement 1.${minor}`,
+    vary: 'openstack-api-version',
+  };
   if (minor >= 15) Object.assign(headers, { 'cache-control': 'no-cache', 'last-modified': new Date().toUTCString() });
   try {
     const { groups, params } = parseCandidateQuery([...url.searchParams], minor);
@@ -49,7 +56,19 @@ async function candidates(req: IncomingMessage, res: ServerResponse, minor: numb
   } catch (err) {
     const status = err instanceof CandidateQueryError ? 400 : 500;
     const detail = `The server could not comply with the request since it is either malformed or otherwise incorrect.\n\n ${(err as Error).message}  `;
-    res.writeHead(status, headers).end(JSON.stringify({ errors: [{ status, title: 'Bad Request', detail, code: (err as CandidateQueryError).code ?? 'placement.undefined_code', request_id: 'req-hybrid' }] }));
+    res.writeHead(status, headers).end(
+      JSON.stringify({
+        errors: [
+          {
+            status,
+            title: 'Bad Request',
+            detail,
+            code: (err as CandidateQueryError).code ?? 'placement.undefined_code',
+            request_id: 'req-hybrid',
+          },
+        ],
+      }),
+    );
   }
 }
 

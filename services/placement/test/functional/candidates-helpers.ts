@@ -10,7 +10,15 @@ import { CandidateSnapshotCache } from '../../src/adapters/sql/candidates-snapsh
 
 export interface CandidatesBody {
   allocation_requests: { allocations: Record<string, { resources: Record<string, number> }>; mappings?: Record<string, string[]> }[];
-  provider_summaries: Record<string, { resources: Record<string, { capacity: number; used: number }>; traits?: string[]; parent_provider_uuid?: string | null; root_provider_uuid?: string }>;
+  provider_summaries: Record<
+    string,
+    {
+      resources: Record<string, { capacity: number; used: number }>;
+      traits?: string[];
+      parent_provider_uuid?: string | null;
+      root_provider_uuid?: string;
+    }
+  >;
 }
 
 /** Runs `query` at microversion 1.`minor` and parses the JSON body. */
@@ -37,5 +45,7 @@ export function describe_(body: CandidatesBody, names: ReadonlyMap<string, strin
 
 /** Names of the providers that have a summary, sorted. */
 export function summarized(body: CandidatesBody, names: ReadonlyMap<string, string>): string[] {
-  return Object.keys(body.provider_summaries).map((u) => names.get(u) ?? u).sort();
+  return Object.keys(body.provider_summaries)
+    .map((u) => names.get(u) ?? u)
+    .sort();
 }

@@ -13,8 +13,13 @@ let app: FastifyInstance;
 let cn: ProviderRef;
 let base: string;
 
-async function get(query: string, version: string): Promise<{ status: number; json: Record<string, unknown>; headers: Record<string, unknown> }> {
-  const res = await fetch(`${base}/allocation_candidates?${query}`, { headers: { 'x-auth-token': 'admin', 'openstack-api-version': `placement ${version}` } });
+async function get(
+  query: string,
+  version: string,
+): Promise<{ status: number; json: Record<string, unknown>; headers: Record<string, unknown> }> {
+  const res = await fetch(`${base}/allocation_candidates?${query}`, {
+    headers: { 'x-auth-token': 'admin', 'openstack-api-version': `placement ${version}` },
+  });
   const text = await res.text();
   return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: Object.fromEntries(res.headers) };
 }
@@ -41,12 +46,21 @@ test('each microversion answers its shape', async () => {
   expect(v10.headers['cache-control']).toBeUndefined();
   const v17 = await get('resources=VCPU:1', '1.17');
   expect(v17.json.allocation_requests).toEqual([{ allocations: { [cn.uuid]: { resources: { VCPU: 1 } } } }]);
-  expect(v17.json.provider_summaries).toEqual({ [cn.uuid]: { resources: { VCPU: { capacity: 4, used: 0 } }, traits: ['HW_CPU_X86_AVX2'] } });
+  expect(v17.json.provider_summaries).toEqual({
+    [cn.uuid]: { resources: { VCPU: { capacity: 4, used: 0 } }, traits: ['HW_CPU_X86_AVX2'] },
+  });
   expect(v17.headers['cache-control']).toBe('no-cache');
   const latest = await get('resources=VCPU:1', 'latest');
-  expect(latest.json.allocation_requests).toEqual([{ allocations: { [cn.uuid]: { resources: { VCPU: 1 } } }, mappings: { '': [cn.uuid] } }]);
+  expect(latest.json.allocation_requests).toEqual([
+    { allocations: { [cn.uuid]: { resources: { VCPU: 1 } } }, mappings: { '': [cn.uuid] } },
+  ]);
   expect(latest.json.provider_summaries).toEqual({
-    [cn.uuid]: { resources: { VCPU: { capacity: 4, used: 0 }, DISK_GB: { capacity: 100, used: 0 } }, traits: ['HW_CPU_X86_AVX2'], parent_provider_uuid: null, root_provider_uuid: cn.uuid },
+    [cn.uuid]: {
+      resources: { VCPU: { capacity: 4, used: 0 }, DISK_GB: { capacity: 100, used: 0 } },
+      traits: ['HW_CPU_X86_AVX2'],
+      parent_provider_uuid: null,
+      root_provider_uuid: cn.uuid,
+    },
   });
 });
 
@@ -61,7 +75,10 @@ test('bad queries answer 400 with Placement text and code', async () => {
 
 test('answers follow committed changes', async () => {
   expect(((await get('resources=VCPU:4', 'latest')).json.allocation_requests as unknown[]).length).toBe(1);
-  await db.pool.query("INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used) VALUES ($1, gen_random_uuid(), 0, 1)", [cn.id]);
+  await db.pool.query(
+    'INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used) VALUES ($1, gen_random_uuid(), 0, 1)',
+    [cn.id],
+  );
   expect(((await get('resources=VCPU:4', 'latest')).json.allocation_requests as unknown[]).length).toBe(0);
   await db.pool.query('DELETE FROM allocations');
   expect(((await get('resources=VCPU:4', 'latest')).json.allocation_requests as unknown[]).length).toBe(1);

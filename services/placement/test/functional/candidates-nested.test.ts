@@ -71,7 +71,10 @@ describe('nested providers', () => {
     const body = await ask(db.pool, 'resources=VCPU:1,SRIOV_NET_VF:1&required=CUSTOM_FOO,CUSTOM_PHYSNET_A', 29);
     expect(shape(body, names)).toEqual(['cn1.numa1:VCPU=1 + cn1.pf0:SRIOV_NET_VF=1', 'cn1.numa1:VCPU=1 + cn1.pf1:SRIOV_NET_VF=1']);
     // NOTE: a trait of a provider that contributes no resource does not count (as in Placement).
-    expect(await ask(db.pool, 'resources=VCPU:1&required=HW_CPU_X86_AVX2', 29)).toEqual({ allocation_requests: [], provider_summaries: {} });
+    expect(await ask(db.pool, 'resources=VCPU:1&required=HW_CPU_X86_AVX2', 29)).toEqual({
+      allocation_requests: [],
+      provider_summaries: {},
+    });
   });
 
   test('forbidden traits over trees exclude only the providers carrying them', async () => {
@@ -87,7 +90,9 @@ describe('nested providers', () => {
     const isolate = await ask(db.pool, `${q}&group_policy=isolate`, 34);
     expect(isolate.allocation_requests).toHaveLength(2);
     expect(isolate.allocation_requests.map((a) => Object.keys(a.allocations).length)).toEqual([2, 2]);
-    const mappings = isolate.allocation_requests.map((a) => `${names.get(a.mappings?.['1']?.[0] ?? '')}|${names.get(a.mappings?.['2']?.[0] ?? '')}`);
+    const mappings = isolate.allocation_requests.map(
+      (a) => `${names.get(a.mappings?.['1']?.[0] ?? '')}|${names.get(a.mappings?.['2']?.[0] ?? '')}`,
+    );
     expect(mappings.sort()).toEqual(['cn1.numa0|cn1.numa1', 'cn1.numa1|cn1.numa0']);
     const none = await ask(db.pool, `${q}&group_policy=none`, 34);
     expect(shape(none, names)).toContain('cn1.numa0:MEMORY_MB=2048 + cn1.numa0:VCPU=4');
@@ -99,8 +104,14 @@ describe('nested providers', () => {
   test('same_subtree: groups under one provider of the subtree, resourceless groups too', async () => {
     await computeTree('1');
     const q = 'resources_COMPUTE=VCPU:1&resources_NET=SRIOV_NET_VF:1&group_policy=none&same_subtree=_COMPUTE,_NET';
-    expect(shape(await ask(db.pool, q), names)).toEqual(['cn1.numa0:VCPU=1 + cn1.pf0:SRIOV_NET_VF=1', 'cn1.numa1:VCPU=1 + cn1.pf1:SRIOV_NET_VF=1']);
-    const resourceless = await ask(db.pool, 'resources_NET=SRIOV_NET_VF:1&required_NUMA=CUSTOM_FOO&same_subtree=_NET,_NUMA&group_policy=none');
+    expect(shape(await ask(db.pool, q), names)).toEqual([
+      'cn1.numa0:VCPU=1 + cn1.pf0:SRIOV_NET_VF=1',
+      'cn1.numa1:VCPU=1 + cn1.pf1:SRIOV_NET_VF=1',
+    ]);
+    const resourceless = await ask(
+      db.pool,
+      'resources_NET=SRIOV_NET_VF:1&required_NUMA=CUSTOM_FOO&same_subtree=_NET,_NUMA&group_policy=none',
+    );
     expect(shape(resourceless, names)).toEqual(['cn1.pf1:SRIOV_NET_VF=1']);
     expect(resourceless.allocation_requests[0]?.mappings?._NUMA).toEqual([refs.get('cn1.numa1')?.uuid]);
   });
@@ -130,7 +141,10 @@ describe('sharing providers', () => {
     expect(shape(body, names)).toEqual(['cn1:VCPU=1 + ss:DISK_GB=10', 'cn2:VCPU=1 + ss:DISK_GB=10', 'cn3:DISK_GB=10 + cn3:VCPU=1']);
     expect(summarized(body, names)).toEqual(['cn1', 'cn2', 'cn3', 'ss']);
     expect(shape(await ask(db.pool, `resources=VCPU:1,DISK_GB:10&member_of=${AGG}`), names)).toHaveLength(2);
-    expect(shape(await ask(db.pool, 'resources=VCPU:1,DISK_GB:100'), names)).toEqual(['cn1:VCPU=1 + ss:DISK_GB=100', 'cn2:VCPU=1 + ss:DISK_GB=100']);
+    expect(shape(await ask(db.pool, 'resources=VCPU:1,DISK_GB:100'), names)).toEqual([
+      'cn1:VCPU=1 + ss:DISK_GB=100',
+      'cn2:VCPU=1 + ss:DISK_GB=100',
+    ]);
   });
 
   test('a granular group may be served by the sharing provider', async () => {

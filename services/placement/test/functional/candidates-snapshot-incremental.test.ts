@@ -31,8 +31,15 @@ function plain(s: CandidateSnapshot): unknown {
   const sorted = <K, V>(m: ReadonlyMap<K, V>): [K, V][] => [...m].sort((x, y) => String(x[0]).localeCompare(String(y[0])));
   return {
     providers: [...s.providers.values()].map((p) => ({
-      id: p.id, uuid: p.uuid, name: p.name, generation: p.generation, parentId: p.parentId, rootId: p.rootId,
-      traits: [...p.traits], aggregates: [...p.aggregates], inventories: [...p.inventories],
+      id: p.id,
+      uuid: p.uuid,
+      name: p.name,
+      generation: p.generation,
+      parentId: p.parentId,
+      rootId: p.rootId,
+      traits: [...p.traits],
+      aggregates: [...p.aggregates],
+      inventories: [...p.inventories],
     })),
     keys: [...s.providers.keys()],
     size: s.providers.size,
@@ -45,7 +52,12 @@ function plain(s: CandidateSnapshot): unknown {
   };
 }
 
-const QUERIES = ['resources=VCPU:1', 'resources=VCPU:1,MEMORY_MB:512&required=CUSTOM_FAST', 'resources=VCPU:1&limit=2', `resources=VCPU:1&member_of=${AGG}`];
+const QUERIES = [
+  'resources=VCPU:1',
+  'resources=VCPU:1,MEMORY_MB:512&required=CUSTOM_FAST',
+  'resources=VCPU:1&limit=2',
+  `resources=VCPU:1&member_of=${AGG}`,
+];
 
 // NOTE: one set of memos for every snapshot, as a running placement has: successive snapshots
 // share name tables and nodes, so this also checks that a memo made on one is right on the next.
@@ -54,16 +66,18 @@ const summaries = new ProviderSummaries();
 
 /** The rendered answers (JSON at 1.39 and 1.17, gRPC) of QUERIES on a snapshot. */
 function answers(s: CandidateSnapshot): unknown[] {
-  return QUERIES.flatMap((q) => [39, 17].map((minor) => {
-    try {
-      const { groups, params } = parseCandidateQuery([...new URLSearchParams(q)], minor);
-      const result = findAllocationCandidates(s, groups, params);
-      const json = renderCandidatesJson(s, result, minor, new Set(groups.flatMap((g) => [...g.resources.keys()])), memos);
-      return [json, resultToResponse(s, result, summaries)];
-    } catch (err) {
-      return (err as Error).message;
-    }
-  }));
+  return QUERIES.flatMap((q) =>
+    [39, 17].map((minor) => {
+      try {
+        const { groups, params } = parseCandidateQuery([...new URLSearchParams(q)], minor);
+        const result = findAllocationCandidates(s, groups, params);
+        const json = renderCandidatesJson(s, result, minor, new Set(groups.flatMap((g) => [...g.resources.keys()])), memos);
+        return [json, resultToResponse(s, result, summaries)];
+      } catch (err) {
+        return (err as Error).message;
+      }
+    }),
+  );
 }
 
 /** The cache's snapshot equals an uncached load, and answers the same; returns it. */
@@ -77,7 +91,11 @@ async function expectFresh(kind: 'full' | 'incremental' | 'unchanged'): Promise<
 }
 
 async function claim(rp: ProviderRef, vcpu: number, consumer = randomUUID()): Promise<string> {
-  await writeAllocations(writer, [{ consumerUuid: consumer, projectId: 'p', userId: 'u', allocations: [{ providerUuid: rp.uuid, resources: { VCPU: vcpu } }] }], { checkConsumerGeneration: false });
+  await writeAllocations(
+    writer,
+    [{ consumerUuid: consumer, projectId: 'p', userId: 'u', allocations: [{ providerUuid: rp.uuid, resources: { VCPU: vcpu } }] }],
+    { checkConsumerGeneration: false },
+  );
   return consumer;
 }
 
@@ -92,7 +110,11 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await b.clear();
-  cn1 = await b.provider('cn1', { inventories: { VCPU: { total: 8 }, MEMORY_MB: { total: 4096 } }, traits: ['HW_CPU_X86_AVX2'], aggregates: [AGG] });
+  cn1 = await b.provider('cn1', {
+    inventories: { VCPU: { total: 8 }, MEMORY_MB: { total: 4096 } },
+    traits: ['HW_CPU_X86_AVX2'],
+    aggregates: [AGG],
+  });
   cn2 = await b.provider('cn2', { inventories: { VCPU: { total: 4 } } });
   await b.provider('cn3', { inventories: { VCPU: { total: 2 } } });
   cache = new CandidateSnapshotCache(db.pool);
@@ -129,7 +151,11 @@ test('inventory, trait, aggregate changes, a provider deleted, a new child in a 
   await writer.query('INSERT INTO resource_provider_aggregates SELECT $1, id FROM placement_aggregates', [cn2.id]);
   await expectFresh('incremental');
 
-  const child = await b.provider('cn2-numa0', { parent: cn2, inventories: { VCPU: { total: 2 }, MEMORY_MB: { total: 1024 } }, traits: ['CUSTOM_FAST'] });
+  const child = await b.provider('cn2-numa0', {
+    parent: cn2,
+    inventories: { VCPU: { total: 2 }, MEMORY_MB: { total: 1024 } },
+    traits: ['CUSTOM_FAST'],
+  });
   const tree = await expectFresh('incremental');
   expect(tree.hasTrees).toBe(true);
   expect(tree.providers.get(child.id)?.rootId).toBe(cn2.id);
@@ -158,10 +184,18 @@ test('two writers committing out of order: the earlier transaction, committed la
   const t2 = await writer.connect();
   try {
     await t1.query('BEGIN');
-    await t1.query("INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used) VALUES ($1, $2, 0, 5)", [cn1.id, randomUUID()]);
+    await t1.query('INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used) VALUES ($1, $2, 0, 5)', [
+      cn1.id,
+      randomUUID(),
+    ]);
     await t2.query('BEGIN');
-    await t2.query("INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used) VALUES ($1, $2, 0, 1)", [cn2.id, randomUUID()]);
-    const [x1, x2] = await Promise.all([t1, t2].map(async (c) => (await c.query<{ x: string }>('SELECT pg_current_xact_id()::text AS x')).rows[0]?.x));
+    await t2.query('INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used) VALUES ($1, $2, 0, 1)', [
+      cn2.id,
+      randomUUID(),
+    ]);
+    const [x1, x2] = await Promise.all(
+      [t1, t2].map(async (c) => (await c.query<{ x: string }>('SELECT pg_current_xact_id()::text AS x')).rows[0]?.x),
+    );
     expect(BigInt(x1 as string)).toBeLessThan(BigInt(x2 as string));
     await t2.query('COMMIT');
     const mid = await expectFresh('incremental');
@@ -195,7 +229,9 @@ test('pruning keeps what a current cache needs; a cache older than the pruned lo
   await claim(cn1, 1);
   await cache.get();
   await cache.pruneNow();
-  const below = await writer.query<{ n: number }>('SELECT count(*)::int AS n FROM candidate_changes, candidate_changes_horizon WHERE xid < pruned_below');
+  const below = await writer.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM candidate_changes, candidate_changes_horizon WHERE xid < pruned_below',
+  );
   expect(below.rows[0]?.n).toBe(0);
   await claim(cn2, 1);
   await expectFresh('incremental');
@@ -208,7 +244,7 @@ test('pruning keeps what a current cache needs; a cache older than the pruned lo
     UPDATE candidate_changes_horizon SET pruned_below = (SELECT b FROM x)`);
   await expectFresh('full');
   await claim(cn2, 1);
-  await expectFresh(await logReaches() ? 'incremental' : 'full');
+  await expectFresh((await logReaches()) ? 'incremental' : 'full');
 });
 
 /**

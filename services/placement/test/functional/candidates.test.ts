@@ -80,7 +80,10 @@ describe('flat providers', () => {
     await rp('plain', { inventories: CN_INV });
     expect(shape(await ask(db.pool, 'resources=VCPU:1&required=HW_CPU_X86_AVX2'), names)).toEqual(['avx:VCPU=1']);
     expect(shape(await ask(db.pool, 'resources=VCPU:1&required=!HW_CPU_X86_AVX2'), names)).toEqual(['plain:VCPU=1', 'sse:VCPU=1']);
-    expect(shape(await ask(db.pool, 'resources=VCPU:1&required=in:HW_CPU_X86_AVX2,HW_CPU_X86_SSE2'), names)).toEqual(['avx:VCPU=1', 'sse:VCPU=1']);
+    expect(shape(await ask(db.pool, 'resources=VCPU:1&required=in:HW_CPU_X86_AVX2,HW_CPU_X86_SSE2'), names)).toEqual([
+      'avx:VCPU=1',
+      'sse:VCPU=1',
+    ]);
   });
 });
 
@@ -109,7 +112,9 @@ describe('snapshot cache', () => {
 
   test('unknown names answer Placement 400 texts', async () => {
     await rp('cn1', { inventories: { VCPU: { total: 2 } } });
-    await expect(ask(db.pool, 'resources=MCPU:1')).rejects.toThrow('Invalid resource class in resources parameter: No such resource class MCPU.');
+    await expect(ask(db.pool, 'resources=MCPU:1')).rejects.toThrow(
+      'Invalid resource class in resources parameter: No such resource class MCPU.',
+    );
     await expect(ask(db.pool, 'resources=VCPU:1&required=CUSTOM_NOPE')).rejects.toThrow('No such trait(s): CUSTOM_NOPE.');
     await expect(ask(db.pool, 'resources=VCPU:1&limit=0', 16)).rejects.toThrow("Failed validating 'pattern'");
     await expect(ask(db.pool, 'resources1=VCPU:1&resources2=VCPU:1', 25)).rejects.toThrow('The "group_policy" parameter is required');

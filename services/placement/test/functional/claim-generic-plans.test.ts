@@ -55,16 +55,28 @@ afterAll(async () => {
 });
 
 const on = (rp: string, resources: Record<string, number>) => ({ providerUuid: rp, resources });
-const claim = (i: number, allocations: ConsumerAllocationsInput['allocations'], extra: Partial<ConsumerAllocationsInput> = {}): ConsumerAllocationsInput =>
-  ({ consumerUuid: C[i] as string, projectId: 'p', userId: 'u', consumerType: 'INSTANCE', allocations, ...extra });
+const claim = (
+  i: number,
+  allocations: ConsumerAllocationsInput['allocations'],
+  extra: Partial<ConsumerAllocationsInput> = {},
+): ConsumerAllocationsInput => ({
+  consumerUuid: C[i] as string,
+  projectId: 'p',
+  userId: 'u',
+  consumerType: 'INSTANCE',
+  allocations,
+  ...extra,
+});
 
 type Step = { claim: ConsumerAllocationsInput; check?: boolean } | { sql: string };
 const STEPS: Step[] = [
   { claim: claim(0, [on(R0, { VCPU: 4 })]) }, // a new consumer: generation 1
   { claim: claim(0, [on(R0, { VCPU: 4 })]) }, // the same claim again: replaced (4, not 8), generation 2
   { claim: claim(1, [on(R0, { VCPU: 7 })]) }, // a new consumer refused (4 + 7 > 10): no consumer row left
-  { sql: `INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used)
-            SELECT id, '${C[2]}', (SELECT id FROM resource_classes WHERE name = 'VCPU'), 3 FROM resource_providers WHERE uuid = '${R1}'` },
+  {
+    sql: `INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used)
+            SELECT id, '${C[2]}', (SELECT id FROM resource_classes WHERE name = 'VCPU'), 3 FROM resource_providers WHERE uuid = '${R1}'`,
+  },
   { claim: claim(2, [on(R0, { VCPU: 2 }), on(R1, { MEMORY_MB: 512 })]) }, // no consumer row but allocations held: replaced
   { claim: claim(3, []) }, // a new consumer claiming nothing: 0, no row
   { claim: claim(4, [on(R1, { VCPU: 1 })], { consumerGeneration: null }), check: true }, // generation null: a new consumer
@@ -118,14 +130,28 @@ test('every step answers and writes as 005 did: generations, consumer rows, allo
   // and what that is, so a change of both would show too
   const answers = now.filter((x) => typeof x === 'object' && x !== null && !('consumers' in x));
   expect(answers).toEqual([
-    { generation: 1 }, { generation: 2 }, expect.objectContaining({ status: 409, failure: expect.objectContaining({ kind: 'capacity_exceeded' }) }),
-    { generation: 1 }, { generation: 0 }, { generation: 1 }, { generation: 2 },
+    { generation: 1 },
+    { generation: 2 },
+    expect.objectContaining({ status: 409, failure: expect.objectContaining({ kind: 'capacity_exceeded' }) }),
+    { generation: 1 },
+    { generation: 0 },
+    { generation: 1 },
+    { generation: 2 },
     expect.objectContaining({ status: 409, message: expect.stringContaining('expected 2 but got 1') }),
     expect.objectContaining({ status: 409, message: expect.stringContaining('expected null but got 3') }),
-    { generation: 3 }, { generation: 1 }, { generation: 0 },
+    { generation: 3 },
+    { generation: 1 },
+    { generation: 0 },
   ]);
-  const last = now[now.length - 1] as { consumers: { uuid: string; generation: number }[]; allocations: { consumer_id: string; used: number }[] };
-  expect(last.consumers.map((c) => [c.uuid, c.generation])).toEqual([[C[2], 1], [C[4], 3], [C[6], 1]]);
+  const last = now[now.length - 1] as {
+    consumers: { uuid: string; generation: number }[];
+    allocations: { consumer_id: string; used: number }[];
+  };
+  expect(last.consumers.map((c) => [c.uuid, c.generation])).toEqual([
+    [C[2], 1],
+    [C[4], 3],
+    [C[6], 1],
+  ]);
   // the retried claim of step 2 replaced the first: consumer 0 held 4, never 8, until its release
   const afterRetry = now[3] as typeof last;
   expect(afterRetry.allocations.filter((a) => a.consumer_id === C[0]).map((a) => a.used)).toEqual([4]);
@@ -142,8 +168,10 @@ test('the batch function takes the same branches: a batch of the same sequence w
       if ('sql' in step) {
         await db.pool.query(step.sql);
       } else {
-        const [got] = await Promise.all([outcome(() => batcher.claim(step.claim, { checkConsumerGeneration: step.check ?? false })),
-          batcher.claim({ consumerUuid: '00000000-0000-4000-8000-0000000000ff', allocations: [] }, { checkConsumerGeneration: false })]);
+        const [got] = await Promise.all([
+          outcome(() => batcher.claim(step.claim, { checkConsumerGeneration: step.check ?? false })),
+          batcher.claim({ consumerUuid: '00000000-0000-4000-8000-0000000000ff', allocations: [] }, { checkConsumerGeneration: false }),
+        ]);
         seen.push(got);
       }
       seen.push(await state(db));

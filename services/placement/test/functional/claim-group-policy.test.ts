@@ -33,9 +33,13 @@ beforeAll(async () => {
   otherPool = createPool({ url: h.db.url, max: 20 });
   b = new ProviderBuilder(h.db.pool);
   for (const pool of [h.db.pool, otherPool]) {
-    servers.push(await startGrpcServer({ host: '127.0.0.1', port: 0, services: [placementServiceBinding(pool)], logger: pino({ level: 'silent' }) }));
+    servers.push(
+      await startGrpcServer({ host: '127.0.0.1', port: 0, services: [placementServiceBinding(pool)], logger: pino({ level: 'silent' }) }),
+    );
   }
-  [one, two] = servers.map((s) => createGrpcClient(PlacementServiceClient, { addresses: [s.address], deadlineMs: 20_000, maxAttempts: 1 })) as [Client, Client];
+  [one, two] = servers.map((s) =>
+    createGrpcClient(PlacementServiceClient, { addresses: [s.address], deadlineMs: 20_000, maxAttempts: 1 }),
+  ) as [Client, Client];
 });
 afterAll(async () => {
   one.close();
@@ -57,8 +61,15 @@ const affinity = (): ConsumerGroup => ({ uuid: randomUUID(), policy: 'affinity',
 
 function claimOf(member: string, rps: readonly ProviderRef[], group: ConsumerGroup | undefined, replace = true): ClaimRequest {
   return {
-    consumer: { consumerUuid: member, projectId: 'p1', userId: 'u1', consumerType: 'INSTANCE', allocations: rps.map((rp) => ({ resourceProviderUuid: rp.uuid, resources: { VCPU: 1 } })) },
-    replace, group,
+    consumer: {
+      consumerUuid: member,
+      projectId: 'p1',
+      userId: 'u1',
+      consumerType: 'INSTANCE',
+      allocations: rps.map((rp) => ({ resourceProviderUuid: rp.uuid, resources: { VCPU: 1 } })),
+    },
+    replace,
+    group,
   };
 }
 
@@ -75,17 +86,22 @@ async function outcome(p: Promise<unknown>): Promise<{ code: string; status?: nu
 
 /** Provider uuids the consumer holds allocations on (sorted). */
 async function heldOn(consumer: string): Promise<string[]> {
-  const r = await h.db.pool.query<{ u: string }>(`SELECT DISTINCT rp.uuid::text AS u FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id
-    WHERE a.consumer_id = $1 ORDER BY 1`, [consumer]);
+  const r = await h.db.pool.query<{ u: string }>(
+    `SELECT DISTINCT rp.uuid::text AS u FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id
+    WHERE a.consumer_id = $1 ORDER BY 1`,
+    [consumer],
+  );
   return r.rows.map((x) => x.u);
 }
 
 async function groupRow(consumer: string): Promise<{ group_uuid: string; policy: string; max_server_per_host: number } | undefined> {
-  return (await h.db.pool.query('SELECT group_uuid::text, policy, max_server_per_host FROM consumer_groups WHERE consumer_uuid = $1', [consumer])).rows[0];
+  return (
+    await h.db.pool.query('SELECT group_uuid::text, policy, max_server_per_host FROM consumer_groups WHERE consumer_uuid = $1', [consumer])
+  ).rows[0];
 }
 
 test('anti-affinity: a second member on the node is refused (nothing written); a reschedule onto an alternate another member took is refused; a redelivery is not', async () => {
-  const [cn1, cn2, cn3] = await nodes(3) as [ProviderRef, ProviderRef, ProviderRef];
+  const [cn1, cn2, cn3] = (await nodes(3)) as [ProviderRef, ProviderRef, ProviderRef];
   const g = anti();
   const [a, bm] = [randomUUID(), randomUUID()];
   expect((await outcome(one.claim(claimOf(a, [cn1], g)))).code).toBe('ok');
@@ -93,8 +109,18 @@ test('anti-affinity: a second member on the node is refused (nothing written); a
 
   const refused = await outcome(one.claim(claimOf(bm, [cn1], g)));
   expect([refused.code, refused.status]).toEqual([GROUP_POLICY, GrpcStatus.FAILED_PRECONDITION]);
-  expect(refused.failure).toMatchObject({ expected: true, retryable: false,
-    metadata: { group_uuid: g.uuid, policy: 'anti-affinity', resource_provider_uuid: cn1.uuid, resource_provider_name: cn1.name, member_uuid: a, members: '1' } });
+  expect(refused.failure).toMatchObject({
+    expected: true,
+    retryable: false,
+    metadata: {
+      group_uuid: g.uuid,
+      policy: 'anti-affinity',
+      resource_provider_uuid: cn1.uuid,
+      resource_provider_name: cn1.name,
+      member_uuid: a,
+      members: '1',
+    },
+  });
   expect(refused.failure?.message).toContain(`compute node '${cn1.name}'`);
   expect([await heldOn(bm), await groupRow(bm)]).toEqual([[], undefined]);
 
@@ -111,7 +137,7 @@ test('anti-affinity: a second member on the node is refused (nothing written); a
 });
 
 test('anti-affinity with max_server_per_host 2 (2.64): two members per node, the third refused', async () => {
-  const [cn1, cn2] = await nodes(2) as [ProviderRef, ProviderRef];
+  const [cn1, cn2] = (await nodes(2)) as [ProviderRef, ProviderRef];
   const g = anti(2);
   const m = [randomUUID(), randomUUID(), randomUUID()] as const;
   expect((await outcome(one.claim(claimOf(m[0], [cn1], g)))).code).toBe('ok');
@@ -122,14 +148,18 @@ test('anti-affinity with max_server_per_host 2 (2.64): two members per node, the
   expect((await outcome(one.claim(claimOf(m[2], [cn2], g)))).code).toBe('ok');
 });
 
-test('affinity: every member on the first member\'s node; a member cannot move off it while others are there', async () => {
-  const [cn1, cn2] = await nodes(2) as [ProviderRef, ProviderRef];
+test("affinity: every member on the first member's node; a member cannot move off it while others are there", async () => {
+  const [cn1, cn2] = (await nodes(2)) as [ProviderRef, ProviderRef];
   const g = affinity();
   const [a, bm] = [randomUUID(), randomUUID()];
   expect((await outcome(one.claim(claimOf(a, [cn2], g)))).code).toBe('ok'); // the first member goes anywhere
   expect((await outcome(one.claim(claimOf(a, [cn1], g)))).code).toBe('ok'); // alone: it may move
   const elsewhere = await outcome(one.claim(claimOf(bm, [cn2], g)));
-  expect([elsewhere.code, elsewhere.failure?.metadata.resource_provider_uuid, elsewhere.failure?.metadata.member_uuid]).toEqual([GROUP_POLICY, cn1.uuid, a]);
+  expect([elsewhere.code, elsewhere.failure?.metadata.resource_provider_uuid, elsewhere.failure?.metadata.member_uuid]).toEqual([
+    GROUP_POLICY,
+    cn1.uuid,
+    a,
+  ]);
   expect(elsewhere.failure?.message).toContain('affinity policy');
   expect((await outcome(one.claim(claimOf(bm, [cn1], g)))).code).toBe('ok');
   expect((await outcome(one.claim(claimOf(a, [cn2], g)))).code).toBe(GROUP_POLICY); // B is on cn1
@@ -137,9 +167,12 @@ test('affinity: every member on the first member\'s node; a member cannot move o
 });
 
 test('nested providers count for their compute node, sharing providers for none', async () => {
-  const [cn1, cn2] = await nodes(2) as [ProviderRef, ProviderRef];
+  const [cn1, cn2] = (await nodes(2)) as [ProviderRef, ProviderRef];
   const numa = await b.provider(`numa-${randomUUID().slice(0, 8)}`, { parent: cn1, inventories: { VCPU: { total: 8 } } });
-  const shared = await b.provider(`ss-${randomUUID().slice(0, 8)}`, { inventories: { VCPU: { total: 64 } }, traits: ['MISC_SHARES_VIA_AGGREGATE'] });
+  const shared = await b.provider(`ss-${randomUUID().slice(0, 8)}`, {
+    inventories: { VCPU: { total: 64 } },
+    traits: ['MISC_SHARES_VIA_AGGREGATE'],
+  });
   const g = anti();
   expect((await outcome(one.claim(claimOf(randomUUID(), [numa, shared], g)))).code).toBe('ok');
   // a member on cn1 itself: cn1's tree already holds one (through its NUMA child)
@@ -148,53 +181,74 @@ test('nested providers count for their compute node, sharing providers for none'
   expect((await outcome(one.claim(claimOf(randomUUID(), [cn2, shared], g)))).code).toBe('ok');
 });
 
-test('soft policies are not enforced nor recorded; a claim without a group checks nothing and keeps the consumer\'s group', async () => {
-  const [cn1] = await nodes(1) as [ProviderRef];
+test("soft policies are not enforced nor recorded; a claim without a group checks nothing and keeps the consumer's group", async () => {
+  const [cn1] = (await nodes(1)) as [ProviderRef];
   for (const policy of ['soft-anti-affinity', 'soft-affinity']) {
     const g = { uuid: randomUUID(), policy, maxServerPerHost: 0 };
     const [x, y] = [randomUUID(), randomUUID()];
-    expect([(await outcome(one.claim(claimOf(x, [cn1], g)))).code, (await outcome(one.claim(claimOf(y, [cn1], g)))).code]).toEqual(['ok', 'ok']);
+    expect([(await outcome(one.claim(claimOf(x, [cn1], g)))).code, (await outcome(one.claim(claimOf(y, [cn1], g)))).code]).toEqual([
+      'ok',
+      'ok',
+    ]);
     expect(await groupRow(x)).toBeUndefined();
   }
   const g = anti();
   const [a, c] = [randomUUID(), randomUUID()];
   expect((await outcome(one.claim(claimOf(a, [cn1], g)))).code).toBe('ok');
-  const [cn2] = await nodes(1) as [ProviderRef];
+  const [cn2] = (await nodes(1)) as [ProviderRef];
   expect((await outcome(one.claim(claimOf(a, [cn2], undefined)))).code).toBe('ok'); // no group: as before 007 (the audit's re-claim)
   expect(await groupRow(a)).toMatchObject({ group_uuid: g.uuid });
   expect((await outcome(one.claim(claimOf(c, [cn2], g)))).code).toBe(GROUP_POLICY); // A still counts, now on cn2
 });
 
 test('the group row dies with its consumer: Release, DELETE /allocations, a claim of nothing, a REST PUT of nothing', async () => {
-  const [cn1] = await nodes(1) as [ProviderRef];
+  const [cn1] = (await nodes(1)) as [ProviderRef];
   const g = anti(64);
   const members = Array.from({ length: 4 }, () => randomUUID());
   for (const m of members) expect((await outcome(one.claim(claimOf(m, [cn1], g)))).code).toBe('ok');
-  const count = async (): Promise<number> => (await h.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM consumer_groups WHERE group_uuid = $1', [g.uuid])).rows[0]?.n ?? -1;
+  const count = async (): Promise<number> =>
+    (await h.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM consumer_groups WHERE group_uuid = $1', [g.uuid])).rows[0]?.n ??
+    -1;
   expect(await count()).toBe(4);
   const [m0, m1, m2, m3] = members as [string, string, string, string];
   await one.release({ consumerUuids: [m0] });
   expect((await h.call('DELETE', `/allocations/${m1}`)).status).toBe(204);
-  expect((await outcome(one.claim({ ...claimOf(m2, [], g) })))).toEqual({ code: 'ok' });
+  expect(await outcome(one.claim({ ...claimOf(m2, [], g) }))).toEqual({ code: 'ok' });
   const gen = (await h.call('GET', `/allocations/${m3}`)).json.consumer_generation as number;
-  expect((await h.call('PUT', `/allocations/${m3}`, { allocations: {}, project_id: 'p1', user_id: 'u1', consumer_generation: gen, consumer_type: 'INSTANCE' })).status).toBe(204);
+  expect(
+    (
+      await h.call('PUT', `/allocations/${m3}`, {
+        allocations: {},
+        project_id: 'p1',
+        user_id: 'u1',
+        consumer_generation: gen,
+        consumer_type: 'INSTANCE',
+      })
+    ).status,
+  ).toBe(204);
   expect(await count()).toBe(0);
 });
 
 test('REST writes are not checked: PUT /allocations puts a member where another is, and leaves its group row', async () => {
-  const [cn1, cn2] = await nodes(2) as [ProviderRef, ProviderRef];
+  const [cn1, cn2] = (await nodes(2)) as [ProviderRef, ProviderRef];
   const g = anti();
   const [a, bm] = [randomUUID(), randomUUID()];
   expect((await outcome(one.claim(claimOf(a, [cn1], g)))).code).toBe('ok');
   expect((await outcome(one.claim(claimOf(bm, [cn2], g)))).code).toBe('ok');
   const gen = (await h.call('GET', `/allocations/${bm}`)).json.consumer_generation as number;
-  const put = await h.call('PUT', `/allocations/${bm}`, { allocations: { [cn1.uuid]: { resources: { VCPU: 1 } } }, project_id: 'p1', user_id: 'u1', consumer_generation: gen, consumer_type: 'INSTANCE' });
+  const put = await h.call('PUT', `/allocations/${bm}`, {
+    allocations: { [cn1.uuid]: { resources: { VCPU: 1 } } },
+    project_id: 'p1',
+    user_id: 'u1',
+    consumer_generation: gen,
+    consumer_type: 'INSTANCE',
+  });
   expect(put.status).toBe(204);
   expect(await groupRow(bm)).toMatchObject({ group_uuid: g.uuid });
 });
 
 test('bad groups are INVALID_ARGUMENT and write nothing', async () => {
-  const [cn1] = await nodes(1) as [ProviderRef];
+  const [cn1] = (await nodes(1)) as [ProviderRef];
   const bad: ConsumerGroup[] = [
     { uuid: 'not-a-uuid', policy: 'anti-affinity', maxServerPerHost: 0 },
     { uuid: randomUUID(), policy: 'anti_affinity', maxServerPerHost: 0 },
@@ -209,7 +263,7 @@ test('bad groups are INVALID_ARGUMENT and write nothing', async () => {
   }
 });
 
-test('the claim\'s own refusals come first: a member over capacity is told so, not the group', async () => {
+test("the claim's own refusals come first: a member over capacity is told so, not the group", async () => {
   const small = await b.provider(`small-${randomUUID().slice(0, 8)}`, { inventories: { VCPU: { total: 1 } } });
   const g = anti();
   expect((await outcome(one.claim(claimOf(randomUUID(), [small], g)))).code).toBe('ok');
@@ -218,26 +272,31 @@ test('the claim\'s own refusals come first: a member over capacity is told so, n
 
 test('members racing for one node through two placement processes: exactly one wins, every time', async () => {
   for (let round = 0; round < 5; round++) {
-    const [cn1] = await nodes(1) as [ProviderRef];
+    const [cn1] = (await nodes(1)) as [ProviderRef];
     const g = anti();
     const members = Array.from({ length: 12 }, () => randomUUID());
     // half through each process, Claim and ClaimMany mixed, all at once
     const results = await Promise.all([
       ...members.slice(0, 4).map((m) => outcome(one.claim(claimOf(m, [cn1], g)))),
       ...members.slice(4, 8).map((m) => outcome(two.claim(claimOf(m, [cn1], g)))),
-      two.claimMany({ claims: members.slice(8).map((m) => claimOf(m, [cn1], g)) }).then((r) => r.results.map((x) => ({ code: x.failure?.code ?? 'ok' }))),
+      two
+        .claimMany({ claims: members.slice(8).map((m) => claimOf(m, [cn1], g)) })
+        .then((r) => r.results.map((x) => ({ code: x.failure?.code ?? 'ok' }))),
     ]);
     const codes = results.flat().map((r) => r.code);
     expect(codes.filter((c) => c === 'ok')).toHaveLength(1);
     expect(codes.filter((c) => c === GROUP_POLICY)).toHaveLength(11);
-    const held = await h.db.pool.query<{ n: number }>('SELECT count(DISTINCT consumer_id)::int AS n FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id WHERE rp.uuid = $1', [cn1.uuid]);
+    const held = await h.db.pool.query<{ n: number }>(
+      'SELECT count(DISTINCT consumer_id)::int AS n FROM allocations a JOIN resource_providers rp ON rp.id = a.resource_provider_id WHERE rp.uuid = $1',
+      [cn1.uuid],
+    );
     expect(held.rows[0]?.n).toBe(1);
   }
 });
 
 test('a reschedule racing a new member for the same alternate, in every order: never two members on one node', async () => {
   for (let round = 0; round < 10; round++) {
-    const [cn1, alt] = await nodes(2) as [ProviderRef, ProviderRef];
+    const [cn1, alt] = (await nodes(2)) as [ProviderRef, ProviderRef];
     const g = anti();
     const [a, bm] = [randomUUID(), randomUUID()];
     expect((await outcome(one.claim(claimOf(a, [cn1], g)))).code).toBe('ok');
@@ -261,7 +320,9 @@ async function raced<T>(waiters: number, claims: () => Promise<T>[]): Promise<T[
     const running = Promise.all(claims());
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const r = await h.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())');
+      const r = await h.db.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())',
+      );
       if ((r.rows[0]?.n ?? 0) >= waiters) break;
       if (Date.now() > deadline) throw new Error('the claims never reached the gate');
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -276,19 +337,25 @@ async function raced<T>(waiters: number, claims: () => Promise<T>[]): Promise<T[
 // NOTE: claims for one provider already wait for each other on its row lock; these races touch
 // different providers (no common row lock), so only the group's lock makes them see each other.
 test('first members of an affinity group racing onto different nodes: one wins, the other is refused', async () => {
-  const [cn1, cn2] = await nodes(2) as [ProviderRef, ProviderRef];
+  const [cn1, cn2] = (await nodes(2)) as [ProviderRef, ProviderRef];
   const g = affinity();
   const [a, bm] = [randomUUID(), randomUUID()];
-  const codes = (await raced(2, () => [outcome(one.claim(claimOf(a, [cn1], g))), outcome(two.claim(claimOf(bm, [cn2], g)))])).map((r) => r.code);
+  const codes = (await raced(2, () => [outcome(one.claim(claimOf(a, [cn1], g))), outcome(two.claim(claimOf(bm, [cn2], g)))])).map(
+    (r) => r.code,
+  );
   expect(codes.sort()).toEqual(['ok', GROUP_POLICY].sort());
   expect((await heldOn(a)).length + (await heldOn(bm)).length).toBe(1);
 });
 
 test('anti-affinity members racing onto two NUMA children of one node: one wins', async () => {
-  const [cn1] = await nodes(1) as [ProviderRef];
-  const numa = [await b.provider(`numa0-${randomUUID().slice(0, 8)}`, { parent: cn1, inventories: { VCPU: { total: 8 } } }),
-    await b.provider(`numa1-${randomUUID().slice(0, 8)}`, { parent: cn1, inventories: { VCPU: { total: 8 } } })];
+  const [cn1] = (await nodes(1)) as [ProviderRef];
+  const numa = [
+    await b.provider(`numa0-${randomUUID().slice(0, 8)}`, { parent: cn1, inventories: { VCPU: { total: 8 } } }),
+    await b.provider(`numa1-${randomUUID().slice(0, 8)}`, { parent: cn1, inventories: { VCPU: { total: 8 } } }),
+  ];
   const g = anti();
-  const codes = (await raced(2, () => numa.map((n, i) => outcome((i === 0 ? one : two).claim(claimOf(randomUUID(), [n], g)))))).map((r) => r.code);
+  const codes = (await raced(2, () => numa.map((n, i) => outcome((i === 0 ? one : two).claim(claimOf(randomUUID(), [n], g)))))).map(
+    (r) => r.code,
+  );
   expect(codes.sort()).toEqual(['ok', GROUP_POLICY].sort());
 });

@@ -24,7 +24,12 @@ let b: ProviderBuilder;
 beforeAll(async () => {
   h = await startPlacement('claim_move', 20);
   b = new ProviderBuilder(h.db.pool);
-  server = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [placementServiceBinding(h.db.pool)], logger: pino({ level: 'silent' }) });
+  server = await startGrpcServer({
+    host: '127.0.0.1',
+    port: 0,
+    services: [placementServiceBinding(h.db.pool)],
+    logger: pino({ level: 'silent' }),
+  });
   raw = createGrpcClient(PlacementServiceClient, { addresses: [server.address], deadlineMs: 20_000, maxAttempts: 1 });
   client = new PlacementClient({ grpc: raw });
 });
@@ -34,15 +39,23 @@ afterAll(async () => {
   await h.close();
 });
 
-const node = (vcpus = 4): Promise<ProviderRef> => b.provider(`cn-${randomUUID().slice(0, 8)}`, { inventories: { VCPU: { total: vcpus }, MEMORY_MB: { total: 4096 } } });
+const node = (vcpus = 4): Promise<ProviderRef> =>
+  b.provider(`cn-${randomUUID().slice(0, 8)}`, { inventories: { VCPU: { total: vcpus }, MEMORY_MB: { total: 4096 } } });
 const consumer = (uuid: string, rp: ProviderRef, vcpu: number, memory = 512): ConsumerAllocations => ({
-  consumerUuid: uuid, projectId: 'p1', userId: 'u1', consumerType: '', allocations: [{ resourceProviderUuid: rp.uuid, resources: { VCPU: vcpu, MEMORY_MB: memory } }],
+  consumerUuid: uuid,
+  projectId: 'p1',
+  userId: 'u1',
+  consumerType: '',
+  allocations: [{ resourceProviderUuid: rp.uuid, resources: { VCPU: vcpu, MEMORY_MB: memory } }],
 });
 
 /** `{provider uuid: {class: amount}}` the consumer holds. */
 async function held(c: string): Promise<Record<string, Record<string, number>>> {
-  const r = await h.db.pool.query<{ u: string; rc: string; used: number }>(`SELECT rp.uuid::text AS u, rc.name AS rc, a.used FROM allocations a
-    JOIN resource_providers rp ON rp.id = a.resource_provider_id JOIN resource_classes rc ON rc.id = a.resource_class_id WHERE a.consumer_id = $1`, [c]);
+  const r = await h.db.pool.query<{ u: string; rc: string; used: number }>(
+    `SELECT rp.uuid::text AS u, rc.name AS rc, a.used FROM allocations a
+    JOIN resource_providers rp ON rp.id = a.resource_provider_id JOIN resource_classes rc ON rc.id = a.resource_class_id WHERE a.consumer_id = $1`,
+    [c],
+  );
   const out: Record<string, Record<string, number>> = {};
   for (const row of r.rows) out[row.u] = { ...(out[row.u] ?? {}), [row.rc]: row.used };
   return out;
@@ -64,7 +77,9 @@ test('ClaimMove: the source goes to the migration and the destination to the ins
   expect(await held(mig)).toEqual({ [src.uuid]: { VCPU: 1, MEMORY_MB: 512 } });
   // the migration consumer belongs to the instance's project and user
   const refs = await h.db.pool.query<{ p: string; u: string }>(
-    'SELECT p.external_id AS p, u.external_id AS u FROM consumers c JOIN projects p ON p.id = c.project_id JOIN users u ON u.id = c.user_id WHERE c.uuid = $1', [mig]);
+    'SELECT p.external_id AS p, u.external_id AS u FROM consumers c JOIN projects p ON p.id = c.project_id JOIN users u ON u.id = c.user_id WHERE c.uuid = $1',
+    [mig],
+  );
   expect(refs.rows).toEqual([{ p: 'p1', u: 'u1' }]);
   // redelivered: nothing moves twice
   expect(await client.claimMove(consumer(inst, dst, 2, 1024), mig)).toMatchObject({ kind: 'claimed', sourceMoved: false });
@@ -145,11 +160,26 @@ test('bad input is INVALID_ARGUMENT (placement.request.invalid) and writes nothi
   const src = await node();
   const inst = await booted(src);
   const bad = async (p: Promise<unknown>): Promise<string> => {
-    try { await p; return 'ok'; } catch (err) { if (!(err instanceof FailureError)) throw err; expect(err.status).toBe(GrpcStatus.INVALID_ARGUMENT); return err.code; }
+    try {
+      await p;
+      return 'ok';
+    } catch (err) {
+      if (!(err instanceof FailureError)) throw err;
+      expect(err.status).toBe(GrpcStatus.INVALID_ARGUMENT);
+      return err.code;
+    }
   };
-  expect(await bad(raw.claimMove({ destination: consumer(inst, src, 1), migrationUuid: 'nope', group: undefined }))).toBe('placement.request.invalid');
-  expect(await bad(raw.claimMove({ destination: { ...consumer(inst, src, 1), allocations: [] }, migrationUuid: randomUUID(), group: undefined }))).toBe('placement.request.invalid');
-  expect(await bad(raw.claimMove({ destination: consumer(inst, src, 1), migrationUuid: inst, group: undefined }))).toBe('placement.request.invalid');
+  expect(await bad(raw.claimMove({ destination: consumer(inst, src, 1), migrationUuid: 'nope', group: undefined }))).toBe(
+    'placement.request.invalid',
+  );
+  expect(
+    await bad(
+      raw.claimMove({ destination: { ...consumer(inst, src, 1), allocations: [] }, migrationUuid: randomUUID(), group: undefined }),
+    ),
+  ).toBe('placement.request.invalid');
+  expect(await bad(raw.claimMove({ destination: consumer(inst, src, 1), migrationUuid: inst, group: undefined }))).toBe(
+    'placement.request.invalid',
+  );
   expect(await bad(raw.revertMove({ instanceUuid: inst, migrationUuid: 'x' }))).toBe('placement.request.invalid');
   expect(await held(inst)).toEqual({ [src.uuid]: { VCPU: 1, MEMORY_MB: 512 } });
 });

@@ -14,17 +14,44 @@ describe('placement reset', () => {
     traits: (await p.call('GET', '/traits')).json.traits.length,
     migrations: Number((await p.db.pool.query('SELECT count(*) AS n FROM schema_migrations')).rows[0].n),
   });
-  beforeAll(async () => { p = await startPlacement('placement_reset'); fresh = await counts(); });
-  afterAll(async () => { await p.close(); });
+  beforeAll(async () => {
+    p = await startPlacement('placement_reset');
+    fresh = await counts();
+  });
+  afterAll(async () => {
+    await p.close();
+  });
 
   it('deletes providers, allocations, consumers, aggregates and custom classes and traits; keeps the standard ones', async () => {
     expect((await p.call('PUT', '/resource_classes/CUSTOM_GOLD')).status).toBe(201);
     expect((await p.call('PUT', '/traits/CUSTOM_FAST')).status).toBe(201);
     expect((await p.call('POST', '/resource_providers', { name: 'cn-reset', uuid: rp })).status).toBe(200);
-    expect((await p.call('PUT', `/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 8 }, CUSTOM_GOLD: { total: 2 } } })).status).toBe(200);
-    expect((await p.call('PUT', `/resource_providers/${rp}/traits`, { resource_provider_generation: 1, traits: ['CUSTOM_FAST', 'HW_CPU_X86_AVX2'] })).status).toBe(200);
-    expect((await p.call('PUT', `/resource_providers/${rp}/aggregates`, { resource_provider_generation: 2, aggregates: [randomUUID()] })).status).toBe(200);
-    const alloc = { allocations: { [rp]: { resources: { VCPU: 2, CUSTOM_GOLD: 1 } } }, project_id: randomUUID(), user_id: randomUUID(), consumer_generation: null, consumer_type: 'INSTANCE' };
+    expect(
+      (
+        await p.call('PUT', `/resource_providers/${rp}/inventories`, {
+          resource_provider_generation: 0,
+          inventories: { VCPU: { total: 8 }, CUSTOM_GOLD: { total: 2 } },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.call('PUT', `/resource_providers/${rp}/traits`, {
+          resource_provider_generation: 1,
+          traits: ['CUSTOM_FAST', 'HW_CPU_X86_AVX2'],
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await p.call('PUT', `/resource_providers/${rp}/aggregates`, { resource_provider_generation: 2, aggregates: [randomUUID()] })).status,
+    ).toBe(200);
+    const alloc = {
+      allocations: { [rp]: { resources: { VCPU: 2, CUSTOM_GOLD: 1 } } },
+      project_id: randomUUID(),
+      user_id: randomUUID(),
+      consumer_generation: null,
+      consumer_type: 'INSTANCE',
+    };
     expect((await p.call('PUT', `/allocations/${consumer}`, alloc)).status).toBe(204);
 
     await resetPlacementData(p.db.pool);

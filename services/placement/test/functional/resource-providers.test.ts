@@ -7,8 +7,12 @@ describe('placement resource providers', () => {
   const root = randomUUID();
   const child = randomUUID();
   const other = randomUUID();
-  beforeAll(async () => { p = await startPlacement('placement_rp'); });
-  afterAll(async () => { await p.close(); });
+  beforeAll(async () => {
+    p = await startPlacement('placement_rp');
+  });
+  afterAll(async () => {
+    await p.close();
+  });
 
   it('refuses without a token (401) and for a non-admin (403), serves / to anyone', async () => {
     expect((await p.call('GET', '/resource_providers', undefined, { token: null })).status).toBe(401);
@@ -53,10 +57,20 @@ describe('placement resource providers', () => {
   });
 
   it('refuses re-parenting before 1.37 and allows it at 1.37, moving the subtree root', async () => {
-    const before = await p.call('PUT', `/resource_providers/${child}`, { name: 'cn1_numa0', parent_provider_uuid: other }, { version: '1.36' });
+    const before = await p.call(
+      'PUT',
+      `/resource_providers/${child}`,
+      { name: 'cn1_numa0', parent_provider_uuid: other },
+      { version: '1.36' },
+    );
     expect(before.status).toBe(400);
     expect(before.json.errors[0].detail).toContain('re-parenting a provider is not currently allowed');
-    const after = await p.call('PUT', `/resource_providers/${child}`, { name: 'cn1_numa0', parent_provider_uuid: other }, { version: '1.37' });
+    const after = await p.call(
+      'PUT',
+      `/resource_providers/${child}`,
+      { name: 'cn1_numa0', parent_provider_uuid: other },
+      { version: '1.37' },
+    );
     expect(after.json).toMatchObject({ parent_provider_uuid: other, root_provider_uuid: other });
     const loop = await p.call('PUT', `/resource_providers/${other}`, { name: 'other', parent_provider_uuid: child }, { version: '1.37' });
     expect(loop.json.errors[0].detail).toContain('creating loop in the provider tree is not allowed');

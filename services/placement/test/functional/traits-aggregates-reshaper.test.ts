@@ -13,7 +13,9 @@ describe('placement classes, traits, aggregates, reshaper', () => {
     await p.call('POST', '/resource_providers', { name: 'cn', uuid: root });
     await p.call('POST', '/resource_providers', { name: 'cn_numa0', uuid: numa, parent_provider_uuid: root });
   });
-  afterAll(async () => { await p.close(); });
+  afterAll(async () => {
+    await p.close();
+  });
 
   it("ships the standard classes (in Placement's fixed id order) and traits", async () => {
     const rcs = (await p.call('GET', '/resource_classes')).json.resource_classes.map((r: { name: string }) => r.name);
@@ -31,7 +33,10 @@ describe('placement classes, traits, aggregates, reshaper', () => {
   });
 
   it('sets provider traits and aggregates with generation checks, and filters providers by them', async () => {
-    const t = await p.call('PUT', `/resource_providers/${root}/traits`, { traits: ['CUSTOM_FAST', 'HW_CPU_X86_AVX2'], resource_provider_generation: 0 });
+    const t = await p.call('PUT', `/resource_providers/${root}/traits`, {
+      traits: ['CUSTOM_FAST', 'HW_CPU_X86_AVX2'],
+      resource_provider_generation: 0,
+    });
     expect(t.json.resource_provider_generation).toBe(1);
     const stale = await p.call('PUT', `/resource_providers/${root}/aggregates`, { aggregates: [agg], resource_provider_generation: 0 });
     expect(stale.json.errors[0].code).toBe('placement.concurrent_update');
@@ -45,15 +50,31 @@ describe('placement classes, traits, aggregates, reshaper', () => {
   });
 
   it('reshapes inventory and allocations from the root to its NUMA child in one transaction', async () => {
-    await p.call('PUT', `/resource_providers/${root}/inventories`, { resource_provider_generation: 2, inventories: { VCPU: { total: 8 } } });
-    await p.call('PUT', `/allocations/${vm}`, { allocations: { [root]: { resources: { VCPU: 2 } } }, project_id: 'p', user_id: 'u', consumer_generation: null }, { version: '1.37' });
+    await p.call('PUT', `/resource_providers/${root}/inventories`, {
+      resource_provider_generation: 2,
+      inventories: { VCPU: { total: 8 } },
+    });
+    await p.call(
+      'PUT',
+      `/allocations/${vm}`,
+      { allocations: { [root]: { resources: { VCPU: 2 } } }, project_id: 'p', user_id: 'u', consumer_generation: null },
+      { version: '1.37' },
+    );
     const rootGen = (await p.call('GET', `/resource_providers/${root}`)).json.generation;
     const r = await p.call('POST', '/reshaper', {
       inventories: {
         [root]: { resource_provider_generation: rootGen, inventories: {} },
         [numa]: { resource_provider_generation: 0, inventories: { VCPU: { total: 8 } } },
       },
-      allocations: { [vm]: { allocations: { [numa]: { resources: { VCPU: 2 } } }, project_id: 'p', user_id: 'u', consumer_generation: 1, consumer_type: 'INSTANCE' } },
+      allocations: {
+        [vm]: {
+          allocations: { [numa]: { resources: { VCPU: 2 } } },
+          project_id: 'p',
+          user_id: 'u',
+          consumer_generation: 1,
+          consumer_type: 'INSTANCE',
+        },
+      },
     });
     expect(r.status).toBe(204);
     expect((await p.call('GET', `/resource_providers/${root}/inventories`)).json.inventories).toEqual({});

@@ -23,7 +23,10 @@ export const GROUP_LOCK_TIMEOUT = FAILURE_CODES.scheduler.groupLockTimeout;
 export class AdvisoryGroupLock implements GroupLock {
   private readonly local = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly pool: Pool, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly timeoutMs: number,
+  ) {}
 
   async withLock<T>(groupUuid: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.local.get(groupUuid) ?? Promise.resolve();
@@ -46,8 +49,10 @@ export class AdvisoryGroupLock implements GroupLock {
         await client.query("SELECT pg_advisory_xact_lock(hashtextextended('cellsched.scheduler.group:' || $1, 0))", [groupUuid]);
       } catch (err) {
         if ((err as { code?: unknown }).code === '55P03') {
-          throw FailureError.of(GROUP_LOCK_TIMEOUT, `server group ${groupUuid} is busy: lock not obtained in ${this.timeoutMs} ms`,
-            { status: GrpcStatus.UNAVAILABLE, retryable: true });
+          throw FailureError.of(GROUP_LOCK_TIMEOUT, `server group ${groupUuid} is busy: lock not obtained in ${this.timeoutMs} ms`, {
+            status: GrpcStatus.UNAVAILABLE,
+            retryable: true,
+          });
         }
         throw err;
       }
@@ -56,7 +61,9 @@ export class AdvisoryGroupLock implements GroupLock {
       // NOTE: the transaction wrote nothing; ROLLBACK ends it and releases the lock. A connection
       // that cannot even roll back is destroyed rather than returned to the pool.
       let rollbackError: Error | undefined;
-      await client.query('ROLLBACK').catch((e: unknown) => { rollbackError = e instanceof Error ? e : new Error(String(e)); });
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        rollbackError = e instanceof Error ? e : new Error(String(e));
+      });
       client.release(rollbackError);
     }
   }

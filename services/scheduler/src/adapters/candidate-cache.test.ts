@@ -3,13 +3,33 @@ import { CandidateCache } from './candidate-cache';
 
 const query = (overrides: Partial<GetAllocationCandidatesRequest> = {}): GetAllocationCandidatesRequest => ({
   groups: [{ suffix: '', resources: { VCPU: 1 }, required: [], forbidden: [], memberOf: [], forbiddenMemberOf: [], inTree: '' }],
-  groupPolicy: '', limit: 10, rootRequired: [], rootForbidden: [], sameSubtree: [], seed: 1, ...overrides,
+  groupPolicy: '',
+  limit: 10,
+  rootRequired: [],
+  rootForbidden: [],
+  sameSubtree: [],
+  seed: 1,
+  ...overrides,
 });
 
 function answer(used: number, candidates = 1): GetAllocationCandidatesResponse {
   return {
-    allocationRequests: Array.from({ length: candidates }, () => ({ allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 1 } }], mappings: {} })),
-    providerSummaries: { rp1: { uuid: 'rp1', name: 'rp1', rootProviderUuid: 'rp1', parentProviderUuid: '', resources: { VCPU: { capacity: 8, used } }, traits: [], generation: 1, aggregates: [] } },
+    allocationRequests: Array.from({ length: candidates }, () => ({
+      allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 1 } }],
+      mappings: {},
+    })),
+    providerSummaries: {
+      rp1: {
+        uuid: 'rp1',
+        name: 'rp1',
+        rootProviderUuid: 'rp1',
+        parentProviderUuid: '',
+        resources: { VCPU: { capacity: 8, used } },
+        traits: [],
+        generation: 1,
+        aggregates: [],
+      },
+    },
   };
 }
 
@@ -20,10 +40,17 @@ function setup(ttl = 100) {
   const fetch = jest.fn((_: GetAllocationCandidatesRequest) => Promise.resolve(answer(used, candidates)));
   const cache = new CandidateCache(fetch, ttl, () => now);
   return {
-    cache, fetch,
-    advance: (ms: number) => { now += ms; },
-    setUsed: (u: number) => { used = u; },
-    setCandidates: (c: number) => { candidates = c; },
+    cache,
+    fetch,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    setUsed: (u: number) => {
+      used = u;
+    },
+    setCandidates: (c: number) => {
+      candidates = c;
+    },
   };
 }
 
@@ -84,10 +111,19 @@ describe('refresh ahead', () => {
     });
     const cache = new CandidateCache(fetch, 1000, () => now, 400);
     return {
-      cache, fetch,
-      advance: (ms: number) => { now += ms; },
-      setUsed: (u: number) => { used = u; },
-      hold: () => { gate = new Promise((r) => { release = r; }); },
+      cache,
+      fetch,
+      advance: (ms: number) => {
+        now += ms;
+      },
+      setUsed: (u: number) => {
+        used = u;
+      },
+      hold: () => {
+        gate = new Promise((r) => {
+          release = r;
+        });
+      },
       release: () => release(),
     };
   }
@@ -124,7 +160,9 @@ describe('refresh ahead', () => {
   test('a failed background refresh is counted and the copy keeps answering', async () => {
     let now = 0;
     let fail = false;
-    const fetch = jest.fn((_: GetAllocationCandidatesRequest) => (fail ? Promise.reject(new Error('placement down')) : Promise.resolve(answer(1))));
+    const fetch = jest.fn((_: GetAllocationCandidatesRequest) =>
+      fail ? Promise.reject(new Error('placement down')) : Promise.resolve(answer(1)),
+    );
     const cache = new CandidateCache(fetch, 1000, () => now, 400);
     await cache.get(query());
     fail = true;
@@ -139,7 +177,11 @@ describe('refresh ahead', () => {
 test('fresh reads during a fetch in flight share one fetch queued behind it, which starts after them', async () => {
   let used = 0;
   let release: () => void = () => undefined;
-  const gates: Promise<void>[] = [new Promise((r) => { release = r; })];
+  const gates: Promise<void>[] = [
+    new Promise((r) => {
+      release = r;
+    }),
+  ];
   const fetch = jest.fn(async (_: GetAllocationCandidatesRequest) => {
     const seen = used; // what placement holds when the query starts
     const gate = gates.shift();

@@ -41,8 +41,12 @@ export class CandidateCache {
   private readonly freshNext = new Map<string, Promise<GetAllocationCandidatesResponse>>();
   readonly stats: CandidateCacheStats = { hits: 0, fetches: 0, refreshesAhead: 0, refreshErrors: 0 };
 
-  constructor(private readonly fetch: Fetch, private readonly ttlMs: number, private readonly now: () => number = Date.now,
-    private readonly refreshAfterMs: number = ttlMs) {}
+  constructor(
+    private readonly fetch: Fetch,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly refreshAfterMs: number = ttlMs,
+  ) {}
 
   async get(query: GetAllocationCandidatesRequest, options: { readonly fresh?: boolean } = {}): Promise<GetAllocationCandidatesResponse> {
     if (this.ttlMs <= 0 || query.groups.some((g) => g.inTree !== '')) return this.count(this.fetch(query));
@@ -54,7 +58,9 @@ export class CandidateCache {
       if (age >= this.refreshAfterMs && !this.inFlight.has(key)) {
         this.stats.refreshesAhead += 1;
         // NOTE: nobody awaits this fetch; a failure leaves the copy serving until its TTL.
-        this.start(key, query).catch(() => { this.stats.refreshErrors += 1; });
+        this.start(key, query).catch(() => {
+          this.stats.refreshErrors += 1;
+        });
       }
       return entry.response;
     }
@@ -73,10 +79,12 @@ export class CandidateCache {
     if (current === undefined) return this.start(key, query);
     let next = this.freshNext.get(key);
     if (next === undefined) {
-      next = current.catch(() => undefined).then(() => {
-        this.freshNext.delete(key);
-        return this.start(key, query);
-      });
+      next = current
+        .catch(() => undefined)
+        .then(() => {
+          this.freshNext.delete(key);
+          return this.start(key, query);
+        });
       this.freshNext.set(key, next);
     }
     return next;
@@ -85,12 +93,16 @@ export class CandidateCache {
   /** One fetch of `query` whose answer replaces the copy; registered as the query's fetch in flight. */
   private start(key: string, query: GetAllocationCandidatesRequest): Promise<GetAllocationCandidatesResponse> {
     const at = this.now();
-    const pending: Promise<GetAllocationCandidatesResponse> = this.count(this.fetch(query)).then((response) => {
-      const current = this.entries.get(key);
-      // NOTE: a slower fetch never replaces a copy read after it started (a fresh read, say).
-      if (current === undefined || current.at <= at) this.entries.set(key, { at, response });
-      return response;
-    }).finally(() => { if (this.inFlight.get(key) === pending) this.inFlight.delete(key); });
+    const pending: Promise<GetAllocationCandidatesResponse> = this.count(this.fetch(query))
+      .then((response) => {
+        const current = this.entries.get(key);
+        // NOTE: a slower fetch never replaces a copy read after it started (a fresh read, say).
+        if (current === undefined || current.at <= at) this.entries.set(key, { at, response });
+        return response;
+      })
+      .finally(() => {
+        if (this.inFlight.get(key) === pending) this.inFlight.delete(key);
+      });
     this.inFlight.set(key, pending);
     return pending;
   }

@@ -3,7 +3,15 @@
  * `cell_mapping_endpoints` (cell_mappings without credentials), each opened read-only as the
  * scheduler's own role, kept in step with the mappings at every host-cache refresh.
  */
-import { CellSet, cellNames, isQuietReport, listCellMappingEndpoints, type CellMapping, type CellSetReport, type Queryable as ApiDb } from '@cellsched/api-db';
+import {
+  CellSet,
+  cellNames,
+  isQuietReport,
+  listCellMappingEndpoints,
+  type CellMapping,
+  type CellSetReport,
+  type Queryable as ApiDb,
+} from '@cellsched/api-db';
 import { CELL0_UUID } from '@cellsched/config';
 import { createPool, readOnlyUrl } from '@cellsched/db';
 import type { Pool } from 'pg';
@@ -31,17 +39,22 @@ export class CellDirectory implements CellSources {
 
   constructor(private readonly o: CellDirectoryOptions) {
     this.set = new CellSet<Pool>({
-      open: async (m: CellMapping) => createPool({
-        url: readOnlyUrl(m.databaseConnection, o.credentials), max: o.poolSize, applicationName: `scheduler-cell-${(m.name ?? m.uuid).slice(0, 40)}`,
-        onIdleError: (err) => o.logger.warn({ err, cell_uuid: m.uuid }, 'idle cell db client error'),
-      }),
+      open: async (m: CellMapping) =>
+        createPool({
+          url: readOnlyUrl(m.databaseConnection, o.credentials),
+          max: o.poolSize,
+          applicationName: `scheduler-cell-${(m.name ?? m.uuid).slice(0, 40)}`,
+          onIdleError: (err) => o.logger.warn({ err, cell_uuid: m.uuid }, 'idle cell db client error'),
+        }),
       close: (pool) => pool.end(),
     });
   }
 
   /** The cells as last read (cell0 excluded). */
   current(): CellSource[] {
-    return this.set.list().map((c) => ({ uuid: c.mapping.uuid, db: c.resource, disabled: c.mapping.disabled, name: c.mapping.name ?? c.mapping.uuid }));
+    return this.set
+      .list()
+      .map((c) => ({ uuid: c.mapping.uuid, db: c.resource, disabled: c.mapping.disabled, name: c.mapping.name ?? c.mapping.uuid }));
   }
 
   /**
@@ -70,8 +83,18 @@ export class CellDirectory implements CellSources {
     if (isQuietReport(r)) return;
     const log = this.o.logger;
     if (r.added.length + r.moved.length + r.updated.length + r.removed.length > 0) {
-      log.info({ opened: cellNames(r.added), reopened: cellNames(r.moved), updated: cellNames(r.updated), closed: cellNames(r.removed),
-        disabled: this.current().filter((c) => c.disabled).map((c) => c.name) }, 'cells changed');
+      log.info(
+        {
+          opened: cellNames(r.added),
+          reopened: cellNames(r.moved),
+          updated: cellNames(r.updated),
+          closed: cellNames(r.removed),
+          disabled: this.current()
+            .filter((c) => c.disabled)
+            .map((c) => c.name),
+        },
+        'cells changed',
+      );
     }
     for (const x of r.refused) log.error({ cell_uuid: x.mapping.uuid, reason: x.reason }, 'cell mapping refused');
     for (const f of r.failed) log.warn({ cell_uuid: f.mapping.uuid, err: f.error }, 'cell could not be opened or closed');

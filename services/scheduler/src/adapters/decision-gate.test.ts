@@ -3,7 +3,10 @@ import { DecisionGate } from './decision-gate';
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } {
   let resolve: () => void = () => undefined;
   let reject: (e: Error) => void = () => undefined;
-  const promise = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -13,7 +16,13 @@ test('at most `limit` decisions run at once; the others start in arrival order a
   const gate = new DecisionGate(2);
   const work = Array.from({ length: 5 }, () => deferred());
   const started: number[] = [];
-  const runs = work.map((w, i) => gate.run(async () => { started.push(i); await w.promise; return i; }));
+  const runs = work.map((w, i) =>
+    gate.run(async () => {
+      started.push(i);
+      await w.promise;
+      return i;
+    }),
+  );
   await tick();
   expect(started).toEqual([0, 1]);
   work[1]?.resolve();

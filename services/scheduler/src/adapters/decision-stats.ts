@@ -4,7 +4,13 @@ import type { DecisionObserver } from './grpc/scheduler-service';
 type Outcome = Parameters<DecisionObserver>[0]['outcome'];
 
 /** Counts since the replica started, as logged: decisions by outcome and claim conflict retries. */
-export interface DecisionTotals { selected: number; no_valid_host: number; invalid: number; error: number; claim_retries: number }
+export interface DecisionTotals {
+  selected: number;
+  no_valid_host: number;
+  invalid: number;
+  error: number;
+  claim_retries: number;
+}
 
 /**
  * The replica's decisions, summed and logged every `intervalMs` while there were any ("scheduler
@@ -18,7 +24,10 @@ export class DecisionStats {
   private retries = 0;
   private readonly timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly log: Logger, intervalMs: number) {
+  constructor(
+    private readonly log: Logger,
+    intervalMs: number,
+  ) {
     this.timer = intervalMs > 0 ? setInterval(() => this.flush(), intervalMs) : undefined;
     this.timer?.unref();
   }
@@ -35,7 +44,10 @@ export class DecisionStats {
     if (this.window.length === 0) return;
     const ms = this.window.sort((a, b) => a - b);
     const at = (q: number): number => Math.round((ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0) * 10) / 10;
-    this.log.info({ decisions: ms.length, p50_ms: at(0.5), p99_ms: at(0.99), claim_retries: this.retries, totals: { ...this.totals } }, 'scheduler decisions');
+    this.log.info(
+      { decisions: ms.length, p50_ms: at(0.5), p99_ms: at(0.99), claim_retries: this.retries, totals: { ...this.totals } },
+      'scheduler decisions',
+    );
     this.window = [];
     this.retries = 0;
   }

@@ -15,10 +15,12 @@ export type NodeLookup = (uuids: readonly string[]) => Promise<ReadonlyMap<strin
  */
 function consumerHosts(placement: PlacementClient, lookup: NodeLookup) {
   return async (consumers: readonly string[]): Promise<Set<string>[]> => {
-    const held = await Promise.all(consumers.map(async (m) => {
-      const held = await placement.consumerAllocations(m);
-      return (held?.allocations ?? []).map((a) => a.resourceProviderUuid);
-    }));
+    const held = await Promise.all(
+      consumers.map(async (m) => {
+        const held = await placement.consumerAllocations(m);
+        return (held?.allocations ?? []).map((a) => a.resourceProviderUuid);
+      }),
+    );
     const nodes = await lookup([...new Set(held.flat())]);
     return held.map((providers) => new Set(providers.map((p) => nodes.get(p)?.host).filter((h): h is string => h !== undefined)));
   };
@@ -46,5 +48,6 @@ export function groupMemberHosts(apiDb: ApiDb, placement: PlacementClient, looku
 /** The port's `getInstanceHosts`: the service hosts on which any of these instances holds a claim ({@link consumerHosts}). */
 export function instanceHosts(placement: PlacementClient, lookup: NodeLookup) {
   const hostsOf = consumerHosts(placement, lookup);
-  return async (instanceUuids: readonly string[]): Promise<ReadonlySet<string>> => new Set((await hostsOf([...new Set(instanceUuids)])).flatMap((h) => [...h]));
+  return async (instanceUuids: readonly string[]): Promise<ReadonlySet<string>> =>
+    new Set((await hostsOf([...new Set(instanceUuids)])).flatMap((h) => [...h]));
 }

@@ -13,18 +13,37 @@ beforeAll(async () => {
   cell = await createTestDatabase({ prefix: 'sched_hc_del', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
   api = await createTestDatabase({ prefix: 'sched_hc_delapi', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR });
 });
-afterAll(async () => { await cell.drop(); await api.drop(); });
+afterAll(async () => {
+  await cell.drop();
+  await api.drop();
+});
 
 async function computeHost(host: string, uuid: string = randomUUID()): Promise<{ serviceId: number; uuid: string }> {
   const { service } = await upsertService(cell.pool, { host, binary: 'nova-compute', computeProcess: 'p-1' });
-  await upsertComputeNode(cell.pool, { uuid, serviceId: service.id, host, hypervisorHostname: host, vcpus: 16, memoryMb: 32768, localGb: 500 });
+  await upsertComputeNode(cell.pool, {
+    uuid,
+    serviceId: service.id,
+    host,
+    hypervisorHostname: host,
+    vcpus: 16,
+    memoryMb: 32768,
+    localGb: 500,
+  });
   return { serviceId: service.id, uuid };
 }
 
-test('deleted services\' nodes leave the cache at the next incremental refresh; a host that comes back returns', async () => {
+test("deleted services' nodes leave the cache at the next incremental refresh; a host that comes back returns", async () => {
   const [a, b, c] = [await computeHost('del-a'), await computeHost('del-b'), await computeHost('del-c')];
   let now = 0;
-  const cache = new HostCache({ cells: [{ uuid: 'cell-1', db: cell.pool }], apiDb: api.pool, refreshMs: 1000, fullResyncMs: 3_600_000, maxStaleMs: 1, overlapMs: 2000, now: () => now });
+  const cache = new HostCache({
+    cells: [{ uuid: 'cell-1', db: cell.pool }],
+    apiDb: api.pool,
+    refreshMs: 1000,
+    fullResyncMs: 3_600_000,
+    maxStaleMs: 1,
+    overlapMs: 2000,
+    now: () => now,
+  });
   expect((await cache.getComputeNodes([a.uuid, b.uuid, c.uuid])).size).toBe(3);
   await deleteServices(cell.pool, [a.serviceId, b.serviceId]);
   now = 2000;

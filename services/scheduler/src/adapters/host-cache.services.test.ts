@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { API_DB_MIGRATIONS_DIR } from '@cellsched/api-db';
-import { CELL_DB_MIGRATIONS_DIR, recordServiceHeartbeat, setServiceDisabled, setServiceForcedDown, upsertComputeNode, upsertService } from '@cellsched/cell-db';
+import {
+  CELL_DB_MIGRATIONS_DIR,
+  recordServiceHeartbeat,
+  setServiceDisabled,
+  setServiceForcedDown,
+  upsertComputeNode,
+  upsertService,
+} from '@cellsched/cell-db';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import { HostCache } from './host-cache';
 
@@ -10,24 +17,42 @@ beforeAll(async () => {
   cell = await createTestDatabase({ prefix: 'sched_hc_svc', kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR });
   api = await createTestDatabase({ prefix: 'sched_hc_api', kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR });
 });
-afterAll(async () => { await cell.drop(); await api.drop(); });
+afterAll(async () => {
+  await cell.drop();
+  await api.drop();
+});
 
 async function computeHost(host: string): Promise<{ serviceId: number; uuid: string }> {
   const { service } = await upsertService(cell.pool, { host, binary: 'nova-compute' });
   const uuid = randomUUID();
   await upsertComputeNode(cell.pool, {
-    uuid, serviceId: service.id, host, hypervisorHostname: `${host}.node`, vcpus: 16, memoryMb: 32768, localGb: 500,
-    supportedInstances: [['x86_64', 'qemu', 'hvm']], stats: { failed_builds: '2', io_workload: '3' },
+    uuid,
+    serviceId: service.id,
+    host,
+    hypervisorHostname: `${host}.node`,
+    vcpus: 16,
+    memoryMb: 32768,
+    localGb: 500,
+    supportedInstances: [['x86_64', 'qemu', 'hvm']],
+    stats: { failed_builds: '2', io_workload: '3' },
   });
   return { serviceId: service.id, uuid };
 }
 
-test('service rows read alone (heartbeat, disable, force down) update their nodes\' records and keep the rest; rows read again change nothing', async () => {
+test("service rows read alone (heartbeat, disable, force down) update their nodes' records and keep the rest; rows read again change nothing", async () => {
   const a = await computeHost('hc-a');
   const b = await computeHost('hc-b');
   let now = 0;
   // NOTE: overlap 10 s: every refresh reads every row changed in the test again.
-  const cache = new HostCache({ cells: [{ uuid: 'cell-1', db: cell.pool }], apiDb: api.pool, refreshMs: 1000, fullResyncMs: 3_600_000, maxStaleMs: 1, overlapMs: 10_000, now: () => now });
+  const cache = new HostCache({
+    cells: [{ uuid: 'cell-1', db: cell.pool }],
+    apiDb: api.pool,
+    refreshMs: 1000,
+    fullResyncMs: 3_600_000,
+    maxStaleMs: 1,
+    overlapMs: 10_000,
+    now: () => now,
+  });
   const before = await cache.getComputeNodes([a.uuid, b.uuid]);
   expect(before.get(a.uuid)).toMatchObject({ serviceDisabled: false, forcedDown: false, lastHeartbeatAt: expect.any(Date) });
 
@@ -39,7 +64,12 @@ test('service rows read alone (heartbeat, disable, force down) update their node
   const [a0, a1, b1] = [before.get(a.uuid), after.get(a.uuid), after.get(b.uuid)];
   expect(a1?.lastHeartbeatAt?.getTime()).toBeGreaterThan(a0?.lastHeartbeatAt?.getTime() ?? Number.POSITIVE_INFINITY);
   expect({ ...a1, lastHeartbeatAt: undefined }).toEqual({ ...a0, lastHeartbeatAt: undefined });
-  expect(a1).toMatchObject({ nodename: 'hc-a.node', numIoOps: 3, failedBuilds: 2, supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }] });
+  expect(a1).toMatchObject({
+    nodename: 'hc-a.node',
+    numIoOps: 3,
+    failedBuilds: 2,
+    supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }],
+  });
   expect(b1).toMatchObject({ serviceDisabled: true, serviceDisabledReason: 'maintenance', forcedDown: false });
 
   now = 4000;
@@ -56,7 +86,15 @@ test('a heartbeat of a service row the cache holds is taken in as liveness only,
   const c = await computeHost('hc-c');
   let now = 0;
   // NOTE: no overlap, so that only what changed since each read is read (the node rows are not read again).
-  const cache = new HostCache({ cells: [{ uuid: 'cell-1', db: cell.pool }], apiDb: api.pool, refreshMs: 1000, fullResyncMs: 3_600_000, maxStaleMs: 1, overlapMs: 0, now: () => now });
+  const cache = new HostCache({
+    cells: [{ uuid: 'cell-1', db: cell.pool }],
+    apiDb: api.pool,
+    refreshMs: 1000,
+    fullResyncMs: 3_600_000,
+    maxStaleMs: 1,
+    overlapMs: 0,
+    now: () => now,
+  });
   const seen = async (): Promise<number> => (await cache.getComputeNodes([c.uuid])).get(c.uuid)?.lastHeartbeatAt?.getTime() ?? 0;
   const beat = async (): Promise<void> => {
     await new Promise((r) => setTimeout(r, 20));
@@ -74,5 +112,9 @@ test('a heartbeat of a service row the cache holds is taken in as liveness only,
   expect(cache.stats.rowsRead - whole).toBe(1);
   await setServiceDisabled(cell.pool, c.serviceId, true, 'held, then changed');
   now += 2000;
-  expect((await cache.getComputeNodes([c.uuid])).get(c.uuid)).toMatchObject({ serviceDisabled: true, serviceDisabledReason: 'held, then changed', lastHeartbeatAt: new Date(t2) });
+  expect((await cache.getComputeNodes([c.uuid])).get(c.uuid)).toMatchObject({
+    serviceDisabled: true,
+    serviceDisabledReason: 'held, then changed',
+    lastHeartbeatAt: new Date(t2),
+  });
 });

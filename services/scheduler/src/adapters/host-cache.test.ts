@@ -13,14 +13,23 @@ function fakeDbs() {
     },
   });
   return {
-    apiDb: db(false), cellDb: db(true), reads: () => cellReads,
-    hold: () => { gate = new Promise((r) => { release = r; }); }, release: () => release(),
+    apiDb: db(false),
+    cellDb: db(true),
+    reads: () => cellReads,
+    hold: () => {
+      gate = new Promise((r) => {
+        release = r;
+      });
+    },
+    release: () => release(),
   };
 }
 
 async function settledWithin(p: Promise<unknown>): Promise<boolean> {
   let done = false;
-  void p.then(() => { done = true; });
+  void p.then(() => {
+    done = true;
+  });
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
   return done;
 }
@@ -28,7 +37,14 @@ async function settledWithin(p: Promise<unknown>): Promise<boolean> {
 test('a copy a little stale answers at once (refresh in the background); one older than maxStaleMs waits for the refresh', async () => {
   let now = 0;
   const f = fakeDbs();
-  const cache = new HostCache({ cells: [{ uuid: 'c1', db: f.cellDb }], apiDb: f.apiDb, refreshMs: 1000, fullResyncMs: 600_000, maxStaleMs: 3000, now: () => now });
+  const cache = new HostCache({
+    cells: [{ uuid: 'c1', db: f.cellDb }],
+    apiDb: f.apiDb,
+    refreshMs: 1000,
+    fullResyncMs: 600_000,
+    maxStaleMs: 3000,
+    now: () => now,
+  });
   await cache.getComputeNodes([]);
   expect(f.reads()).toBe(1);
   now = 1500;

@@ -3,7 +3,13 @@
  * aggregates (Omega's scheduler-side state): read-only, refreshed incrementally by updated_at
  * watermark, never scanned per request.
  */
-import { type HostRecord, listHostChangesSplitSince, listHostRecordsChangedSince, type Queryable as CellDb, type ServiceVersion } from '@cellsched/cell-db';
+import {
+  type HostRecord,
+  listHostChangesSplitSince,
+  listHostRecordsChangedSince,
+  type Queryable as CellDb,
+  type ServiceVersion,
+} from '@cellsched/cell-db';
 import { type Aggregate, listAggregates, type Queryable as ApiDb } from '@cellsched/api-db';
 import type { ComputeNodeRecord, HostAggregate } from '../ports';
 import { toDomain, withService } from './host-records';
@@ -128,7 +134,9 @@ export class HostCache {
 
   /** Refreshes now (incrementally, or in full when `full` or the resync period passed). Concurrent calls share one refresh. */
   refresh(opts: { full?: boolean } = {}): Promise<void> {
-    this.inFlight ??= this.doRefresh(opts.full ?? false).finally(() => { this.inFlight = undefined; });
+    this.inFlight ??= this.doRefresh(opts.full ?? false).finally(() => {
+      this.inFlight = undefined;
+    });
     return this.inFlight;
   }
 
@@ -164,7 +172,10 @@ export class HostCache {
     const full = forceFull || started - this.lastFull >= this.opts.fullResyncMs;
     const cellsChanged = await this.followCells();
     // NOTE: cells are read independently: one cell down must not freeze what the others report.
-    const [aggregates, ...cells] = await Promise.allSettled([listAggregates(this.opts.apiDb), ...this.cells.map((c) => this.readCell(c, full))]);
+    const [aggregates, ...cells] = await Promise.allSettled([
+      listAggregates(this.opts.apiDb),
+      ...this.cells.map((c) => this.readCell(c, full)),
+    ]);
     const aggregatesChanged = aggregates?.status === 'fulfilled' && this.setAggregates(aggregates.value);
     this.rebuild(aggregatesChanged || full || cellsChanged);
     const failed = [aggregates, ...cells].find((r): r is PromiseRejectedResult => r?.status === 'rejected');
@@ -254,7 +265,7 @@ export class HostCache {
       cell.raw.set(uuid, h);
       if (h.node.serviceId !== null) {
         let nodes = cell.byService.get(h.node.serviceId);
-        if (nodes === undefined) cell.byService.set(h.node.serviceId, nodes = new Set());
+        if (nodes === undefined) cell.byService.set(h.node.serviceId, (nodes = new Set()));
         nodes.add(uuid);
       }
     } else {
@@ -292,7 +303,10 @@ export class HostCache {
         const r = cell.raw.get(uuid);
         if (r === undefined || this.changed.has(uuid)) continue;
         const before = next.get(uuid);
-        next.set(uuid, before === undefined ? toDomain(r, cell.source, this.aggregatesByHost.get(r.node.host) ?? []) : withService(before, r.service));
+        next.set(
+          uuid,
+          before === undefined ? toDomain(r, cell.source, this.aggregatesByHost.get(r.node.host) ?? []) : withService(before, r.service),
+        );
       }
     }
     if (!all) for (const uuid of this.changed) if (!this.cells.some((c) => c.raw.has(uuid))) next.delete(uuid);

@@ -26,7 +26,11 @@ export class HostMappingCache {
   readonly stats: HostMappingCacheStats = { checks: 0, fullLoads: 0, rowsRead: 0 };
 
   /** `fullResyncMs`: a full reload at least this often (belt and braces: a mapping changed in place would change neither count nor highest id). */
-  constructor(private readonly apiDb: ApiDb, private readonly fullResyncMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly apiDb: ApiDb,
+    private readonly fullResyncMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Whether `host` has a host mapping to the cell `cellUuid`. O(1). */
   isMapped(host: string, cellUuid: string): boolean {

@@ -10,7 +10,8 @@ type ServiceFields = Pick<ComputeNodeRecord, 'serviceDisabled' | 'serviceDisable
 function serviceFields(service: HostRecord['service']): ServiceFields {
   return {
     // NOTE: a node without a live service row behaves as a disabled, never-reporting service.
-    serviceDisabled: service === undefined || service.disabled, serviceDisabledReason: service?.disabledReason ?? '',
+    serviceDisabled: service === undefined || service.disabled,
+    serviceDisabledReason: service?.disabledReason ?? '',
     forcedDown: service?.forcedDown ?? false,
     // Nova's DB servicegroup driver: last_seen_up, else created_at.
     lastHeartbeatAt: service === undefined ? undefined : (service.lastSeenUp ?? service.createdAt),
@@ -25,23 +26,45 @@ function serviceFields(service: HostRecord['service']): ServiceFields {
  */
 export function withService(record: ComputeNodeRecord, service: HostRecord['service']): ComputeNodeRecord {
   const f = serviceFields(service);
-  if (f.serviceDisabled === record.serviceDisabled && f.serviceDisabledReason === record.serviceDisabledReason
-    && f.forcedDown === record.forcedDown && f.lastHeartbeatAt?.getTime() === record.lastHeartbeatAt?.getTime()) return record;
+  if (
+    f.serviceDisabled === record.serviceDisabled &&
+    f.serviceDisabledReason === record.serviceDisabledReason &&
+    f.forcedDown === record.forcedDown &&
+    f.lastHeartbeatAt?.getTime() === record.lastHeartbeatAt?.getTime()
+  )
+    return record;
   return { ...record, ...f };
 }
 
 /** The domain record of a node read with its service, in `cell` (disabled: no new builds there). */
-export function toDomain(r: HostRecord, cell: { readonly uuid: string; readonly disabled?: boolean }, aggregates: readonly HostAggregate[]): ComputeNodeRecord {
+export function toDomain(
+  r: HostRecord,
+  cell: { readonly uuid: string; readonly disabled?: boolean },
+  aggregates: readonly HostAggregate[],
+): ComputeNodeRecord {
   const { node, service } = r;
   const stat = (k: string): number => Number.parseInt(node.stats[k] ?? '0', 10) || 0;
   return {
-    uuid: node.uuid, host: node.host, nodename: node.hypervisorHostname, cellUuid: cell.uuid, cellDisabled: cell.disabled ?? false,
+    uuid: node.uuid,
+    host: node.host,
+    nodename: node.hypervisorHostname,
+    cellUuid: cell.uuid,
+    cellDisabled: cell.disabled ?? false,
     ...serviceFields(service),
-    aggregates, hypervisorType: node.hypervisorType, hypervisorVersion: node.hypervisorVersion,
+    aggregates,
+    hypervisorType: node.hypervisorType,
+    hypervisorVersion: node.hypervisorVersion,
     supportedInstances: node.supportedInstances.map(([arch, hvType, vmMode]) => ({ arch, hvType, vmMode })),
-    numIoOps: stat('io_workload'), failedBuilds: stat('failed_builds'),
-    vcpus: node.vcpus, vcpusUsed: node.vcpusUsed, memoryMb: node.memoryMb, memoryMbUsed: node.memoryMbUsed,
-    localGb: node.localGb, localGbUsed: node.localGbUsed, stats: node.stats, cpuInfo: parseCpuInfo(node.cpuInfo),
+    numIoOps: stat('io_workload'),
+    failedBuilds: stat('failed_builds'),
+    vcpus: node.vcpus,
+    vcpusUsed: node.vcpusUsed,
+    memoryMb: node.memoryMb,
+    memoryMbUsed: node.memoryMbUsed,
+    localGb: node.localGb,
+    localGbUsed: node.localGbUsed,
+    stats: node.stats,
+    cpuInfo: parseCpuInfo(node.cpuInfo),
   };
 }
 

@@ -3,7 +3,10 @@ import { PLACEMENT_CAPACITY_EXCEEDED, PLACEMENT_GROUP_POLICY, PlacementClient, t
 import type { AllocationCandidate, ClaimManyRequest, ClaimRequest } from '@cellsched/wire';
 import { PlacementClaimer } from './placement';
 
-const candidate = (rp: string): AllocationCandidate => ({ allocations: [{ resourceProviderUuid: rp, resources: { VCPU: 1, MEMORY_MB: 512 } }], mappings: {} });
+const candidate = (rp: string): AllocationCandidate => ({
+  allocations: [{ resourceProviderUuid: rp, resources: { VCPU: 1, MEMORY_MB: 512 } }],
+  mappings: {},
+});
 const consumer = (uuid: string) => ({ consumerUuid: uuid, projectId: 'p', userId: 'u' });
 
 /** A fake placement gRPC client: claims on `full` do not fit, claims with a group on `taken` break its policy; records the requests. */
@@ -30,16 +33,28 @@ function fakeGrpc() {
   return { client: new PlacementClient({ grpc: grpc as unknown as PlacementGrpc }), grpc, requests };
 }
 
-test('claims go to placement as the consumer\'s INSTANCE allocations, concurrent ones in one ClaimMany; each success charges its candidate', async () => {
+test("claims go to placement as the consumer's INSTANCE allocations, concurrent ones in one ClaimMany; each success charges its candidate", async () => {
   const fake = fakeGrpc();
   const charged: AllocationCandidate[] = [];
   const claimer = new PlacementClaimer(fake.client, (c) => charged.push(c));
   const first = claimer.claim(consumer('a'), candidate('rp1'), { replace: true });
   await Promise.resolve();
-  const rest = [claimer.claim(consumer('b'), candidate('full'), { replace: true }), claimer.claim(consumer('c'), candidate('rp2'), { replace: false })];
+  const rest = [
+    claimer.claim(consumer('b'), candidate('full'), { replace: true }),
+    claimer.claim(consumer('c'), candidate('rp2'), { replace: false }),
+  ];
   expect((await Promise.all([first, ...rest])).map((o) => o.kind)).toEqual(['claimed', 'no_capacity', 'claimed']);
-  expect(fake.requests[0]).toEqual({ consumer: { consumerUuid: 'a', projectId: 'p', userId: 'u', consumerType: 'INSTANCE',
-    allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 1, MEMORY_MB: 512 } }] }, replace: true, group: undefined });
+  expect(fake.requests[0]).toEqual({
+    consumer: {
+      consumerUuid: 'a',
+      projectId: 'p',
+      userId: 'u',
+      consumerType: 'INSTANCE',
+      allocations: [{ resourceProviderUuid: 'rp1', resources: { VCPU: 1, MEMORY_MB: 512 } }],
+    },
+    replace: true,
+    group: undefined,
+  });
   expect(fake.requests.map((r) => r.replace)).toEqual([true, true, false]);
   expect(fake.grpc.claimMany).toHaveBeenCalledTimes(1);
   expect(fake.grpc.claimMany.mock.calls[0]?.[1]).toEqual({ idempotent: false }); // one non-replace claim: the call is not retried
@@ -56,14 +71,17 @@ test('release sends the consumers once and counts what placement released; nothi
   expect(claimer.stats.released).toBe(1);
 });
 
-test('each claim carries its consumer\'s server group (Claim and ClaimMany); placement.claim.group_policy is the group_policy outcome', async () => {
+test("each claim carries its consumer's server group (Claim and ClaimMany); placement.claim.group_policy is the group_policy outcome", async () => {
   const fake = fakeGrpc();
   const charged: AllocationCandidate[] = [];
   const claimer = new PlacementClaimer(fake.client, (c) => charged.push(c));
   const group = { uuid: 'g1', policy: 'anti-affinity', maxServerPerHost: 2 };
   const lone = claimer.claim({ ...consumer('lone'), group }, candidate('rp0'), { replace: true });
   await Promise.resolve();
-  const batch = [claimer.claim({ ...consumer('refused'), group }, candidate('taken'), { replace: true }), claimer.claim(consumer('plain'), candidate('taken'), { replace: true })];
+  const batch = [
+    claimer.claim({ ...consumer('refused'), group }, candidate('taken'), { replace: true }),
+    claimer.claim(consumer('plain'), candidate('taken'), { replace: true }),
+  ];
   expect([await lone, ...(await Promise.all(batch))].map((o) => o.kind)).toEqual(['claimed', 'group_policy', 'claimed']);
   expect(fake.requests.map((r) => r.group)).toEqual([group, group, undefined]);
   expect(claimer.stats).toMatchObject({ claimed: 2, groupPolicy: 1, claimCalls: 1, claimManyCalls: 1 });

@@ -5,17 +5,28 @@
  */
 import type { ClaimBatcher, ClaimOutcome, PlacementClient, SettledClaim } from '@cellsched/placement-client';
 import { spanEvent } from '@cellsched/telemetry';
-import type { AllocationCandidate, ConsumerAllocations, ConsumerGroup, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse } from '@cellsched/wire';
+import type {
+  AllocationCandidate,
+  ConsumerAllocations,
+  ConsumerGroup,
+  GetAllocationCandidatesRequest,
+  GetAllocationCandidatesResponse,
+} from '@cellsched/wire';
 import type { ClaimConsumer, Claimer } from '../ports';
 
 /** GetAllocationCandidates as the snapshot's candidate source. Throws FailureError on transport errors or bad queries. */
-export function placementCandidates(client: PlacementClient): (q: GetAllocationCandidatesRequest) => Promise<GetAllocationCandidatesResponse> {
+export function placementCandidates(
+  client: PlacementClient,
+): (q: GetAllocationCandidatesRequest) => Promise<GetAllocationCandidatesResponse> {
   return (q) => client.allocationCandidates(q);
 }
 
 function consumerAllocations(consumer: ClaimConsumer, candidate: AllocationCandidate): ConsumerAllocations {
   return {
-    consumerUuid: consumer.consumerUuid, projectId: consumer.projectId, userId: consumer.userId, consumerType: 'INSTANCE',
+    consumerUuid: consumer.consumerUuid,
+    projectId: consumer.projectId,
+    userId: consumer.userId,
+    consumerType: 'INSTANCE',
     allocations: candidate.allocations.map((a) => ({ resourceProviderUuid: a.resourceProviderUuid, resources: { ...a.resources } })),
   };
 }
@@ -48,8 +59,11 @@ export class PlacementClaimer implements Claimer {
   private released = 0;
 
   /** `onClaimed` sees every successful claim (the candidate cache charges it to its copy). */
-  constructor(private readonly client: PlacementClient, private readonly onClaimed: (c: AllocationCandidate) => void = () => undefined,
-    options: { readonly maxPerCall?: number; readonly maxInFlight?: number } = {}) {
+  constructor(
+    private readonly client: PlacementClient,
+    private readonly onClaimed: (c: AllocationCandidate) => void = () => undefined,
+    options: { readonly maxPerCall?: number; readonly maxInFlight?: number } = {},
+  ) {
     this.batcher = client.claimBatcher({ ...options, onSettled: claimEvent });
   }
 
@@ -59,7 +73,10 @@ export class PlacementClaimer implements Claimer {
   }
 
   claim(consumer: ClaimConsumer, candidate: AllocationCandidate, options: { readonly replace: boolean }): Promise<ClaimOutcome> {
-    return this.batcher.claim({ consumer: consumerAllocations(consumer, candidate), replace: options.replace, group: consumerGroup(consumer) }, () => this.onClaimed(candidate));
+    return this.batcher.claim(
+      { consumer: consumerAllocations(consumer, candidate), replace: options.replace, group: consumerGroup(consumer) },
+      () => this.onClaimed(candidate),
+    );
   }
 
   /**
@@ -70,7 +87,8 @@ export class PlacementClaimer implements Claimer {
     const outcome = await this.client.claimMove(consumerAllocations(consumer, candidate), migrationUuid, consumerGroup(consumer));
     spanEvent('scheduler.claim_move', {
       'cellsched.scheduler.providers': candidate.allocations.map((a) => a.resourceProviderUuid).join(','),
-      'cellsched.scheduler.outcome': outcome.kind, 'cellsched.migration_uuid': migrationUuid,
+      'cellsched.scheduler.outcome': outcome.kind,
+      'cellsched.migration_uuid': migrationUuid,
     });
     if (outcome.kind === 'claimed') this.onClaimed(candidate);
     return outcome;

@@ -27,7 +27,12 @@ export interface HintedHosts {
 /** The instance uuids of a `same_host` / `different_host` hint (the API joins a list with commas), or [] without it. */
 export function hintedInstances(spec: RequestSpec, hint: 'same_host' | 'different_host'): string[] {
   const value = spec.schedulerHints[hint];
-  return value === undefined ? [] : value.split(',').map((u) => u.trim()).filter((u) => u !== '');
+  return value === undefined
+    ? []
+    : value
+        .split(',')
+        .map((u) => u.trim())
+        .filter((u) => u !== '');
 }
 
 /** Everything a host filter or weigher may read about the request. */

@@ -90,7 +90,8 @@ export function candidateFits(host: HostState, candidate: AllocationCandidate): 
     Object.entries(a.resources).every(([rc, amount]) => {
       const usage = host.providers.get(a.resourceProviderUuid)?.get(rc);
       return usage === undefined || usage.used + amount <= usage.capacity;
-    }));
+    }),
+  );
 }
 
 /**

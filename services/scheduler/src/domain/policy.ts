@@ -45,10 +45,26 @@ export interface SchedulerPolicy {
  * no host whose aggregates lack that key). Every weigher is on, as Nova's `all_weighers`.
  */
 export const DEFAULT_POLICY: SchedulerPolicy = Object.freeze({
-  enabledFilters: Object.freeze(['ComputeFilter', 'ComputeCapabilitiesFilter', 'AvailabilityZoneFilter', 'ImagePropertiesFilter',
-    'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter', 'SameHostFilter', 'DifferentHostFilter']),
-  enabledWeighers: Object.freeze(['RAMWeigher', 'CPUWeigher', 'DiskWeigher', 'IoOpsWeigher', 'BuildFailureWeigher',
-    'ServerGroupSoftAffinityWeigher', 'ServerGroupSoftAntiAffinityWeigher', 'CrossCellWeigher']),
+  enabledFilters: Object.freeze([
+    'ComputeFilter',
+    'ComputeCapabilitiesFilter',
+    'AvailabilityZoneFilter',
+    'ImagePropertiesFilter',
+    'ServerGroupAntiAffinityFilter',
+    'ServerGroupAffinityFilter',
+    'SameHostFilter',
+    'DifferentHostFilter',
+  ]),
+  enabledWeighers: Object.freeze([
+    'RAMWeigher',
+    'CPUWeigher',
+    'DiskWeigher',
+    'IoOpsWeigher',
+    'BuildFailureWeigher',
+    'ServerGroupSoftAffinityWeigher',
+    'ServerGroupSoftAntiAffinityWeigher',
+    'CrossCellWeigher',
+  ]),
   weightMultipliers: Object.freeze({}),
   hostSubsetSize: 1,
   hostSampleSize: 0,
@@ -72,7 +88,8 @@ export function policyNumberErrors(p: SchedulerPolicy): string[] {
   positiveInt('host_subset_size', p.hostSubsetSize);
   positiveInt('max_placement_results', p.maxPlacementResults);
   positiveInt('service_down_time', p.serviceDownTimeSeconds);
-  if (!Number.isInteger(p.hostSampleSize) || p.hostSampleSize < 0) errors.push(`host_sample_size must be an integer >= 0, got ${p.hostSampleSize}`);
+  if (!Number.isInteger(p.hostSampleSize) || p.hostSampleSize < 0)
+    errors.push(`host_sample_size must be an integer >= 0, got ${p.hostSampleSize}`);
   if (!Number.isInteger(p.claimConflictRetries) || p.claimConflictRetries < 0) {
     errors.push(`claim_conflict_retries must be an integer >= 0, got ${p.claimConflictRetries}`);
   }

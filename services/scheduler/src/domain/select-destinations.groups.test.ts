@@ -13,17 +13,27 @@ function group(policy: string, maxServerPerHost = 0): InstanceGroup {
 }
 
 /** Parallel single-instance boots into one group, spread over `replicas` scheduler cores sharing the fakes. */
-async function parallelBoots(cloud: ReturnType<typeof fakeCloud>, g: InstanceGroup, boots: number, replicas = 2,
-  policy: Partial<SchedulerPolicy> = {}): Promise<SelectDestinationsResult[]> {
+async function parallelBoots(
+  cloud: ReturnType<typeof fakeCloud>,
+  g: InstanceGroup,
+  boots: number,
+  replicas = 2,
+  policy: Partial<SchedulerPolicy> = {},
+): Promise<SelectDestinationsResult[]> {
   const cores = Array.from({ length: replicas }, () => new SchedulerCore(cloud.ports, { ...DEFAULT_POLICY, hostSubsetSize: 3, ...policy }));
   const members = new Set<string>();
   cloud.snapshot.groupMembers.set(g.uuid, members);
-  return Promise.all(Array.from({ length: boots }, (_, i) => {
-    members.add(`vm-${i}`);
-    return (cores[i % replicas] as SchedulerCore).selectDestinations({
-      spec: spec({ flavor: SMALL, instanceGroup: g, seed: 1000 + i }), instanceUuids: [`vm-${i}`], numAlternates: 2, allocationRequestVersion: '1.36',
-    });
-  }));
+  return Promise.all(
+    Array.from({ length: boots }, (_, i) => {
+      members.add(`vm-${i}`);
+      return (cores[i % replicas] as SchedulerCore).selectDestinations({
+        spec: spec({ flavor: SMALL, instanceGroup: g, seed: 1000 + i }),
+        instanceUuids: [`vm-${i}`],
+        numAlternates: 2,
+        allocationRequestVersion: '1.36',
+      });
+    }),
+  );
 }
 
 function hostsOf(results: SelectDestinationsResult[]): string[] {
@@ -47,7 +57,8 @@ describe('server groups under parallel boots', () => {
     const chosen = new Set(hostsOf(results));
     const last = results.at(-1);
     expect(last?.kind).toBe('selected');
-    for (const alt of last?.kind === 'selected' ? last.destinations[0]?.slice(1) ?? [] : []) expect(chosen.has(alt.serviceHost)).toBe(false);
+    for (const alt of last?.kind === 'selected' ? (last.destinations[0]?.slice(1) ?? []) : [])
+      expect(chosen.has(alt.serviceHost)).toBe(false);
   });
 
   it('20 parallel boots into one affinity group land on one host, with no alternates elsewhere', async () => {
@@ -66,7 +77,11 @@ describe('server groups under parallel boots', () => {
     const failed = results.filter((r) => r.kind === 'no_valid_host');
     expect(failed).toHaveLength(2);
     for (const f of failed) {
-      expect(f.kind === 'no_valid_host' && f.diagnosis.at(-1)).toMatchObject({ filter: 'ServerGroupAntiAffinityFilter', hostsBefore: 3, hostsAfter: 0 });
+      expect(f.kind === 'no_valid_host' && f.diagnosis.at(-1)).toMatchObject({
+        filter: 'ServerGroupAntiAffinityFilter',
+        hostsBefore: 3,
+        hostsAfter: 0,
+      });
     }
     expect(cloud.placement.allocations.size).toBe(3);
   });
@@ -81,7 +96,12 @@ describe('server groups under parallel boots', () => {
   it('a multi-create into an anti-affinity group spreads its own instances', async () => {
     const cloud = fakeCloud(1, 4, ROOMY);
     const core = new SchedulerCore(cloud.ports);
-    const r = await core.selectDestinations({ spec: spec({ flavor: SMALL, instanceGroup: group('anti-affinity') }), instanceUuids: ['a', 'b', 'c'], numAlternates: 0, allocationRequestVersion: '' });
+    const r = await core.selectDestinations({
+      spec: spec({ flavor: SMALL, instanceGroup: group('anti-affinity') }),
+      instanceUuids: ['a', 'b', 'c'],
+      numAlternates: 0,
+      allocationRequestVersion: '',
+    });
     expect(new Set(hostsOf([r])).size).toBe(3);
   });
 
@@ -99,9 +119,14 @@ describe('server groups under parallel boots', () => {
     const core = new SchedulerCore(cloud.ports, DEFAULT_POLICY);
     const g = group('anti-affinity');
     cloud.snapshot.groupMembers.set(g.uuid, new Set(['vm-a']));
-    const req = (seed: number) => ({ spec: spec({ flavor: SMALL, instanceGroup: g, seed }), instanceUuids: ['vm-a'], numAlternates: 0, allocationRequestVersion: '1.36' });
+    const req = (seed: number) => ({
+      spec: spec({ flavor: SMALL, instanceGroup: g, seed }),
+      instanceUuids: ['vm-a'],
+      numAlternates: 0,
+      allocationRequestVersion: '1.36',
+    });
     const first = await core.selectDestinations(req(1));
-    const firstHost = first.kind === 'selected' ? first.destinations[0]?.[0]?.computeNodeUuid ?? '' : '';
+    const firstHost = first.kind === 'selected' ? (first.destinations[0]?.[0]?.computeNodeUuid ?? '') : '';
     await cloud.placement.release(['vm-a']);
     // placement now knows a member on the host this decision prefers (one it cannot see): that host is skipped
     cloud.placement.groupRefusals.add(firstHost);
@@ -115,7 +140,11 @@ describe('server groups under parallel boots', () => {
     await cloud.placement.release(['vm-a']);
     const none = await core.selectDestinations(req(1));
     expect(none.kind).toBe('no_valid_host');
-    expect(none.kind === 'no_valid_host' && none.diagnosis.at(-1)).toMatchObject({ filter: 'placement_claim', hostsBefore: 3, hostsAfter: 0,
-      reason: 'server group policy refused by placement (3 hosts)' });
+    expect(none.kind === 'no_valid_host' && none.diagnosis.at(-1)).toMatchObject({
+      filter: 'placement_claim',
+      hostsBefore: 3,
+      hostsAfter: 0,
+      reason: 'server group policy refused by placement (3 hosts)',
+    });
   });
 });

@@ -28,10 +28,22 @@ function move(overrides: Partial<MoveContext> = {}): MoveContext {
 }
 
 /** A move of `vm` restricted to cell-1 (as the super-conductor asks), `numAlternates` 2. */
-function selectMove(c: SchedulerCore, s: Partial<RequestSpec> = {}, m: Partial<MoveContext> = {}, numAlternates = 2): Promise<SelectDestinationsResult> {
+function selectMove(
+  c: SchedulerCore,
+  s: Partial<RequestSpec> = {},
+  m: Partial<MoveContext> = {},
+  numAlternates = 2,
+): Promise<SelectDestinationsResult> {
   return c.selectDestinations({
-    spec: spec({ flavor: SMALL, requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false }, ...s }),
-    instanceUuids: ['vm'], numAlternates, allocationRequestVersion: '1.36', move: move(m),
+    spec: spec({
+      flavor: SMALL,
+      requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false },
+      ...s,
+    }),
+    instanceUuids: ['vm'],
+    numAlternates,
+    allocationRequestVersion: '1.36',
+    move: move(m),
   });
 }
 
@@ -66,7 +78,7 @@ describe('select_destinations for a move', () => {
     expect(cloud.placement.overCapacity()).toEqual([]);
   });
 
-  it('stays in the instance\'s cell and never picks the source, whatever the seed', async () => {
+  it("stays in the instance's cell and never picks the source, whatever the seed", async () => {
     for (let seed = 1; seed <= 12; seed += 1) {
       const cloud = cloudWithInstance(3, 3);
       const list = selected(await selectMove(core(cloud), { seed }));
@@ -82,7 +94,12 @@ describe('select_destinations for a move', () => {
     const r = await selectMove(core(cloud));
     expect(r.kind).toBe('no_valid_host');
     if (r.kind !== 'no_valid_host') return;
-    expect(r.diagnosis).toContainEqual({ filter: 'ignore_hosts', hostsBefore: 2, hostsAfter: 1, reason: 'host is in the request\'s ignore_hosts (1 host)' });
+    expect(r.diagnosis).toContainEqual({
+      filter: 'ignore_hosts',
+      hostsBefore: 2,
+      hostsAfter: 1,
+      reason: "host is in the request's ignore_hosts (1 host)",
+    });
     expect(r.diagnosis).toContainEqual(expect.objectContaining({ filter: 'requested_destination', hostsBefore: 1, hostsAfter: 0 }));
   });
 
@@ -97,14 +114,20 @@ describe('select_destinations for a move', () => {
 
   it('a requested host is the only candidate (migrate / live migrate with a host): no alternates', async () => {
     const cloud = cloudWithInstance();
-    const list = selected(await selectMove(core(cloud), { requestedDestination: { host: 'host-c1-3', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false } }));
+    const list = selected(
+      await selectMove(core(cloud), {
+        requestedDestination: { host: 'host-c1-3', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false },
+      }),
+    );
     expect(list.map((s) => s.serviceHost)).toEqual(['host-c1-3']);
     expect(held(cloud, 'vm')).toEqual({ 'cn-c1-003': SMALL_ALLOC });
   });
 
-  it('a requested host outside the instance\'s cell is NoValidHost, and the instance keeps its source', async () => {
+  it("a requested host outside the instance's cell is NoValidHost, and the instance keeps its source", async () => {
     const cloud = cloudWithInstance();
-    const r = await selectMove(core(cloud), { requestedDestination: { host: 'host-c2-1', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false } });
+    const r = await selectMove(core(cloud), {
+      requestedDestination: { host: 'host-c2-1', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false },
+    });
     expect(r.kind).toBe('no_valid_host');
     expect(held(cloud, 'vm')).toEqual({ 'cn-c1-001': SMALL_ALLOC });
     expect(held(cloud, MIG)).toBeUndefined();
@@ -184,7 +207,9 @@ describe('select_destinations for a move', () => {
   });
 
   describe('a forced destination (evacuate / live migration with force: Nova bypasses the scheduler)', () => {
-    const forcedTo = (host: string): Partial<RequestSpec> => ({ requestedDestination: { host, node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false } });
+    const forcedTo = (host: string): Partial<RequestSpec> => ({
+      requestedDestination: { host, node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false },
+    });
     const disable = (cloud: Cloud, uuid: string): void => {
       const rec = cloud.snapshot.records.get(uuid);
       if (rec !== undefined) cloud.snapshot.records.set(uuid, { ...rec, serviceDisabled: true, serviceDisabledReason: 'maintenance' });
@@ -202,17 +227,20 @@ describe('select_destinations for a move', () => {
       expect(cloud.placement.moveClaims.at(-1)).toEqual(['vm', MIG]);
     });
 
-    it('still needs placement\'s capacity on that host: NoValidHost with Nova\'s message, the instance back on its source', async () => {
+    it("still needs placement's capacity on that host: NoValidHost with Nova's message, the instance back on its source", async () => {
       const cloud = cloudWithInstance(1, 3);
       cloud.placement.setAllocation('other', { 'cn-c1-002': { VCPU: 8, MEMORY_MB: 8192, DISK_GB: 100 } });
       const r = await selectMove(core(cloud), forcedTo('host-c1-2'), { force: true });
-      expect(r).toMatchObject({ kind: 'no_valid_host', reason: 'Unable to move instance vm to host host-c1-2. There is not enough capacity on the host for the instance.' });
+      expect(r).toMatchObject({
+        kind: 'no_valid_host',
+        reason: 'Unable to move instance vm to host host-c1-2. There is not enough capacity on the host for the instance.',
+      });
       expect(held(cloud, 'vm')).toEqual({ 'cn-c1-001': SMALL_ALLOC });
       expect(held(cloud, MIG)).toBeUndefined();
       expect(cloud.placement.overCapacity()).toEqual([]);
     });
 
-    it('stays in the instance\'s cell and off the source', async () => {
+    it("stays in the instance's cell and off the source", async () => {
       const cloud = cloudWithInstance();
       expect((await selectMove(core(cloud), forcedTo('host-c2-1'), { force: true })).kind).toBe('no_valid_host');
       expect((await selectMove(core(cloud), forcedTo('host-c1-1'), { force: true })).kind).toBe('no_valid_host');
@@ -220,7 +248,9 @@ describe('select_destinations for a move', () => {
     });
 
     it('is refused without a requested host', async () => {
-      await expect(selectMove(core(cloudWithInstance()), {}, { force: true })).rejects.toThrow('a forced move needs request_spec.requested_destination.host');
+      await expect(selectMove(core(cloudWithInstance()), {}, { force: true })).rejects.toThrow(
+        'a forced move needs request_spec.requested_destination.host',
+      );
     });
   });
 
@@ -229,16 +259,27 @@ describe('select_destinations for a move', () => {
     const c = core(cloud);
     const base = { spec: spec({ flavor: SMALL }), numAlternates: 0, allocationRequestVersion: '1.36' };
     await expect(c.selectDestinations({ ...base, instanceUuids: ['vm', 'vm2'], move: move() })).rejects.toThrow(InvalidSchedulerRequest);
-    await expect(c.selectDestinations({ ...base, instanceUuids: ['vm'], move: move({ migrationUuid: '' }) })).rejects.toThrow('move.migration_uuid is required');
-    await expect(c.selectDestinations({ ...base, instanceUuids: ['vm'], move: move({ sourceHost: '' }) })).rejects.toThrow('move.source_host is required');
-    await expect(c.selectDestinations({ ...base, instanceUuids: ['vm'], move: move({ migrationUuid: 'vm' }) })).rejects.toThrow('must not be the instance uuid');
+    await expect(c.selectDestinations({ ...base, instanceUuids: ['vm'], move: move({ migrationUuid: '' }) })).rejects.toThrow(
+      'move.migration_uuid is required',
+    );
+    await expect(c.selectDestinations({ ...base, instanceUuids: ['vm'], move: move({ sourceHost: '' }) })).rejects.toThrow(
+      'move.source_host is required',
+    );
+    await expect(c.selectDestinations({ ...base, instanceUuids: ['vm'], move: move({ migrationUuid: 'vm' }) })).rejects.toThrow(
+      'must not be the instance uuid',
+    );
     expect(cloud.snapshot.calls.candidates).toBe(0);
     expect(cloud.placement.reverts).toEqual([]);
   });
 
   it('leaves the boot path as it was: a plain claim, never a move claim or a revert', async () => {
     const cloud = cloudWithInstance();
-    const r = await core(cloud).selectDestinations({ spec: spec({ flavor: SMALL }), instanceUuids: ['new'], numAlternates: 1, allocationRequestVersion: '1.36' });
+    const r = await core(cloud).selectDestinations({
+      spec: spec({ flavor: SMALL }),
+      instanceUuids: ['new'],
+      numAlternates: 1,
+      allocationRequestVersion: '1.36',
+    });
     expect(r.kind).toBe('selected');
     expect(cloud.placement.moveClaims).toEqual([]);
     expect(cloud.placement.reverts).toEqual([]);
@@ -249,15 +290,19 @@ describe('a move that may cross cells (requested_destination.allow_cross_cell_mo
   /** cell-1's other hosts half full, so the spread weighers alone would leave for cell-2. */
   function busyHomeCell(): Cloud {
     const cloud = cloudWithInstance(2, 3);
-    for (const cn of ['cn-c1-002', 'cn-c1-003']) cloud.placement.setAllocation(`busy-${cn}`, { [cn]: { VCPU: 4, MEMORY_MB: 4096, DISK_GB: 50 } });
+    for (const cn of ['cn-c1-002', 'cn-c1-003'])
+      cloud.placement.setAllocation(`busy-${cn}`, { [cn]: { VCPU: 4, MEMORY_MB: 4096, DISK_GB: 50 } });
     return cloud;
   }
   const crossCell = { requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: true } };
 
   it.each<[string, Partial<SchedulerPolicy>, string]>([
     ['CrossCellWeigher (default) keeps it in its cell', {}, 'cell-1'],
-    ['without CrossCellWeigher the spread weighers take it to the emptier cell',
-      { enabledWeighers: DEFAULT_POLICY.enabledWeighers.filter((w) => w !== 'CrossCellWeigher') }, 'cell-2'],
+    [
+      'without CrossCellWeigher the spread weighers take it to the emptier cell',
+      { enabledWeighers: DEFAULT_POLICY.enabledWeighers.filter((w) => w !== 'CrossCellWeigher') },
+      'cell-2',
+    ],
     ['a negative multiplier prefers the other cells', { weightMultipliers: { cross_cell_move_weight_multiplier: -1000000 } }, 'cell-2'],
   ])('%s', async (_n, policy, cell) => {
     const [chosen, ...alternates] = selected(await selectMove(core(busyHomeCell(), { ...policy, hostSubsetSize: 1 }), crossCell));

@@ -49,7 +49,8 @@ test('a sample without a usable host falls back to every host, claiming the only
   let fellBack = 0;
   for (let seed = 1; seed <= 10; seed += 1) {
     const s = setup();
-    for (const [uuid, r] of s.cloud.snapshot.records) if (uuid !== 'cn-c2-013') s.cloud.snapshot.records.set(uuid, { ...r, serviceDisabled: true });
+    for (const [uuid, r] of s.cloud.snapshot.records)
+      if (uuid !== 'cn-c2-013') s.cloud.snapshot.records.set(uuid, { ...r, serviceDisabled: true });
     expect(chosenHost(await s.select(['i1'], { seed }))).toBe('cn-c2-013');
     if (s.lookups.length === 2) {
       fellBack += 1;

@@ -12,7 +12,12 @@ function core(ports: ReturnType<typeof fakeCloud>['ports'], policy: Partial<Sche
 }
 
 function select(c: SchedulerCore, uuids: string[], numAlternates = 0, s: Partial<RequestSpec> = {}): Promise<SelectDestinationsResult> {
-  return c.selectDestinations({ spec: spec({ flavor: SMALL, ...s }), instanceUuids: uuids, numAlternates, allocationRequestVersion: '1.36' });
+  return c.selectDestinations({
+    spec: spec({ flavor: SMALL, ...s }),
+    instanceUuids: uuids,
+    numAlternates,
+    allocationRequestVersion: '1.36',
+  });
 }
 
 function selected(r: SelectDestinationsResult): Selection[][] {
@@ -33,7 +38,7 @@ describe('select_destinations', () => {
     expect(cloud.placement.allocations.get('i1')?.has(chosen?.computeNodeUuid ?? '')).toBe(true);
   });
 
-  it('gives alternates only from the chosen host\'s cell, never a chosen host, each with its own allocation request', async () => {
+  it("gives alternates only from the chosen host's cell, never a chosen host, each with its own allocation request", async () => {
     for (let seed = 1; seed <= 10; seed += 1) {
       const cloud = fakeCloud(3, 4);
       const dest = selected(await select(core(cloud.ports, { hostSubsetSize: 12 }), ['i1', 'i2'], 2, { seed }));
@@ -56,7 +61,7 @@ describe('select_destinations', () => {
     expect(alts).toHaveLength(1);
   });
 
-  it('consumes in-request: instance N+1 sees instance N\'s claim without a failed claim', async () => {
+  it("consumes in-request: instance N+1 sees instance N's claim without a failed claim", async () => {
     const cloud = fakeCloud(1, 2, { VCPU: 1, MEMORY_MB: 1024, DISK_GB: 10 });
     const dest = selected(await select(core(cloud.ports), ['i1', 'i2']));
     expect(new Set(dest.map((d) => d[0]?.computeNodeUuid)).size).toBe(2);
@@ -88,11 +93,21 @@ describe('select_destinations', () => {
     cloud.snapshot.records.set('cn-c1-002', record({ uuid: 'cn-c1-002', lastHeartbeatAt: ago }));
     cloud.snapshot.records.set('cn-c1-003', record({ uuid: 'cn-c1-003', availabilityZone: undefined, lastHeartbeatAt: ago } as never));
     const r = await select(core(cloud.ports), ['i1']);
-    expect(r).toEqual({ kind: 'no_valid_host', reason: 'no host passed the filters', claimRetries: 0, diagnosis: [
-      { filter: 'allocation_candidates', hostsBefore: 3, hostsAfter: 3, reason: '' },
-      { filter: 'host_state_snapshot', hostsBefore: 3, hostsAfter: 3, reason: '' },
-      { filter: 'ComputeFilter', hostsBefore: 3, hostsAfter: 0, reason: 'compute service is down (2 hosts); compute service is disabled (1 host)' },
-    ] });
+    expect(r).toEqual({
+      kind: 'no_valid_host',
+      reason: 'no host passed the filters',
+      claimRetries: 0,
+      diagnosis: [
+        { filter: 'allocation_candidates', hostsBefore: 3, hostsAfter: 3, reason: '' },
+        { filter: 'host_state_snapshot', hostsBefore: 3, hostsAfter: 3, reason: '' },
+        {
+          filter: 'ComputeFilter',
+          hostsBefore: 3,
+          hostsAfter: 0,
+          reason: 'compute service is down (2 hosts); compute service is disabled (1 host)',
+        },
+      ],
+    });
     expect(cloud.placement.stats.claims).toBe(0);
   });
 
@@ -100,7 +115,13 @@ describe('select_destinations', () => {
     const cloud = fakeCloud(1, 2);
     const r = await select(core(cloud.ports), ['i1'], 0, { flavor: flavor({ vcpus: 64 }) });
     expect(r.kind === 'no_valid_host' && r.diagnosis).toEqual([
-      { filter: 'allocation_candidates', hostsBefore: 0, hostsAfter: 0, reason: 'placement has no allocation candidate for VCPU=64,MEMORY_MB=512,DISK_GB=1' }]);
+      {
+        filter: 'allocation_candidates',
+        hostsBefore: 0,
+        hostsAfter: 0,
+        reason: 'placement has no allocation candidate for VCPU=64,MEMORY_MB=512,DISK_GB=1',
+      },
+    ]);
   });
 
   it('never chooses a disabled or down host, as chosen host or alternate', async () => {
@@ -109,16 +130,20 @@ describe('select_destinations', () => {
       const bad = new Set(['cn-c1-001', 'cn-c1-003', 'cn-c1-005', 'cn-c1-007']);
       for (const uuid of bad) {
         const r = cloud.snapshot.records.get(uuid);
-        cloud.snapshot.records.set(uuid, { ...r!, ...(uuid.endsWith('1') || uuid.endsWith('5') ? { serviceDisabled: true } : { lastHeartbeatAt: undefined }) });
+        cloud.snapshot.records.set(uuid, {
+          ...r!,
+          ...(uuid.endsWith('1') || uuid.endsWith('5') ? { serviceDisabled: true } : { lastHeartbeatAt: undefined }),
+        });
       }
       const dest = selected(await select(core(cloud.ports, { hostSubsetSize: 8 }), ['a', 'b'], 3, { seed }));
       for (const s of dest.flat()) expect(bad.has(s.computeNodeUuid)).toBe(false);
     }
   });
 
-  it('explains a selection: each stage\'s host count and the heaviest hosts with their weights, the chosen one first', async () => {
+  it("explains a selection: each stage's host count and the heaviest hosts with their weights, the chosen one first", async () => {
     const cloud = fakeCloud(1, 8);
-    for (const uuid of ['cn-c1-002', 'cn-c1-004']) cloud.snapshot.records.set(uuid, { ...cloud.snapshot.records.get(uuid)!, serviceDisabled: true });
+    for (const uuid of ['cn-c1-002', 'cn-c1-004'])
+      cloud.snapshot.records.set(uuid, { ...cloud.snapshot.records.get(uuid)!, serviceDisabled: true });
     const r = await select(core(cloud.ports), ['i1'], 1, { seed: 7 });
     if (r.kind !== 'selected') throw new Error('expected a selection');
     const stages = r.explain.diagnosis.map((d) => [d.filter, d.hostsBefore, d.hostsAfter]);
@@ -137,7 +162,7 @@ describe('select_destinations', () => {
     const r = await select(core(cloud.ports), ['i1'], 0, { ignoreHosts: ['host-c1-2', 'host-c1-3'] });
     expect(r.kind === 'no_valid_host' && r.diagnosis.slice(1)).toEqual([
       { filter: 'host_state_snapshot', hostsBefore: 3, hostsAfter: 2, reason: 'no compute node record of a discovered host (1 host)' },
-      { filter: 'ignore_hosts', hostsBefore: 2, hostsAfter: 0, reason: 'host is in the request\'s ignore_hosts (2 hosts)' },
+      { filter: 'ignore_hosts', hostsBefore: 2, hostsAfter: 0, reason: "host is in the request's ignore_hosts (2 hosts)" },
     ]);
   });
 });
@@ -148,13 +173,17 @@ describe('select_destinations requested destination', () => {
     ['node', { host: '', node: 'node-c1-3', cellUuid: '' }, 'cn-c1-003'],
   ])('pins the %s, even past max_placement_results', async (_n, dest, expected) => {
     const cloud = fakeCloud(2, 3);
-    const r = await select(core(cloud.ports, { maxPlacementResults: 1 }), ['i1'], 2, { requestedDestination: { ...dest, aggregates: [], allowCrossCellMove: false } });
+    const r = await select(core(cloud.ports, { maxPlacementResults: 1 }), ['i1'], 2, {
+      requestedDestination: { ...dest, aggregates: [], allowCrossCellMove: false },
+    });
     expect(selected(r)[0]?.map((s) => s.computeNodeUuid)).toEqual([expected]);
   });
 
   it('keeps alternates inside a requested cell', async () => {
     const cloud = fakeCloud(2, 3);
-    const r = await select(core(cloud.ports), ['i1'], 5, { requestedDestination: { host: '', node: '', cellUuid: 'cell-2', aggregates: [], allowCrossCellMove: false } });
+    const r = await select(core(cloud.ports), ['i1'], 5, {
+      requestedDestination: { host: '', node: '', cellUuid: 'cell-2', aggregates: [], allowCrossCellMove: false },
+    });
     expect(selected(r)[0]?.map((s) => s.cellUuid)).toEqual(['cell-2', 'cell-2', 'cell-2']);
   });
 });
@@ -180,15 +209,21 @@ describe('select_destinations disabled cells (cell_v2 update_cell --disable)', (
     disable(cloud, 'cell-2');
     const r = await select(core(cloud.ports), ['i1']);
     expect(r.kind).toBe('no_valid_host');
-    expect(r.kind === 'no_valid_host' && r.diagnosis.find((d) => d.filter === 'disabled_cells'))
-      .toEqual({ filter: 'disabled_cells', hostsBefore: 4, hostsAfter: 0, reason: 'host is in a disabled cell (4 hosts)' });
+    expect(r.kind === 'no_valid_host' && r.diagnosis.find((d) => d.filter === 'disabled_cells')).toEqual({
+      filter: 'disabled_cells',
+      hostsBefore: 4,
+      hostsAfter: 0,
+      reason: 'host is in a disabled cell (4 hosts)',
+    });
     expect(cloud.placement.allocations.size).toBe(0);
   });
 
   it('a request that names a disabled cell gets that cell (as Nova: requested_destination.cell wins)', async () => {
     const cloud = fakeCloud(2, 3);
     disable(cloud, 'cell-1');
-    const r = await select(core(cloud.ports), ['i1'], 2, { requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false } });
+    const r = await select(core(cloud.ports), ['i1'], 2, {
+      requestedDestination: { host: '', node: '', cellUuid: 'cell-1', aggregates: [], allowCrossCellMove: false },
+    });
     expect(selected(r)[0]?.map((s) => s.cellUuid)).toEqual(['cell-1', 'cell-1', 'cell-1']);
   });
 
@@ -238,8 +273,12 @@ describe('select_destinations claims', () => {
     const cloud = fakeCloud(1, 1);
     cloud.placement.forcedConflicts.set('cn-c1-001', 100);
     const r = await select(core(cloud.ports, { claimConflictRetries: 1 }), ['i1']);
-    expect(r.kind === 'no_valid_host' && r.diagnosis.at(-1)).toEqual(
-      { filter: 'placement_claim', hostsBefore: 1, hostsAfter: 0, reason: 'concurrent updates exhausted retries (1 host)' });
+    expect(r.kind === 'no_valid_host' && r.diagnosis.at(-1)).toEqual({
+      filter: 'placement_claim',
+      hostsBefore: 1,
+      hostsAfter: 0,
+      reason: 'concurrent updates exhausted retries (1 host)',
+    });
   });
 
   it('no capacity moves on to the next host without retrying', async () => {
@@ -259,7 +298,7 @@ describe('select_destinations claims', () => {
     expect(cloud.placement.stats).toMatchObject({ claims: 2, noCapacity: 1, conflicts: 0 });
   });
 
-  it('a retried request replaces the consumer\'s claim instead of doubling it', async () => {
+  it("a retried request replaces the consumer's claim instead of doubling it", async () => {
     const cloud = fakeCloud(1, 4);
     const c = core(cloud.ports, { hostSubsetSize: 4 });
     selected(await select(c, ['i1', 'i2'], 0, { seed: 1 }));
@@ -311,11 +350,22 @@ describe('select_destinations reproducibility and validation', () => {
     ['no instance', {}, [], 0, /must not be empty/],
     ['duplicate uuids', {}, ['i1', 'i1'], 0, /distinct/],
     ['negative alternates', {}, ['i1'], -1, /num_alternates/],
-    ['unknown group policy', { instanceGroup: { uuid: 'g', policy: 'together', hosts: [], members: [], maxServerPerHost: 0 } }, ['i1'], 0, /policy must be one of/],
+    [
+      'unknown group policy',
+      { instanceGroup: { uuid: 'g', policy: 'together', hosts: [], members: [], maxServerPerHost: 0 } },
+      ['i1'],
+      0,
+      /policy must be one of/,
+    ],
   ])('refuses %s before reading or writing anything', async (_n, s, uuids, alts, message) => {
     const cloud = fakeCloud(1, 1);
     const c = core(cloud.ports);
-    const req = c.selectDestinations({ spec: { ...spec(), ...s }, instanceUuids: uuids, numAlternates: alts, allocationRequestVersion: '' });
+    const req = c.selectDestinations({
+      spec: { ...spec(), ...s },
+      instanceUuids: uuids,
+      numAlternates: alts,
+      allocationRequestVersion: '',
+    });
     await expect(req).rejects.toThrow(InvalidSchedulerRequest);
     await expect(req).rejects.toThrow(message);
     expect(cloud.snapshot.calls.candidates + cloud.placement.stats.claims).toBe(0);
@@ -329,7 +379,8 @@ describe('select_destinations reproducibility and validation', () => {
   });
 
   it('refuses a policy with unknown units or bad numbers, listing every problem', () => {
-    const build = (): SchedulerCore => core(fakeCloud(1, 1).ports, { enabledFilters: ['RamFilter'], enabledWeighers: ['Nope'], hostSubsetSize: 0 });
+    const build = (): SchedulerCore =>
+      core(fakeCloud(1, 1).ports, { enabledFilters: ['RamFilter'], enabledWeighers: ['Nope'], hostSubsetSize: 0 });
     expect(build).toThrow(InvalidSchedulerPolicy);
     expect(build).toThrow(/host_subset_size.*unknown filter RamFilter.*unknown weigher Nope/);
   });

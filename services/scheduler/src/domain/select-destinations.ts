@@ -13,7 +13,15 @@ import { placeForcedMove } from './select/forced-move';
 import { gatherHosts, RootIndexes } from './select/gather-hosts';
 import { groupState } from './select/group-state';
 import { moveSpec } from './select/move';
-import { type ClaimStats, type Pipeline, type Placement, placeInstances, rankHosts, type Ranking, type WeighedLine } from './select/place-instances';
+import {
+  type ClaimStats,
+  type Pipeline,
+  type Placement,
+  placeInstances,
+  rankHosts,
+  type Ranking,
+  type WeighedLine,
+} from './select/place-instances';
 import { toSelection } from './select/selection';
 import { type SelectDestinationsRequest, validateRequest } from './select/validate-request';
 import type { HostWeigher } from './weighers/types';
@@ -27,7 +35,12 @@ export type { SelectDestinationsRequest } from './select/validate-request';
  * adapter maps it to FAILED_PRECONDITION + Failure{code: "scheduler.no_valid_host"}).
  */
 export type SelectDestinationsResult =
-  | { readonly kind: 'selected'; readonly destinations: Selection[][]; readonly claimRetries: number; readonly explain: DecisionExplanation }
+  | {
+      readonly kind: 'selected';
+      readonly destinations: Selection[][];
+      readonly claimRetries: number;
+      readonly explain: DecisionExplanation;
+    }
   | { readonly kind: 'no_valid_host'; readonly reason: string; readonly diagnosis: FilterDiagnosis[]; readonly claimRetries: number };
 
 /**
@@ -61,8 +74,11 @@ export interface SchedulerUnits {
 
 /** Every problem of a policy against the registries, listed at once (config validation at start). */
 export function policyProblems(policy: SchedulerPolicy, units: SchedulerUnits = {}): string[] {
-  return [...policyNumberErrors(policy), ...unknownFilterNames(policy.enabledFilters, units.filters ?? FILTER_REGISTRY),
-    ...weigherProblems(policy.enabledWeighers, policy.weightMultipliers, units.weighers ?? WEIGHER_REGISTRY)];
+  return [
+    ...policyNumberErrors(policy),
+    ...unknownFilterNames(policy.enabledFilters, units.filters ?? FILTER_REGISTRY),
+    ...weigherProblems(policy.enabledWeighers, policy.weightMultipliers, units.weighers ?? WEIGHER_REGISTRY),
+  ];
 }
 
 /**
@@ -75,7 +91,11 @@ export class SchedulerCore {
   private readonly indexes = new RootIndexes();
 
   /** Throws InvalidSchedulerPolicy (`scheduler.config.invalid`) listing every problem of the policy. */
-  constructor(private readonly ports: SchedulerPorts, private readonly policy: SchedulerPolicy = DEFAULT_POLICY, units: SchedulerUnits = {}) {
+  constructor(
+    private readonly ports: SchedulerPorts,
+    private readonly policy: SchedulerPolicy = DEFAULT_POLICY,
+    units: SchedulerUnits = {},
+  ) {
     const problems = policyProblems(policy, units);
     if (problems.length > 0) throw new InvalidSchedulerPolicy(problems);
     const filters = units.filters ?? FILTER_REGISTRY;
@@ -123,12 +143,28 @@ export class SchedulerCore {
 
   /** A forced destination ({@link placeForcedMove}): the requested host claimed directly, no alternate. */
   private async forced(req: SelectDestinationsRequest, flavor: ReturnType<typeof validateRequest>): Promise<SelectDestinationsResult> {
-    const ctx: SchedulingContext = { spec: req.spec, flavor, image: req.spec.image, policy: this.policy, now: this.ports.clock.now(), group: undefined };
+    const ctx: SchedulingContext = {
+      spec: req.spec,
+      flavor,
+      image: req.spec.image,
+      policy: this.policy,
+      now: this.ports.clock.now(),
+      group: undefined,
+    };
     const stats = { retries: 0 };
-    const claim = { claimer: this.ports.claimer, maxConflictRetries: this.policy.claimConflictRetries, migrationUuid: req.move?.migrationUuid };
+    const claim = {
+      claimer: this.ports.claimer,
+      maxConflictRetries: this.policy.claimConflictRetries,
+      migrationUuid: req.move?.migrationUuid,
+    };
     const r = await placeForcedMove(req, ctx, this.ports.snapshot, this.indexes, claim, stats);
     if (r.kind === 'no_valid_host') return { ...r, claimRetries: stats.retries };
-    return { kind: 'selected', destinations: [[r.selection]], claimRetries: stats.retries, explain: { diagnosis: r.diagnosis, top: [], sampled: false } };
+    return {
+      kind: 'selected',
+      destinations: [[r.selection]],
+      claimRetries: stats.retries,
+      explain: { diagnosis: r.diagnosis, top: [], sampled: false },
+    };
   }
 
   /**
@@ -139,8 +175,12 @@ export class SchedulerCore {
   private sampleSizeFor(req: SelectDestinationsRequest): number {
     const spec = req.spec;
     // NOTE: a same_host hint names one host or a few, which a sample would likely miss
-    const eligible = req.instanceUuids.length === 1 && spec.instanceGroup === undefined && spec.requestedDestination === undefined && req.move === undefined
-      && !('same_host' in spec.schedulerHints);
+    const eligible =
+      req.instanceUuids.length === 1 &&
+      spec.instanceGroup === undefined &&
+      spec.requestedDestination === undefined &&
+      req.move === undefined &&
+      !('same_host' in spec.schedulerHints);
     return eligible ? this.policy.hostSampleSize : 0;
   }
 
@@ -148,27 +188,49 @@ export class SchedulerCore {
    * One pass of steps 1-6 over every candidate host (`sampleSize` 0) or a seeded sample of them.
    * With a sample, a NoValidHost is handed back without releasing (the caller decides).
    */
-  private async attempt(req: SelectDestinationsRequest, flavor: ReturnType<typeof validateRequest>, sampleSize: number):
-    Promise<{ result: SelectDestinationsResult; sampled: boolean }> {
+  private async attempt(
+    req: SelectDestinationsRequest,
+    flavor: ReturnType<typeof validateRequest>,
+    sampleSize: number,
+  ): Promise<{ result: SelectDestinationsResult; sampled: boolean }> {
     const base = { spec: req.spec, flavor, image: req.spec.image, policy: this.policy };
     const releaseOnNoValidHost = sampleSize === 0;
     // NOTE: the sample's generator is its own, so the decision's stream (shuffle, subset) is the one an unsampled pass uses.
     const sample = sampleSize > 0 ? { size: sampleSize, rng: seededPrng(req.spec.seed + SAMPLE_SEED_OFFSET) } : undefined;
-    const gathered = await this.settled(req, async () => {
-      const aggregates = await this.ports.snapshot.getAggregates();
-      return gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot, this.indexes, sample);
-    }, releaseOnNoValidHost);
+    const gathered = await this.settled(
+      req,
+      async () => {
+        const aggregates = await this.ports.snapshot.getAggregates();
+        return gatherHosts({ ...base, aggregates }, this.requestFilters, this.ports.snapshot, this.indexes, sample);
+      },
+      releaseOnNoValidHost,
+    );
     if (gathered.kind === 'no_valid_host') return { result: { ...gathered, claimRetries: 0 }, sampled: false };
     const group = req.spec.instanceGroup;
-    const decide = (): Promise<SelectDestinationsResult> => this.settled(req, async () => {
-      const ctx: SchedulingContext = {
-        ...base, now: this.ports.clock.now(),
-        group: group === undefined ? undefined : groupState(group, await this.memberHosts(group, req)),
-        hinted: await this.hintedHosts(req),
-      };
-      return this.decide(req, gathered.hosts, gathered.diagnosis, { ctx, query: gathered.query, stats: { retries: 0 } }, gathered.sampled);
-    }, releaseOnNoValidHost);
-    return { result: await (group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide)), sampled: gathered.sampled };
+    const decide = (): Promise<SelectDestinationsResult> =>
+      this.settled(
+        req,
+        async () => {
+          const ctx: SchedulingContext = {
+            ...base,
+            now: this.ports.clock.now(),
+            group: group === undefined ? undefined : groupState(group, await this.memberHosts(group, req)),
+            hinted: await this.hintedHosts(req),
+          };
+          return this.decide(
+            req,
+            gathered.hosts,
+            gathered.diagnosis,
+            { ctx, query: gathered.query, stats: { retries: 0 } },
+            gathered.sampled,
+          );
+        },
+        releaseOnNoValidHost,
+      );
+    return {
+      result: await (group === undefined ? decide() : this.ports.groupLock.withLock(group.uuid, decide)),
+      sampled: gathered.sampled,
+    };
   }
 
   /** Where the `same_host` / `different_host` hints' instances hold claims (one read per hint given; the moving instance itself excluded). */
@@ -185,12 +247,17 @@ export class SchedulerCore {
 
   /** Where the group's members hold claims; a moving instance is not its own neighbour (Nova: `get_hosts(exclude=[instance])`). */
   private memberHosts(group: InstanceGroup, req: SelectDestinationsRequest): Promise<ReadonlyMap<string, number>> {
-    return req.move === undefined ? this.ports.snapshot.getGroupMemberHosts(group) : this.ports.snapshot.getGroupMemberHosts(group, req.instanceUuids);
+    return req.move === undefined
+      ? this.ports.snapshot.getGroupMemberHosts(group)
+      : this.ports.snapshot.getGroupMemberHosts(group, req.instanceUuids);
   }
 
   /** Runs one stage; on NoValidHost or a throw, undoes the request's claims (idempotent). */
-  private async settled<T extends { readonly kind: string }>(req: SelectDestinationsRequest, work: () => Promise<T>,
-    releaseOnNoValidHost = true): Promise<T> {
+  private async settled<T extends { readonly kind: string }>(
+    req: SelectDestinationsRequest,
+    work: () => Promise<T>,
+    releaseOnNoValidHost = true,
+  ): Promise<T> {
     let result: T;
     try {
       result = await work();
@@ -213,14 +280,24 @@ export class SchedulerCore {
     return this.ports.claimer.revertMove(req.instanceUuids[0] as string, req.move.migrationUuid);
   }
 
-  private async decide(req: SelectDestinationsRequest, hosts: HostState[], prefix: FilterDiagnosis[],
-    run: DecisionRun, sampled: boolean): Promise<SelectDestinationsResult> {
+  private async decide(
+    req: SelectDestinationsRequest,
+    hosts: HostState[],
+    prefix: FilterDiagnosis[],
+    run: DecisionRun,
+    sampled: boolean,
+  ): Promise<SelectDestinationsResult> {
     // NOTE: Nomad-style: the host order is shuffled from the request's seed before weighing, so
     // equal weights break the same way for the same seed and differently across seeds.
     const rng = seededPrng(req.spec.seed);
     const ordered = shuffled(hosts, rng);
-    const deps = { claimer: this.ports.claimer, snapshot: this.ports.snapshot, query: run.query, maxConflictRetries: this.policy.claimConflictRetries,
-      migrationUuid: req.move?.migrationUuid };
+    const deps = {
+      claimer: this.ports.claimer,
+      snapshot: this.ports.snapshot,
+      query: run.query,
+      maxConflictRetries: this.policy.claimConflictRetries,
+      migrationUuid: req.move?.migrationUuid,
+    };
     const placed = await placeInstances(ordered, req.instanceUuids, this.pipeline, run.ctx, rng, deps, run.stats);
     if (placed.kind === 'no_valid_host') {
       return { kind: 'no_valid_host', reason: placed.reason, diagnosis: [...prefix, ...placed.diagnosis], claimRetries: run.stats.retries };
@@ -244,15 +321,22 @@ export class SchedulerCore {
    * the last instance's ranking is that ranking (as in Nova); a group's policy changes with each
    * claim, so it is ranked once more.
    */
-  private withAlternates(placed: { placements: readonly Placement[]; lastRanking: Ranking }, hosts: readonly HostState[],
-    req: SelectDestinationsRequest, ctx: SchedulingContext): Selection[][] {
+  private withAlternates(
+    placed: { placements: readonly Placement[]; lastRanking: Ranking },
+    hosts: readonly HostState[],
+    req: SelectDestinationsRequest,
+    ctx: SchedulingContext,
+  ): Selection[][] {
     const { placements } = placed;
     const chosen = new Set(placements.map((p) => p.host.record.uuid));
     let ranked: readonly HostState[] = [];
-    if (req.numAlternates > 0) ranked = ctx.group === undefined ? placed.lastRanking.weighed : rankHosts(hosts, this.pipeline, ctx, undefined).weighed;
+    if (req.numAlternates > 0)
+      ranked = ctx.group === undefined ? placed.lastRanking.weighed : rankHosts(hosts, this.pipeline, ctx, undefined).weighed;
     return placements.map((p) => [
       toSelection(p.host, p.candidate, req.allocationRequestVersion),
-      ...alternatesFor(p.host, ranked, chosen, req.numAlternates).map((a) => toSelection(a.host, a.candidate, req.allocationRequestVersion)),
+      ...alternatesFor(p.host, ranked, chosen, req.numAlternates).map((a) =>
+        toSelection(a.host, a.candidate, req.allocationRequestVersion),
+      ),
     ]);
   }
 }

@@ -30,18 +30,51 @@ for (let i = 0; i < hosts; i++) {
   const uuid = randomUUID();
   uuids.push(uuid);
   records.set(uuid, {
-    uuid, host: `host-${i}`, nodename: `node-${i}`, cellUuid: i % 2 === 0 ? 'cell-1' : 'cell-2', cellDisabled: false, serviceDisabled: false,
-    serviceDisabledReason: '', forcedDown: false, lastHeartbeatAt: now, aggregates: [], hypervisorType: 'qemu',
-    hypervisorVersion: 6002000, supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }], numIoOps: i % 5, failedBuilds: 0,
-    vcpus: 64, vcpusUsed: 0, memoryMb: 262144, memoryMbUsed: 0, localGb: 2000, localGbUsed: 0, stats: {}, cpuInfo: { arch: 'x86_64' },
+    uuid,
+    host: `host-${i}`,
+    nodename: `node-${i}`,
+    cellUuid: i % 2 === 0 ? 'cell-1' : 'cell-2',
+    cellDisabled: false,
+    serviceDisabled: false,
+    serviceDisabledReason: '',
+    forcedDown: false,
+    lastHeartbeatAt: now,
+    aggregates: [],
+    hypervisorType: 'qemu',
+    hypervisorVersion: 6002000,
+    supportedInstances: [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }],
+    numIoOps: i % 5,
+    failedBuilds: 0,
+    vcpus: 64,
+    vcpusUsed: 0,
+    memoryMb: 262144,
+    memoryMbUsed: 0,
+    localGb: 2000,
+    localGbUsed: 0,
+    stats: {},
+    cpuInfo: { arch: 'x86_64' },
   });
 }
 const answer: GetAllocationCandidatesResponse = { allocationRequests: [], providerSummaries: {} };
 for (const uuid of uuids.slice(0, copy)) {
-  answer.allocationRequests.push({ allocations: [{ resourceProviderUuid: uuid, resources: { VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 } }],
-    mappings: { '': { providerUuids: [uuid] } } });
-  answer.providerSummaries[uuid] = { uuid, name: uuid, rootProviderUuid: uuid, parentProviderUuid: '', generation: 1, traits: [], aggregates: [],
-    resources: { VCPU: { capacity: 64 * 16, used: 0 }, MEMORY_MB: { capacity: 262_144 * 1.5, used: 0 }, DISK_GB: { capacity: 4096, used: 0 } } };
+  answer.allocationRequests.push({
+    allocations: [{ resourceProviderUuid: uuid, resources: { VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 } }],
+    mappings: { '': { providerUuids: [uuid] } },
+  });
+  answer.providerSummaries[uuid] = {
+    uuid,
+    name: uuid,
+    rootProviderUuid: uuid,
+    parentProviderUuid: '',
+    generation: 1,
+    traits: [],
+    aggregates: [],
+    resources: {
+      VCPU: { capacity: 64 * 16, used: 0 },
+      MEMORY_MB: { capacity: 262_144 * 1.5, used: 0 },
+      DISK_GB: { capacity: 4096, used: 0 },
+    },
+  };
 }
 
 const ports: SchedulerPorts = {
@@ -49,7 +82,10 @@ const ports: SchedulerPorts = {
     getAllocationCandidates: () => Promise.resolve(answer),
     getComputeNodes: (list) => {
       const out = new Map<string, ComputeNodeRecord>();
-      for (const u of list) { const r = records.get(u); if (r !== undefined) out.set(u, r); }
+      for (const u of list) {
+        const r = records.get(u);
+        if (r !== undefined) out.set(u, r);
+      }
       return Promise.resolve(out);
     },
     getAggregates: () => Promise.resolve([]),
@@ -60,7 +96,10 @@ const ports: SchedulerPorts = {
     claim: (_consumer, candidate: AllocationCandidate) => {
       for (const a of candidate.allocations) {
         const s = answer.providerSummaries[a.resourceProviderUuid];
-        for (const [rc, n] of Object.entries(a.resources)) { const r = s?.resources[rc]; if (r !== undefined) r.used += n; }
+        for (const [rc, n] of Object.entries(a.resources)) {
+          const r = s?.resources[rc];
+          if (r !== undefined) r.used += n;
+        }
       }
       return Promise.resolve({ kind: 'claimed' as const, consumerGeneration: 1 });
     },
@@ -75,15 +114,29 @@ const ports: SchedulerPorts = {
 async function main(): Promise<void> {
   const core = new SchedulerCore(ports, { ...DEFAULT_POLICY, hostSampleSize: arg('sample', 50) });
   const spec = (seed: number) => ({
-    instanceUuid: '', projectId: 'bench', userId: 'bench', numInstances: 1, availabilityZone: '', instanceGroup: undefined,
+    instanceUuid: '',
+    projectId: 'bench',
+    userId: 'bench',
+    numInstances: 1,
+    availabilityZone: '',
+    instanceGroup: undefined,
     flavor: { id: 0, flavorid: 'b1', name: 'bench.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
     image: { id: 'img', name: 'cirros', diskFormat: 'qcow2', sizeBytes: 0, properties: {} },
-    schedulerHints: {}, requestedDestination: undefined, ignoreHosts: [], seed, requestId: 'r',
+    schedulerHints: {},
+    requestedDestination: undefined,
+    ignoreHosts: [],
+    seed,
+    requestId: 'r',
   });
   const run = async (n: number, base: number): Promise<number> => {
     const cpu = process.cpuUsage();
     for (let i = 0; i < n; i++) {
-      const r = await core.selectDestinations({ spec: spec(base + i), instanceUuids: [`i-${base + i}`], numAlternates: 2, allocationRequestVersion: '1.36' });
+      const r = await core.selectDestinations({
+        spec: spec(base + i),
+        instanceUuids: [`i-${base + i}`],
+        numAlternates: 2,
+        allocationRequestVersion: '1.36',
+      });
       if (r.kind !== 'selected') throw new Error(`unexpected ${r.kind}`);
     }
     const used = process.cpuUsage(cpu);
@@ -93,7 +146,9 @@ async function main(): Promise<void> {
   const rounds: number[] = [];
   for (let k = 0; k < 5; k++) rounds.push(await run(decisions / 5, 1_000_000 * (k + 1)));
   rounds.sort((a, b) => a - b);
-  process.stdout.write(`${hosts} hosts, copy of ${copy}: ${rounds.map((r) => r.toFixed(1)).join(' ')} µs CPU per decision (median ${rounds[2]?.toFixed(1)})\n`);
+  process.stdout.write(
+    `${hosts} hosts, copy of ${copy}: ${rounds.map((r) => r.toFixed(1)).join(' ')} µs CPU per decision (median ${rounds[2]?.toFixed(1)})\n`,
+  );
 }
 
 void main();

@@ -7,7 +7,14 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
-  addHostMappings, createCellMapping, deleteCellMapping, deleteHostMapping, grantApiDbReads, listHostMappings, setCellMappingDisabled, updateCellMapping,
+  addHostMappings,
+  createCellMapping,
+  deleteCellMapping,
+  deleteHostMapping,
+  grantApiDbReads,
+  listHostMappings,
+  setCellMappingDisabled,
+  updateCellMapping,
 } from '@cellsched/api-db';
 import { CELL_DB_MIGRATIONS_DIR, getService, grantCellDbReads, setServiceDisabled } from '@cellsched/cell-db';
 import { testInfra } from '@cellsched/config';
@@ -36,7 +43,11 @@ async function asAdmin<T>(fn: (c: Client) => Promise<T>, db = 'postgres'): Promi
   u.pathname = `/${db}`;
   const c = new Client({ connectionString: u.toString() });
   await c.connect();
-  try { return await fn(c); } finally { await c.end(); }
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,15 +59,24 @@ async function choices(n = 12): Promise<string[]> {
   for (let seed = 1; seed <= n; seed++) {
     const r = await select(client, requestSpec({ seed }), [randomUUID()]);
     if (r.ok) out.push(r.res.destinations[0]?.selections[0]?.cellUuid ?? '?');
-    else out.push(`NoValidHost ${(r.err.failure?.diagnosis as { filter: string; hostsAfter: number }[] | undefined)?.map((d) => `${d.filter}:${d.hostsAfter}`).join(',') ?? r.err.message}`);
+    else
+      out.push(
+        `NoValidHost ${(r.err.failure?.diagnosis as { filter: string; hostsAfter: number }[] | undefined)?.map((d) => `${d.filter}:${d.hostsAfter}`).join(',') ?? r.err.message}`,
+      );
   }
   return [...new Set(out)].sort();
 }
 
 /** Sessions on a database by this test's replica, as user names. */
 async function replicaSessions(db: string): Promise<string[]> {
-  return asAdmin(async (c) => (await c.query<{ u: string }>(
-    "SELECT usename AS u FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'scheduler-cell-%'", [db])).rows.map((r) => r.u));
+  return asAdmin(async (c) =>
+    (
+      await c.query<{ u: string }>(
+        "SELECT usename AS u FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'scheduler-cell-%'",
+        [db],
+      )
+    ).rows.map((r) => r.u),
+  );
 }
 
 beforeAll(async () => {
@@ -75,7 +95,7 @@ afterAll(async () => {
   await asAdmin((c) => c.query(`DROP ROLE IF EXISTS ${ROLE}`));
 });
 
-test('the replica reads every cell as its own read-only role, never as the cell mapping\'s owner', async () => {
+test("the replica reads every cell as its own read-only role, never as the cell mapping's owner", async () => {
   expect(await choices()).toEqual([cellUuid(0), cellUuid(1)].sort());
   for (const c of cloud.cells) expect(new Set(await replicaSessions(c.db.name))).toEqual(new Set([ROLE]));
 });
@@ -95,9 +115,18 @@ test('a cell disabled at run time gets no new builds; enabled, it gets them agai
 test('a cell created at run time (mapped, synced, granted) is read and chosen without a restart', async () => {
   cell3 = await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: 'sched_cells_c3', poolMax: 2 });
   await grantCellDbReads(cell3.pool, 'scheduler', ROLE);
-  await seedHosts([cell3.pool], cloud.placementDb.pool, [0, 1].map((i) => ({ host: `cells-new-${i}`, cell: 0, ...size })));
+  await seedHosts(
+    [cell3.pool],
+    cloud.placementDb.pool,
+    [0, 1].map((i) => ({ host: `cells-new-${i}`, cell: 0, ...size })),
+  );
   const before = app.cache.size;
-  const { cell } = await createCellMapping(cloud.apiDb.pool, { uuid: CELL3, name: 'cell3', transportUrl: 'amqp://127.0.0.1:5672/sched_cells_c3', databaseConnection: cell3.url });
+  const { cell } = await createCellMapping(cloud.apiDb.pool, {
+    uuid: CELL3,
+    name: 'cell3',
+    transportUrl: 'amqp://127.0.0.1:5672/sched_cells_c3',
+    databaseConnection: cell3.url,
+  });
   await addHostMappings(cloud.apiDb.pool, cell.id, ['cells-new-0', 'cells-new-1']); // as discover_hosts leaves them: an unmapped host is never chosen
   await setCellMappingDisabled(cloud.apiDb.pool, cellUuid(0), true);
   await sleep(BOUND_MS);
@@ -109,7 +138,12 @@ test('a cell created at run time (mapped, synced, granted) is read and chosen wi
 test('a cell whose database is down does not stop the others: their changes are still followed', async () => {
   const down = new URL(cloud.cells[0]?.db.url ?? '');
   down.pathname = '/sched_cells_no_such_database';
-  await createCellMapping(cloud.apiDb.pool, { uuid: CELL4, name: 'cell4', transportUrl: 'amqp://127.0.0.1:5672/sched_cells_c4', databaseConnection: down.toString() });
+  await createCellMapping(cloud.apiDb.pool, {
+    uuid: CELL4,
+    name: 'cell4',
+    transportUrl: 'amqp://127.0.0.1:5672/sched_cells_c4',
+    databaseConnection: down.toString(),
+  });
   const db = (cell3 as TestDatabase).pool;
   const svc = await getService(db, 'cells-new-0', 'nova-compute');
   await setServiceDisabled(db, svc?.id ?? 0, true, 'maintenance');
@@ -150,7 +184,8 @@ test('a deleted cell is dropped: its hosts leave the cache, its connections clos
   const before = app.cache.size;
   await setCellMappingDisabled(cloud.apiDb.pool, cellUuid(0), false);
   // as delete_cell --force: the cell's host mappings go first
-  for (const m of await listHostMappings(cloud.apiDb.pool, { cellUuid: CELL3 })) await deleteHostMapping(cloud.apiDb.pool, m.host, { cellUuid: CELL3 });
+  for (const m of await listHostMappings(cloud.apiDb.pool, { cellUuid: CELL3 }))
+    await deleteHostMapping(cloud.apiDb.pool, m.host, { cellUuid: CELL3 });
   await deleteCellMapping(cloud.apiDb.pool, CELL3);
   await sleep(BOUND_MS);
   expect(await choices()).toEqual([cellUuid(0)]);

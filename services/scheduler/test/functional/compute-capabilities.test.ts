@@ -29,8 +29,17 @@ afterAll(async () => {
   await cloud.close();
 });
 
-const flavorWith = (extraSpecs: Record<string, string>) =>
-  ({ id: 0, flavorid: 'arm', name: 'a1.small', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs });
+const flavorWith = (extraSpecs: Record<string, string>) => ({
+  id: 0,
+  flavorid: 'arm',
+  name: 'a1.small',
+  vcpus: 1,
+  memoryMb: 512,
+  rootGb: 1,
+  ephemeralGb: 0,
+  swap: 0,
+  extraSpecs,
+});
 
 async function bootOn(client: SchedulerClient, extraSpecs: Record<string, string>, seed: number): Promise<string> {
   const r = await select(client, requestSpec({ flavor: flavorWith(extraSpecs), seed }), [randomUUID()]);
@@ -50,7 +59,9 @@ test('capabilities:cpu_info:arch=aarch64 lands on the aarch64 hosts only; withou
 });
 
 test('an architecture no compute reports is NoValidHost, and the diagnosis names ComputeCapabilitiesFilter', async () => {
-  const r = await select(withFilter, requestSpec({ flavor: flavorWith({ 'capabilities:cpu_info:arch': 's== s390x' }), seed: 5 }), [randomUUID()]);
+  const r = await select(withFilter, requestSpec({ flavor: flavorWith({ 'capabilities:cpu_info:arch': 's== s390x' }), seed: 5 }), [
+    randomUUID(),
+  ]);
   expect(r.ok).toBe(false);
   if (r.ok) return;
   expect(r.err.failure?.code).toBe('scheduler.no_valid_host');

@@ -35,7 +35,7 @@ test('a host without a host mapping is never chosen; mapped again, it is', async
   for (const h of ['hm-1', 'hm-2', 'hm-3']) expect(await deleteHostMapping(cloud.apiDb.pool, h)).toBe(true);
   await app.mappings.refresh();
   const seen = new Set<string>();
-  for (let i = 0; i < 12; i++) seen.add(await chosenHost() ?? 'NoValidHost');
+  for (let i = 0; i < 12; i++) seen.add((await chosenHost()) ?? 'NoValidHost');
   expect([...seen]).toEqual(['hm-0']);
   // with hm-0 unmapped too, nothing is left: NoValidHost, the snapshot line saying why
   await deleteHostMapping(cloud.apiDb.pool, 'hm-0');
@@ -44,8 +44,16 @@ test('a host without a host mapping is never chosen; mapped again, it is', async
   expect(none.ok).toBe(false);
   if (none.ok) return;
   expect(none.err.failure?.code).toBe('scheduler.no_valid_host');
-  expect(none.err.failure?.diagnosis).toEqual(expect.arrayContaining([
-    expect.objectContaining({ filter: 'host_state_snapshot', hostsBefore: 4, hostsAfter: 0, reason: 'no compute node record of a discovered host (4 hosts)' })]));
+  expect(none.err.failure?.diagnosis).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({
+        filter: 'host_state_snapshot',
+        hostsBefore: 4,
+        hostsAfter: 0,
+        reason: 'no compute node record of a discovered host (4 hosts)',
+      }),
+    ]),
+  );
   // discovered again (hm-2 is in cell index 0): chosen
   const id = (await listCellMappings(cloud.apiDb.pool)).find((c) => c.uuid === cell0)?.id ?? -1;
   await addHostMappings(cloud.apiDb.pool, id, ['hm-2']);

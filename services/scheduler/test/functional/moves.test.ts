@@ -24,11 +24,24 @@ afterAll(async () => {
   await cloud.close();
 });
 
-async function selectMove(spec: RequestSpec, instance: string, m: Omit<MoveContext, 'force'> & { force?: boolean }, numAlternates = 2):
-  Promise<{ ok: true; res: SelectDestinationsResponse } | { ok: false; err: Error & { failure?: { code: string } } }> {
+async function selectMove(
+  spec: RequestSpec,
+  instance: string,
+  m: Omit<MoveContext, 'force'> & { force?: boolean },
+  numAlternates = 2,
+): Promise<{ ok: true; res: SelectDestinationsResponse } | { ok: false; err: Error & { failure?: { code: string } } }> {
   try {
     const move: MoveContext = { force: false, ...m };
-    return { ok: true, res: await client.selectDestinations({ requestSpec: spec, instanceUuids: [instance], numAlternates, allocationRequestVersion: '1.36', move }) };
+    return {
+      ok: true,
+      res: await client.selectDestinations({
+        requestSpec: spec,
+        instanceUuids: [instance],
+        numAlternates,
+        allocationRequestVersion: '1.36',
+        move,
+      }),
+    };
   } catch (err) {
     return { ok: false, err: err as Error & { failure?: { code: string } } };
   }
@@ -47,7 +60,7 @@ async function boot(): Promise<{ uuid: string; host: SeededHost; cellUuid: strin
 
 const inCell = (cellUuid: string, host = ''): Destination => ({ host, node: '', cellUuid, aggregates: [], allowCrossCellMove: false });
 
-test('a move claims the destination with ClaimMove: instance on the destination, migration on the source, in the instance\'s cell', async () => {
+test("a move claims the destination with ClaimMove: instance on the destination, migration on the source, in the instance's cell", async () => {
   const vm = await boot();
   const migration = randomUUID();
   const move = { migrationUuid: migration, sourceHost: vm.host.host, sourceNode: vm.host.host, allowSameHost: false };
@@ -63,7 +76,11 @@ test('a move claims the destination with ClaimMove: instance on the destination,
   expect(usage.consumers.get(migration)).toEqual([vm.host.uuid]);
 
   // a retry of the same move (a redelivered cast) replaces the destination only
-  const again = await selectMove(requestSpec({ instanceUuid: vm.uuid, requestedDestination: inCell(vm.cellUuid), seed: 99 }), vm.uuid, move);
+  const again = await selectMove(
+    requestSpec({ instanceUuid: vm.uuid, requestedDestination: inCell(vm.cellUuid), seed: 99 }),
+    vm.uuid,
+    move,
+  );
   if (!again.ok) throw again.err;
   usage = await placementUsage(cloud.placementDb.pool);
   expect(usage.consumers.get(vm.uuid)).toEqual([again.res.destinations[0]?.selections[0]?.computeNodeUuid]);
@@ -72,7 +89,11 @@ test('a move claims the destination with ClaimMove: instance on the destination,
 
   // and a retry that meets NoValidHost (a host of the other cell requested) reverts the move
   const other = hosts.find((h) => h.cell !== vm.host.cell) as SeededHost;
-  const none = await selectMove(requestSpec({ instanceUuid: vm.uuid, requestedDestination: inCell(vm.cellUuid, other.host) }), vm.uuid, move);
+  const none = await selectMove(
+    requestSpec({ instanceUuid: vm.uuid, requestedDestination: inCell(vm.cellUuid, other.host) }),
+    vm.uuid,
+    move,
+  );
   expect(none.ok).toBe(false);
   if (!none.ok) expect(none.err.failure?.code).toBe('scheduler.no_valid_host');
   usage = await placementUsage(cloud.placementDb.pool);
@@ -84,8 +105,12 @@ test('a requested host in the cell is the only candidate; the source is refused 
   const vm = await boot();
   const target = hosts.find((h) => h.cell === vm.host.cell && h.host !== vm.host.host) as SeededHost;
   const m1 = randomUUID();
-  const r = await selectMove(requestSpec({ instanceUuid: vm.uuid, requestedDestination: inCell(vm.cellUuid, target.host) }), vm.uuid,
-    { migrationUuid: m1, sourceHost: vm.host.host, sourceNode: vm.host.host, allowSameHost: false });
+  const r = await selectMove(requestSpec({ instanceUuid: vm.uuid, requestedDestination: inCell(vm.cellUuid, target.host) }), vm.uuid, {
+    migrationUuid: m1,
+    sourceHost: vm.host.host,
+    sourceNode: vm.host.host,
+    allowSameHost: false,
+  });
   if (!r.ok) throw r.err;
   expect(r.res.destinations[0]?.selections.map((s) => s.serviceHost)).toEqual([target.host]);
   expect((await placementUsage(cloud.placementDb.pool)).consumers.get(vm.uuid)).toEqual([target.uuid]);
@@ -93,9 +118,19 @@ test('a requested host in the cell is the only candidate; the source is refused 
   // now on `target`: a move to its own host is NoValidHost, and allowed with allow_same_host (resize to the same host)
   const m2 = randomUUID();
   const pinned = requestSpec({ instanceUuid: vm.uuid, requestedDestination: inCell(vm.cellUuid, target.host) });
-  const refused = await selectMove(pinned, vm.uuid, { migrationUuid: m2, sourceHost: target.host, sourceNode: target.host, allowSameHost: false });
+  const refused = await selectMove(pinned, vm.uuid, {
+    migrationUuid: m2,
+    sourceHost: target.host,
+    sourceNode: target.host,
+    allowSameHost: false,
+  });
   expect(refused.ok).toBe(false);
-  const same = await selectMove(pinned, vm.uuid, { migrationUuid: m2, sourceHost: target.host, sourceNode: target.host, allowSameHost: true });
+  const same = await selectMove(pinned, vm.uuid, {
+    migrationUuid: m2,
+    sourceHost: target.host,
+    sourceNode: target.host,
+    allowSameHost: true,
+  });
   if (!same.ok) throw same.err;
   const usage = await placementUsage(cloud.placementDb.pool);
   expect(usage.consumers.get(vm.uuid)).toEqual([target.uuid]);
@@ -105,7 +140,12 @@ test('a requested host in the cell is the only candidate; the source is refused 
 
 test('a malformed move is INVALID_ARGUMENT and changes nothing', async () => {
   const vm = await boot();
-  const r = await selectMove(requestSpec({ instanceUuid: vm.uuid }), vm.uuid, { migrationUuid: '', sourceHost: vm.host.host, sourceNode: '', allowSameHost: false });
+  const r = await selectMove(requestSpec({ instanceUuid: vm.uuid }), vm.uuid, {
+    migrationUuid: '',
+    sourceHost: vm.host.host,
+    sourceNode: '',
+    allowSameHost: false,
+  });
   expect(r.ok).toBe(false);
   if (!r.ok) expect(r.err.failure?.code).toBe('scheduler.request.invalid');
   expect((await placementUsage(cloud.placementDb.pool)).consumers.get(vm.uuid)).toEqual([vm.host.uuid]);

@@ -42,7 +42,15 @@ test('200 concurrent requests into room for 150 over 4 replicas: exactly 150 cla
   expect(usage.overCapacity).toEqual([]);
   expect([...usage.consumers.keys()].sort()).toEqual([...ok].sort());
   expect([...usage.consumers.values()].every((providers) => providers.length === 1)).toBe(true);
-  const retries = results.reduce((n, r) => n + (r.ok ? r.res.claimRetries
-    : Number((r.err.failure as { metadata?: Record<string, string> } | undefined)?.metadata?.claim_retries ?? 0)), 0);
-  process.stdout.write(`race: 200 requests, 4 replicas, ${ms} ms, ${ok.length} claims, ${failures.length} NoValidHost, ${retries} conflict retries; claims refused for capacity: ${apps.reduce((n, a) => n + a.claimer.stats.noCapacity, 0)}\n`);
+  const retries = results.reduce(
+    (n, r) =>
+      n +
+      (r.ok
+        ? r.res.claimRetries
+        : Number((r.err.failure as { metadata?: Record<string, string> } | undefined)?.metadata?.claim_retries ?? 0)),
+    0,
+  );
+  process.stdout.write(
+    `race: 200 requests, 4 replicas, ${ms} ms, ${ok.length} claims, ${failures.length} NoValidHost, ${retries} conflict retries; claims refused for capacity: ${apps.reduce((n, a) => n + a.claimer.stats.noCapacity, 0)}\n`,
+  );
 }, 120_000);

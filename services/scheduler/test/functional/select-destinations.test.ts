@@ -35,7 +35,7 @@ afterAll(async () => {
   await cloud.close();
 });
 
-test('alternates are all in the chosen host\'s cell, never the chosen host, and carry placement\'s allocation request', async () => {
+test("alternates are all in the chosen host's cell, never the chosen host, and carry placement's allocation request", async () => {
   const hosts = await reset(Array.from({ length: 8 }, (_, i) => ({ host: `alt-${i}`, cell: i % 2, ...size })));
   const cellOf = new Map(hosts.map((h) => [h.uuid, cloud.cells[h.cell]?.uuid]));
   for (const seed of [1, 2, 3, 4]) {
@@ -56,7 +56,10 @@ test('alternates are all in the chosen host\'s cell, never the chosen host, and 
 });
 
 test('multi-create is all-or-nothing: 5 instances into room for 4 claim nothing; 4 claim 4', async () => {
-  await reset([{ host: 'mc-1', cell: 0, ...size }, { host: 'mc-2', cell: 1, ...size }]);
+  await reset([
+    { host: 'mc-1', cell: 0, ...size },
+    { host: 'mc-2', cell: 1, ...size },
+  ]);
   const five = Array.from({ length: 5 }, () => randomUUID());
   const r = await select(client, requestSpec({ numInstances: 5 }), five);
   expect(r.ok).toBe(false);
@@ -77,7 +80,10 @@ test('multi-create is all-or-nothing: 5 instances into room for 4 claim nothing;
 });
 
 test('NoValidHost is FAILED_PRECONDITION with a per-filter diagnosis', async () => {
-  await reset([{ host: 'nv-1', cell: 0, ...size, disabled: true }, { host: 'nv-2', cell: 1, ...size, forcedDown: true }]);
+  await reset([
+    { host: 'nv-1', cell: 0, ...size, disabled: true },
+    { host: 'nv-2', cell: 1, ...size, forcedDown: true },
+  ]);
   const r = await select(client, requestSpec(), [randomUUID()]);
   expect(r.ok).toBe(false);
   if (r.ok) return;
@@ -86,7 +92,13 @@ test('NoValidHost is FAILED_PRECONDITION with a per-filter diagnosis', async () 
   const diagnosis = r.err.failure?.diagnosis as { filter: string; hostsBefore: number; hostsAfter: number; reason: string }[];
   expect(diagnosis).toContainEqual(expect.objectContaining({ filter: 'ComputeFilter', hostsBefore: 2, hostsAfter: 0 }));
 
-  const tooBig = await select(client, requestSpec({ flavor: { id: 0, flavorid: 'x', name: 'huge', vcpus: 64, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} } }), [randomUUID()]);
+  const tooBig = await select(
+    client,
+    requestSpec({
+      flavor: { id: 0, flavorid: 'x', name: 'huge', vcpus: 64, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
+    }),
+    [randomUUID()],
+  );
   expect(tooBig.ok).toBe(false);
   if (!tooBig.ok) expect(tooBig.err.failure?.code).toBe('scheduler.no_valid_host');
 });
@@ -103,8 +115,10 @@ test('bad input is INVALID_ARGUMENT scheduler.request.invalid and claims nothing
 test('disabled, forced-down and silent hosts are never chosen, nor offered as alternates', async () => {
   const old = new Date(Date.now() - 10 * 60_000);
   const hosts = await reset([
-    { host: 'ok-1', cell: 0, ...size, vcpus: 20 }, { host: 'ok-2', cell: 0, ...size, vcpus: 20 },
-    { host: 'dis-1', cell: 0, ...size, vcpus: 40, disabled: true }, { host: 'fd-1', cell: 0, ...size, vcpus: 40, forcedDown: true },
+    { host: 'ok-1', cell: 0, ...size, vcpus: 20 },
+    { host: 'ok-2', cell: 0, ...size, vcpus: 20 },
+    { host: 'dis-1', cell: 0, ...size, vcpus: 40, disabled: true },
+    { host: 'fd-1', cell: 0, ...size, vcpus: 40, forcedDown: true },
     { host: 'old-1', cell: 0, ...size, vcpus: 40, lastSeenUp: old },
   ]);
   const good = new Set(hosts.filter((h) => h.host.startsWith('ok-')).map((h) => h.uuid));
@@ -116,7 +130,10 @@ test('disabled, forced-down and silent hosts are never chosen, nor offered as al
 });
 
 test('the host cache follows a disable incrementally (one row read), then never chooses that host', async () => {
-  const hosts = await reset([{ host: 'inc-1', cell: 0, ...size, vcpus: 50 }, { host: 'inc-2', cell: 1, ...size, vcpus: 50 }]);
+  const hosts = await reset([
+    { host: 'inc-1', cell: 0, ...size, vcpus: 50 },
+    { host: 'inc-2', cell: 1, ...size, vcpus: 50 },
+  ]);
   const victim = hosts[0] as SeededHost;
   const db = cloud.cells[0]?.db.pool;
   if (db === undefined) throw new Error('no cell');
@@ -139,7 +156,10 @@ test('the host cache follows a disable incrementally (one row read), then never 
 });
 
 test('a stale host cache answers at once from its copy and refreshes in the background (a request never waits for the cells)', async () => {
-  const hosts = await reset([{ host: 'bg-1', cell: 0, ...size }, { host: 'bg-2', cell: 1, ...size }]);
+  const hosts = await reset([
+    { host: 'bg-1', cell: 0, ...size },
+    { host: 'bg-2', cell: 1, ...size },
+  ]);
   const victim = hosts[0] as SeededHost;
   const db = cloud.cells[0]?.db.pool;
   if (db === undefined) throw new Error('no cell');
@@ -158,7 +178,10 @@ test('a stale host cache answers at once from its copy and refreshes in the back
 });
 
 test('an incremental host-cache read looks back its overlap (2 s) for late commits, not further', async () => {
-  const hosts = await reset([{ host: 'ov-1', cell: 0, ...size }, { host: 'ov-2', cell: 0, ...size }]);
+  const hosts = await reset([
+    { host: 'ov-1', cell: 0, ...size },
+    { host: 'ov-2', cell: 0, ...size },
+  ]);
   const db = cloud.cells[0]?.db.pool;
   if (db === undefined) throw new Error('no cell');
   await db.query("UPDATE compute_nodes SET updated_at = now() - interval '1 hour'");

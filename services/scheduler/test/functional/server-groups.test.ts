@@ -30,8 +30,9 @@ async function parallelBoots(policy: ServerGroupPolicy): Promise<{ hosts: string
   const { group } = await createInstanceGroup(cloud.apiDb.pool, { name: `g-${policy}`, userId: 'u1', projectId: 'p1', policy, members });
   // NOTE: the spec's member list is stale on purpose (empty): parallel boots cannot know each other.
   const wire: InstanceGroup = { uuid: group.uuid, policy, hosts: [], members: [], maxServerPerHost: 0 };
-  const results = await Promise.all(members.map((m, i) =>
-    select(clients[i % 2] as SchedulerClient, requestSpec({ instanceGroup: wire, seed: i + 1 }), [m], 2)));
+  const results = await Promise.all(
+    members.map((m, i) => select(clients[i % 2] as SchedulerClient, requestSpec({ instanceGroup: wire, seed: i + 1 }), [m], 2)),
+  );
   const hosts = results.map((r) => {
     if (!r.ok) throw r.err;
     return r.res.destinations[0]?.selections[0]?.serviceHost ?? '';
@@ -52,7 +53,7 @@ test('20 parallel boots into one affinity group over 2 replicas land on one host
   expect(new Set(hosts).size).toBe(1);
 });
 
-test('a member placed outside the decision\'s view (a cell conductor\'s reschedule) is caught by placement at claim time: the next host is claimed', async () => {
+test("a member placed outside the decision's view (a cell conductor's reschedule) is caught by placement at claim time: the next host is claimed", async () => {
   const big = randomUUID();
   // the heaviest host by far: every decision's first choice
   await cloud.addHosts([{ host: 'sg-big', cell: 0, vcpus: 256, memoryMb: 1_048_576, diskGb: 5000, uuid: big }]);
@@ -63,14 +64,28 @@ test('a member placed outside the decision\'s view (a cell conductor\'s reschedu
     expect(control.ok && control.res.destinations[0]?.selections[0]?.serviceHost).toBe('sg-big');
 
     const newcomer = randomUUID();
-    const { group } = await createInstanceGroup(cloud.apiDb.pool, { name: 'g-late', userId: 'u1', projectId: 'p1', policy: 'anti-affinity', members: [newcomer] });
+    const { group } = await createInstanceGroup(cloud.apiDb.pool, {
+      name: 'g-late',
+      userId: 'u1',
+      projectId: 'p1',
+      policy: 'anti-affinity',
+      members: [newcomer],
+    });
     const wire: InstanceGroup = { uuid: group.uuid, policy: 'anti-affinity', hosts: [], members: [], maxServerPerHost: 0 };
     // NOTE: a member the decision cannot see (not in the API DB's list it reads under the group lock), claimed on sg-big with the
     // group as the cell conductor's reschedule claims: the same as a member that moved there after the decision read the members.
     const hidden = randomUUID();
-    await placement.claim({ consumer: { consumerUuid: hidden, projectId: 'p1', userId: 'u1', consumerType: 'INSTANCE',
-      allocations: [{ resourceProviderUuid: big, resources: { VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 } }] }, replace: true,
-    group: { uuid: group.uuid, policy: 'anti-affinity', maxServerPerHost: 0 } });
+    await placement.claim({
+      consumer: {
+        consumerUuid: hidden,
+        projectId: 'p1',
+        userId: 'u1',
+        consumerType: 'INSTANCE',
+        allocations: [{ resourceProviderUuid: big, resources: { VCPU: 1, MEMORY_MB: 512, DISK_GB: 1 } }],
+      },
+      replace: true,
+      group: { uuid: group.uuid, policy: 'anti-affinity', maxServerPerHost: 0 },
+    });
 
     const r = await select(clients[1] as SchedulerClient, requestSpec({ instanceGroup: wire, seed: 11 }), [newcomer], 2);
     if (!r.ok) throw r.err;

@@ -67,8 +67,13 @@ export class FakeGroupLock implements GroupLock {
   async withLock<T>(groupUuid: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(groupUuid) ?? Promise.resolve();
     let unlock: () => void = () => undefined;
-    const mine = new Promise<void>((resolve) => { unlock = resolve; });
-    this.tails.set(groupUuid, previous.then(() => mine));
+    const mine = new Promise<void>((resolve) => {
+      unlock = resolve;
+    });
+    this.tails.set(
+      groupUuid,
+      previous.then(() => mine),
+    );
     await previous;
     this.acquisitions += 1;
     this.holders += 1;
@@ -85,8 +90,11 @@ export class FakeGroupLock implements GroupLock {
 export const fixedClock = (now: Date = NOW): Clock => ({ now: () => now });
 
 /** A cloud of identical compute nodes: `cells` of `hostsPerCell`, each with `inventory`. */
-export function fakeCloud(cells: number, hostsPerCell: number,
-  inventory: Record<string, number> = { VCPU: 8, MEMORY_MB: 8192, DISK_GB: 100 }): { placement: FakePlacement; snapshot: FakeSnapshot; lock: FakeGroupLock; ports: SchedulerPorts } {
+export function fakeCloud(
+  cells: number,
+  hostsPerCell: number,
+  inventory: Record<string, number> = { VCPU: 8, MEMORY_MB: 8192, DISK_GB: 100 },
+): { placement: FakePlacement; snapshot: FakeSnapshot; lock: FakeGroupLock; ports: SchedulerPorts } {
   const placement = new FakePlacement();
   const snapshot = new FakeSnapshot(placement);
   for (let c = 1; c <= cells; c += 1) {

@@ -1,5 +1,9 @@
 import type {
-  AllocationCandidate, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse, ProviderSummary, RequestGroup,
+  AllocationCandidate,
+  GetAllocationCandidatesRequest,
+  GetAllocationCandidatesResponse,
+  ProviderSummary,
+  RequestGroup,
 } from '@cellsched/wire';
 import type { ClaimConsumer, ClaimOutcome, Claimer } from '../../src/ports';
 import { seededPrng, shuffled } from '../../src/domain/prng';
@@ -44,7 +48,13 @@ export class FakePlacement implements Claimer {
   readonly claimGroups: (string | undefined)[] = [];
 
   addProvider(uuid: string, inventory: Resources, traits: string[] = [], aggregates: string[] = []): void {
-    this.providers.set(uuid, { uuid, inventory: { ...inventory }, traits: new Set(traits), aggregates: new Set(aggregates), generation: 0 });
+    this.providers.set(uuid, {
+      uuid,
+      inventory: { ...inventory },
+      traits: new Set(traits),
+      aggregates: new Set(aggregates),
+      generation: 0,
+    });
   }
 
   /** Provider -> class -> used, kept in step with `allocations` by commit/release/setAllocation. */
@@ -75,22 +85,36 @@ export class FakePlacement implements Claimer {
   }
 
   private groupMatches(p: FakeProvider, g: RequestGroup): boolean {
-    return (g.inTree === '' || g.inTree === p.uuid)
-      && g.required.every((t) => anyOfSet(t).some((x) => p.traits.has(x)))
-      && g.forbidden.every((t) => !p.traits.has(t))
-      && g.memberOf.every((m) => anyOfSet(m).some((a) => p.aggregates.has(a)));
+    return (
+      (g.inTree === '' || g.inTree === p.uuid) &&
+      g.required.every((t) => anyOfSet(t).some((x) => p.traits.has(x))) &&
+      g.forbidden.every((t) => !p.traits.has(t)) &&
+      g.memberOf.every((m) => anyOfSet(m).some((a) => p.aggregates.has(a)))
+    );
   }
 
   private matches(p: FakeProvider, q: GetAllocationCandidatesRequest, wanted: Resources): boolean {
-    return q.rootRequired.every((t) => p.traits.has(t)) && q.rootForbidden.every((t) => !p.traits.has(t))
-      && q.groups.every((g) => this.groupMatches(p, g))
-      && Object.entries(wanted).every(([rc, n]) => (p.inventory[rc] ?? 0) - this.used(p.uuid, rc) >= n);
+    return (
+      q.rootRequired.every((t) => p.traits.has(t)) &&
+      q.rootForbidden.every((t) => !p.traits.has(t)) &&
+      q.groups.every((g) => this.groupMatches(p, g)) &&
+      Object.entries(wanted).every(([rc, n]) => (p.inventory[rc] ?? 0) - this.used(p.uuid, rc) >= n)
+    );
   }
 
   summary(p: FakeProvider): ProviderSummary {
     const resources: ProviderSummary['resources'] = {};
     for (const [rc, capacity] of Object.entries(p.inventory)) resources[rc] = { capacity, used: this.used(p.uuid, rc) };
-    return { uuid: p.uuid, name: p.uuid, rootProviderUuid: p.uuid, parentProviderUuid: '', resources, traits: [...p.traits], generation: p.generation, aggregates: [...p.aggregates] };
+    return {
+      uuid: p.uuid,
+      name: p.uuid,
+      rootProviderUuid: p.uuid,
+      parentProviderUuid: '',
+      resources,
+      traits: [...p.traits],
+      generation: p.generation,
+      aggregates: [...p.aggregates],
+    };
   }
 
   getAllocationCandidates(q: GetAllocationCandidatesRequest): Promise<GetAllocationCandidatesResponse> {
@@ -108,10 +132,12 @@ export class FakePlacement implements Claimer {
 
   /** Whether the candidate fits once `old` (what the claim replaces, if anything) is given back. */
   private fits(old: ReadonlyMap<string, Resources> | undefined, candidate: AllocationCandidate): boolean {
-    return candidate.allocations.every((a) => Object.entries(a.resources).every(([rc, n]) => {
-      const cap = this.providers.get(a.resourceProviderUuid)?.inventory[rc] ?? 0;
-      return this.used(a.resourceProviderUuid, rc) - (old?.get(a.resourceProviderUuid)?.[rc] ?? 0) + n <= cap;
-    }));
+    return candidate.allocations.every((a) =>
+      Object.entries(a.resources).every(([rc, n]) => {
+        const cap = this.providers.get(a.resourceProviderUuid)?.inventory[rc] ?? 0;
+        return this.used(a.resourceProviderUuid, rc) - (old?.get(a.resourceProviderUuid)?.[rc] ?? 0) + n <= cap;
+      }),
+    );
   }
 
   /** Yields to the event loop between read and commit; true when a forced conflict or another write moved a generation meanwhile. */
@@ -125,7 +151,11 @@ export class FakePlacement implements Claimer {
   }
 
   /** The refusal of a claim that replaces `old` (conflict aside), or undefined when it may commit. */
-  private refusal(consumer: ClaimConsumer, candidate: AllocationCandidate, old: ReadonlyMap<string, Resources> | undefined): ClaimOutcome | undefined {
+  private refusal(
+    consumer: ClaimConsumer,
+    candidate: AllocationCandidate,
+    old: ReadonlyMap<string, Resources> | undefined,
+  ): ClaimOutcome | undefined {
     if (!this.fits(old, candidate)) {
       this.stats.noCapacity += 1;
       return { kind: 'no_capacity', message: 'fake: does not fit', resourceClass: undefined, providerUuid: undefined };
@@ -227,8 +257,11 @@ export class FakePlacement implements Claimer {
   overCapacity(): string[] {
     const sums = new Map<string, number>();
     for (const byRp of this.byConsumer.values()) {
-      for (const [rp, resources] of byRp) for (const [rc, n] of Object.entries(resources)) sums.set(`${rp}/${rc}`, (sums.get(`${rp}/${rc}`) ?? 0) + n);
+      for (const [rp, resources] of byRp)
+        for (const [rc, n] of Object.entries(resources)) sums.set(`${rp}/${rc}`, (sums.get(`${rp}/${rc}`) ?? 0) + n);
     }
-    return [...this.providers.values()].filter((p) => Object.entries(p.inventory).some(([rc, cap]) => (sums.get(`${p.uuid}/${rc}`) ?? 0) > cap)).map((p) => p.uuid);
+    return [...this.providers.values()]
+      .filter((p) => Object.entries(p.inventory).some(([rc, cap]) => (sums.get(`${p.uuid}/${rc}`) ?? 0) > cap))
+      .map((p) => p.uuid);
   }
 }

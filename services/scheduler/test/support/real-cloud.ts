@@ -43,7 +43,8 @@ const silent = pino({ level: 'silent' });
 /** `url` with another user and password. */
 export function withCredentials(url: string, c: { readonly user: string; readonly password: string }): string {
   const u = new URL(url);
-  u.username = encodeURIComponent(c.user); u.password = encodeURIComponent(c.password);
+  u.username = encodeURIComponent(c.user);
+  u.password = encodeURIComponent(c.password);
   return u.toString();
 }
 
@@ -55,27 +56,64 @@ export function credentialsOf(url: string): { user: string; password: string } {
 
 /** Creates the databases (migrated) and starts placement. `prefix` keeps database names per test file unique and readable. */
 export async function startRealCloud(prefix: string, opts: { placementPoolMax?: number } = {}): Promise<RealCloud> {
-  const placementDb = await createTestDatabase({ kind: 'placement', migrationsDir: join(__dirname, '../../../placement/migrations'), prefix: `${prefix}_pl`, poolMax: opts.placementPoolMax ?? 20 });
+  const placementDb = await createTestDatabase({
+    kind: 'placement',
+    migrationsDir: join(__dirname, '../../../placement/migrations'),
+    prefix: `${prefix}_pl`,
+    poolMax: opts.placementPoolMax ?? 20,
+  });
   const apiDb = await createTestDatabase({ kind: 'api', migrationsDir: API_DB_MIGRATIONS_DIR, prefix: `${prefix}_api` });
-  const cells = await Promise.all([1, 2].map(async (i) => ({
-    uuid: randomUUID(), db: await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `${prefix}_c${i}` }),
-  })));
+  const cells = await Promise.all(
+    [1, 2].map(async (i) => ({
+      uuid: randomUUID(),
+      db: await createTestDatabase({ kind: 'cell', migrationsDir: CELL_DB_MIGRATIONS_DIR, prefix: `${prefix}_c${i}` }),
+    })),
+  );
   // the replicas find the cells where Nova's do: the API DB's cell mappings
   for (const [i, c] of cells.entries()) {
-    await createCellMapping(apiDb.pool, { uuid: c.uuid, name: `cell${i + 1}`, transportUrl: `amqp://127.0.0.1:5672/${prefix}_c${i + 1}`, databaseConnection: c.db.url });
+    await createCellMapping(apiDb.pool, {
+      uuid: c.uuid,
+      name: `cell${i + 1}`,
+      transportUrl: `amqp://127.0.0.1:5672/${prefix}_c${i + 1}`,
+      databaseConnection: c.db.url,
+    });
   }
-  const placement = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [placementServiceBinding(placementDb.pool)], logger: silent });
+  const placement = await startGrpcServer({
+    host: '127.0.0.1',
+    port: 0,
+    services: [placementServiceBinding(placementDb.pool)],
+    logger: silent,
+  });
   const replicas: { app: SchedulerApp; client: SchedulerClient }[] = [];
   return {
-    placementDb, apiDb, cells, placement,
-    addHosts: (specs) => seedHosts(cells.map((c) => c.db.pool), placementDb.pool, specs, { db: apiDb.pool, cellUuids: cells.map((c) => c.uuid) }),
+    placementDb,
+    apiDb,
+    cells,
+    placement,
+    addHosts: (specs) =>
+      seedHosts(
+        cells.map((c) => c.db.pool),
+        placementDb.pool,
+        specs,
+        { db: apiDb.pool, cellUuids: cells.map((c) => c.uuid) },
+      ),
     startReplica: async (policy = {}, opts = {}) => {
-      const app = await startSchedulerApp({
-        apiDbUrl: opts.as === undefined ? apiDb.url : withCredentials(apiDb.url, opts.as), cellDbCredentials: opts.as ?? credentialsOf(apiDb.url),
-        placementAddresses: [placement.address],
-        placementDeadlineMs: 30_000, policy: { ...DEFAULT_POLICY, ...policy }, dbPoolSize: 6, hostCacheRefreshMs: opts.hostCacheRefreshMs ?? 200,
-        hostCacheFullResyncMs: 60_000, groupLockTimeoutMs: 30_000, candidateCacheTtlMs: opts.candidateCacheTtlMs ?? 250, logger: silent,
-      }, { host: '127.0.0.1', port: 0 });
+      const app = await startSchedulerApp(
+        {
+          apiDbUrl: opts.as === undefined ? apiDb.url : withCredentials(apiDb.url, opts.as),
+          cellDbCredentials: opts.as ?? credentialsOf(apiDb.url),
+          placementAddresses: [placement.address],
+          placementDeadlineMs: 30_000,
+          policy: { ...DEFAULT_POLICY, ...policy },
+          dbPoolSize: 6,
+          hostCacheRefreshMs: opts.hostCacheRefreshMs ?? 200,
+          hostCacheFullResyncMs: 60_000,
+          groupLockTimeoutMs: 30_000,
+          candidateCacheTtlMs: opts.candidateCacheTtlMs ?? 250,
+          logger: silent,
+        },
+        { host: '127.0.0.1', port: 0 },
+      );
       const client = createGrpcClient(SchedulerServiceClient, { addresses: [app.server.address], deadlineMs: 60_000, maxAttempts: 1 });
       replicas.push({ app, client });
       return { app, client };
@@ -94,18 +132,44 @@ export async function startRealCloud(prefix: string, opts: { placementPoolMax?: 
 /** A minimal RequestSpec (1 VCPU, 512 MB, 1 GB) with overrides. */
 export function requestSpec(overrides: Partial<RequestSpec> = {}): RequestSpec {
   return {
-    instanceUuid: '', projectId: 'p1', userId: 'u1', numInstances: 1, availabilityZone: '', instanceGroup: undefined,
+    instanceUuid: '',
+    projectId: 'p1',
+    userId: 'u1',
+    numInstances: 1,
+    availabilityZone: '',
+    instanceGroup: undefined,
     flavor: { id: 0, flavorid: 'f1', name: 'm1.tiny', vcpus: 1, memoryMb: 512, rootGb: 1, ephemeralGb: 0, swap: 0, extraSpecs: {} },
     image: { id: 'img', name: 'cirros', diskFormat: 'qcow2', sizeBytes: 0, properties: {} },
-    schedulerHints: {}, requestedDestination: undefined, ignoreHosts: [], seed: 7, requestId: `req-${randomUUID()}`, ...overrides,
+    schedulerHints: {},
+    requestedDestination: undefined,
+    ignoreHosts: [],
+    seed: 7,
+    requestId: `req-${randomUUID()}`,
+    ...overrides,
   };
 }
 
 /** Calls SelectDestinations; resolves the answer or the FailureError (never throws for an expected failure). */
-export async function select(client: SchedulerClient, spec: RequestSpec, instanceUuids: readonly string[], numAlternates = 0):
-  Promise<{ ok: true; res: SelectDestinationsResponse } | { ok: false; err: Error & { code?: string; failure?: { code: string; diagnosis: unknown[] } } }> {
+export async function select(
+  client: SchedulerClient,
+  spec: RequestSpec,
+  instanceUuids: readonly string[],
+  numAlternates = 0,
+): Promise<
+  | { ok: true; res: SelectDestinationsResponse }
+  | { ok: false; err: Error & { code?: string; failure?: { code: string; diagnosis: unknown[] } } }
+> {
   try {
-    return { ok: true, res: await client.selectDestinations({ requestSpec: spec, instanceUuids: [...instanceUuids], numAlternates, allocationRequestVersion: '1.36', move: undefined }) };
+    return {
+      ok: true,
+      res: await client.selectDestinations({
+        requestSpec: spec,
+        instanceUuids: [...instanceUuids],
+        numAlternates,
+        allocationRequestVersion: '1.36',
+        move: undefined,
+      }),
+    };
   } catch (err) {
     return { ok: false, err: err as Error & { code?: string } };
   }

@@ -1,6 +1,12 @@
 import { isPublishUnroutable, type CastClient, type CastContext } from '@cellsched/bus';
 import { makeFailure } from '@cellsched/grpc';
-import { CellConductorServiceService, FAILURE_CODES, type BuildAndRunInstanceRequest, type Failure, type TerminateInstanceRequest } from '@cellsched/wire';
+import {
+  CellConductorServiceService,
+  FAILURE_CODES,
+  type BuildAndRunInstanceRequest,
+  type Failure,
+  type TerminateInstanceRequest,
+} from '@cellsched/wire';
 import { buildHangs, decideOutcome, type FaultPlan } from '../domain/fault-plan';
 import type { HostStatsTracker } from '../domain/host-stats';
 import type { Guests } from '../domain/hosts';
@@ -35,32 +41,65 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 export function conductorUnreachable(err: unknown): never {
   if (isPublishUnroutable(err)) {
-    throw Object.assign(new Error(`no cell conductor queue on this bus yet: ${err.message}`), { code: FAILURE_CODES.compute.conductorUnroutable, retryable: true });
+    throw Object.assign(new Error(`no cell conductor queue on this bus yet: ${err.message}`), {
+      code: FAILURE_CODES.compute.conductorUnroutable,
+      retryable: true,
+    });
   }
   throw err;
 }
 
 /** Asks the cell conductor to retry the build on the next alternate (Nova's reschedule): this host failed it. */
-async function reportReschedule(deps: ComputeDeps, host: string, req: BuildAndRunInstanceRequest, attempt: number, failure: Failure): Promise<void> {
+async function reportReschedule(
+  deps: ComputeDeps,
+  host: string,
+  req: BuildAndRunInstanceRequest,
+  attempt: number,
+  failure: Failure,
+): Promise<void> {
   await deps.conductor.cast('buildInstances', {
-    instance: req.instance, requestSpec: req.requestSpec, hostList: req.hostList.slice(1), failedHost: host, failure, attempt, requestId: req.requestId,
+    instance: req.instance,
+    requestSpec: req.requestSpec,
+    hostList: req.hostList.slice(1),
+    failedHost: host,
+    failure,
+    attempt,
+    requestId: req.requestId,
   });
 }
 
-async function reportFailure(deps: ComputeDeps, host: string, req: BuildAndRunInstanceRequest, attempt: number, reschedule: boolean): Promise<void> {
+async function reportFailure(
+  deps: ComputeDeps,
+  host: string,
+  req: BuildAndRunInstanceRequest,
+  attempt: number,
+  reschedule: boolean,
+): Promise<void> {
   const uuid = req.instance?.uuid ?? '';
   if (reschedule) {
-    const failure = makeFailure(FAILURE_CODES.compute.buildRescheduled, `Build of instance ${uuid} was re-scheduled: simulated build failure`, { retryable: true, expected: true });
+    const failure = makeFailure(
+      FAILURE_CODES.compute.buildRescheduled,
+      `Build of instance ${uuid} was re-scheduled: simulated build failure`,
+      { retryable: true, expected: true },
+    );
     await reportReschedule(deps, host, req, attempt, failure);
     return;
   }
-  const failure = makeFailure(FAILURE_CODES.compute.buildAborted, `Build of instance ${uuid} aborted: simulated non-reschedulable failure`, { expected: true });
+  const failure = makeFailure(
+    FAILURE_CODES.compute.buildAborted,
+    `Build of instance ${uuid} aborted: simulated non-reschedulable failure`,
+    { expected: true },
+  );
   await deps.conductor.cast('buildAborted', { instanceUuid: uuid, host, attempt, failure, requestId: req.requestId });
 }
 
 /** The host a cast is for: the `<host>` of its `compute.<host>` routing key (the bus delivers only keys this process serves). */
 export function hostOf(ctx: CastContext): string {
-  if (ctx.server === undefined) throw Object.assign(new Error(`cast without a host in routing key ${ctx.routingKey}`), { code: FAILURE_CODES.compute.noHost, retryable: false });
+  if (ctx.server === undefined)
+    throw Object.assign(new Error(`cast without a host in routing key ${ctx.routingKey}`), {
+      code: FAILURE_CODES.compute.noHost,
+      retryable: false,
+    });
   return ctx.server;
 }
 
@@ -88,10 +127,13 @@ export function buildHandler(deps: ComputeDeps) {
         deps.tracker.buildEnded(host, outcome === 'succeed' || outcome === 'crash');
       }
       ctx.logger.info({ instance_uuid: uuid, host, attempt, outcome }, 'build finished');
-      if (outcome === 'reschedule' || outcome === 'abort') return reportFailure(deps, host, req, attempt, outcome === 'reschedule').catch(conductorUnreachable);
+      if (outcome === 'reschedule' || outcome === 'abort')
+        return reportFailure(deps, host, req, attempt, outcome === 'reschedule').catch(conductorUnreachable);
       deps.guests.add(host, uuid, attempt);
     }
-    await deps.conductor.cast('buildSucceeded', { instanceUuid: uuid, host, node, attempt, requestId: req.requestId }).catch(conductorUnreachable);
+    await deps.conductor
+      .cast('buildSucceeded', { instanceUuid: uuid, host, node, attempt, requestId: req.requestId })
+      .catch(conductorUnreachable);
   };
 }
 
@@ -117,7 +159,10 @@ export function notServedBuildHandler(deps: ComputeDeps) {
   return async (req: BuildAndRunInstanceRequest, ctx: CastContext): Promise<void> => {
     const host = hostOf(ctx);
     const attempt = req.attempt >= 1 ? req.attempt : 1;
-    const failure = makeFailure(HOST_NOT_SERVED, `host ${host} is not served by any compute process (it was removed)`, { retryable: true, expected: true });
+    const failure = makeFailure(HOST_NOT_SERVED, `host ${host} is not served by any compute process (it was removed)`, {
+      retryable: true,
+      expected: true,
+    });
     ctx.logger.warn({ instance_uuid: req.instance?.uuid, host, attempt }, 'build for a host nobody serves: reported as its failure');
     await reportReschedule(deps, host, req, attempt, failure).catch(conductorUnreachable);
   };

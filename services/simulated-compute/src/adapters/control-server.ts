@@ -7,22 +7,30 @@ export class FaultControl {
   private plan: FaultPlan;
   private waiters: { readonly hung: (p: FaultPlan) => boolean; readonly release: () => void }[] = [];
 
-  constructor(initial: FaultPlan) { this.plan = initial; }
+  constructor(initial: FaultPlan) {
+    this.plan = initial;
+  }
 
-  current(): FaultPlan { return this.plan; }
+  current(): FaultPlan {
+    return this.plan;
+  }
 
   /** Applies a validated partial update (`steps` replaced whole); clearing a hang releases what it held. */
   update(u: Partial<FaultPlan>): FaultPlan {
     this.plan = Object.freeze({ ...this.plan, ...u });
     const still: typeof this.waiters = [];
-    for (const w of this.waiters.splice(0)) (w.hung(this.plan) ? still.push(w) : w.release());
+    for (const w of this.waiters.splice(0)) w.hung(this.plan) ? still.push(w) : w.release();
     this.waiters.push(...still);
     return this.plan;
   }
 
   /** Resolves once `hung` is false of the plan (at once if it is now). */
   releasedWhen(hung: (p: FaultPlan) => boolean): Promise<void> {
-    return hung(this.plan) ? new Promise((release) => { this.waiters.push({ hung, release }); }) : Promise.resolve();
+    return hung(this.plan)
+      ? new Promise((release) => {
+          this.waiters.push({ hung, release });
+        })
+      : Promise.resolve();
   }
 
   /** Resolves once builds on `host` no longer hang. */
@@ -48,7 +56,11 @@ async function route(req: IncomingMessage, res: ServerResponse, control: FaultCo
   if (req.url === '/stats' && req.method === 'GET') return send(res, 200, guests.stats);
   if (req.url === '/faults' && (req.method === 'PUT' || req.method === 'PATCH')) {
     let body: unknown;
-    try { body = await readJson(req); } catch { return send(res, 400, { error: 'body must be JSON' }); }
+    try {
+      body = await readJson(req);
+    } catch {
+      return send(res, 400, { error: 'body must be JSON' });
+    }
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return send(res, 400, { error: 'body must be a JSON object' });
     const problems = faultPlanProblems(body as Record<string, unknown>);
     if (problems.length > 0) return send(res, 400, { error: problems.join('; ') });
@@ -65,8 +77,13 @@ async function route(req: IncomingMessage, res: ServerResponse, control: FaultCo
  * (`{spawned, terminated}` guests since start). Binds 127.0.0.1 only.
  */
 export async function startControlServer(port: number, control: FaultControl, guests: Guests): Promise<{ server: Server; port: number }> {
-  const server = createServer((req, res) => { route(req, res, control, guests).catch(() => send(res, 500, { error: 'internal error' })); });
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(port, '127.0.0.1', resolve); });
+  const server = createServer((req, res) => {
+    route(req, res, control, guests).catch(() => send(res, 500, { error: 'internal error' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
   const addr = server.address();
   return { server, port: typeof addr === 'object' && addr !== null ? addr.port : port };
 }

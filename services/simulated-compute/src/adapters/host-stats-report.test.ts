@@ -27,7 +27,9 @@ test('a period sends the changed hosts only; a full period every host; a failed 
   tracker.buildEnded('h2', false);
   const r = recorder();
   expect(await reportHostStats(r.client, tracker, nodes, () => 0)).toBe(1);
-  expect(r.sent.flatMap((s) => s.hosts)).toEqual([{ computeNodeUuid: nodes.get('h2')?.computeNodeUuid, stats: expect.objectContaining({ failed_builds: '1' }), runningVms: 0 }]);
+  expect(r.sent.flatMap((s) => s.hosts)).toEqual([
+    { computeNodeUuid: nodes.get('h2')?.computeNodeUuid, stats: expect.objectContaining({ failed_builds: '1' }), runningVms: 0 },
+  ]);
   expect(await reportHostStats(r.client, tracker, nodes, () => 0)).toBe(0);
   expect(await reportHostStats(r.client, tracker, nodes, () => 0, true)).toBe(3);
   expect(r.sent.at(-1)?.hosts.map((h) => h.computeNodeUuid)).toEqual(hosts.map((h) => h.computeNodeUuid));

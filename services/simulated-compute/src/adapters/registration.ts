@@ -15,16 +15,37 @@ const BATCH = 200;
 export function hostPlatform(arch: string, vcpus: number): Pick<ComputeHostReport, 'supportedInstances' | 'cpuInfo'> {
   return {
     supportedInstances: [{ arch, hvType: 'fake', vmMode: 'hvm' }],
-    cpuInfo: JSON.stringify({ arch, model: 'qemu64', vendor: 'cellsched', topology: { cells: 1, sockets: 1, cores: vcpus, threads: 1 }, features: [] }),
+    cpuInfo: JSON.stringify({
+      arch,
+      model: 'qemu64',
+      vendor: 'cellsched',
+      topology: { cells: 1, sockets: 1, cores: vcpus, threads: 1 },
+      features: [],
+    }),
   };
 }
 
 function hostReport(h: SimulatedHost, r: ComputeResources, stats: Record<string, string>): ComputeHostReport {
   return {
-    host: h.host, binary: 'nova-compute', topic: 'compute', serviceVersion: SERVICE_VERSION, computeNodeUuid: h.computeNodeUuid,
-    hypervisorHostname: h.nodename, vcpus: r.vcpus, memoryMb: r.memoryMb, localGb: r.localGb, hypervisorType: 'fake',
-    cpuAllocationRatio: r.cpuAllocationRatio ?? 4.0, ramAllocationRatio: r.ramAllocationRatio ?? 1.0, diskAllocationRatio: r.diskAllocationRatio ?? 1.0,
-    vcpusUsed: 0, memoryMbUsed: 0, localGbUsed: 0, runningVms: 0, ...hostPlatform(h.arch, r.vcpus), stats,
+    host: h.host,
+    binary: 'nova-compute',
+    topic: 'compute',
+    serviceVersion: SERVICE_VERSION,
+    computeNodeUuid: h.computeNodeUuid,
+    hypervisorHostname: h.nodename,
+    vcpus: r.vcpus,
+    memoryMb: r.memoryMb,
+    localGb: r.localGb,
+    hypervisorType: 'fake',
+    cpuAllocationRatio: r.cpuAllocationRatio ?? 4.0,
+    ramAllocationRatio: r.ramAllocationRatio ?? 1.0,
+    diskAllocationRatio: r.diskAllocationRatio ?? 1.0,
+    vcpusUsed: 0,
+    memoryMbUsed: 0,
+    localGbUsed: 0,
+    runningVms: 0,
+    ...hostPlatform(h.arch, r.vcpus),
+    stats,
   };
 }
 
@@ -39,12 +60,19 @@ export interface ReporterIdentity {
  * with the process's identity; the last batch also carries the whole host set, so the conductor
  * retires this process's hosts that are not in it (a restart with fewer hosts). Idempotent.
  */
-export async function registerHosts(conductor: CastClient<typeof CellConductorServiceService>, hosts: readonly SimulatedHost[], r: ComputeResources, who: ReporterIdentity,
-  statsOf: (host: string) => Record<string, string> = () => ({})): Promise<void> {
+export async function registerHosts(
+  conductor: CastClient<typeof CellConductorServiceService>,
+  hosts: readonly SimulatedHost[],
+  r: ComputeResources,
+  who: ReporterIdentity,
+  statsOf: (host: string) => Record<string, string> = () => ({}),
+): Promise<void> {
   for (let i = 0; i < hosts.length; i += BATCH) {
     const last = i + BATCH >= hosts.length;
     await conductor.cast('reportComputeHosts', {
-      hosts: hosts.slice(i, i + BATCH).map((h) => hostReport(h, r, statsOf(h.host))), computeProcess: who.computeProcess, incarnation: who.incarnation,
+      hosts: hosts.slice(i, i + BATCH).map((h) => hostReport(h, r, statsOf(h.host))),
+      computeProcess: who.computeProcess,
+      incarnation: who.incarnation,
       hostSet: last ? hosts.map((h) => h.host) : [],
     });
   }
@@ -55,7 +83,13 @@ export async function registerHosts(conductor: CastClient<typeof CellConductorSe
  * the hypervisor hostname, uuid = compute node uuid), its inventory and traits. Runs
  * `concurrency` hosts at a time. Idempotent; generation conflicts are retried by the client.
  */
-export async function reportToPlacement(report: ReportClient, hosts: readonly SimulatedHost[], r: ComputeResources, traits: readonly string[], concurrency = 8): Promise<void> {
+export async function reportToPlacement(
+  report: ReportClient,
+  hosts: readonly SimulatedHost[],
+  r: ComputeResources,
+  traits: readonly string[],
+  concurrency = 8,
+): Promise<void> {
   const inventory = computeNodeInventory(r);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -75,15 +109,24 @@ export async function reportToPlacement(report: ReportClient, hosts: readonly Si
  * conductor that dead-letters it) is made good by the next `all` report, which the conductor
  * writes only where a row differs.
  */
-export async function reportHostStats(conductor: CastClient<typeof CellConductorServiceService>, tracker: HostStatsTracker, nodes: ReadonlyMap<string, SimulatedHost>,
-  instances: (host: string) => number, all = false): Promise<number> {
+export async function reportHostStats(
+  conductor: CastClient<typeof CellConductorServiceService>,
+  tracker: HostStatsTracker,
+  nodes: ReadonlyMap<string, SimulatedHost>,
+  instances: (host: string) => number,
+  all = false,
+): Promise<number> {
   const changed = tracker.take();
   const hosts = all ? [...nodes.keys()] : changed.filter((h) => nodes.has(h));
   for (let i = 0; i < hosts.length; i += BATCH) {
     const batch = hosts.slice(i, i + BATCH);
     try {
       await conductor.cast('updateHostStats', {
-        hosts: batch.map((h) => ({ computeNodeUuid: nodes.get(h)?.computeNodeUuid ?? '', stats: tracker.statsOf(h, instances(h)), runningVms: instances(h) })),
+        hosts: batch.map((h) => ({
+          computeNodeUuid: nodes.get(h)?.computeNodeUuid ?? '',
+          stats: tracker.statsOf(h, instances(h)),
+          runningVms: instances(h),
+        })),
       });
     } catch (err) {
       for (const h of hosts.slice(i)) tracker.instancesChanged(h);

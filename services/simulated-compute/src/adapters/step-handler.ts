@@ -9,9 +9,17 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /** Casts the step's result to the cell conductor (success without `failure`). */
 async function reportStep(deps: ComputeDeps, host: string, req: InstanceStepRequest, failure: Failure | undefined): Promise<void> {
-  await deps.conductor.cast('instanceStepResult', {
-    instanceUuid: req.instance?.uuid ?? '', host, step: req.step, migrationUuid: req.migrationUuid, attempt: req.attempt, requestId: req.requestId, failure,
-  }).catch(conductorUnreachable);
+  await deps.conductor
+    .cast('instanceStepResult', {
+      instanceUuid: req.instance?.uuid ?? '',
+      host,
+      step: req.step,
+      migrationUuid: req.migrationUuid,
+      attempt: req.attempt,
+      requestId: req.requestId,
+      failure,
+    })
+    .catch(conductorUnreachable);
 }
 
 /**
@@ -27,7 +35,14 @@ export function instanceStepHandler(deps: ComputeDeps) {
     const host = hostOf(ctx);
     const uuid = req.instance?.uuid ?? '';
     const effect = guestEffectOf(req.step);
-    const fields = { instance_uuid: uuid, host, step: req.step, attempt: req.attempt, migration_uuid: req.migrationUuid || undefined, block_migration: req.blockMigration || undefined };
+    const fields = {
+      instance_uuid: uuid,
+      host,
+      step: req.step,
+      attempt: req.attempt,
+      migration_uuid: req.migrationUuid || undefined,
+      block_migration: req.blockMigration || undefined,
+    };
     if (effect === undefined) {
       ctx.logger.warn(fields, 'unknown instance step: reported as failed');
       return reportStep(deps, host, req, makeFailure(FAILURE_CODES.compute.stepFailed, `unknown step ${req.step}`, { expected: true }));
@@ -38,8 +53,15 @@ export function instanceStepHandler(deps: ComputeDeps) {
     if (outcome === 'crash') deps.crash();
     ctx.logger.info({ ...fields, outcome }, 'instance step finished');
     if (outcome === 'fail') {
-      return reportStep(deps, host, req, makeFailure(FAILURE_CODES.compute.stepFailed,
-        `${req.step} of instance ${uuid} failed on host ${host}: simulated failure`, { retryable: true, expected: true }));
+      return reportStep(
+        deps,
+        host,
+        req,
+        makeFailure(FAILURE_CODES.compute.stepFailed, `${req.step} of instance ${uuid} failed on host ${host}: simulated failure`, {
+          retryable: true,
+          expected: true,
+        }),
+      );
     }
     applyGuestEffect(deps.guests, host, uuid, effect, req.blockMigration);
     return reportStep(deps, host, req, undefined);
@@ -53,8 +75,18 @@ export function instanceStepHandler(deps: ComputeDeps) {
 export function notServedStepHandler(deps: ComputeDeps) {
   return async (req: InstanceStepRequest, ctx: CastContext): Promise<void> => {
     const host = hostOf(ctx);
-    ctx.logger.warn({ instance_uuid: req.instance?.uuid, host, step: req.step }, 'instance step for a host nobody serves: reported as its failure');
-    await reportStep(deps, host, req, makeFailure(FAILURE_CODES.compute.hostNotServed, `host ${host} is not served by any compute process (it was removed)`,
-      { retryable: true, expected: true }));
+    ctx.logger.warn(
+      { instance_uuid: req.instance?.uuid, host, step: req.step },
+      'instance step for a host nobody serves: reported as its failure',
+    );
+    await reportStep(
+      deps,
+      host,
+      req,
+      makeFailure(FAILURE_CODES.compute.hostNotServed, `host ${host} is not served by any compute process (it was removed)`, {
+        retryable: true,
+        expected: true,
+      }),
+    );
   };
 }

@@ -2,21 +2,30 @@ import { buildHangs, decideOutcome, faultPlanProblems, NO_FAULTS, seededRandom }
 import { Guests, nameUuid, simulatedHosts } from './hosts';
 
 test.each([
-  [0.05, 'crash'], [0.15, 'abort'], [0.35, 'reschedule'], [0.6, 'succeed'],
+  [0.05, 'crash'],
+  [0.15, 'abort'],
+  [0.35, 'reschedule'],
+  [0.6, 'succeed'],
 ] as const)('decideOutcome(%p) is %s', (draw, outcome) => {
   expect(decideOutcome({ rescheduleRate: 0.3, abortRate: 0.1, crashRate: 0.1, hang: false }, draw)).toBe(outcome);
 });
 
 test('no faults always succeed; the PRNG repeats by seed', () => {
-  const r1 = seededRandom(42); const r2 = seededRandom(42);
-  const a = Array.from({ length: 5 }, () => r1()); const b = Array.from({ length: 5 }, () => r2());
+  const r1 = seededRandom(42);
+  const r2 = seededRandom(42);
+  const a = Array.from({ length: 5 }, () => r1());
+  const b = Array.from({ length: 5 }, () => r2());
   expect(a).toEqual(b);
   expect(a.every((x) => x >= 0 && x < 1)).toBe(true);
   expect(a.map((x) => decideOutcome(NO_FAULTS, x))).toEqual(Array(5).fill('succeed'));
 });
 
 test('faultPlanProblems lists every problem', () => {
-  expect(faultPlanProblems({ rescheduleRate: 2, hang: 'yes', foo: 1 })).toEqual(['rescheduleRate must be a number in [0, 1]', 'hang must be a boolean', 'unknown field foo']);
+  expect(faultPlanProblems({ rescheduleRate: 2, hang: 'yes', foo: 1 })).toEqual([
+    'rescheduleRate must be a number in [0, 1]',
+    'hang must be a boolean',
+    'unknown field foo',
+  ]);
   expect(faultPlanProblems({ abortRate: 0.5, hang: true })).toEqual([]);
 });
 
@@ -43,7 +52,11 @@ test('a failing host fails every build reschedulably, whatever the draw; other h
 
 test('a hanging host holds its builds, others build; hang holds every host', () => {
   const plan = { ...NO_FAULTS, hangingHosts: ['slow-1'] };
-  expect([buildHangs(plan, 'slow-1'), buildHangs(plan, 'fast-1'), buildHangs({ ...NO_FAULTS, hang: true }, 'fast-1')]).toEqual([true, false, true]);
+  expect([buildHangs(plan, 'slow-1'), buildHangs(plan, 'fast-1'), buildHangs({ ...NO_FAULTS, hang: true }, 'fast-1')]).toEqual([
+    true,
+    false,
+    true,
+  ]);
   expect(faultPlanProblems({ hangingHosts: ['a'] })).toEqual([]);
   expect(faultPlanProblems({ hangingHosts: [1] })).toEqual(['hangingHosts must be a list of host names']);
 });

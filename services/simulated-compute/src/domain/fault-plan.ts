@@ -38,9 +38,25 @@ export interface StepFault {
 
 /** The instance steps a compute carries out (InstanceStepRequest.step, the proto's list). */
 export const STEP_NAMES: readonly string[] = Object.freeze([
-  'power_off', 'power_on', 'reboot_soft', 'reboot_hard', 'rebuild', 'shelve_offload', 'unshelve', 'prep_resize', 'resize_instance', 'finish_resize',
-  'confirm_resize', 'revert_resize', 'finish_revert_resize', 'pre_live_migration', 'live_migration', 'post_live_migration', 'rollback_live_migration',
-  'rebuild_evacuated', 'destroy_evacuated',
+  'power_off',
+  'power_on',
+  'reboot_soft',
+  'reboot_hard',
+  'rebuild',
+  'shelve_offload',
+  'unshelve',
+  'prep_resize',
+  'resize_instance',
+  'finish_resize',
+  'confirm_resize',
+  'revert_resize',
+  'finish_revert_resize',
+  'pre_live_migration',
+  'live_migration',
+  'post_live_migration',
+  'rollback_live_migration',
+  'rebuild_evacuated',
+  'destroy_evacuated',
 ]);
 
 export const NO_FAULTS: FaultPlan = Object.freeze({ rescheduleRate: 0, abortRate: 0, crashRate: 0, hang: false });
@@ -54,13 +70,22 @@ function stepFaultProblems(steps: unknown): string[] {
   if (steps === null || typeof steps !== 'object' || Array.isArray(steps)) return ['steps must be an object of step name (or *) → faults'];
   const problems: string[] = [];
   for (const [step, f] of Object.entries(steps as Record<string, unknown>)) {
-    if (step !== '*' && !STEP_NAMES.includes(step)) { problems.push(`steps: unknown step ${step}`); continue; }
-    if (f === null || typeof f !== 'object' || Array.isArray(f)) { problems.push(`steps.${step} must be an object`); continue; }
+    if (step !== '*' && !STEP_NAMES.includes(step)) {
+      problems.push(`steps: unknown step ${step}`);
+      continue;
+    }
+    if (f === null || typeof f !== 'object' || Array.isArray(f)) {
+      problems.push(`steps.${step} must be an object`);
+      continue;
+    }
     for (const [k, v] of Object.entries(f as Record<string, unknown>)) {
-      if (k === 'failRate' || k === 'crashRate') { if (!isRate(v)) problems.push(`steps.${step}.${k} must be a number in [0, 1]`); }
-      else if (k === 'hang') { if (typeof v !== 'boolean') problems.push(`steps.${step}.hang must be a boolean`); }
-      else if (k === 'hosts') { if (!Array.isArray(v) || !v.every((h) => typeof h === 'string')) problems.push(`steps.${step}.hosts must be a list of host names`); }
-      else problems.push(`steps.${step}: unknown field ${k}`);
+      if (k === 'failRate' || k === 'crashRate') {
+        if (!isRate(v)) problems.push(`steps.${step}.${k} must be a number in [0, 1]`);
+      } else if (k === 'hang') {
+        if (typeof v !== 'boolean') problems.push(`steps.${step}.hang must be a boolean`);
+      } else if (k === 'hosts') {
+        if (!Array.isArray(v) || !v.every((h) => typeof h === 'string')) problems.push(`steps.${step}.hosts must be a list of host names`);
+      } else problems.push(`steps.${step}: unknown field ${k}`);
     }
   }
   return problems;
@@ -70,13 +95,22 @@ function stepFaultProblems(steps: unknown): string[] {
 export function faultPlanProblems(update: Record<string, unknown>): string[] {
   const problems: string[] = [];
   for (const [k, v] of Object.entries(update)) {
-    if (k === 'hang') { if (typeof v !== 'boolean') problems.push('hang must be a boolean'); continue; }
-    if (k === 'steps') { problems.push(...stepFaultProblems(v)); continue; }
+    if (k === 'hang') {
+      if (typeof v !== 'boolean') problems.push('hang must be a boolean');
+      continue;
+    }
+    if (k === 'steps') {
+      problems.push(...stepFaultProblems(v));
+      continue;
+    }
     if (k === 'failingHosts' || k === 'hangingHosts') {
       if (!Array.isArray(v) || !v.every((h) => typeof h === 'string')) problems.push(`${k} must be a list of host names`);
       continue;
     }
-    if (!['rescheduleRate', 'abortRate', 'crashRate'].includes(k)) { problems.push(`unknown field ${k}`); continue; }
+    if (!['rescheduleRate', 'abortRate', 'crashRate'].includes(k)) {
+      problems.push(`unknown field ${k}`);
+      continue;
+    }
     if (typeof v !== 'number' || !(v >= 0 && v <= 1)) problems.push(`${k} must be a number in [0, 1]`);
   }
   return problems;

@@ -6,10 +6,14 @@ const plan = (steps: FaultPlan['steps']): FaultPlan => ({ ...NO_FAULTS, steps })
 
 test.each([
   // step, host, draw, outcome
-  ['prep_resize', 'h1', 0.1, 'fail'], ['prep_resize', 'h2', 0.1, 'succeed'], ['prep_resize', 'h1', 0.9, 'succeed'],
-  ['live_migration', 'h1', 0.05, 'crash'], ['live_migration', 'h1', 0.2, 'fail'], ['live_migration', 'h1', 0.5, 'succeed'],
+  ['prep_resize', 'h1', 0.1, 'fail'],
+  ['prep_resize', 'h2', 0.1, 'succeed'],
+  ['prep_resize', 'h1', 0.9, 'succeed'],
+  ['live_migration', 'h1', 0.05, 'crash'],
+  ['live_migration', 'h1', 0.2, 'fail'],
+  ['live_migration', 'h1', 0.5, 'succeed'],
   ['power_off', 'h9', 0.05, 'crash'],
-] as const)('decideStepOutcome(%s on %s, draw %p) is %s: the step\'s own entry (and hosts) first, else *', (step, host, draw, outcome) => {
+] as const)("decideStepOutcome(%s on %s, draw %p) is %s: the step's own entry (and hosts) first, else *", (step, host, draw, outcome) => {
   const p = plan({ prep_resize: { failRate: 0.5, hosts: ['h1'] }, '*': { crashRate: 0.1, failRate: 0.2 } });
   expect(decideStepOutcome(p, step, host, draw)).toBe(outcome);
 });
@@ -17,15 +21,24 @@ test.each([
 test('no step faults: every step succeeds; hang only where the plan says', () => {
   expect(STEP_NAMES.map((s) => decideStepOutcome(NO_FAULTS, s, 'h', 0))).toEqual(STEP_NAMES.map(() => 'succeed'));
   const p = plan({ finish_resize: { hang: true, hosts: ['d1'] } });
-  expect([stepHangs(p, 'finish_resize', 'd1'), stepHangs(p, 'finish_resize', 'd2'), stepHangs(p, 'prep_resize', 'd1'), stepHangs(NO_FAULTS, 'x', 'd1')])
-    .toEqual([true, false, false, false]);
+  expect([
+    stepHangs(p, 'finish_resize', 'd1'),
+    stepHangs(p, 'finish_resize', 'd2'),
+    stepHangs(p, 'prep_resize', 'd1'),
+    stepHangs(NO_FAULTS, 'x', 'd1'),
+  ]).toEqual([true, false, false, false]);
 });
 
 test('faultPlanProblems checks the steps map whole', () => {
   expect(faultPlanProblems({ steps: { prep_resize: { failRate: 1, hosts: ['a'] }, '*': { hang: false } } })).toEqual([]);
   expect(faultPlanProblems({ steps: { bogus: {}, prep_resize: { failRate: 2, hang: 'y', hosts: [1], x: 1 }, power_off: 3 } })).toEqual([
-    'steps: unknown step bogus', 'steps.prep_resize.failRate must be a number in [0, 1]', 'steps.prep_resize.hang must be a boolean',
-    'steps.prep_resize.hosts must be a list of host names', 'steps.prep_resize: unknown field x', 'steps.power_off must be an object']);
+    'steps: unknown step bogus',
+    'steps.prep_resize.failRate must be a number in [0, 1]',
+    'steps.prep_resize.hang must be a boolean',
+    'steps.prep_resize.hosts must be a list of host names',
+    'steps.prep_resize: unknown field x',
+    'steps.power_off must be an object',
+  ]);
   expect(faultPlanProblems({ steps: [] })).toEqual(['steps must be an object of step name (or *) → faults']);
 });
 
@@ -50,9 +63,10 @@ test('every step of the proto has an effect, and effects are idempotent states',
   expect(g.remove('d1', 'i1', 1)).toBe(true); // any terminate removes a move's guest
 });
 
-test('a live migration\'s destination guest notes the block_migration it was asked with, and keeps it', () => {
+test("a live migration's destination guest notes the block_migration it was asked with, and keeps it", () => {
   const g = new Guests();
-  const run = (host: string, step: string, bm: string): void => applyGuestEffect(g, host, 'i1', guestEffectOf(step) ?? { kind: 'none' }, bm);
+  const run = (host: string, step: string, bm: string): void =>
+    applyGuestEffect(g, host, 'i1', guestEffectOf(step) ?? { kind: 'none' }, bm);
   g.add('src', 'i1', 1);
   run('d1', 'pre_live_migration', 'true');
   run('src', 'live_migration', 'true');

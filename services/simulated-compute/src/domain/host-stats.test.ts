@@ -13,7 +13,13 @@ describe('HostStatsTracker', () => {
     expect(t.take()).toEqual([]);
     t.buildStarted('h1');
     t.buildEnded('h1', true);
-    expect(t.statsOf('h1', 3)).toEqual({ num_instances: '3', num_vm_active: '3', num_vm_building: '0', io_workload: '0', failed_builds: '0' });
+    expect(t.statsOf('h1', 3)).toEqual({
+      num_instances: '3',
+      num_vm_active: '3',
+      num_vm_building: '0',
+      io_workload: '0',
+      failed_builds: '0',
+    });
     t.instancesChanged('h2');
     expect(t.take().sort()).toEqual(['h1', 'h2']);
   });

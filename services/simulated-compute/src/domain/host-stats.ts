@@ -35,7 +35,10 @@ export class HostStatsTracker {
   statsOf(host: string, instances: number): Record<string, string> {
     const io = this.inFlight.get(host) ?? 0;
     return {
-      num_instances: String(instances), num_vm_active: String(instances), num_vm_building: String(io), io_workload: String(io),
+      num_instances: String(instances),
+      num_vm_active: String(instances),
+      num_vm_building: String(io),
+      io_workload: String(io),
       failed_builds: String(this.failed.get(host) ?? 0),
     };
   }

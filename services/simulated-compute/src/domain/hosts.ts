@@ -23,8 +23,14 @@ export function nameUuid(name: string): string {
  * Hosts `<prefix><first>` ... of one cell, each of architecture `arch` unless `archOf` names
  * another for it. Pure; throws RangeError for a bad count.
  */
-export function simulatedHosts(cell: string, prefix: string, count: number, first = 1, arch = 'x86_64',
-  archOf: Readonly<Record<string, string>> = {}): SimulatedHost[] {
+export function simulatedHosts(
+  cell: string,
+  prefix: string,
+  count: number,
+  first = 1,
+  arch = 'x86_64',
+  archOf: Readonly<Record<string, string>> = {},
+): SimulatedHost[] {
   if (!Number.isSafeInteger(count) || count < 1) throw new RangeError('host count must be a positive integer');
   return Array.from({ length: count }, (_, i) => {
     const host = `${prefix}${first + i}`;
@@ -61,12 +67,18 @@ export class Guests {
   constructor(private readonly onChange: (host: string) => void = () => undefined) {}
 
   /** How many guests the host runs. */
-  count(host: string): number { return this.byHost.get(host)?.size ?? 0; }
+  count(host: string): number {
+    return this.byHost.get(host)?.size ?? 0;
+  }
 
-  has(host: string, uuid: string, attempt: number): boolean { return this.byHost.get(host)?.get(uuid)?.attempt === attempt; }
+  has(host: string, uuid: string, attempt: number): boolean {
+    return this.byHost.get(host)?.get(uuid)?.attempt === attempt;
+  }
 
   /** The guest of `uuid` on `host`, if any. */
-  get(host: string, uuid: string): Guest | undefined { return this.byHost.get(host)?.get(uuid); }
+  get(host: string, uuid: string): Guest | undefined {
+    return this.byHost.get(host)?.get(uuid);
+  }
 
   private put(host: string, uuid: string, g: Guest): void {
     let m = this.byHost.get(host);

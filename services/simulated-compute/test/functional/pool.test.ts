@@ -13,7 +13,13 @@ import { promisify } from 'node:util';
 import { Bus } from '@cellsched/bus';
 import { testInfra } from '@cellsched/config';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
-import { BuildAndRunInstanceRequest, CellConductorServiceService, ComputeServiceService, type BuildInstancesRequest, type BuildSucceededRequest } from '@cellsched/wire';
+import {
+  BuildAndRunInstanceRequest,
+  CellConductorServiceService,
+  ComputeServiceService,
+  type BuildInstancesRequest,
+  type BuildSucceededRequest,
+} from '@cellsched/wire';
 import pino from 'pino';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
@@ -55,16 +61,26 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
 
 async function stop(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
   if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((r) => { child.once('exit', () => r()); child.kill(signal); });
+  await new Promise<void>((r) => {
+    child.once('exit', () => r());
+    child.kill(signal);
+  });
 }
 
 /** The compute as a child process; resolves with its control port once all its hosts are ready. */
 async function startCompute(env: Record<string, string> = {}): Promise<{ child: ChildProcess; controlPort: number }> {
   const child = spawn(process.execPath, [join(ROOT, 'services', 'simulated-compute', 'dist', 'main.js')], {
     env: {
-      CELLSCHED_LOG_LEVEL: 'warn', CELLSCHED_COMPUTE_CONTROL_PORT: '0', CELLSCHED_CELL_TRANSPORT_URL: vhost.url, CELLSCHED_PLACEMENT_URL: placementUrl,
-      CELLSCHED_CELL_NAME: CELL, CELLSCHED_COMPUTE_HOSTS: String(HOSTS), CELLSCHED_COMPUTE_HOST_PREFIX: 'pool-', CELLSCHED_BUILD_LATENCY_MS: '20',
-      CELLSCHED_COMPUTE_PLACEMENT_CONCURRENCY: '16', ...env,
+      CELLSCHED_LOG_LEVEL: 'warn',
+      CELLSCHED_COMPUTE_CONTROL_PORT: '0',
+      CELLSCHED_CELL_TRANSPORT_URL: vhost.url,
+      CELLSCHED_PLACEMENT_URL: placementUrl,
+      CELLSCHED_CELL_NAME: CELL,
+      CELLSCHED_COMPUTE_HOSTS: String(HOSTS),
+      CELLSCHED_COMPUTE_HOST_PREFIX: 'pool-',
+      CELLSCHED_BUILD_LATENCY_MS: '20',
+      CELLSCHED_COMPUTE_PLACEMENT_CONCURRENCY: '16',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -81,29 +97,52 @@ async function startCompute(env: Record<string, string> = {}): Promise<{ child: 
 }
 
 beforeAll(async () => {
-  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-b', join(ROOT, 'services', 'placement'), join(ROOT, 'services', 'simulated-compute')], { stdio: 'inherit' });
+  execFileSync(
+    join(ROOT, 'node_modules', '.bin', 'tsc'),
+    ['-b', join(ROOT, 'services', 'placement'), join(ROOT, 'services', 'simulated-compute')],
+    { stdio: 'inherit' },
+  );
   const name = `sctest-pool-${randomBytes(4).toString('hex')}`;
   const base = new URL(testInfra().amqpUrl);
   await rabbitmqctl('add_vhost', name);
   await rabbitmqctl('set_permissions', '-p', name, decodeURIComponent(base.username), '.*', '.*', '.*');
   base.pathname = `/${encodeURIComponent(name)}`;
   vhost = { name, url: base.toString() };
-  placementDb = await createTestDatabase({ kind: 'placement', migrationsDir: join(ROOT, 'services', 'placement', 'migrations'), prefix: 'sc_placement' });
+  placementDb = await createTestDatabase({
+    kind: 'placement',
+    migrationsDir: join(ROOT, 'services', 'placement', 'migrations'),
+    prefix: 'sc_placement',
+  });
   const [port, grpcPort] = [await freePort(), await freePort()];
   placement = spawn(process.execPath, [join(ROOT, 'services', 'placement', 'dist', 'main.js')], {
-    env: { CELLSCHED_PLACEMENT_DB_URL: placementDb.url, CELLSCHED_PLACEMENT_PORT: String(port), CELLSCHED_PLACEMENT_GRPC_PORT: String(grpcPort),
-      CELLSCHED_PLACEMENT_MIGRATE: 'false', CELLSCHED_LOG_LEVEL: 'warn' },
+    env: {
+      CELLSCHED_PLACEMENT_DB_URL: placementDb.url,
+      CELLSCHED_PLACEMENT_PORT: String(port),
+      CELLSCHED_PLACEMENT_GRPC_PORT: String(grpcPort),
+      CELLSCHED_PLACEMENT_MIGRATE: 'false',
+      CELLSCHED_LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   placementUrl = `http://127.0.0.1:${port}`;
   await waitFor('placement', async () => ((await fetch(placementUrl)).ok ? true : undefined));
   bus = await Bus.connect({ url: vhost.url, logger, name: 'test-conductor' });
-  await bus.serve(CellConductorServiceService, {
-    reportComputeHosts: async (req) => { for (const h of req.hosts) registered.add(h.host); },
-    serviceHeartbeats: async () => undefined,
-    buildSucceeded: async (req) => { succeeded.push(req); },
-    buildInstances: async (req) => { rescheduled.push(req); },
-  }, { prefetch: 64 });
+  await bus.serve(
+    CellConductorServiceService,
+    {
+      reportComputeHosts: async (req) => {
+        for (const h of req.hosts) registered.add(h.host);
+      },
+      serviceHeartbeats: async () => undefined,
+      buildSucceeded: async (req) => {
+        succeeded.push(req);
+      },
+      buildInstances: async (req) => {
+        rescheduled.push(req);
+      },
+    },
+    { prefetch: 64 },
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -115,16 +154,24 @@ afterAll(async () => {
 
 async function queues(): Promise<Record<string, number>> {
   const out = await rabbitmqctl('list_queues', '-p', vhost.name, '--quiet', '--no-table-headers', 'name', 'messages');
-  const rows = out.split('\n').map((l) => l.trim().split(/\s+/)).filter((r) => r.length === 2);
+  const rows = out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((r) => r.length === 2);
   return Object.fromEntries(rows.map(([n, m]) => [n as string, Number(m)]));
 }
 
 function build(host: string, uuid = randomUUID()): Promise<unknown> {
   const req = BuildAndRunInstanceRequest.fromPartial({
-    instance: { uuid }, attempt: 1, requestId: `req-${uuid}`,
+    instance: { uuid },
+    attempt: 1,
+    requestId: `req-${uuid}`,
     hostList: [{ serviceHost: host, nodename: host, computeNodeUuid: randomUUID(), cellUuid: randomUUID() }],
   });
-  return bus.castClient(ComputeServiceService).cast('buildAndRunInstance', req, { server: host }).then(() => uuid);
+  return bus
+    .castClient(ComputeServiceService)
+    .cast('buildAndRunInstance', req, { server: host })
+    .then(() => uuid);
 }
 
 async function guests(controlPort: number): Promise<Record<string, string[]>> {
@@ -138,18 +185,22 @@ test(`${HOSTS} hosts in one process: a bounded set of queues, and each build run
     const pool = 'compute-pool.c1.pool-1';
     // Whatever the host count: the process's queue, its DLQ and its owner lock (plus the conductor's two).
     expect(Object.keys(await queues()).sort()).toEqual([pool, `${pool}.dlq`, `${pool}.owner`, 'conductor', 'conductor.dlq']);
-    const providers = await (await fetch(`${placementUrl}/resource_providers`, { headers: { 'x-auth-token': 'admin', 'OpenStack-API-Version': 'placement 1.36' } })).json() as { resource_providers: unknown[] };
+    const providers = (await (
+      await fetch(`${placementUrl}/resource_providers`, { headers: { 'x-auth-token': 'admin', 'OpenStack-API-Version': 'placement 1.36' } })
+    ).json()) as { resource_providers: unknown[] };
     expect(providers.resource_providers).toHaveLength(HOSTS);
 
     const targets = ['pool-1', 'pool-2', 'pool-150', `pool-${HOSTS}`, 'pool-77', 'pool-2'];
-    const uuids = await Promise.all(targets.map((h) => build(h))) as string[];
+    const uuids = (await Promise.all(targets.map((h) => build(h)))) as string[];
     await waitFor('every build to succeed', () => (uuids.every((u) => succeeded.some((s) => s.instanceUuid === u)) ? true : undefined));
     targets.forEach((host, i) => {
       expect(succeeded.filter((s) => s.instanceUuid === uuids[i]).map((s) => s.host)).toEqual([host]);
     });
     const running = await guests(compute.controlPort);
     expect(Object.keys(running).sort()).toEqual([...new Set(targets)].sort());
-    targets.forEach((host, i) => { expect(running[host]).toContain(uuids[i]); });
+    targets.forEach((host, i) => {
+      expect(running[host]).toContain(uuids[i]);
+    });
     expect(Object.values(running).flat()).toHaveLength(targets.length);
   } finally {
     await stop(compute.child, 'SIGTERM');
@@ -160,9 +211,11 @@ test('builds cast while the process is dead wait in its queue and run on their h
   const first = await startCompute();
   await stop(first.child, 'SIGKILL');
   const targets = ['pool-3', 'pool-299', 'pool-3'];
-  const uuids = await Promise.all(targets.map((h) => build(h))) as string[]; // accepted: the host's key stays bound
+  const uuids = (await Promise.all(targets.map((h) => build(h)))) as string[]; // accepted: the host's key stays bound
   // (the broker's message counts lag a few seconds behind)
-  await waitFor('the builds to wait in the queue', async () => ((await queues())['compute-pool.c1.pool-1'] === targets.length ? true : undefined));
+  await waitFor('the builds to wait in the queue', async () =>
+    (await queues())['compute-pool.c1.pool-1'] === targets.length ? true : undefined,
+  );
   expect(uuids.some((u) => succeeded.some((s) => s.instanceUuid === u))).toBe(false);
 
   const second = await startCompute();
@@ -178,14 +231,18 @@ test('builds cast while the process is dead wait in its queue and run on their h
   }
 }, 180_000);
 
-test('restarted with fewer hosts: a build queued for a dropped host is reported to the conductor as that host\'s failure, not built or dead-lettered', async () => {
+test("restarted with fewer hosts: a build queued for a dropped host is reported to the conductor as that host's failure, not built or dead-lettered", async () => {
   const first = await startCompute();
   await stop(first.child, 'SIGKILL');
-  const uuid = await build(`pool-${HOSTS}`) as string;
+  const uuid = (await build(`pool-${HOSTS}`)) as string;
   const second = await startCompute({ CELLSCHED_COMPUTE_HOSTS: '10' });
   try {
     const report = await waitFor('the reschedule request', () => rescheduled.find((r) => r.instance?.uuid === uuid));
-    expect(report).toMatchObject({ failedHost: `pool-${HOSTS}`, attempt: 1, failure: { code: 'compute.host.not_served', retryable: true } });
+    expect(report).toMatchObject({
+      failedHost: `pool-${HOSTS}`,
+      attempt: 1,
+      failure: { code: 'compute.host.not_served', retryable: true },
+    });
     expect(report.failure?.message).toContain(`host pool-${HOSTS} is not served by any compute process`);
     expect(succeeded.some((s) => s.instanceUuid === uuid)).toBe(false);
     expect(await guests(second.controlPort)).toEqual({});

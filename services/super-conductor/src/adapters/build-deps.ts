@@ -22,9 +22,15 @@ export function instanceFrom(br: BuildRequest, spec: RequestSpec): Omit<NewInsta
   const flavor = spec.flavor ?? i.flavor;
   if (flavor === undefined) throw new Error(`build request ${br.instanceUuid} has no flavor`);
   return {
-    uuid: br.instanceUuid, projectId: i.projectId || br.projectId, userId: i.userId || spec.userId, displayName: i.displayName || null,
-    flavor, imageRef: i.imageRef || null, availabilityZone: i.availabilityZone || spec.availabilityZone || null,
-    reservationId: i.reservationId || null, launchIndex: i.launchIndex,
+    uuid: br.instanceUuid,
+    projectId: i.projectId || br.projectId,
+    userId: i.userId || spec.userId,
+    displayName: i.displayName || null,
+    flavor,
+    imageRef: i.imageRef || null,
+    availabilityZone: i.availabilityZone || spec.availabilityZone || null,
+    reservationId: i.reservationId || null,
+    launchIndex: i.launchIndex,
   };
 }
 

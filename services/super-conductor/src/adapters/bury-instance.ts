@@ -18,7 +18,13 @@ export interface BurialFault {
  * points at cell0 and the build request goes. Build request already gone: the user deleted
  * the server, so nothing is left behind. Idempotent.
  */
-export async function buryInCell0(deps: BuildDeps, instanceUuid: string, spec: RequestSpec, fault: BurialFault, requestId: string): Promise<'buried' | 'deleted'> {
+export async function buryInCell0(
+  deps: BuildDeps,
+  instanceUuid: string,
+  spec: RequestSpec,
+  fault: BurialFault,
+  requestId: string,
+): Promise<'buried' | 'deleted'> {
   const br = await getBuildRequest(deps.apiDb, instanceUuid);
   const cell0 = deps.cells.cell0;
   if (br === undefined) {
@@ -30,8 +36,18 @@ export async function buryInCell0(deps: BuildDeps, instanceUuid: string, spec: R
     const { created } = await createInstance(c, { ...instanceFrom(br, spec), vmState: 'error', taskState: null });
     if (!created) return;
     await addInstanceFault(c, { instanceUuid, code: 500, message: fault.message, details: fault.details });
-    await startInstanceAction(c, { instanceUuid, requestId, action: 'create', userId: br.instance.userId || null, projectId: br.projectId });
-    await finishActionEvent(c, { instanceUuid, requestId, event: EVENT_SCHEDULE, host: null }, { result: EVENT_ERROR, details: fault.message });
+    await startInstanceAction(c, {
+      instanceUuid,
+      requestId,
+      action: 'create',
+      userId: br.instance.userId || null,
+      projectId: br.projectId,
+    });
+    await finishActionEvent(
+      c,
+      { instanceUuid, requestId, event: EVENT_SCHEDULE, host: null },
+      { result: EVENT_ERROR, details: fault.message },
+    );
   });
   await setInstanceMappingCell(deps.apiDb, instanceUuid, await deps.cells.mappingId(cell0.uuid));
   if (!(await deleteBuildRequest(deps.apiDb, instanceUuid))) {

@@ -23,8 +23,11 @@ export function cellOpener(connect: CellConnectors): CellOpener<CellHandle> {
       const name = cellName(m);
       const bus = m.uuid === CELL0_UUID ? undefined : await connect.bus(m.transportUrl, name);
       const handle: CellHandle = {
-        uuid: m.uuid, name, pool: connect.pool(m.databaseConnection, name),
-        compute: bus?.castClient(ComputeServiceService), conductor: bus?.castClient(CellConductorServiceService),
+        uuid: m.uuid,
+        name,
+        pool: connect.pool(m.databaseConnection, name),
+        compute: bus?.castClient(ComputeServiceService),
+        conductor: bus?.castClient(CellConductorServiceService),
       };
       if (bus !== undefined) buses.set(handle, bus);
       return handle;

@@ -9,7 +9,7 @@ test('a cast nobody serves is unroutable; a sent one is sent', async () => {
   expect(await castTo(fails(new BusError(BUS_ERROR.publishUnroutable, 'no queue is bound', false)))).toBe('unroutable');
 });
 
-test("a cell bus refusing our user (permissions revoked: the cell cut off) is retried, not dead-lettered", async () => {
+test('a cell bus refusing our user (permissions revoked: the cell cut off) is retried, not dead-lettered', async () => {
   for (const code of [BUS_ERROR.publishRefused, BUS_ERROR.accessRefused]) {
     const err = await castTo(fails(new BusError(code, '403 (ACCESS-REFUSED)', false))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BusError);

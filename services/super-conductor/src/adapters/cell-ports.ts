@@ -53,13 +53,24 @@ export function cellCaster(cell: CellHandle): CellCaster {
 /** {@link CellBuildRecords} over a cell's database. */
 export function cellBuildRecords(pool: Pool): CellBuildRecords {
   return {
-    failBuild: (uuid, host, requestId, fault) => withTransaction(pool, async (c) => {
-      const r = await updateInstance(c, uuid, { vmState: 'error', taskState: null, buildHostList: [], buildDeadlineAt: null }, { expectedVmState: ['building'], expectedHost: host });
-      if (r.kind !== 'updated') return false;
-      await addInstanceFault(c, { instanceUuid: uuid, code: 500, message: fault.message, host, details: fault.details });
-      if (requestId !== '') await finishActionEvent(c, { instanceUuid: uuid, requestId, event: EVENT_COMPUTE_BUILD, host }, { result: EVENT_ERROR, details: fault.message });
-      return true;
-    }),
+    failBuild: (uuid, host, requestId, fault) =>
+      withTransaction(pool, async (c) => {
+        const r = await updateInstance(
+          c,
+          uuid,
+          { vmState: 'error', taskState: null, buildHostList: [], buildDeadlineAt: null },
+          { expectedVmState: ['building'], expectedHost: host },
+        );
+        if (r.kind !== 'updated') return false;
+        await addInstanceFault(c, { instanceUuid: uuid, code: 500, message: fault.message, host, details: fault.details });
+        if (requestId !== '')
+          await finishActionEvent(
+            c,
+            { instanceUuid: uuid, requestId, event: EVENT_COMPUTE_BUILD, host },
+            { result: EVENT_ERROR, details: fault.message },
+          );
+        return true;
+      }),
   };
 }
 

@@ -1,4 +1,13 @@
-import { CellSet, cellNames, isQuietReport, listCellMappings, type CellMapping, type CellOpener, type CellSetReport, type Queryable as ApiQueryable } from '@cellsched/api-db';
+import {
+  CellSet,
+  cellNames,
+  isQuietReport,
+  listCellMappings,
+  type CellMapping,
+  type CellOpener,
+  type CellSetReport,
+  type Queryable as ApiQueryable,
+} from '@cellsched/api-db';
 import type { CastClient } from '@cellsched/bus';
 import { listInstances } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
@@ -42,7 +51,11 @@ export class CellRegistry {
   private readonly set: CellSet<CellHandle>;
   private inFlight: Promise<CellSetReport> | undefined;
 
-  constructor(private readonly apiDb: ApiQueryable, opener: CellOpener<CellHandle>, private readonly log?: Logger) {
+  constructor(
+    private readonly apiDb: ApiQueryable,
+    opener: CellOpener<CellHandle>,
+    private readonly log?: Logger,
+  ) {
     this.set = new CellSet(opener);
   }
 
@@ -50,7 +63,11 @@ export class CellRegistry {
   static fixed(apiDb: ApiQueryable, handles: readonly CellHandle[]): CellRegistry {
     const byUuid = new Map(handles.map((h) => [h.uuid, h]));
     return new CellRegistry(apiDb, {
-      open: async (m) => { const h = byUuid.get(m.uuid); if (h === undefined) throw new Error(`no handle for cell ${m.uuid}`); return h; },
+      open: async (m) => {
+        const h = byUuid.get(m.uuid);
+        if (h === undefined) throw new Error(`no handle for cell ${m.uuid}`);
+        return h;
+      },
       close: async () => undefined,
     });
   }
@@ -61,8 +78,15 @@ export class CellRegistry {
    * cells stay as they are); a cell that fails to open is logged and retried on the next call.
    */
   refresh(): Promise<CellSetReport> {
-    this.inFlight ??= listCellMappings(this.apiDb).then((m) => this.set.apply(m)).then((r) => { this.report(r); return r; })
-      .finally(() => { this.inFlight = undefined; });
+    this.inFlight ??= listCellMappings(this.apiDb)
+      .then((m) => this.set.apply(m))
+      .then((r) => {
+        this.report(r);
+        return r;
+      })
+      .finally(() => {
+        this.inFlight = undefined;
+      });
     return this.inFlight;
   }
 
@@ -83,7 +107,8 @@ export class CellRegistry {
   async mappingId(uuid: string): Promise<number> {
     if (this.set.get(uuid) === undefined) await this.refresh();
     const id = this.set.get(uuid)?.mapping.id;
-    if (id === undefined) throw new Error(`cell ${uuid} has no cell mapping in the API database (run cellsched-manage cell_v2 create_cell / map_cell0)`);
+    if (id === undefined)
+      throw new Error(`cell ${uuid} has no cell mapping in the API database (run cellsched-manage cell_v2 create_cell / map_cell0)`);
     return id;
   }
 
@@ -107,11 +132,25 @@ export class CellRegistry {
   private report(r: CellSetReport): void {
     if (this.log === undefined || isQuietReport(r)) return;
     if (r.added.length + r.moved.length + r.updated.length + r.removed.length > 0) {
-      this.log.info({ opened: cellNames(r.added), reopened: cellNames(r.moved), updated: cellNames(r.updated), closed: cellNames(r.removed),
-        disabled: cellNames(this.set.list().map((c) => c.mapping).filter((m) => m.disabled)) }, 'cells changed');
+      this.log.info(
+        {
+          opened: cellNames(r.added),
+          reopened: cellNames(r.moved),
+          updated: cellNames(r.updated),
+          closed: cellNames(r.removed),
+          disabled: cellNames(
+            this.set
+              .list()
+              .map((c) => c.mapping)
+              .filter((m) => m.disabled),
+          ),
+        },
+        'cells changed',
+      );
     }
     for (const x of r.refused) this.log.error({ cell_uuid: x.mapping.uuid, reason: x.reason }, 'cell mapping refused');
-    for (const f of r.failed) this.log.warn({ cell_uuid: f.mapping.uuid, cell_name: f.mapping.name, err: f.error }, 'cell could not be opened or closed');
+    for (const f of r.failed)
+      this.log.warn({ cell_uuid: f.mapping.uuid, cell_name: f.mapping.name, err: f.error }, 'cell could not be opened or closed');
   }
 }
 

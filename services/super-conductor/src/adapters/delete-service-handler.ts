@@ -1,7 +1,13 @@
 import { deleteHostMapping, listAggregates, removeAggregateHost } from '@cellsched/api-db';
 import type { CastContext } from '@cellsched/bus';
 import {
-  addPendingProvidersOfService, deleteServices, getServiceById, hostUsage, listComputeNodes, type HostUsage, type ServiceRecord,
+  addPendingProvidersOfService,
+  deleteServices,
+  getServiceById,
+  hostUsage,
+  listComputeNodes,
+  type HostUsage,
+  type ServiceRecord,
 } from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import type { DeleteServiceRequest } from '@cellsched/wire';
@@ -38,7 +44,11 @@ async function judgeInCell(c: PoolClient, req: DeleteServiceRequest): Promise<Ce
   if (service.deletedAt !== null) return { kind: 'deleted', service };
   const nodes = (await listComputeNodes(c, { serviceId: service.id })).filter((n) => n.deletedAt === null);
   if (service.binary === 'nova-compute') {
-    const usage = await hostUsage(c, service.host, nodes.map((n) => n.hypervisorHostname));
+    const usage = await hostUsage(
+      c,
+      service.host,
+      nodes.map((n) => n.hypervisorHostname),
+    );
     if (usage.instances > 0 || usage.migrations.length > 0) return { kind: 'in_use', service, usage };
   }
   return { kind: 'deletable', service, nodes: nodes.map((n) => n.uuid) };
@@ -58,7 +68,7 @@ async function leaveAggregates(apiDb: Pool, host: string): Promise<void> {
 async function removeProviders(deps: DeleteServiceDeps, pool: Pool, service: ServiceRecord, nodes: readonly string[]): Promise<string[]> {
   const kept: string[] = [];
   for (const uuid of nodes) {
-    if (await deps.providers.deleteResourceProvider(uuid) !== 'in_use') continue;
+    if ((await deps.providers.deleteResourceProvider(uuid)) !== 'in_use') continue;
     await deps.providers.setComputeStatusDisabled(uuid, true);
     kept.push(uuid);
   }
@@ -87,8 +97,10 @@ export function deleteServiceHandler(deps: DeleteServiceDeps) {
       return;
     }
     if (outcome.kind === 'in_use') {
-      ctx.logger.warn({ ...fields, instances: outcome.usage.instances, migrations: outcome.usage.migrations },
-        'delete_service refused: the host still has instances or in-progress migrations');
+      ctx.logger.warn(
+        { ...fields, instances: outcome.usage.instances, migrations: outcome.usage.migrations },
+        'delete_service refused: the host still has instances or in-progress migrations',
+      );
       return;
     }
     const { service, nodes } = outcome;

@@ -20,7 +20,7 @@ export async function discoverHostsOnce(apiDb: Pool, cells: CellRegistry, log: L
     if (mapping.uuid === CELL0_UUID) continue;
     try {
       const pool = cells.cell(mapping.uuid).pool;
-      added.push(...await discoverHosts(apiDb, { cellUuid: mapping.uuid, cellDb: () => pool }) ?? []);
+      added.push(...((await discoverHosts(apiDb, { cellUuid: mapping.uuid, cellDb: () => pool })) ?? []));
     } catch (err) {
       log.warn({ err, target_cell: mapping.name ?? mapping.uuid }, 'host discovery failed in a cell');
     }
@@ -36,7 +36,11 @@ export function startHostDiscovery(apiDb: Pool, cells: CellRegistry, log: Logger
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    discoverHostsOnce(apiDb, cells, log).catch((err: unknown) => log.warn({ err }, 'host discovery failed')).finally(() => { running = false; });
+    discoverHostsOnce(apiDb, cells, log)
+      .catch((err: unknown) => log.warn({ err }, 'host discovery failed'))
+      .finally(() => {
+        running = false;
+      });
   }, intervalMs);
   return () => clearInterval(timer);
 }

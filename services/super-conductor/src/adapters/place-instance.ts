@@ -32,19 +32,39 @@ async function cleanUpDeleted(deps: BuildDeps, cell: CellHandle, instanceUuid: s
  * per (host, instance, attempt). A cast the broker refuses (no compute serves that host) is that
  * host's failure: the cell conductor retries the alternates ({@link castFirstBuild}).
  */
-async function castBuild(deps: BuildDeps, cell: CellHandle, inst: InstanceRecord, hostList: readonly Selection[], spec: RequestSpec, requestId: string, log: Logger): Promise<void> {
+async function castBuild(
+  deps: BuildDeps,
+  cell: CellHandle,
+  inst: InstanceRecord,
+  hostList: readonly Selection[],
+  spec: RequestSpec,
+  requestId: string,
+  log: Logger,
+): Promise<void> {
   const build = firstBuild(toWireInstance(inst, cell.uuid), inst.buildAttempt, cell.name, hostList, spec, requestId);
-  if (cell.compute === undefined || build === undefined) throw new Error(`cannot cast the build of ${inst.uuid}: cell ${cell.uuid} has no bus or no host`);
+  if (cell.compute === undefined || build === undefined)
+    throw new Error(`cannot cast the build of ${inst.uuid}: cell ${cell.uuid} has no bus or no host`);
   await castFirstBuild(cellBuildPorts(cell, deps.claims), log, build);
 }
 
 async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br: BuildRequest): Promise<InstanceRecord> {
   const chosen = p.hostList[0] as Selection;
-  const { instance } = await createInstanceWithAction(cell.pool, {
-    ...instanceFrom(br, p.spec), vmState: 'building', taskState: 'scheduling', host: chosen.serviceHost, node: chosen.nodename,
-    availabilityZone: chosen.availabilityZone || p.spec.availabilityZone || null, buildHostList: p.hostList.slice(1), buildRequestSpec: p.spec,
-    buildDeadlineAt: new Date(Date.now() + deps.buildTimeoutMs), traceParent: activeTraceParent() ?? null, // the watchdog resumes this trace
-  }, { requestId: p.requestId, action: 'create', event: EVENT_SCHEDULE, host: chosen.serviceHost });
+  const { instance } = await createInstanceWithAction(
+    cell.pool,
+    {
+      ...instanceFrom(br, p.spec),
+      vmState: 'building',
+      taskState: 'scheduling',
+      host: chosen.serviceHost,
+      node: chosen.nodename,
+      availabilityZone: chosen.availabilityZone || p.spec.availabilityZone || null,
+      buildHostList: p.hostList.slice(1),
+      buildRequestSpec: p.spec,
+      buildDeadlineAt: new Date(Date.now() + deps.buildTimeoutMs),
+      traceParent: activeTraceParent() ?? null, // the watchdog resumes this trace
+    },
+    { requestId: p.requestId, action: 'create', event: EVENT_SCHEDULE, host: chosen.serviceHost },
+  );
   return instance;
 }
 
@@ -62,15 +82,26 @@ export async function placeInstance(deps: BuildDeps, p: Placement, log: Logger):
   const cell = deps.cells.cell(chosen.cellUuid);
   if (p.buildRequest === undefined) return cleanUpDeleted(deps, cell, p.instanceUuid);
   const inst = await createInCell(deps, cell, p, p.buildRequest);
-  if (!(await mapToCellAndDeleteBuildRequest(deps.apiDb, p.instanceUuid, await deps.cells.mappingId(cell.uuid)))) return cleanUpDeleted(deps, cell, p.instanceUuid);
+  if (!(await mapToCellAndDeleteBuildRequest(deps.apiDb, p.instanceUuid, await deps.cells.mappingId(cell.uuid))))
+    return cleanUpDeleted(deps, cell, p.instanceUuid);
   await castBuild(deps, cell, inst, p.hostList, p.spec, p.requestId, log);
-  log.info({ instance_uuid: p.instanceUuid, selected_host: chosen.serviceHost, target_cell: cell.name, alternates: p.hostList.length - 1 }, 'build cast');
+  log.info(
+    { instance_uuid: p.instanceUuid, selected_host: chosen.serviceHost, target_cell: cell.name, alternates: p.hostList.length - 1 },
+    'build cast',
+  );
   return 'cast';
 }
 
 /** The Selection of the host an instance already names (for a recast; its allocation is already claimed). Pure. */
 function currentSelection(inst: InstanceRecord, cellUuid: string): Selection {
-  return { computeNodeUuid: '', serviceHost: inst.host ?? '', nodename: inst.node ?? '', cellUuid, availabilityZone: inst.availabilityZone ?? '', allocationRequest: undefined };
+  return {
+    computeNodeUuid: '',
+    serviceHost: inst.host ?? '',
+    nodename: inst.node ?? '',
+    cellUuid,
+    availabilityZone: inst.availabilityZone ?? '',
+    allocationRequest: undefined,
+  };
 }
 
 /**
@@ -79,16 +110,26 @@ function currentSelection(inst: InstanceRecord, cellUuid: string): Selection {
  * The build is cast again only while the instance is still on its first attempt and
  * building (the compute ignores a build of an attempt it already ran). Idempotent.
  */
-export async function resumeInstance(deps: BuildDeps, r: { instanceUuid: string; cellUuid: string; mappedBefore: boolean; queuedForDelete: boolean },
-  spec: RequestSpec, requestId: string, log: Logger): Promise<'cast' | 'deleted' | 'settled'> {
+export async function resumeInstance(
+  deps: BuildDeps,
+  r: { instanceUuid: string; cellUuid: string; mappedBefore: boolean; queuedForDelete: boolean },
+  spec: RequestSpec,
+  requestId: string,
+  log: Logger,
+): Promise<'cast' | 'deleted' | 'settled'> {
   const cell = deps.cells.cell(r.cellUuid);
   const inst = await getInstance(cell.pool, r.instanceUuid);
   if (inst === undefined) return 'settled';
   await setInstanceMappingCell(deps.apiDb, r.instanceUuid, await deps.cells.mappingId(cell.uuid));
   const removedNow = await deleteBuildRequest(deps.apiDb, r.instanceUuid);
   const step = resumeStep({
-    buildRequestRemovedNow: removedNow, mappedBefore: r.mappedBefore, queuedForDelete: r.queuedForDelete, cellHasBus: cell.compute !== undefined,
-    vmState: inst.vmState, buildAttempt: inst.buildAttempt, host: inst.host,
+    buildRequestRemovedNow: removedNow,
+    mappedBefore: r.mappedBefore,
+    queuedForDelete: r.queuedForDelete,
+    cellHasBus: cell.compute !== undefined,
+    vmState: inst.vmState,
+    buildAttempt: inst.buildAttempt,
+    host: inst.host,
   });
   if (step === 'clean_up') return cleanUpDeleted(deps, cell, r.instanceUuid);
   if (step === 'settled') return 'settled';

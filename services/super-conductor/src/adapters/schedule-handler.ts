@@ -16,10 +16,15 @@ export interface ScheduleDeps extends BuildDeps {
 }
 
 /** The mappings of the cast's instances and the build requests they still have (one round trip). */
-async function readMappings(deps: BuildDeps, uuids: readonly string[]): Promise<{ mappings: MappingState[]; buildRequests: Map<string, BuildRequest> }> {
+async function readMappings(
+  deps: BuildDeps,
+  uuids: readonly string[],
+): Promise<{ mappings: MappingState[]; buildRequests: Map<string, BuildRequest> }> {
   const rows = await getInstanceMappingsWithBuildRequests(deps.apiDb, uuids);
   const byUuid = new Map(rows.map((r) => [r.mapping.instanceUuid, r.mapping]));
-  const buildRequests = new Map(rows.flatMap((r) => (r.buildRequest === undefined ? [] : [[r.mapping.instanceUuid, r.buildRequest] as const])));
+  const buildRequests = new Map(
+    rows.flatMap((r) => (r.buildRequest === undefined ? [] : [[r.mapping.instanceUuid, r.buildRequest] as const])),
+  );
   const mappings = uuids.map((u) => {
     const m = byUuid.get(u);
     return { instanceUuid: u, exists: m !== undefined, cellUuid: m?.cell?.uuid, queuedForDelete: m?.queuedForDelete ?? false };
@@ -27,11 +32,22 @@ async function readMappings(deps: BuildDeps, uuids: readonly string[]): Promise<
   return { mappings, buildRequests };
 }
 
-async function scheduleAndPlace(deps: ScheduleDeps, spec: RequestSpec, uuids: readonly string[], buildRequests: ReadonlyMap<string, BuildRequest>, requestId: string, log: Logger): Promise<void> {
+async function scheduleAndPlace(
+  deps: ScheduleDeps,
+  spec: RequestSpec,
+  uuids: readonly string[],
+  buildRequests: ReadonlyMap<string, BuildRequest>,
+  requestId: string,
+  log: Logger,
+): Promise<void> {
   const outcome = await deps.selector.selectDestinations({ ...spec, numInstances: uuids.length }, uuids, deps.numAlternates);
   if (outcome.kind === 'selected') {
     for (const [i, instanceUuid] of uuids.entries()) {
-      await placeInstance(deps, { instanceUuid, spec, hostList: outcome.destinations[i] ?? [], requestId, buildRequest: buildRequests.get(instanceUuid) }, log);
+      await placeInstance(
+        deps,
+        { instanceUuid, spec, hostList: outcome.destinations[i] ?? [], requestId, buildRequest: buildRequests.get(instanceUuid) },
+        log,
+      );
     }
     return;
   }
@@ -41,10 +57,23 @@ async function scheduleAndPlace(deps: ScheduleDeps, spec: RequestSpec, uuids: re
   for (const instanceUuid of uuids) await buryInCell0(deps, instanceUuid, spec, fault, requestId);
 }
 
-async function resumeAll(deps: ScheduleDeps, plan: BuildPlan, mappings: readonly MappingState[], spec: RequestSpec, requestId: string, log: Logger): Promise<void> {
+async function resumeAll(
+  deps: ScheduleDeps,
+  plan: BuildPlan,
+  mappings: readonly MappingState[],
+  spec: RequestSpec,
+  requestId: string,
+  log: Logger,
+): Promise<void> {
   for (const r of plan.resume) {
     const m = mappings.find((x) => x.instanceUuid === r.instanceUuid);
-    await resumeInstance(deps, { ...r, mappedBefore: m?.cellUuid !== undefined, queuedForDelete: m?.queuedForDelete ?? false }, spec, requestId, log);
+    await resumeInstance(
+      deps,
+      { ...r, mappedBefore: m?.cellUuid !== undefined, queuedForDelete: m?.queuedForDelete ?? false },
+      spec,
+      requestId,
+      log,
+    );
   }
 }
 
@@ -70,7 +99,9 @@ export function scheduleAndBuildInstancesHandler(deps: ScheduleDeps) {
     const { mappings, buildRequests } = await readMappings(deps, uuids);
     const unplaced = mappings.filter((m) => m.exists && m.cellUuid === undefined).map((m) => m.instanceUuid);
     // NOTE: a first cast on its first delivery cannot have put anything in a cell: no query per cell
-    const found = mayBeInACell({ redelivered: ctx.redelivered, recast: req.recast, rpcVersion: ctx.rpcVersion }) ? await deps.cells.locate(unplaced) : new Map<string, string>();
+    const found = mayBeInACell({ redelivered: ctx.redelivered, recast: req.recast, rpcVersion: ctx.rpcVersion })
+      ? await deps.cells.locate(unplaced)
+      : new Map<string, string>();
     const plan = planBuild(mappings, found);
     for (const s of plan.skipped) log.info({ instance_uuid: s.instanceUuid, reason: s.reason }, 'instance skipped');
     await resumeAll(deps, plan, mappings, spec, requestId, log);

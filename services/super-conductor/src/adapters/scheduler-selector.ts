@@ -17,15 +17,25 @@ export class GrpcDestinationSelector implements DestinationSelector {
 
   constructor(opts: { addresses: readonly string[]; deadlineMs: number; logger: Logger }) {
     this.grpc = createGrpcClient(SchedulerServiceClient, {
-      addresses: opts.addresses, deadlineMs: opts.deadlineMs, maxAttempts: 3, idempotent: ['selectDestinations'], logger: opts.logger,
+      addresses: opts.addresses,
+      deadlineMs: opts.deadlineMs,
+      maxAttempts: 3,
+      idempotent: ['selectDestinations'],
+      logger: opts.logger,
     });
   }
 
-  async selectDestinations(spec: RequestSpec, instanceUuids: readonly string[], numAlternates: number, move?: MoveContext): Promise<SelectOutcome> {
+  async selectDestinations(
+    spec: RequestSpec,
+    instanceUuids: readonly string[],
+    numAlternates: number,
+    move?: MoveContext,
+  ): Promise<SelectOutcome> {
     try {
       const r = await this.grpc.selectDestinations(
         { requestSpec: spec, instanceUuids: [...instanceUuids], numAlternates, allocationRequestVersion: ALLOCATION_REQUEST_VERSION, move },
-        { retryOnDeadlineExceeded: true });
+        { retryOnDeadlineExceeded: true },
+      );
       return { kind: 'selected', destinations: r.destinations.map((d) => d.selections) };
     } catch (err) {
       if (!isFailureError(err)) throw err;

@@ -22,9 +22,13 @@ export interface ServerActionDeps {
 export function serverActionApi(apiDb: Pool): ServerActionApi {
   return {
     requestSpec: (uuid) => getRequestSpec(apiDb, uuid),
-    saveRequestSpec: async (spec) => { await saveRequestSpec(apiDb, spec); },
+    saveRequestSpec: async (spec) => {
+      await saveRequestSpec(apiDb, spec);
+    },
     intentPending: async (uuid, requestId) => (await getServerTaskIntent(apiDb, uuid))?.requestId === requestId,
-    clearIntent: async (uuid, requestId) => { await clearServerTaskIntent(apiDb, uuid, requestId); },
+    clearIntent: async (uuid, requestId) => {
+      await clearServerTaskIntent(apiDb, uuid, requestId);
+    },
   };
 }
 
@@ -51,13 +55,18 @@ export function serverActionHandler(deps: ServerActionDeps) {
     const plan = planServerAction(req);
     if ('invalid' in plan) {
       log.warn({ reason: plan.invalid }, 'server_action refused: invalid cast');
-      if (req.instanceUuid !== '' && req.requestId !== '') await clearServerTaskIntent(deps.apiDb, req.instanceUuid, req.requestId).catch(() => false);
+      if (req.instanceUuid !== '' && req.requestId !== '')
+        await clearServerTaskIntent(deps.apiDb, req.instanceUuid, req.requestId).catch(() => false);
       return;
     }
     const cell = deps.cells.cell(req.cellUuid);
     const ports = {
-      records: serverActionRecords(cell.pool), cell: cellActionCaster(cell), cellName: cell.name, api: serverActionApi(deps.apiDb),
-      selector: deps.selector, claims: deps.claims,
+      records: serverActionRecords(cell.pool),
+      cell: cellActionCaster(cell),
+      cellName: cell.name,
+      api: serverActionApi(deps.apiDb),
+      selector: deps.selector,
+      claims: deps.claims,
     };
     const outcome = await runServerAction(ports, log, deps.settings, plan);
     log.debug({ outcome, target_cell: cell.name }, 'server_action done');

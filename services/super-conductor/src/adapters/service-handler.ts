@@ -28,10 +28,15 @@ export function updateServiceHandler(cells: CellRegistry, reporter: ComputeStatu
     }
     const disabled = req.onlyForcedDown !== true;
     await withTransaction(cell.pool, async (c) => {
-      if (disabled) await setServiceDisabled(c, svc.id, req.disabled, req.disabled ? (req.disabledReason || null) : null);
+      if (disabled) await setServiceDisabled(c, svc.id, req.disabled, req.disabled ? req.disabledReason || null : null);
       if (req.forcedDown !== undefined) await setServiceForcedDown(c, svc.id, req.forcedDown);
     });
-    if (disabled) for (const node of await listComputeNodes(cell.pool, { host: req.host })) await reporter.setComputeStatusDisabled(node.uuid, req.disabled);
-    ctx.logger.info({ service_host: req.host, target_cell: cell.name, disabled: disabled ? req.disabled : undefined, forced_down: req.forcedDown }, 'service updated');
+    if (disabled)
+      for (const node of await listComputeNodes(cell.pool, { host: req.host }))
+        await reporter.setComputeStatusDisabled(node.uuid, req.disabled);
+    ctx.logger.info(
+      { service_host: req.host, target_cell: cell.name, disabled: disabled ? req.disabled : undefined, forced_down: req.forcedDown },
+      'service updated',
+    );
   };
 }

@@ -2,7 +2,14 @@
  * What a server action sends on: the RequestSpec and MoveContext it is scheduled with, the
  * InstanceActionRequest cast to the cell conductor, and the faults of its failures. Pure.
  */
-import { FAILURE_CODES, type Failure, type InstanceActionRequest, type MoveContext, type RequestSpec, type Selection } from '@cellsched/wire';
+import {
+  FAILURE_CODES,
+  type Failure,
+  type InstanceActionRequest,
+  type MoveContext,
+  type RequestSpec,
+  type Selection,
+} from '@cellsched/wire';
 import type { ActionInstance, ComputeServiceState } from '../ports';
 import { noValidHostFault } from './build-plan';
 import type { ActionPlan } from './server-actions';
@@ -10,8 +17,19 @@ import type { ActionPlan } from './server-actions';
 /** A spec for an instance whose RequestSpec is gone from the API DB (what the instance itself says). */
 function specFromInstance(i: ActionInstance): RequestSpec {
   return {
-    instanceUuid: i.uuid, projectId: i.projectId, userId: i.userId, flavor: i.flavor, image: undefined, numInstances: 1, availabilityZone: '',
-    instanceGroup: undefined, schedulerHints: {}, requestedDestination: undefined, ignoreHosts: [], seed: 0, requestId: '',
+    instanceUuid: i.uuid,
+    projectId: i.projectId,
+    userId: i.userId,
+    flavor: i.flavor,
+    image: undefined,
+    numInstances: 1,
+    availabilityZone: '',
+    instanceGroup: undefined,
+    schedulerHints: {},
+    requestedDestination: undefined,
+    ignoreHosts: [],
+    seed: 0,
+    requestId: '',
   };
 }
 
@@ -31,8 +49,16 @@ export function scheduleSpec(plan: ActionPlan, i: ActionInstance, stored: Reques
   const base = stored ?? specFromInstance(i);
   const az = plan.def.kind === 'unshelve' && req.availabilityZone !== '' ? req.availabilityZone : base.availabilityZone;
   return {
-    ...base, instanceUuid: i.uuid, projectId: i.projectId, userId: i.userId, flavor: scheduledFlavor(plan, i), numInstances: 1, availabilityZone: az,
-    requestedDestination: { host: req.host, node: '', cellUuid: req.cellUuid, aggregates: [], allowCrossCellMove: false }, ignoreHosts: [], requestId: req.requestId,
+    ...base,
+    instanceUuid: i.uuid,
+    projectId: i.projectId,
+    userId: i.userId,
+    flavor: scheduledFlavor(plan, i),
+    numInstances: 1,
+    availabilityZone: az,
+    requestedDestination: { host: req.host, node: '', cellUuid: req.cellUuid, aggregates: [], allowCrossCellMove: false },
+    ignoreHosts: [],
+    requestId: req.requestId,
   };
 }
 
@@ -50,7 +76,10 @@ export function forcedDestination(plan: ActionPlan): boolean {
 export function moveContext(plan: ActionPlan, i: ActionInstance, allowResizeToSameHost: boolean): MoveContext | undefined {
   if (plan.def.kind !== 'move' || plan.migrationUuid === undefined) return undefined;
   return {
-    migrationUuid: plan.migrationUuid, sourceHost: i.host ?? '', sourceNode: i.node ?? '', allowSameHost: plan.req.action === 'resize' && allowResizeToSameHost,
+    migrationUuid: plan.migrationUuid,
+    sourceHost: i.host ?? '',
+    sourceNode: i.node ?? '',
+    allowSameHost: plan.req.action === 'resize' && allowResizeToSameHost,
     force: forcedDestination(plan),
   };
 }
@@ -61,15 +90,28 @@ export function moveContext(plan: ActionPlan, i: ActionInstance, allowResizeToSa
  * service up (ComputeServiceUnavailable: heartbeat within `serviceDownTimeMs`, not forced down).
  * The fault that fails the action, or undefined. A forced evacuation has no such check in Nova. Pure.
  */
-export function forcedLiveMigrationFault(plan: ActionPlan, i: ActionInstance, svc: ComputeServiceState | undefined, now: Date, serviceDownTimeMs: number): ActionFault | undefined {
+export function forcedLiveMigrationFault(
+  plan: ActionPlan,
+  i: ActionInstance,
+  svc: ComputeServiceState | undefined,
+  now: Date,
+  serviceDownTimeMs: number,
+): ActionFault | undefined {
   const { req } = plan;
   if (!forcedDestination(plan) || req.action !== 'live-migration') return undefined;
   if (req.host === i.host) {
-    return { message: `Unable to migrate instance (${i.uuid}) to current host (${req.host}).`, details: FAILURE_CODES.superConductor.forcedHostRefused };
+    return {
+      message: `Unable to migrate instance (${i.uuid}) to current host (${req.host}).`,
+      details: FAILURE_CODES.superConductor.forcedHostRefused,
+    };
   }
-  const up = svc !== undefined && !svc.forcedDown && svc.lastSeenUp !== null && now.getTime() - svc.lastSeenUp.getTime() <= serviceDownTimeMs;
+  const up =
+    svc !== undefined && !svc.forcedDown && svc.lastSeenUp !== null && now.getTime() - svc.lastSeenUp.getTime() <= serviceDownTimeMs;
   if (up) return undefined;
-  return { message: `Compute service of ${req.host} is unavailable at this time.`, details: FAILURE_CODES.superConductor.forcedHostRefused };
+  return {
+    message: `Compute service of ${req.host} is unavailable at this time.`,
+    details: FAILURE_CODES.superConductor.forcedHostRefused,
+  };
 }
 
 /** The RequestSpec saved back after a resize is scheduled (Nova: the spec's flavor is the new one from now on); undefined otherwise. */
@@ -100,20 +142,40 @@ export function recordedSelection(host: string, node: string | null, cellUuid: s
  * with its destination on the instance, alternates included, so the cell conductor can still retry
  * in the cell; without one (a row recorded before the list was kept) only the destination. Pure.
  */
-export function recordedMoveHostList(m: { readonly destCompute: string; readonly destNode: string | null }, i: ActionInstance, cellUuid: string): Selection[] {
+export function recordedMoveHostList(
+  m: { readonly destCompute: string; readonly destNode: string | null },
+  i: ActionInstance,
+  cellUuid: string,
+): Selection[] {
   const [first] = i.buildHostList;
-  if (first !== undefined && first.serviceHost === m.destCompute && first.nodename === (m.destNode ?? first.nodename)) return [...i.buildHostList];
+  if (first !== undefined && first.serviceHost === m.destCompute && first.nodename === (m.destNode ?? first.nodename))
+    return [...i.buildHostList];
   return [recordedSelection(m.destCompute, m.destNode, cellUuid)];
 }
 
 /** The cast to the cell conductor. Moves and unshelve carry their host list and spec; a move its migration and flavor; a live migration its block_migration. */
-export function instanceActionRequest(plan: ActionPlan, i: ActionInstance, hostList: readonly Selection[], spec: RequestSpec | undefined): InstanceActionRequest {
+export function instanceActionRequest(
+  plan: ActionPlan,
+  i: ActionInstance,
+  hostList: readonly Selection[],
+  spec: RequestSpec | undefined,
+): InstanceActionRequest {
   const { req } = plan;
   const newFlavor = req.action === 'resize' ? req.flavor : req.action === 'migrate' ? i.flavor : undefined;
   return {
-    instanceUuid: req.instanceUuid, action: req.action, requestId: req.requestId, rebootType: req.rebootType, imageRef: req.imageRef,
-    migrationUuid: plan.migrationUuid ?? '', hostList: [...hostList], newFlavor, requestSpec: spec, userId: req.userId, projectId: req.projectId,
-    displayName: req.displayName, blockMigration: req.action === 'live-migration' ? req.blockMigration : '',
+    instanceUuid: req.instanceUuid,
+    action: req.action,
+    requestId: req.requestId,
+    rebootType: req.rebootType,
+    imageRef: req.imageRef,
+    migrationUuid: plan.migrationUuid ?? '',
+    hostList: [...hostList],
+    newFlavor,
+    requestSpec: spec,
+    userId: req.userId,
+    projectId: req.projectId,
+    displayName: req.displayName,
+    blockMigration: req.action === 'live-migration' ? req.blockMigration : '',
   };
 }
 

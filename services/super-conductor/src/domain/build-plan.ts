@@ -63,6 +63,8 @@ export function planBuild(mappings: readonly MappingState[], found: ReadonlyMap<
 export function noValidHostFault(failure: Failure): { readonly message: string; readonly details: string } {
   const reason = failure.message === '' ? 'There are not enough hosts available.' : failure.message;
   const message = reason.startsWith('No valid host was found') ? reason : `No valid host was found. ${reason}`;
-  const lines = failure.diagnosis.map((d) => `${d.filter}: ${d.hostsBefore} -> ${d.hostsAfter} hosts${d.reason === '' ? '' : ` (${d.reason})`}`);
+  const lines = failure.diagnosis.map(
+    (d) => `${d.filter}: ${d.hostsBefore} -> ${d.hostsAfter} hosts${d.reason === '' ? '' : ` (${d.reason})`}`,
+  );
   return { message, details: lines.length === 0 ? `code: ${failure.code}` : `code: ${failure.code}\n${lines.join('\n')}` };
 }

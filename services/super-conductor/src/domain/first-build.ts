@@ -4,7 +4,15 @@
  * starts here: the cell conductor retries the alternates in the cell). Also when a redelivered
  * `schedule_and_build_instances` casts the build again.
  */
-import { FAILURE_CODES, makeFailure, type BuildAndRunInstanceRequest, type BuildInstancesRequest, type Instance, type RequestSpec, type Selection } from '@cellsched/wire';
+import {
+  FAILURE_CODES,
+  makeFailure,
+  type BuildAndRunInstanceRequest,
+  type BuildInstancesRequest,
+  type Instance,
+  type RequestSpec,
+  type Selection,
+} from '@cellsched/wire';
 import type { CellBuildPorts, ConductorLog } from '../ports';
 
 /** A build for `compute.<host>` in one cell: attempt 1, the chosen host first, then the alternates. */
@@ -16,10 +24,22 @@ export interface FirstBuild {
 }
 
 /** The first build of an instance on the chosen host (`hostList[0]`); none without a host. Pure. */
-export function firstBuild(instance: Instance, attempt: number, cellName: string, hostList: readonly Selection[], spec: RequestSpec, requestId: string): FirstBuild | undefined {
+export function firstBuild(
+  instance: Instance,
+  attempt: number,
+  cellName: string,
+  hostList: readonly Selection[],
+  spec: RequestSpec,
+  requestId: string,
+): FirstBuild | undefined {
   const host = hostList[0]?.serviceHost;
   if (host === undefined) return undefined;
-  return { instanceUuid: instance.uuid, cellName, host, request: { instance, requestSpec: spec, hostList: [...hostList], attempt, requestId } };
+  return {
+    instanceUuid: instance.uuid,
+    cellName,
+    host,
+    request: { instance, requestSpec: spec, hostList: [...hostList], attempt, requestId },
+  };
 }
 
 /**
@@ -28,10 +48,21 @@ export function firstBuild(instance: Instance, attempt: number, cellName: string
  * as after a compute's reschedulable failure. Pure.
  */
 export function refusedBuildReport(b: FirstBuild): BuildInstancesRequest {
-  const failure = makeFailure(FAILURE_CODES.superConductor.buildUnroutable, `the broker refused the build cast to compute.${b.host}: no compute serves host ${b.host}`,
-    { retryable: true, expected: true });
+  const failure = makeFailure(
+    FAILURE_CODES.superConductor.buildUnroutable,
+    `the broker refused the build cast to compute.${b.host}: no compute serves host ${b.host}`,
+    { retryable: true, expected: true },
+  );
   const r = b.request;
-  return { instance: r.instance, requestSpec: r.requestSpec, hostList: r.hostList.slice(1), failedHost: b.host, attempt: r.attempt, requestId: r.requestId, failure };
+  return {
+    instance: r.instance,
+    requestSpec: r.requestSpec,
+    hostList: r.hostList.slice(1),
+    failedHost: b.host,
+    attempt: r.attempt,
+    requestId: r.requestId,
+    failure,
+  };
 }
 
 /** The fault of a refused first build when the cell has no conductor queue either. Pure. */
@@ -50,10 +81,10 @@ export function noConductorFault(b: FirstBuild): { readonly message: string; rea
  * Idempotent: the compute dedups by (host, instance, attempt), the cell conductor by (host, attempt).
  */
 export async function castFirstBuild(ports: CellBuildPorts, log: ConductorLog, b: FirstBuild): Promise<'cast' | 'rescheduled' | 'error'> {
-  if (await ports.cell.buildAndRunInstance(b.host, b.request) === 'sent') return 'cast';
+  if ((await ports.cell.buildAndRunInstance(b.host, b.request)) === 'sent') return 'cast';
   const fields = { instance_uuid: b.instanceUuid, host: b.host, target_cell: b.cellName };
   log.warn(fields, 'build cast refused by the broker: handing it to the cell conductor');
-  if (await ports.cell.buildInstances(refusedBuildReport(b)) === 'sent') return 'rescheduled';
+  if ((await ports.cell.buildInstances(refusedBuildReport(b))) === 'sent') return 'rescheduled';
   await ports.claims.release([b.instanceUuid]);
   await ports.builds.failBuild(b.instanceUuid, b.host, b.request.requestId, noConductorFault(b));
   log.error(fields, 'build refused and the cell has no conductor queue: instance in ERROR');

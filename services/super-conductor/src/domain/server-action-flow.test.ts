@@ -9,8 +9,23 @@ const quiet: ConductorLog = { info: () => undefined, warn: () => undefined, erro
 
 function request(cell: FakeActionCell, action: string, extra: Partial<ServerActionRequest> = {}): ServerActionRequest {
   return {
-    instanceUuid: cell.instance?.uuid ?? '', cellUuid: 'cell-1', action, requestId: `req-${action}`, userId: 'u1', projectId: 'p1', taskState: '',
-    rebootType: '', flavor: undefined, host: '', imageRef: '', blockMigration: '', availabilityZone: '', displayName: '', force: false, expiredAfterS: 0, ...extra,
+    instanceUuid: cell.instance?.uuid ?? '',
+    cellUuid: 'cell-1',
+    action,
+    requestId: `req-${action}`,
+    userId: 'u1',
+    projectId: 'p1',
+    taskState: '',
+    rebootType: '',
+    flavor: undefined,
+    host: '',
+    imageRef: '',
+    blockMigration: '',
+    availabilityZone: '',
+    displayName: '',
+    force: false,
+    expiredAfterS: 0,
+    ...extra,
   };
 }
 
@@ -26,52 +41,106 @@ async function deliver(cell: FakeActionCell, req: ServerActionRequest, settings 
 }
 
 const noValidHost: Failure = {
-  code: 'scheduler.no_valid_host', message: 'No valid host was found. no host passed the filters', retryable: false, expected: true, metadata: {},
+  code: 'scheduler.no_valid_host',
+  message: 'No valid host was found. no host passed the filters',
+  retryable: false,
+  expected: true,
+  metadata: {},
   diagnosis: [{ filter: 'ComputeFilter', hostsBefore: 2, hostsAfter: 0, reason: 'host is down (2 hosts)' }],
 };
 
 describe('server_action: moves', () => {
-  it('migrate: resize_prep and a migration, a move selection in the instance\'s cell with the current flavor, the destination recorded, then the cast', async () => {
+  it("migrate: resize_prep and a migration, a move selection in the instance's cell with the current flavor, the destination recorded, then the cast", async () => {
     const cell = new FakeActionCell();
     const req = request(cell, 'migrate');
     cell.intent = req.requestId;
     expect(await deliver(cell, req)).toBe('cast');
     const mig = migrationUuidFor(req.instanceUuid, req.requestId);
     expect(cell.log).toEqual(['begin migrate resize_prep', 'select move', 'destination h2', 'cast migrate [h2,h3]', 'intent cleared']);
-    expect(cell.migrations.get(mig)).toMatchObject({ type: 'migration', status: 'pre-migrating', source: 'h1', destCompute: 'h2', destNode: 'h2-node' });
+    expect(cell.migrations.get(mig)).toMatchObject({
+      type: 'migration',
+      status: 'pre-migrating',
+      source: 'h1',
+      destCompute: 'h2',
+      destNode: 'h2-node',
+    });
     const [{ spec, move } = {} as never] = cell.selections;
     expect(move).toEqual({ migrationUuid: mig, sourceHost: 'h1', sourceNode: 'h1-node', allowSameHost: false, force: false });
     expect(cell.selections[0]?.numAlternates).toBe(2);
-    expect(spec).toMatchObject({ instanceUuid: req.instanceUuid, flavor: FLAVOR, numInstances: 1, ignoreHosts: [], requestedDestination: { cellUuid: 'cell-1', host: '' } });
-    expect(cell.casts[0]).toMatchObject({ action: 'migrate', migrationUuid: mig, newFlavor: FLAVOR, requestSpec: spec, requestId: req.requestId });
-    expect([...(cell.actions.get(req.requestId)?.events ?? [])]).toEqual([['conductor_migrate_server@sc-1', 'Success'], ['cold_migrate@sc-1', 'Success']]);
+    expect(spec).toMatchObject({
+      instanceUuid: req.instanceUuid,
+      flavor: FLAVOR,
+      numInstances: 1,
+      ignoreHosts: [],
+      requestedDestination: { cellUuid: 'cell-1', host: '' },
+    });
+    expect(cell.casts[0]).toMatchObject({
+      action: 'migrate',
+      migrationUuid: mig,
+      newFlavor: FLAVOR,
+      requestSpec: spec,
+      requestId: req.requestId,
+    });
+    expect([...(cell.actions.get(req.requestId)?.events ?? [])]).toEqual([
+      ['conductor_migrate_server@sc-1', 'Success'],
+      ['cold_migrate@sc-1', 'Success'],
+    ]);
     expect(cell.instance?.taskState).toBe('resize_prep');
     expect(cell.intent).toBeUndefined();
   });
 
   it('resize: the new flavor is scheduled and cast, the RequestSpec keeps it (Nova), same host only when allowed', async () => {
     const cell = new FakeActionCell();
-    cell.spec = { instanceUuid: cell.instance?.uuid ?? '', projectId: 'p1', userId: 'u1', flavor: FLAVOR, image: undefined, numInstances: 1, availabilityZone: 'az1',
-      instanceGroup: { uuid: 'g', policy: 'anti-affinity', hosts: [], members: [], maxServerPerHost: 0 }, schedulerHints: {}, requestedDestination: undefined,
-      ignoreHosts: ['old'], seed: 5, requestId: 'boot' };
+    cell.spec = {
+      instanceUuid: cell.instance?.uuid ?? '',
+      projectId: 'p1',
+      userId: 'u1',
+      flavor: FLAVOR,
+      image: undefined,
+      numInstances: 1,
+      availabilityZone: 'az1',
+      instanceGroup: { uuid: 'g', policy: 'anti-affinity', hosts: [], members: [], maxServerPerHost: 0 },
+      schedulerHints: {},
+      requestedDestination: undefined,
+      ignoreHosts: ['old'],
+      seed: 5,
+      requestId: 'boot',
+    };
     const req = request(cell, 'resize', { flavor: BIG });
     cell.intent = req.requestId;
     expect(await deliver(cell, req, { ...SETTINGS, allowResizeToSameHost: true })).toBe('cast');
-    expect(cell.selections[0]?.spec).toMatchObject({ flavor: BIG, availabilityZone: 'az1', instanceGroup: { uuid: 'g' }, ignoreHosts: [], seed: 5, requestId: req.requestId });
+    expect(cell.selections[0]?.spec).toMatchObject({
+      flavor: BIG,
+      availabilityZone: 'az1',
+      instanceGroup: { uuid: 'g' },
+      ignoreHosts: [],
+      seed: 5,
+      requestId: req.requestId,
+    });
     expect(cell.selections[0]?.move?.allowSameHost).toBe(true);
     expect(cell.casts[0]?.newFlavor).toEqual(BIG);
     expect(cell.savedSpecs).toEqual([expect.objectContaining({ flavor: BIG, ignoreHosts: ['old'], requestId: 'boot' })]);
-    expect(cell.migrations.get(migrationUuidFor(req.instanceUuid, req.requestId))).toMatchObject({ type: 'resize', oldType: 1, newType: 3 });
+    expect(cell.migrations.get(migrationUuidFor(req.instanceUuid, req.requestId))).toMatchObject({
+      type: 'resize',
+      oldType: 1,
+      newType: 3,
+    });
   });
 
   it('live migration and evacuation: their migration types and first statuses, their conductor events, a requested host passed on', async () => {
-    for (const [action, type, event, taskState] of [['live-migration', 'live-migration', 'conductor_live_migrate_instance', 'migrating'],
-      ['evacuate', 'evacuation', 'rebuild_server', 'rebuilding']]) {
+    for (const [action, type, event, taskState] of [
+      ['live-migration', 'live-migration', 'conductor_live_migrate_instance', 'migrating'],
+      ['evacuate', 'evacuation', 'rebuild_server', 'rebuilding'],
+    ]) {
       const cell = new FakeActionCell();
       const req = request(cell, action as string, { host: 'h3' });
       cell.intent = req.requestId;
       expect(await deliver(cell, req)).toBe('cast');
-      expect(cell.migrations.get(migrationUuidFor(req.instanceUuid, req.requestId))).toMatchObject({ type, status: 'accepted', destCompute: 'h2' });
+      expect(cell.migrations.get(migrationUuidFor(req.instanceUuid, req.requestId))).toMatchObject({
+        type,
+        status: 'accepted',
+        destCompute: 'h2',
+      });
       expect(cell.selections[0]?.spec.requestedDestination).toMatchObject({ host: 'h3', cellUuid: 'cell-1' });
       expect([...(cell.actions.get(req.requestId)?.events.keys() ?? [])]).toEqual([`${event}@sc-1`]);
       expect(cell.instance?.taskState).toBe(taskState);
@@ -80,7 +149,11 @@ describe('server_action: moves', () => {
   });
 
   it('live migration: the block_migration asked for travels to the cell conductor; other actions send none', async () => {
-    for (const [action, blockMigration, cast] of [['live-migration', 'true', 'true'], ['live-migration', 'auto', 'auto'], ['migrate', 'true', '']]) {
+    for (const [action, blockMigration, cast] of [
+      ['live-migration', 'true', 'true'],
+      ['live-migration', 'auto', 'auto'],
+      ['migrate', 'true', ''],
+    ]) {
       const cell = new FakeActionCell();
       const req = request(cell, action as string, { blockMigration });
       cell.intent = req.requestId;
@@ -107,7 +180,7 @@ describe('server_action: moves', () => {
     expect(cell.faults).toHaveLength(1);
   });
 
-  it('an evacuate that finds no host: the instance in ERROR as Nova\'s conductor leaves it, migration error, the events in Error', async () => {
+  it("an evacuate that finds no host: the instance in ERROR as Nova's conductor leaves it, migration error, the events in Error", async () => {
     const cell = new FakeActionCell();
     cell.next = async () => ({ kind: 'no_valid_host', failure: noValidHost });
     const req = request(cell, 'evacuate');
@@ -132,24 +205,53 @@ describe('server_action: moves', () => {
   });
 });
 
-describe('server_action: the RequestSpec\'s flavor through resize, revert and confirm', () => {
+describe("server_action: the RequestSpec's flavor through resize, revert and confirm", () => {
   const stored = (cell: FakeActionCell) => ({
-    instanceUuid: cell.instance?.uuid ?? '', projectId: 'p1', userId: 'u1', flavor: FLAVOR, image: undefined, numInstances: 1, availabilityZone: 'nova',
-    instanceGroup: undefined, schedulerHints: {}, requestedDestination: undefined, ignoreHosts: [], seed: 7, requestId: 'boot',
+    instanceUuid: cell.instance?.uuid ?? '',
+    projectId: 'p1',
+    userId: 'u1',
+    flavor: FLAVOR,
+    image: undefined,
+    numInstances: 1,
+    availabilityZone: 'nova',
+    instanceGroup: undefined,
+    schedulerHints: {},
+    requestedDestination: undefined,
+    ignoreHosts: [],
+    seed: 7,
+    requestId: 'boot',
   });
   /** The cell's part of a resize, then of its revert. */
   const resized = (cell: FakeActionCell): void => {
-    if (cell.instance !== undefined) cell.instance = { ...cell.instance, vmState: 'resized', taskState: null, host: 'h2', node: 'h2-node', flavor: BIG, oldFlavor: FLAVOR };
+    if (cell.instance !== undefined)
+      cell.instance = {
+        ...cell.instance,
+        vmState: 'resized',
+        taskState: null,
+        host: 'h2',
+        node: 'h2-node',
+        flavor: BIG,
+        oldFlavor: FLAVOR,
+      };
   };
   const reverted = (cell: FakeActionCell): void => {
-    if (cell.instance !== undefined) cell.instance = { ...cell.instance, vmState: 'active', taskState: null, host: 'h1', node: 'h1-node', flavor: FLAVOR, oldFlavor: undefined };
+    if (cell.instance !== undefined)
+      cell.instance = {
+        ...cell.instance,
+        vmState: 'active',
+        taskState: null,
+        host: 'h1',
+        node: 'h1-node',
+        flavor: FLAVOR,
+        oldFlavor: undefined,
+      };
   };
   const deliverNow = async (cell: FakeActionCell, req: ServerActionRequest): Promise<ServerActionOutcome> => {
     cell.intent = req.requestId;
     return deliver(cell, req);
   };
 
-  it('revertResize puts the old flavor back in the RequestSpec before it is cast (Nova\'s API), once; a migrate after it is scheduled with the old flavor', async () => {
+  it("revertResize puts the old flavor back in the RequestSpec before it is cast (Nova's API), once; a migrate after it is scheduled with the old flavor", async () => {
     const cell = new FakeActionCell();
     cell.spec = stored(cell);
     expect(await deliverNow(cell, request(cell, 'resize', { flavor: BIG }))).toBe('cast');
@@ -198,12 +300,19 @@ describe('server_action: a forced destination (evacuate 2.29+ / os-migrateLive 2
     cell.intent = req.requestId;
     cell.next = async () => ({ kind: 'selected', destinations: [[sel('h3')]] });
     expect(await deliver(cell, req)).toBe('cast');
-    expect(cell.selections[0]).toMatchObject({ numAlternates: 0, move: { force: true }, spec: { requestedDestination: { host: 'h3', cellUuid: 'cell-1' } } });
+    expect(cell.selections[0]).toMatchObject({
+      numAlternates: 0,
+      move: { force: true },
+      spec: { requestedDestination: { host: 'h3', cellUuid: 'cell-1' } },
+    });
     expect(cell.casts[0]?.hostList.map((s) => s.serviceHost)).toEqual(['h3']);
   });
 
-  it('force without a host, or on a migrate, is not forced (Nova\'s API refuses the first; migrate has no force)', async () => {
-    for (const [action, host] of [['evacuate', ''], ['migrate', 'h3']]) {
+  it("force without a host, or on a migrate, is not forced (Nova's API refuses the first; migrate has no force)", async () => {
+    for (const [action, host] of [
+      ['evacuate', ''],
+      ['migrate', 'h3'],
+    ]) {
       const cell = new FakeActionCell();
       const req = request(cell, action as string, { host: host as string, force: true });
       cell.intent = req.requestId;
@@ -212,7 +321,7 @@ describe('server_action: a forced destination (evacuate 2.29+ / os-migrateLive 2
     }
   });
 
-  it('live migration: Nova\'s conductor checks of the forced host, then a forced selection', async () => {
+  it("live migration: Nova's conductor checks of the forced host, then a forced selection", async () => {
     const cell = new FakeActionCell();
     cell.services.set('h3', RECENT);
     const req = request(cell, 'live-migration', { host: 'h3', force: true });
@@ -265,7 +374,7 @@ describe('server_action: an action the api gave up on (its intent expired: expir
     expect(cell.selections).toEqual([]);
   });
 
-  it('a lifecycle action never taken up: its compute event on the instance\'s host in Error', async () => {
+  it("a lifecycle action never taken up: its compute event on the instance's host in Error", async () => {
     const cell = new FakeActionCell();
     const req = request(cell, 'stop');
     expect(await deliver(cell, { ...req, expiredAfterS: 60 })).toBe('expired');
@@ -276,7 +385,9 @@ describe('server_action: an action the api gave up on (its intent expired: expir
     const cell = new FakeActionCell();
     const req = request(cell, 'migrate');
     cell.intent = req.requestId;
-    cell.next = async () => { throw new Error('scheduler unavailable'); };
+    cell.next = async () => {
+      throw new Error('scheduler unavailable');
+    };
     await expect(deliver(cell, req)).rejects.toThrow('scheduler unavailable');
     expect(cell.instance?.taskState).toBe('resize_prep');
     cell.intent = undefined;
@@ -292,7 +403,9 @@ describe('server_action: an action the api gave up on (its intent expired: expir
     const req = request(cell, 'migrate');
     cell.intent = req.requestId;
     const ports = cell.ports();
-    ports.cell.instanceAction = async () => { throw new Error('bus connection lost'); };
+    ports.cell.instanceAction = async () => {
+      throw new Error('bus connection lost');
+    };
     await expect(runServerAction(ports, quiet, SETTINGS, plan(req))).rejects.toThrow('bus connection lost');
     cell.intent = undefined;
     expect(await deliver(cell, { ...req, expiredAfterS: 900 })).toBe('cast');
@@ -332,11 +445,15 @@ describe('server_action: redelivery and races', () => {
     cell.intent = req.requestId;
     cell.conductorServed = true;
     const ports = cell.ports();
-    ports.cell.instanceAction = async () => { throw new Error('bus connection lost'); };
+    ports.cell.instanceAction = async () => {
+      throw new Error('bus connection lost');
+    };
     await expect(runServerAction(ports, quiet, SETTINGS, plan(req))).rejects.toThrow('bus connection lost');
     expect(await deliver(cell, req)).toBe('cast');
     expect(cell.selections).toHaveLength(1);
-    expect(cell.casts.map((c) => [c.migrationUuid, c.hostList.map((s) => s.serviceHost)])).toEqual([[migrationUuidFor(req.instanceUuid, req.requestId), ['h2', 'h3']]]);
+    expect(cell.casts.map((c) => [c.migrationUuid, c.hostList.map((s) => s.serviceHost)])).toEqual([
+      [migrationUuidFor(req.instanceUuid, req.requestId), ['h2', 'h3']],
+    ]);
     // the alternate keeps its allocation request, so the cell conductor can claim it
     expect(cell.casts[0]?.hostList[1]).toEqual(sel('h3'));
     expect(cell.intent).toBeUndefined();
@@ -347,7 +464,9 @@ describe('server_action: redelivery and races', () => {
     const req = request(cell, 'migrate');
     cell.intent = req.requestId;
     const ports = cell.ports();
-    ports.cell.instanceAction = async () => { throw new Error('bus connection lost'); };
+    ports.cell.instanceAction = async () => {
+      throw new Error('bus connection lost');
+    };
     await expect(runServerAction(ports, quiet, SETTINGS, plan(req))).rejects.toThrow('bus connection lost');
     if (cell.instance !== undefined) cell.instance = { ...cell.instance, buildHostList: [] };
     expect(await deliver(cell, req)).toBe('cast');
@@ -358,11 +477,16 @@ describe('server_action: redelivery and races', () => {
     const cell = new FakeActionCell();
     const req = request(cell, 'migrate');
     cell.intent = req.requestId;
-    cell.next = async () => { throw new Error('scheduler unavailable'); };
+    cell.next = async () => {
+      throw new Error('scheduler unavailable');
+    };
     await expect(deliver(cell, req)).rejects.toThrow('scheduler unavailable');
     cell.next = async () => ({ kind: 'selected', destinations: [[sel('h3')]] });
     expect(await deliver(cell, req)).toBe('cast');
-    expect(cell.selections.map((s) => s.move?.migrationUuid)).toEqual([migrationUuidFor(req.instanceUuid, req.requestId), migrationUuidFor(req.instanceUuid, req.requestId)]);
+    expect(cell.selections.map((s) => s.move?.migrationUuid)).toEqual([
+      migrationUuidFor(req.instanceUuid, req.requestId),
+      migrationUuidFor(req.instanceUuid, req.requestId),
+    ]);
     expect(cell.log.filter((l) => l.startsWith('begin'))).toHaveLength(1);
     expect(cell.casts.map((c) => c.hostList[0]?.serviceHost)).toEqual(['h3']);
   });
@@ -372,8 +496,13 @@ describe('server_action: redelivery and races', () => {
     const req = request(cell, 'migrate');
     cell.intent = req.requestId;
     let release: () => void = () => undefined;
-    const gate = new Promise<void>((r) => { release = r; });
-    cell.next = async () => { await gate; return { kind: 'selected', destinations: [[sel('h2'), sel('h3')]] }; };
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    cell.next = async () => {
+      await gate;
+      return { kind: 'selected', destinations: [[sel('h2'), sel('h3')]] };
+    };
     const both = Promise.all([deliver(cell, req), deliver(cell, req)]);
     await new Promise((r) => setImmediate(r));
     release();
@@ -414,8 +543,9 @@ describe('server_action: lifecycle and unshelve', () => {
     cell.intent = req.requestId;
     expect(await deliver(cell, req)).toBe('refused');
     expect(cell.log).toEqual(['refused stop', 'intent cleared']);
-    expect([...(cell.actions.get(req.requestId)?.events ?? [])])
-      .toEqual([['compute_stop_instance@h1', `Error: Cannot 'stop' instance ${req.instanceUuid} while it is in vm_state stopped`]]);
+    expect([...(cell.actions.get(req.requestId)?.events ?? [])]).toEqual([
+      ['compute_stop_instance@h1', `Error: Cannot 'stop' instance ${req.instanceUuid} while it is in vm_state stopped`],
+    ]);
     expect(cell.instance?.taskState).toBeNull();
     expect(await deliver(cell, req)).toBe('settled'); // a redelivery does not retry it
     expect(cell.casts).toEqual([]);
@@ -433,12 +563,15 @@ describe('server_action: lifecycle and unshelve', () => {
     expect(await deliver(again, softReq)).toBe('refused');
   });
 
-  it('unshelve: a plain selection in the instance\'s cell (no move: the offloaded instance holds nothing), the host list kept for a recast', async () => {
+  it("unshelve: a plain selection in the instance's cell (no move: the offloaded instance holds nothing), the host list kept for a recast", async () => {
     const cell = new FakeActionCell({ vmState: 'shelved_offloaded', host: null, node: null, buildHostList: [sel('stale')] });
     const req = request(cell, 'unshelve', { availabilityZone: 'az2' });
     cell.intent = req.requestId;
     expect(await deliver(cell, req)).toBe('cast');
-    expect(cell.selections[0]).toMatchObject({ move: undefined, spec: { availabilityZone: 'az2', requestedDestination: { cellUuid: 'cell-1' } } });
+    expect(cell.selections[0]).toMatchObject({
+      move: undefined,
+      spec: { availabilityZone: 'az2', requestedDestination: { cellUuid: 'cell-1' } },
+    });
     expect(cell.instance?.buildHostList.map((s) => s.serviceHost)).toEqual(['h2', 'h3']);
     expect(cell.casts[0]).toMatchObject({ action: 'unshelve', migrationUuid: '', newFlavor: undefined });
     expect([...(cell.actions.get(req.requestId)?.events ?? [])]).toEqual([['schedule_instances@sc-1', 'Success']]);
@@ -457,7 +590,9 @@ describe('server_action: lifecycle and unshelve', () => {
   it('an unknown action or reboot type has no plan', () => {
     const cell = new FakeActionCell();
     expect(planServerAction(request(cell, 'pause'))).toEqual({ invalid: 'unknown server action "pause"' });
-    expect(planServerAction(request(cell, 'reboot', { rebootType: 'WARM' }))).toEqual({ invalid: 'unknown server action "reboot" (reboot_type "WARM")' });
+    expect(planServerAction(request(cell, 'reboot', { rebootType: 'WARM' }))).toEqual({
+      invalid: 'unknown server action "reboot" (reboot_type "WARM")',
+    });
     expect(planServerAction(request(cell, 'resize'))).toEqual({ invalid: 'resize without a flavor' });
   });
 });

@@ -8,8 +8,18 @@
 import type { RequestSpec, Selection } from '@cellsched/wire';
 import type { ActionInstance, ActionState, ConductorLog, ServerActionPorts, ServerActionRecords } from '../ports';
 import {
-  expiredFault, forcedDestination, forcedLiveMigrationFault, instanceActionRequest, moveContext, recordedMoveHostList, savedSpecAfterSchedule,
-  savedSpecOnResizeDecision, scheduleFault, scheduleSpec, unroutableFault, type ActionFault,
+  expiredFault,
+  forcedDestination,
+  forcedLiveMigrationFault,
+  instanceActionRequest,
+  moveContext,
+  recordedMoveHostList,
+  savedSpecAfterSchedule,
+  savedSpecOnResizeDecision,
+  scheduleFault,
+  scheduleSpec,
+  unroutableFault,
+  type ActionFault,
 } from './action-requests';
 import { beginOf, resumeStep, type ActionPlan, type ActionStep } from './server-actions';
 
@@ -37,12 +47,21 @@ interface Destination {
   readonly spec: RequestSpec | undefined;
 }
 
-type Flow = { readonly ports: ServerActionPorts; readonly log: ConductorLog; readonly settings: ServerActionSettings; readonly plan: ActionPlan };
+type Flow = {
+  readonly ports: ServerActionPorts;
+  readonly log: ConductorLog;
+  readonly settings: ServerActionSettings;
+  readonly plan: ActionPlan;
+};
 type Records = Omit<ServerActionRecords, 'exclusive'>;
 /** Where the scheduling under the lock left the cast. */
 type Scheduled = { readonly step: ActionStep | 'no_valid_host'; readonly state: ActionState; readonly dest?: Destination };
 
-const fields = (plan: ActionPlan): object => ({ instance_uuid: plan.req.instanceUuid, action: plan.req.action, migration_uuid: plan.migrationUuid });
+const fields = (plan: ActionPlan): object => ({
+  instance_uuid: plan.req.instanceUuid,
+  action: plan.req.action,
+  migration_uuid: plan.migrationUuid,
+});
 
 /** Reads what the cell holds for this request. */
 function readState(records: Records, plan: ActionPlan): Promise<ActionState> {
@@ -64,7 +83,9 @@ async function gone(f: Flow): Promise<ServerActionOutcome> {
 /** The action's events that end in Error when it fails: its conductor events, or its compute event on the instance's host. */
 function errorEvents(f: Flow, i: ActionInstance | undefined): { event: string; host: string | null }[] {
   const b = beginOf(f.plan, f.settings.conductorHost, i?.host ?? null);
-  return b.events.length > 0 ? b.events.map((event) => ({ event, host: f.settings.conductorHost })) : [{ event: b.refusedEvent, host: b.refusedEventHost }];
+  return b.events.length > 0
+    ? b.events.map((event) => ({ event, host: f.settings.conductorHost }))
+    : [{ event: b.refusedEvent, host: b.refusedEventHost }];
 }
 
 /**
@@ -76,8 +97,19 @@ async function failAction(f: Flow, records: Records, i: ActionInstance, fault: A
   const { plan } = f;
   if (plan.migrationUuid !== undefined) await f.ports.claims.revertMove(plan.req.instanceUuid, plan.migrationUuid);
   else if (plan.def.kind === 'unshelve') await f.ports.claims.release([plan.req.instanceUuid]);
-  const migration = plan.migrationUuid === undefined || plan.def.migration === undefined ? undefined : { uuid: plan.migrationUuid, fromStatus: plan.def.migration.status };
-  return records.fail({ instanceUuid: plan.req.instanceUuid, requestId: plan.req.requestId, taskState: plan.def.taskState, vmState, migration, fault, events: errorEvents(f, i) });
+  const migration =
+    plan.migrationUuid === undefined || plan.def.migration === undefined
+      ? undefined
+      : { uuid: plan.migrationUuid, fromStatus: plan.def.migration.status };
+  return records.fail({
+    instanceUuid: plan.req.instanceUuid,
+    requestId: plan.req.requestId,
+    taskState: plan.def.taskState,
+    vmState,
+    migration,
+    fault,
+    events: errorEvents(f, i),
+  });
 }
 
 /** Nova's conductor checks of a forced live migration's host (the scheduler never sees it): the fault, or undefined. */
@@ -99,17 +131,30 @@ async function failScheduling(f: Flow, records: Records, i: ActionInstance, stat
 }
 
 /** Records the scheduler's choice (a move's migration destination, an unshelve's host list) and saves a resize's spec. */
-async function recordChoice(f: Flow, records: Records, i: ActionInstance, state: ActionState, dest: Destination, stored: RequestSpec | undefined): Promise<Scheduled> {
+async function recordChoice(
+  f: Flow,
+  records: Records,
+  i: ActionInstance,
+  state: ActionState,
+  dest: Destination,
+  stored: RequestSpec | undefined,
+): Promise<Scheduled> {
   const { plan, ports } = f;
   const chosen = dest.hostList[0];
   if (chosen === undefined) throw new Error(`the scheduler returned no host for ${i.uuid}`);
-  const migration = plan.migrationUuid === undefined || plan.def.migration === undefined ? undefined : { uuid: plan.migrationUuid, fromStatus: plan.def.migration.status };
+  const migration =
+    plan.migrationUuid === undefined || plan.def.migration === undefined
+      ? undefined
+      : { uuid: plan.migrationUuid, fromStatus: plan.def.migration.status };
   const recorded = await records.recordDestination({ instanceUuid: i.uuid, hostList: dest.hostList, migration });
   if (recorded === 'gone') return { step: 'gone', state };
   if (recorded === 'stale') {
     // NOTE: under the lock only the cell (an admin's reset, the cell conductor) moves the action on; an unshelve's fresh claim is ours alone.
     if (plan.def.kind === 'unshelve') await ports.claims.release([i.uuid]);
-    f.log.error({ ...fields(plan), selected_host: chosen.serviceHost }, 'server action: the instance or migration moved on while it was scheduled');
+    f.log.error(
+      { ...fields(plan), selected_host: chosen.serviceHost },
+      'server action: the instance or migration moved on while it was scheduled',
+    );
     return { step: 'clear_intent', state };
   }
   const saved = savedSpecAfterSchedule(plan, stored);
@@ -139,7 +184,12 @@ async function schedule(f: Flow): Promise<Scheduled> {
     }
     const spec = scheduleSpec(plan, i, stored);
     const alternates = forcedDestination(plan) ? 0 : f.settings.numAlternates;
-    const outcome = await ports.selector.selectDestinations(spec, [i.uuid], alternates, moveContext(plan, i, f.settings.allowResizeToSameHost));
+    const outcome = await ports.selector.selectDestinations(
+      spec,
+      [i.uuid],
+      alternates,
+      moveContext(plan, i, f.settings.allowResizeToSameHost),
+    );
     if (outcome.kind !== 'selected') {
       f.log.warn({ ...fields(plan), code: outcome.failure.code, diagnosis: outcome.failure.diagnosis }, 'server action: no valid host');
       return failScheduling(f, records, i, state, scheduleFault(outcome.failure));
@@ -155,7 +205,13 @@ async function recordedDestination(f: Flow, s: ActionState): Promise<Destination
   const spec = scheduleSpec(plan, s.instance, await f.ports.api.requestSpec(plan.req.instanceUuid));
   if (plan.def.kind === 'unshelve') return { hostList: s.instance.buildHostList, spec };
   const m = s.migration;
-  return { hostList: m?.destCompute == null ? [] : recordedMoveHostList({ destCompute: m.destCompute, destNode: m.destNode }, s.instance, plan.req.cellUuid), spec };
+  return {
+    hostList:
+      m?.destCompute == null
+        ? []
+        : recordedMoveHostList({ destCompute: m.destCompute, destNode: m.destNode }, s.instance, plan.req.cellUuid),
+    spec,
+  };
 }
 
 /** Before a confirm or revert is cast: the RequestSpec's flavor is the one the user settles on (see {@link savedSpecOnResizeDecision}). Idempotent. */
@@ -169,7 +225,7 @@ async function settleSpecFlavor(f: Flow, i: ActionInstance): Promise<void> {
 async function cast(f: Flow, i: ActionInstance, dest: Destination): Promise<ServerActionOutcome> {
   const { plan, ports } = f;
   await settleSpecFlavor(f, i);
-  if (await ports.cell.instanceAction(instanceActionRequest(plan, i, dest.hostList, dest.spec)) === 'unroutable') {
+  if ((await ports.cell.instanceAction(instanceActionRequest(plan, i, dest.hostList, dest.spec))) === 'unroutable') {
     await failAction(f, ports.records, i, unroutableFault(plan, ports.cellName));
     await ports.api.clearIntent(plan.req.instanceUuid, plan.req.requestId);
     f.log.error({ ...fields(plan), target_cell: ports.cellName }, 'server action refused by the broker: the cell has no conductor queue');
@@ -177,7 +233,10 @@ async function cast(f: Flow, i: ActionInstance, dest: Destination): Promise<Serv
   }
   await ports.records.finishEvents(plan.req.instanceUuid, plan.req.requestId, plan.def.conductorEvents, f.settings.conductorHost);
   await ports.api.clearIntent(plan.req.instanceUuid, plan.req.requestId);
-  f.log.info({ ...fields(plan), target_cell: ports.cellName, hosts: dest.hostList.map((s) => s.serviceHost) }, 'server action cast to the cell conductor');
+  f.log.info(
+    { ...fields(plan), target_cell: ports.cellName, hosts: dest.hostList.map((s) => s.serviceHost) },
+    'server action cast to the cell conductor',
+  );
   return 'cast';
 }
 
@@ -192,14 +251,22 @@ async function begin(f: Flow, s: ActionState): Promise<{ step: ActionStep; state
   }
   if (r.kind === 'refused') {
     await ports.api.clearIntent(plan.req.instanceUuid, plan.req.requestId);
-    f.log.warn({ ...fields(plan), vm_state: r.instance.vmState, task_state: r.instance.taskState }, 'server action refused: the instance state changed meanwhile');
+    f.log.warn(
+      { ...fields(plan), vm_state: r.instance.vmState, task_state: r.instance.taskState },
+      'server action refused: the instance state changed meanwhile',
+    );
     return 'refused';
   }
   return { step: plan.def.kind === 'lifecycle' ? 'cast' : 'schedule', state: { ...s, instance: r.instance } };
 }
 
 /** Under the lock: what an expired request still has to do, given what the cell holds (see {@link expire}). */
-async function decideExpired(f: Flow, records: Records, state: ActionState, retried = false): Promise<{ step: ActionStep | 'expired'; state: ActionState }> {
+async function decideExpired(
+  f: Flow,
+  records: Records,
+  state: ActionState,
+  retried = false,
+): Promise<{ step: ActionStep | 'expired'; state: ActionState }> {
   const { plan } = f;
   const step = resumeStep(plan, state, true);
   if (step === 'schedule' && state.instance !== undefined) {
@@ -209,8 +276,14 @@ async function decideExpired(f: Flow, records: Records, state: ActionState, retr
   if (step !== 'begin' || retried) return { step, state };
   const b = beginOf(plan, f.settings.conductorHost, state.instance?.host ?? null);
   const r = await records.giveUp({
-    instanceUuid: plan.req.instanceUuid, requestId: plan.req.requestId, action: plan.req.action, userId: plan.req.userId, projectId: plan.req.projectId,
-    event: b.refusedEvent, host: b.refusedEventHost, fault: expiredFault(plan),
+    instanceUuid: plan.req.instanceUuid,
+    requestId: plan.req.requestId,
+    action: plan.req.action,
+    userId: plan.req.userId,
+    projectId: plan.req.projectId,
+    event: b.refusedEvent,
+    host: b.refusedEventHost,
+    fault: expiredFault(plan),
   });
   if (r === 'recorded') return { step: 'expired', state };
   if (r === 'not_found') return { step: 'gone', state };
@@ -228,12 +301,17 @@ async function decideExpired(f: Flow, records: Records, state: ActionState, retr
  */
 async function expire(f: Flow): Promise<ServerActionOutcome> {
   const { plan, ports } = f;
-  const { step, state } = await ports.records.exclusive(plan.req.instanceUuid, (records) => readState(records, plan).then((s) => decideExpired(f, records, s)));
+  const { step, state } = await ports.records.exclusive(plan.req.instanceUuid, (records) =>
+    readState(records, plan).then((s) => decideExpired(f, records, s)),
+  );
   if (step === 'gone' || state.instance === undefined) return gone(f);
   if (step === 'cast') return cast(f, state.instance, await recordedDestination(f, state));
   await ports.api.clearIntent(plan.req.instanceUuid, plan.req.requestId);
   if (step !== 'expired') return 'settled';
-  f.log.warn({ ...fields(plan), expired_after_s: plan.req.expiredAfterS }, 'server action given up by the api before it was taken up: recorded as failed');
+  f.log.warn(
+    { ...fields(plan), expired_after_s: plan.req.expiredAfterS },
+    'server action given up by the api before it was taken up: recorded as failed',
+  );
   return 'expired';
 }
 
@@ -241,7 +319,12 @@ async function expire(f: Flow): Promise<ServerActionOutcome> {
  * Carries out one `server_action` cast (see the module comment). Throws only what the ports throw
  * (a dependency down: the cast is retried, and resumes where it stopped).
  */
-export async function runServerAction(ports: ServerActionPorts, log: ConductorLog, settings: ServerActionSettings, plan: ActionPlan): Promise<ServerActionOutcome> {
+export async function runServerAction(
+  ports: ServerActionPorts,
+  log: ConductorLog,
+  settings: ServerActionSettings,
+  plan: ActionPlan,
+): Promise<ServerActionOutcome> {
   const f: Flow = { ports, log, settings, plan };
   if (plan.req.expiredAfterS > 0) return expire(f);
   let state = await readState(ports.records, plan);
@@ -261,7 +344,7 @@ export async function runServerAction(ports: ServerActionPorts, log: ConductorLo
     ({ step, state, dest } = s);
   }
   if (step === 'gone' || state.instance === undefined) return gone(f);
-  if (step === 'cast') return cast(f, state.instance, dest ?? await recordedDestination(f, state));
+  if (step === 'cast') return cast(f, state.instance, dest ?? (await recordedDestination(f, state)));
   await ports.api.clearIntent(plan.req.instanceUuid, plan.req.requestId);
   return 'settled';
 }

@@ -41,38 +41,89 @@ const HARD_REBOOT_FROM = ['active', 'stopped', 'paused', 'suspended', 'error'];
 
 /** The actions by Nova's instance action name (`reboot` is resolved by its type, see {@link actionDef}). */
 const ACTIONS: Readonly<Record<string, ActionDef>> = {
-  'stop': { kind: 'lifecycle', vmStates: ['active', 'rescued', 'error'], taskState: 'powering-off', conductorEvents: [], computeEvent: 'compute_stop_instance' },
-  'start': { kind: 'lifecycle', vmStates: ['stopped'], taskState: 'powering-on', conductorEvents: [], computeEvent: 'compute_start_instance' },
-  'rebuild': { kind: 'lifecycle', vmStates: ['active', 'stopped', 'error'], taskState: 'rebuilding', conductorEvents: ['rebuild_server'] },
-  'confirmResize': { kind: 'lifecycle', vmStates: ['resized'], taskState: null, conductorEvents: [], computeEvent: 'compute_confirm_resize' },
-  'revertResize': { kind: 'lifecycle', vmStates: ['resized'], taskState: 'resize_reverting', conductorEvents: [], computeEvent: 'compute_revert_resize' },
-  'shelve': { kind: 'lifecycle', vmStates: ['active', 'stopped', 'paused', 'suspended'], taskState: 'shelving', conductorEvents: [], computeEvent: 'compute_shelve_instance' },
-  'shelveOffload': { kind: 'lifecycle', vmStates: ['shelved'], taskState: 'shelving_offloading', conductorEvents: [], computeEvent: 'compute_shelve_offload_instance' },
-  'migrate': {
-    kind: 'move', vmStates: ACTIVE_STOPPED, taskState: 'resize_prep', conductorEvents: ['conductor_migrate_server', 'cold_migrate'],
+  stop: {
+    kind: 'lifecycle',
+    vmStates: ['active', 'rescued', 'error'],
+    taskState: 'powering-off',
+    conductorEvents: [],
+    computeEvent: 'compute_stop_instance',
+  },
+  start: {
+    kind: 'lifecycle',
+    vmStates: ['stopped'],
+    taskState: 'powering-on',
+    conductorEvents: [],
+    computeEvent: 'compute_start_instance',
+  },
+  rebuild: { kind: 'lifecycle', vmStates: ['active', 'stopped', 'error'], taskState: 'rebuilding', conductorEvents: ['rebuild_server'] },
+  confirmResize: { kind: 'lifecycle', vmStates: ['resized'], taskState: null, conductorEvents: [], computeEvent: 'compute_confirm_resize' },
+  revertResize: {
+    kind: 'lifecycle',
+    vmStates: ['resized'],
+    taskState: 'resize_reverting',
+    conductorEvents: [],
+    computeEvent: 'compute_revert_resize',
+  },
+  shelve: {
+    kind: 'lifecycle',
+    vmStates: ['active', 'stopped', 'paused', 'suspended'],
+    taskState: 'shelving',
+    conductorEvents: [],
+    computeEvent: 'compute_shelve_instance',
+  },
+  shelveOffload: {
+    kind: 'lifecycle',
+    vmStates: ['shelved'],
+    taskState: 'shelving_offloading',
+    conductorEvents: [],
+    computeEvent: 'compute_shelve_offload_instance',
+  },
+  migrate: {
+    kind: 'move',
+    vmStates: ACTIVE_STOPPED,
+    taskState: 'resize_prep',
+    conductorEvents: ['conductor_migrate_server', 'cold_migrate'],
     migration: { type: 'migration', status: 'pre-migrating' },
   },
-  'resize': {
-    kind: 'move', vmStates: ACTIVE_STOPPED, taskState: 'resize_prep', conductorEvents: ['conductor_migrate_server', 'cold_migrate'],
+  resize: {
+    kind: 'move',
+    vmStates: ACTIVE_STOPPED,
+    taskState: 'resize_prep',
+    conductorEvents: ['conductor_migrate_server', 'cold_migrate'],
     migration: { type: 'resize', status: 'pre-migrating' },
   },
   'live-migration': {
-    kind: 'move', vmStates: ['active', 'paused'], taskState: 'migrating', conductorEvents: ['conductor_live_migrate_instance'],
+    kind: 'move',
+    vmStates: ['active', 'paused'],
+    taskState: 'migrating',
+    conductorEvents: ['conductor_live_migrate_instance'],
     migration: { type: 'live-migration', status: 'accepted' },
   },
-  'evacuate': {
-    kind: 'move', vmStates: ['active', 'stopped', 'error'], taskState: 'rebuilding', conductorEvents: ['rebuild_server'],
+  evacuate: {
+    kind: 'move',
+    vmStates: ['active', 'stopped', 'error'],
+    taskState: 'rebuilding',
+    conductorEvents: ['rebuild_server'],
     migration: { type: 'evacuation', status: 'accepted' },
   },
-  'unshelve': { kind: 'unshelve', vmStates: ['shelved', 'shelved_offloaded'], taskState: 'unshelving', conductorEvents: ['schedule_instances'] },
+  unshelve: {
+    kind: 'unshelve',
+    vmStates: ['shelved', 'shelved_offloaded'],
+    taskState: 'unshelving',
+    conductorEvents: ['schedule_instances'],
+  },
 };
 
 const REBOOTS: Readonly<Record<string, ActionDef>> = {
   SOFT: { kind: 'lifecycle', vmStates: ['active'], taskState: 'rebooting', conductorEvents: [], computeEvent: 'compute_reboot_instance' },
   // NOTE: Nova lets a hard reboot take over a soft one in progress (check_instance_state's task_state list).
   HARD: {
-    kind: 'lifecycle', vmStates: HARD_REBOOT_FROM, taskState: 'rebooting_hard', alsoFrom: ['rebooting', 'reboot_pending', 'reboot_started'],
-    conductorEvents: [], computeEvent: 'compute_reboot_instance',
+    kind: 'lifecycle',
+    vmStates: HARD_REBOOT_FROM,
+    taskState: 'rebooting_hard',
+    alsoFrom: ['rebooting', 'reboot_pending', 'reboot_started'],
+    conductorEvents: [],
+    computeEvent: 'compute_reboot_instance',
   },
 };
 
@@ -114,9 +165,11 @@ export interface ActionPlan {
 
 /** The plan of a cast, or why it cannot have one (unknown action, no instance or request id). Pure. */
 export function planServerAction(req: ServerActionRequest): ActionPlan | { readonly invalid: string } {
-  if (req.instanceUuid === '' || req.requestId === '' || req.cellUuid === '') return { invalid: 'instance_uuid, cell_uuid and request_id are required' };
+  if (req.instanceUuid === '' || req.requestId === '' || req.cellUuid === '')
+    return { invalid: 'instance_uuid, cell_uuid and request_id are required' };
   const def = actionDef(req.action, req.rebootType);
-  if (def === undefined) return { invalid: `unknown server action "${req.action}"${req.action === 'reboot' ? ` (reboot_type "${req.rebootType}")` : ''}` };
+  if (def === undefined)
+    return { invalid: `unknown server action "${req.action}"${req.action === 'reboot' ? ` (reboot_type "${req.rebootType}")` : ''}` };
   if (req.action === 'resize' && req.flavor === undefined) return { invalid: 'resize without a flavor' };
   return { def, req, migrationUuid: def.migration === undefined ? undefined : migrationUuidFor(req.instanceUuid, req.requestId) };
 }
@@ -127,7 +180,11 @@ export function planServerAction(req: ServerActionRequest): ActionPlan | { reado
  * flavor to `resizeTo`; a cold or live migration names the instance's flavor twice (Nova's
  * conductor); an evacuation none (Nova's API creates its record without them). Pure.
  */
-export function instanceTypeIds(type: MigrationType, current: Flavor, resizeTo: Flavor | undefined): { old: number | null; new: number | null } {
+export function instanceTypeIds(
+  type: MigrationType,
+  current: Flavor,
+  resizeTo: Flavor | undefined,
+): { old: number | null; new: number | null } {
   if (type === 'evacuation') return { old: null, new: null };
   const idOf = (f: Flavor | undefined): number | null => (f === undefined || f.id === 0 ? null : f.id);
   const old = idOf(current);
@@ -139,12 +196,25 @@ export function beginOf(plan: ActionPlan, conductorHost: string, instanceHost: s
   const { def, req } = plan;
   const refusedOnConductor = def.conductorEvents.length > 0;
   return {
-    instanceUuid: req.instanceUuid, requestId: req.requestId, action: req.action, userId: req.userId, projectId: req.projectId,
+    instanceUuid: req.instanceUuid,
+    requestId: req.requestId,
+    action: req.action,
+    userId: req.userId,
+    projectId: req.projectId,
     // NOTE: not its own task_state: a second delivery of this request never gets here (its action exists), another request must not pass.
-    vmStates: def.vmStates, fromTaskStates: [null, ...(def.alsoFrom ?? [])],
-    taskState: def.taskState, events: def.conductorEvents, conductorHost,
-    migration: def.migration === undefined || plan.migrationUuid === undefined ? undefined
-      : { uuid: plan.migrationUuid, ...def.migration, instanceTypeIds: (current) => instanceTypeIds(def.migration?.type ?? 'migration', current, req.flavor) },
+    vmStates: def.vmStates,
+    fromTaskStates: [null, ...(def.alsoFrom ?? [])],
+    taskState: def.taskState,
+    events: def.conductorEvents,
+    conductorHost,
+    migration:
+      def.migration === undefined || plan.migrationUuid === undefined
+        ? undefined
+        : {
+            uuid: plan.migrationUuid,
+            ...def.migration,
+            instanceTypeIds: (current) => instanceTypeIds(def.migration?.type ?? 'migration', current, req.flavor),
+          },
     // NOTE: the row's host list is this request's from here on (an earlier unshelve or move left its own)
     clearHostList: def.kind !== 'lifecycle',
     refusedEvent: refusedOnConductor ? (def.conductorEvents[0] as string) : (def.computeEvent ?? req.action),

@@ -6,7 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { getRequestSpec, getServerTaskIntent, recordServerTaskIntent, saveRequestSpec } from '@cellsched/api-db';
 import { Bus, type CastContext, type CastSubscription } from '@cellsched/bus';
-import { createInstance, getInstance, getInstanceAction, listInstanceFaults, listMigrations, updateInstance, updateMigrationStatus, type VmStateName } from '@cellsched/cell-db';
+import {
+  createInstance,
+  getInstance,
+  getInstanceAction,
+  listInstanceFaults,
+  listMigrations,
+  updateInstance,
+  updateMigrationStatus,
+  type VmStateName,
+} from '@cellsched/cell-db';
 import { PlacementClient } from '@cellsched/placement-client';
 import { CellConductorServiceService, ComputeServiceService, type InstanceActionRequest, type ServerActionRequest } from '@cellsched/wire';
 import pino from 'pino';
@@ -43,21 +52,37 @@ beforeAll(async () => {
   ({ client } = await cloud.startReplica());
   [vhost, emptyVhost] = await Promise.all([createVhost('i13sched-sa-cell1'), createVhost('i13sched-sa-none')]);
   cellConductorBus = await Bus.connect({ url: vhost.url, logger: log, name: 'cell-conductor' });
-  sub = await cellConductorBus.serve(CellConductorServiceService, { instanceAction: async (req) => { received.push(req); } });
+  sub = await cellConductorBus.serve(CellConductorServiceService, {
+    instanceAction: async (req) => {
+      received.push(req);
+    },
+  });
   superBus = await Bus.connect({ url: vhost.url, logger: log, name: 'super-conductor-cell1' });
   emptyBus = await Bus.connect({ url: emptyVhost.url, logger: log, name: 'super-conductor-nowhere' });
   const cell1 = cloud.cells[0] as RealCloud['cells'][number];
   handle = {
-    uuid: cell1.uuid, name: 'cell1', pool: cell1.db.pool,
-    compute: superBus.castClient(ComputeServiceService), conductor: superBus.castClient(CellConductorServiceService),
+    uuid: cell1.uuid,
+    name: 'cell1',
+    pool: cell1.db.pool,
+    compute: superBus.castClient(ComputeServiceService),
+    conductor: superBus.castClient(CellConductorServiceService),
   };
   const cells = CellRegistry.fixed(cloud.apiDb.pool, [handle]);
   await cells.refresh();
   placement = new PlacementClient({ addresses: [cloud.placement.address] });
   selector = new GrpcDestinationSelector({ addresses: [(await cloud.startReplica()).app.server.address], deadlineMs: 30_000, logger: log });
   handler = serverActionHandler({
-    apiDb: cloud.apiDb.pool, cells, selector,
-    claims: { release: async (u) => { await placement.release(u); }, revertMove: async (i, m) => { await placement.revertMove(i, m); } },
+    apiDb: cloud.apiDb.pool,
+    cells,
+    selector,
+    claims: {
+      release: async (u) => {
+        await placement.release(u);
+      },
+      revertMove: async (i, m) => {
+        await placement.revertMove(i, m);
+      },
+    },
     settings: { conductorHost: 'sc-test', numAlternates: 2, allowResizeToSameHost: false },
   });
 }, 120_000);
@@ -71,31 +96,62 @@ afterAll(async () => {
   await cloud?.close();
 });
 
-beforeEach(() => { received.length = 0; });
+beforeEach(() => {
+  received.length = 0;
+});
 
 const cell1 = (): RealCloud['cells'][number] => cloud.cells[0] as RealCloud['cells'][number];
 
 /** A server booted into cell1 as the boot flow leaves it: claimed in placement, ACTIVE on its host, its RequestSpec in the API DB. */
 async function bootedServer(vmState: VmStateName = 'active'): Promise<{ uuid: string; host: SeededHost }> {
   const uuid = randomUUID();
-  const spec = requestSpec({ instanceUuid: uuid, requestedDestination: { host: '', node: '', cellUuid: cell1().uuid, aggregates: [], allowCrossCellMove: false } });
+  const spec = requestSpec({
+    instanceUuid: uuid,
+    requestedDestination: { host: '', node: '', cellUuid: cell1().uuid, aggregates: [], allowCrossCellMove: false },
+  });
   const r = await select(client, spec, [uuid]);
   if (!r.ok) throw r.err;
   const chosen = r.res.destinations[0]?.selections[0];
   const host = hosts.find((h) => h.uuid === chosen?.computeNodeUuid) as SeededHost;
   await saveRequestSpec(cloud.apiDb.pool, { ...spec, requestedDestination: undefined });
   // NOTE: the flavor as the api records it, with its integer id (a migration keeps it as old/new_instance_type_id)
-  await createInstance(cell1().db.pool, { uuid, projectId: 'p1', userId: 'u1', flavor: { ...spec.flavor, id: 7 } as never, vmState, host: host.host, node: host.host, availabilityZone: 'nova' });
+  await createInstance(cell1().db.pool, {
+    uuid,
+    projectId: 'p1',
+    userId: 'u1',
+    flavor: { ...spec.flavor, id: 7 } as never,
+    vmState,
+    host: host.host,
+    node: host.host,
+    availabilityZone: 'nova',
+  });
   return { uuid, host };
 }
 
 /** What the API does: records the intent, then casts (here: calls the handler as the bus would). */
 async function act(uuid: string, action: string, extra: Partial<ServerActionRequest> = {}): Promise<ServerActionRequest> {
   const req: ServerActionRequest = {
-    instanceUuid: uuid, cellUuid: cell1().uuid, action, requestId: `req-${randomUUID()}`, userId: 'u1', projectId: 'p1', taskState: '', rebootType: '',
-    flavor: undefined, host: '', imageRef: '', blockMigration: '', availabilityZone: '', displayName: '', force: false, expiredAfterS: 0, ...extra,
+    instanceUuid: uuid,
+    cellUuid: cell1().uuid,
+    action,
+    requestId: `req-${randomUUID()}`,
+    userId: 'u1',
+    projectId: 'p1',
+    taskState: '',
+    rebootType: '',
+    flavor: undefined,
+    host: '',
+    imageRef: '',
+    blockMigration: '',
+    availabilityZone: '',
+    displayName: '',
+    force: false,
+    expiredAfterS: 0,
+    ...extra,
   };
-  expect(await recordServerTaskIntent(cloud.apiDb.pool, { instanceUuid: uuid, action, taskState: null, requestId: req.requestId, request: {} })).toEqual({ recorded: true });
+  expect(
+    await recordServerTaskIntent(cloud.apiDb.pool, { instanceUuid: uuid, action, taskState: null, requestId: req.requestId, request: {} }),
+  ).toEqual({ recorded: true });
   await handler(req, ctx);
   return req;
 }
@@ -109,9 +165,21 @@ test('migrate: migration pre-migrating with its destination, instance_action on 
   const [cast] = await waitFor('the instance_action cast', () => (received.length > 0 ? received : undefined));
   const [migration, ...others] = await listMigrations(cell1().db.pool, vm.uuid);
   expect(others).toEqual([]);
-  expect(migration).toMatchObject({ migrationType: 'migration', status: 'pre-migrating', sourceCompute: vm.host.host, oldInstanceTypeId: 7, newInstanceTypeId: 7 });
+  expect(migration).toMatchObject({
+    migrationType: 'migration',
+    status: 'pre-migrating',
+    sourceCompute: vm.host.host,
+    oldInstanceTypeId: 7,
+    newInstanceTypeId: 7,
+  });
   expect(migration?.destCompute).not.toBe(vm.host.host);
-  expect(cast).toMatchObject({ instanceUuid: vm.uuid, action: 'migrate', requestId: req.requestId, migrationUuid: migration?.uuid, newFlavor: { name: 'm1.tiny' } });
+  expect(cast).toMatchObject({
+    instanceUuid: vm.uuid,
+    action: 'migrate',
+    requestId: req.requestId,
+    migrationUuid: migration?.uuid,
+    newFlavor: { name: 'm1.tiny' },
+  });
   expect(cast?.hostList[0]?.serviceHost).toBe(migration?.destCompute);
   expect(cast?.hostList.map((s) => s.cellUuid)).toEqual(cast?.hostList.map(() => cell1().uuid));
   expect(cast?.hostList).toHaveLength(2); // 3 hosts in cell1: the source, the destination, one alternate
@@ -120,13 +188,22 @@ test('migrate: migration pre-migrating with its destination, instance_action on 
   expect(usage.consumers.get(vm.uuid)).toEqual([dest.uuid]);
   expect(usage.consumers.get(migration?.uuid ?? '')).toEqual([vm.host.uuid]);
   expect(await getInstance(cell1().db.pool, vm.uuid)).toMatchObject({ vmState: 'active', taskState: 'resize_prep', host: vm.host.host });
-  expect(await eventsOf(vm.uuid, req.requestId)).toEqual([['conductor_migrate_server', 'sc-test', 'Success'], ['cold_migrate', 'sc-test', 'Success']]);
+  expect(await eventsOf(vm.uuid, req.requestId)).toEqual([
+    ['conductor_migrate_server', 'sc-test', 'Success'],
+    ['cold_migrate', 'sc-test', 'Success'],
+  ]);
   expect(await getServerTaskIntent(cloud.apiDb.pool, vm.uuid)).toBeUndefined();
 
   // a redelivery of the cast changes nothing; the API's re-cast of the same request (its intent back, as after a crash before the
   // cast) casts the recorded host list again, alternates and their allocation requests included, so the cell can still retry
   await handler(req, ctx);
-  await recordServerTaskIntent(cloud.apiDb.pool, { instanceUuid: vm.uuid, action: 'migrate', taskState: 'resize_prep', requestId: req.requestId, request: {} });
+  await recordServerTaskIntent(cloud.apiDb.pool, {
+    instanceUuid: vm.uuid,
+    action: 'migrate',
+    taskState: 'resize_prep',
+    requestId: req.requestId,
+    request: {},
+  });
   await handler(req, ctx);
   await waitFor('the re-cast', () => (received.length === 2 ? true : undefined));
   expect(received[1]?.hostList).toEqual(cast?.hostList);
@@ -146,7 +223,14 @@ test('resize then revert: the RequestSpec in the API DB has the new flavor after
   // the cell's part: VERIFY_RESIZE on the destination with the new flavor, the old one kept
   const [migration] = await listMigrations(cell1().db.pool, vm.uuid);
   const before = await getInstance(cell1().db.pool, vm.uuid);
-  await updateInstance(cell1().db.pool, vm.uuid, { vmState: 'resized', taskState: null, host: migration?.destCompute ?? null, flavor: small, oldFlavor: before?.flavor ?? null, newFlavor: small });
+  await updateInstance(cell1().db.pool, vm.uuid, {
+    vmState: 'resized',
+    taskState: null,
+    host: migration?.destCompute ?? null,
+    flavor: small,
+    oldFlavor: before?.flavor ?? null,
+    newFlavor: small,
+  });
   await updateMigrationStatus(cell1().db.pool, migration?.uuid ?? '', 'finished');
   const revert = await act(vm.uuid, 'revertResize');
   await waitFor('the revert cast', () => (received.some((r) => r.requestId === revert.requestId) ? true : undefined));
@@ -156,7 +240,7 @@ test('resize then revert: the RequestSpec in the API DB has the new flavor after
   await placement.release([vm.uuid, migration?.uuid ?? '']);
 });
 
-test('NoValidHost (a host outside the instance\'s cell requested): migration error, task_state back, a fault with the diagnosis, placement untouched, no cast', async () => {
+test("NoValidHost (a host outside the instance's cell requested): migration error, task_state back, a fault with the diagnosis, placement untouched, no cast", async () => {
   const vm = await bootedServer();
   const elsewhere = hosts.find((h) => h.cell === 1) as SeededHost;
   const req = await act(vm.uuid, 'migrate', { host: elsewhere.host });
@@ -167,7 +251,10 @@ test('NoValidHost (a host outside the instance\'s cell requested): migration err
   expect(more).toEqual([]);
   expect(fault?.message).toMatch(/^No valid host was found/);
   expect(fault?.details).toContain('requested_destination');
-  expect(await eventsOf(vm.uuid, req.requestId)).toEqual([['conductor_migrate_server', 'sc-test', 'Error'], ['cold_migrate', 'sc-test', 'Error']]);
+  expect(await eventsOf(vm.uuid, req.requestId)).toEqual([
+    ['conductor_migrate_server', 'sc-test', 'Error'],
+    ['cold_migrate', 'sc-test', 'Error'],
+  ]);
   expect((await getInstanceAction(cell1().db.pool, vm.uuid, req.requestId))?.events[0]?.traceback).toMatch(/^No valid host was found/);
   const usage = await placementUsage(cloud.placementDb.pool);
   expect(usage.consumers.get(vm.uuid)).toEqual([vm.host.uuid]);
@@ -179,14 +266,19 @@ test('NoValidHost (a host outside the instance\'s cell requested): migration err
   expect(received).toEqual([]);
 });
 
-test('a forced evacuation: the requested host claimed directly (no alternate), the evacuation record has no flavor ids (Nova\'s API creates it without)', async () => {
+test("a forced evacuation: the requested host claimed directly (no alternate), the evacuation record has no flavor ids (Nova's API creates it without)", async () => {
   const vm = await bootedServer();
   const target = hosts.find((h) => h.cell === 0 && h.host !== vm.host.host) as SeededHost;
   await act(vm.uuid, 'evacuate', { host: target.host, force: true });
   const [cast] = await waitFor('the evacuate cast', () => (received.length > 0 ? received : undefined));
   expect(cast?.hostList.map((s) => s.serviceHost)).toEqual([target.host]);
   const [migration] = await listMigrations(cell1().db.pool, vm.uuid);
-  expect(migration).toMatchObject({ migrationType: 'evacuation', destCompute: target.host, oldInstanceTypeId: null, newInstanceTypeId: null });
+  expect(migration).toMatchObject({
+    migrationType: 'evacuation',
+    destCompute: target.host,
+    oldInstanceTypeId: null,
+    newInstanceTypeId: null,
+  });
   expect((await placementUsage(cloud.placementDb.pool)).consumers.get(vm.uuid)).toEqual([target.uuid]);
   await placement.release([vm.uuid, migration?.uuid ?? vm.uuid]); // NOTE: cell1's capacity back for the tests after
 });
@@ -220,7 +312,12 @@ test('stop is forwarded to the cell conductor as it is: powering-off, the action
   const [cast] = await waitFor('the stop cast', () => (received.length > 0 ? received : undefined));
   expect(cast).toMatchObject({ instanceUuid: vm.uuid, action: 'stop', requestId: req.requestId, migrationUuid: '', hostList: [] });
   expect(await getInstance(cell1().db.pool, vm.uuid)).toMatchObject({ vmState: 'active', taskState: 'powering-off' });
-  expect(await getInstanceAction(cell1().db.pool, vm.uuid, req.requestId)).toMatchObject({ action: 'stop', userId: 'u1', projectId: 'p1', message: null });
+  expect(await getInstanceAction(cell1().db.pool, vm.uuid, req.requestId)).toMatchObject({
+    action: 'stop',
+    userId: 'u1',
+    projectId: 'p1',
+    message: null,
+  });
   expect((await placementUsage(cloud.placementDb.pool)).consumers.get(vm.uuid)).toEqual(before);
 });
 
@@ -235,12 +332,14 @@ test('a refused guard (already stopped): the action recorded with its event in E
   expect(received).toEqual([]);
 });
 
-test('a cast the broker refuses (no conductor queue on the cell\'s bus): the move is reverted in placement, migration error, task_state back, a fault', async () => {
+test("a cast the broker refuses (no conductor queue on the cell's bus): the move is reverted in placement, migration error, task_state back, a fault", async () => {
   const vm = await bootedServer();
   const served = handle.conductor;
   handle.conductor = emptyBus.castClient(CellConductorServiceService);
   try {
-    await act(vm.uuid, 'resize', { flavor: { id: 9, flavorid: 'f2', name: 'm1.small', vcpus: 2, memoryMb: 1024, rootGb: 2, ephemeralGb: 0, swap: 0, extraSpecs: {} } });
+    await act(vm.uuid, 'resize', {
+      flavor: { id: 9, flavorid: 'f2', name: 'm1.small', vcpus: 2, memoryMb: 1024, rootGb: 2, ephemeralGb: 0, swap: 0, extraSpecs: {} },
+    });
   } finally {
     handle.conductor = served;
   }

@@ -6,18 +6,62 @@
  */
 import type { Flavor, InstanceActionRequest, MoveContext, RequestSpec, Selection } from '@cellsched/wire';
 import type {
-  ActionBegin, ActionFailure, ActionGiveUp, ActionInstance, ActionState, ComputeServiceState, SelectOutcome, ServerActionPorts, ServerActionRecords,
+  ActionBegin,
+  ActionFailure,
+  ActionGiveUp,
+  ActionInstance,
+  ActionState,
+  ComputeServiceState,
+  SelectOutcome,
+  ServerActionPorts,
+  ServerActionRecords,
 } from '../../src/ports';
 
-export const FLAVOR: Flavor = { id: 1, flavorid: '1', name: 'm1.small', vcpus: 1, memoryMb: 2048, rootGb: 20, ephemeralGb: 0, swap: 0, extraSpecs: {} };
-export const BIG: Flavor = { id: 3, flavorid: '3', name: 'm1.medium', vcpus: 2, memoryMb: 4096, rootGb: 40, ephemeralGb: 0, swap: 0, extraSpecs: {} };
+export const FLAVOR: Flavor = {
+  id: 1,
+  flavorid: '1',
+  name: 'm1.small',
+  vcpus: 1,
+  memoryMb: 2048,
+  rootGb: 20,
+  ephemeralGb: 0,
+  swap: 0,
+  extraSpecs: {},
+};
+export const BIG: Flavor = {
+  id: 3,
+  flavorid: '3',
+  name: 'm1.medium',
+  vcpus: 2,
+  memoryMb: 4096,
+  rootGb: 40,
+  ephemeralGb: 0,
+  swap: 0,
+  extraSpecs: {},
+};
 
-export const sel = (host: string, cellUuid = 'cell-1'): Selection =>
-  ({ computeNodeUuid: `${host}-cn`, serviceHost: host, nodename: `${host}-node`, cellUuid, availabilityZone: 'nova', allocationRequest: { json: '{}', version: '1.36' } });
+export const sel = (host: string, cellUuid = 'cell-1'): Selection => ({
+  computeNodeUuid: `${host}-cn`,
+  serviceHost: host,
+  nodename: `${host}-node`,
+  cellUuid,
+  availabilityZone: 'nova',
+  allocationRequest: { json: '{}', version: '1.36' },
+});
 
-interface Action { failed: boolean; events: Map<string, string> }
+interface Action {
+  failed: boolean;
+  events: Map<string, string>;
+}
 interface Migration {
-  uuid: string; type: string; status: string; source: string | null; destCompute: string | null; destNode: string | null; oldType: number | null; newType: number | null;
+  uuid: string;
+  type: string;
+  status: string;
+  source: string | null;
+  destCompute: string | null;
+  destNode: string | null;
+  oldType: number | null;
+  newType: number | null;
 }
 
 /** One instance's cell, API DB and neighbours. */
@@ -40,8 +84,19 @@ export class FakeActionCell {
 
   constructor(i: Partial<ActionInstance> = {}) {
     this.instance = {
-      uuid: 'a0b1c2d3-0000-4000-8000-000000000001', projectId: 'p1', userId: 'u1', vmState: 'active', taskState: null, host: 'h1', node: 'h1-node',
-      flavor: FLAVOR, oldFlavor: undefined, imageRef: 'img', availabilityZone: 'nova', buildHostList: [], ...i,
+      uuid: 'a0b1c2d3-0000-4000-8000-000000000001',
+      projectId: 'p1',
+      userId: 'u1',
+      vmState: 'active',
+      taskState: null,
+      host: 'h1',
+      node: 'h1-node',
+      flavor: FLAVOR,
+      oldFlavor: undefined,
+      imageRef: 'img',
+      availabilityZone: 'nova',
+      buildHostList: [],
+      ...i,
     };
   }
 
@@ -53,7 +108,11 @@ export class FakeActionCell {
     read: async (_uuid, requestId, migrationUuid): Promise<ActionState> => {
       const a = this.actions.get(requestId);
       const m = migrationUuid === undefined ? undefined : this.migrations.get(migrationUuid);
-      return { instance: this.live(), action: a === undefined ? undefined : { failed: a.failed }, migration: m && { status: m.status, destCompute: m.destCompute, destNode: m.destNode } };
+      return {
+        instance: this.live(),
+        action: a === undefined ? undefined : { failed: a.failed },
+        migration: m && { status: m.status, destCompute: m.destCompute, destNode: m.destNode },
+      };
     },
     begin: async (b: ActionBegin) => {
       const i = this.live();
@@ -71,7 +130,14 @@ export class FakeActionCell {
       for (const e of b.events) action.events.set(`${e}@${b.conductorHost}`, 'started');
       if (b.migration !== undefined && !this.migrations.has(b.migration.uuid)) {
         const types = b.migration.instanceTypeIds(i.flavor);
-        this.migrations.set(b.migration.uuid, { ...b.migration, source: i.host, destCompute: null, destNode: null, oldType: types.old, newType: types.new });
+        this.migrations.set(b.migration.uuid, {
+          ...b.migration,
+          source: i.host,
+          destCompute: null,
+          destNode: null,
+          oldType: types.old,
+          newType: types.new,
+        });
       }
       this.log.push(`begin ${b.action} ${b.taskState ?? '-'}`);
       return { kind: 'applied', instance: this.instance };
@@ -105,7 +171,10 @@ export class FakeActionCell {
         this.faults.push(f.fault.message);
       }
       const a = this.actions.get(f.requestId);
-      if (a !== undefined) { a.failed = true; for (const e of f.events) a.events.set(`${e.event}@${e.host ?? ''}`, 'Error'); }
+      if (a !== undefined) {
+        a.failed = true;
+        for (const e of f.events) a.events.set(`${e.event}@${e.host ?? ''}`, 'Error');
+      }
       this.log.push('fail');
       return 'failed';
     },
@@ -138,7 +207,10 @@ export class FakeActionCell {
       },
       cell: {
         instanceAction: async (r) => {
-          if (!this.conductorServed) { this.log.push('cast refused'); return 'unroutable'; }
+          if (!this.conductorServed) {
+            this.log.push('cast refused');
+            return 'unroutable';
+          }
           this.casts.push(r);
           this.log.push(`cast ${r.action} [${r.hostList.map((s) => s.serviceHost).join(',')}]`);
           return 'sent';
@@ -147,9 +219,15 @@ export class FakeActionCell {
       cellName: 'cell1',
       api: {
         requestSpec: async () => this.spec,
-        saveRequestSpec: async (s) => { this.savedSpecs.push(s); this.spec = s; },
+        saveRequestSpec: async (s) => {
+          this.savedSpecs.push(s);
+          this.spec = s;
+        },
         intentPending: async (_uuid, requestId) => this.intent === requestId,
-        clearIntent: async (_uuid, requestId) => { if (this.intent === requestId) this.intent = undefined; this.log.push('intent cleared'); },
+        clearIntent: async (_uuid, requestId) => {
+          if (this.intent === requestId) this.intent = undefined;
+          this.log.push('intent cleared');
+        },
       },
       selector: {
         selectDestinations: async (spec, _uuids, numAlternates, move) => {
@@ -159,8 +237,12 @@ export class FakeActionCell {
         },
       },
       claims: {
-        revertMove: async (i, m) => { this.log.push(`revert ${i === this.instance?.uuid ? 'instance' : i} ${m === [...this.migrations.keys()][0] ? 'migration' : m}`); },
-        release: async (uuids) => { this.log.push(`release ${uuids.length}`); },
+        revertMove: async (i, m) => {
+          this.log.push(`revert ${i === this.instance?.uuid ? 'instance' : i} ${m === [...this.migrations.keys()][0] ? 'migration' : m}`);
+        },
+        release: async (uuids) => {
+          this.log.push(`release ${uuids.length}`);
+        },
       },
     };
   }

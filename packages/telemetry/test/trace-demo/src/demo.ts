@@ -14,27 +14,37 @@ async function main(amqpUrl: string): Promise<void> {
   const logger = createLogger({ service: 'trace-demo', host: 'demo-host', cell: 'cell1', level: 'info' });
   const bus = await Bus.connect({ url: amqpUrl, logger, name: 'trace-demo', connectTimeoutMs: 10_000 });
   let consumed: () => void = () => undefined;
-  const done = new Promise<void>((resolve) => { consumed = resolve; });
-  await bus.serve(EchoServiceService, {
-    echoCast: (req, ctx) => {
-      // The request id crossed the cast in the OTel baggage (no bus code involved).
-      const requestId = currentRequestContext()?.requestId;
-      requestLogger(logger, { requestId, instanceUuid: req.text, attempt: ctx.attempt }).info({ seq: req.seq }, 'cast consumed');
-      consumed();
-      return Promise.resolve();
+  const done = new Promise<void>((resolve) => {
+    consumed = resolve;
+  });
+  await bus.serve(
+    EchoServiceService,
+    {
+      echoCast: (req, ctx) => {
+        // The request id crossed the cast in the OTel baggage (no bus code involved).
+        const requestId = currentRequestContext()?.requestId;
+        requestLogger(logger, { requestId, instanceUuid: req.text, attempt: ctx.attempt }).info({ seq: req.seq }, 'cast consumed');
+        consumed();
+        return Promise.resolve();
+      },
     },
-  }, { server: 'trace-demo' });
+    { server: 'trace-demo' },
+  );
   const caster = bus.castClient(EchoServiceService);
   const server = await startGrpcServer({
-    host: '127.0.0.1', port: 0, logger,
-    services: [bindService(EchoServiceService, {
-      echo: async (req, ctx) => {
-        ctx.logger.info({ instance_uuid: req.text }, 'echo handled');
-        await caster.cast('echoCast', { text: req.text, failTimes: 0, seq: 1 }, { server: 'trace-demo' });
-        return { text: req.text, replica: 'demo' };
-      },
-      echoCast: () => Promise.resolve({}),
-    })],
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    services: [
+      bindService(EchoServiceService, {
+        echo: async (req, ctx) => {
+          ctx.logger.info({ instance_uuid: req.text }, 'echo handled');
+          await caster.cast('echoCast', { text: req.text, failTimes: 0, seq: 1 }, { server: 'trace-demo' });
+          return { text: req.text, replica: 'demo' };
+        },
+        echoCast: () => Promise.resolve({}),
+      }),
+    ],
   });
   const client = createGrpcClient(EchoServiceClient, { addresses: [server.address], deadlineMs: 10_000 });
   try {

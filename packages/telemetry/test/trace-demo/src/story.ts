@@ -17,25 +17,33 @@ async function main(amqpUrl: string, pgUrl: string, serverUuid: string): Promise
   const bus = await Bus.connect({ url: amqpUrl, logger, name: 'story-demo', connectTimeoutMs: 10_000 });
   const consumed = new Map<string, () => void>();
   const done = (text: string) => new Promise<void>((resolve) => consumed.set(text, resolve));
-  await bus.serve(EchoServiceService, {
-    echoCast: async (req) => {
-      await pool.query('SELECT 1 AS consumer');
-      logger.info({ work: req.text }, 'cast consumed');
-      consumed.get(req.text)?.();
+  await bus.serve(
+    EchoServiceService,
+    {
+      echoCast: async (req) => {
+        await pool.query('SELECT 1 AS consumer');
+        logger.info({ work: req.text }, 'cast consumed');
+        consumed.get(req.text)?.();
+      },
     },
-  }, { server: 'story-demo' });
+    { server: 'story-demo' },
+  );
   const caster = bus.castClient(EchoServiceService);
   const grpc = await startGrpcServer({
-    host: '127.0.0.1', port: 0, logger,
-    services: [bindService(EchoServiceService, {
-      echo: async (req) => {
-        await pool.query('SELECT 2 AS handler');
-        await pool.query('SELECT 3 AS handler');
-        await caster.cast('echoCast', { text: req.text, failTimes: 0, seq: 1 }, { server: 'story-demo' });
-        return { text: req.text, replica: 'demo' };
-      },
-      echoCast: () => Promise.resolve({}),
-    })],
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    services: [
+      bindService(EchoServiceService, {
+        echo: async (req) => {
+          await pool.query('SELECT 2 AS handler');
+          await pool.query('SELECT 3 AS handler');
+          await caster.cast('echoCast', { text: req.text, failTimes: 0, seq: 1 }, { server: 'story-demo' });
+          return { text: req.text, replica: 'demo' };
+        },
+        echoCast: () => Promise.resolve({}),
+      }),
+    ],
   });
   const client = createGrpcClient(EchoServiceClient, { addresses: [grpc.address], deadlineMs: 10_000 });
   const http = await listen(async (method, path) => {
@@ -43,7 +51,10 @@ async function main(amqpUrl: string, pgUrl: string, serverUuid: string): Promise
     await client.echo({ text: `${method} ${path}`, failWithCode: '', delayMs: 0 }, {});
   });
   try {
-    for (const [method, path] of [['POST', '/v2.1/servers'], ['GET', '/v2.1/servers/x']] as const) {
+    for (const [method, path] of [
+      ['POST', '/v2.1/servers'],
+      ['GET', '/v2.1/servers/x'],
+    ] as const) {
       const consumedNow = done(`${method} ${path}`);
       const res = await fetch(`${http.url}${path}`, { method });
       if (res.status !== 202) throw new Error(`${method} ${path}: ${res.status}`);
@@ -65,12 +76,17 @@ async function main(amqpUrl: string, pgUrl: string, serverUuid: string): Promise
 /** A plain node HTTP server (instrumented like the services'): every request runs `work`, then 202. */
 function listen(work: (method: string, path: string) => Promise<void>): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
-    work(req.method ?? 'GET', req.url ?? '/').then(() => res.writeHead(202).end(), (err: unknown) => res.writeHead(500).end(String(err)));
+    work(req.method ?? 'GET', req.url ?? '/').then(
+      () => res.writeHead(202).end(),
+      (err: unknown) => res.writeHead(500).end(String(err)),
+    );
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const a = server.address();
-    resolve({ server, url: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}` });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const a = server.address();
+      resolve({ server, url: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}` });
+    }),
+  );
 }
 
 main(process.argv[3] ?? '', process.argv[4] ?? '', process.argv[5] ?? '').catch((err: unknown) => {

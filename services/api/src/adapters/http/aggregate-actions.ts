@@ -1,4 +1,11 @@
-import { addAggregateHost, AZ_METADATA_KEY, getAggregateById, listAggregates, removeAggregateHost, setAggregateMetadata } from '@cellsched/api-db';
+import {
+  addAggregateHost,
+  AZ_METADATA_KEY,
+  getAggregateById,
+  listAggregates,
+  removeAggregateHost,
+  setAggregateMetadata,
+} from '@cellsched/api-db';
 import { isObj, type Obj } from '../../domain/action-schema';
 import { aggregateId, parseAggregateHost, parseAggregateMetadata } from '../../domain/aggregate-bodies';
 import { invalidAggregateAction, zoneMoveRefusal, zoneRefusal } from '../../domain/aggregate-zones';
@@ -29,7 +36,14 @@ async function addHost(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
     const all = await listAggregates(c);
     const zone = a.metadata[AZ_METADATA_KEY];
     const refusal = zone === undefined ? undefined : await zoneRefusal(zone, a, all, { hosts: [name] });
-    const move = refusal ?? zoneMoveRefusal('add', a, all.filter((x) => x.hosts.includes(name)), host.instances);
+    const move =
+      refusal ??
+      zoneMoveRefusal(
+        'add',
+        a,
+        all.filter((x) => x.hosts.includes(name)),
+        host.instances,
+      );
     if (move !== undefined) throw conflict(invalidAggregateAction('add', a.id, move));
     if (a.hosts.includes(name)) throw conflict(`Aggregate ${a.id} already has host ${name}.`);
     await addAggregateHost(c, a.uuid, name);
@@ -47,9 +61,16 @@ async function removeHost(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const missing = notFound(`Cannot remove host ${name} in aggregate ${req.params.aggregate_id ?? ''}`);
   const host = await findComputeHost(deps, name);
   if (host === undefined) throw missing;
-  const a = await aggregateOf(req, deps.apiDb).catch((err: unknown) => { throw err instanceof ApiError && err.status === 404 ? missing : err; });
+  const a = await aggregateOf(req, deps.apiDb).catch((err: unknown) => {
+    throw err instanceof ApiError && err.status === 404 ? missing : err;
+  });
   const all = await listAggregates(deps.apiDb);
-  const move = zoneMoveRefusal('remove', a, all.filter((x) => x.hosts.includes(name)), host.instances);
+  const move = zoneMoveRefusal(
+    'remove',
+    a,
+    all.filter((x) => x.hosts.includes(name)),
+    host.instances,
+  );
   if (move !== undefined) throw conflict(invalidAggregateAction('remove', a.id, move));
   await mirrorHostRemoved(deps, host, a.uuid);
   if (!(await removeAggregateHost(deps.apiDb, a.uuid, name))) throw missing;
@@ -64,8 +85,10 @@ async function setMetadata(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   await underAggregateLock(deps, async (c) => {
     const a = await aggregateOf(req, c);
     if (AZ_METADATA_KEY in metadata) {
-      const refusal = await zoneRefusal(metadata[AZ_METADATA_KEY] ?? null, a, await listAggregates(c),
-        { checkInstances: true, instancesOnHosts: (h) => countInstancesOnHosts(deps, h) });
+      const refusal = await zoneRefusal(metadata[AZ_METADATA_KEY] ?? null, a, await listAggregates(c), {
+        checkInstances: true,
+        instancesOnHosts: (h) => countInstancesOnHosts(deps, h),
+      });
       if (refusal !== undefined) throw badRequest(invalidAggregateAction('update_metadata', a.id, refusal));
     }
     await setAggregateMetadata(c, a.uuid, metadata);

@@ -1,5 +1,14 @@
 import {
-  ApiDbError, AZ_METADATA_KEY, createAggregate, deleteAggregate, getAggregateById, listAggregates, lockAggregates, renameAggregate, setAggregateMetadata, type Aggregate,
+  ApiDbError,
+  AZ_METADATA_KEY,
+  createAggregate,
+  deleteAggregate,
+  getAggregateById,
+  listAggregates,
+  lockAggregates,
+  renameAggregate,
+  setAggregateMetadata,
+  type Aggregate,
 } from '@cellsched/api-db';
 import { withTransaction } from '@cellsched/db';
 import type { PoolClient } from 'pg';
@@ -23,8 +32,13 @@ const iso = (d: Date): string => d.toISOString().replace('Z', '000');
  */
 export function aggregateView(a: Aggregate, version: Microversion, opts: { created?: boolean } = {}): Record<string, unknown> {
   const view: Record<string, unknown> = {
-    id: a.id, name: a.name, availability_zone: a.metadata[AZ_METADATA_KEY] ?? null,
-    created_at: iso(a.createdAt), updated_at: a.changedAt === null ? null : iso(a.changedAt), deleted_at: null, deleted: false,
+    id: a.id,
+    name: a.name,
+    availability_zone: a.metadata[AZ_METADATA_KEY] ?? null,
+    created_at: iso(a.createdAt),
+    updated_at: a.changedAt === null ? null : iso(a.changedAt),
+    deleted_at: null,
+    deleted: false,
   };
   if (opts.created !== true) Object.assign(view, { hosts: [...a.hosts], metadata: { ...a.metadata } });
   if (atLeast(version, 41)) view.uuid = a.uuid;
@@ -70,7 +84,10 @@ async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   await underAggregateLock(deps, async (c) => {
     const a = await aggregateOf(req, c);
     if (u.availabilityZone !== undefined) {
-      const refusal = await zoneRefusal(u.availabilityZone, a, await listAggregates(c), { checkInstances: true, instancesOnHosts: (h) => countInstancesOnHosts(deps, h) });
+      const refusal = await zoneRefusal(u.availabilityZone, a, await listAggregates(c), {
+        checkInstances: true,
+        instancesOnHosts: (h) => countInstancesOnHosts(deps, h),
+      });
       if (refusal !== undefined) throw badRequest(invalidAggregateAction('update', a.id, refusal));
     }
     try {
@@ -102,7 +119,12 @@ const POLICY = 'os_compute_api:os-aggregates';
 export const AGGREGATE_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/os-aggregates', handler: index, adminPolicy: `${POLICY}:index` },
   { method: 'POST', path: '/v2.1/os-aggregates', handler: create, adminPolicy: `${POLICY}:create` },
-  { method: 'GET', path: '/v2.1/os-aggregates/:aggregate_id', handler: async (req, deps) => ({ status: 200, body: { aggregate: aggregateView(await aggregateOf(req, deps.apiDb), req.version) } }), adminPolicy: `${POLICY}:show` },
+  {
+    method: 'GET',
+    path: '/v2.1/os-aggregates/:aggregate_id',
+    handler: async (req, deps) => ({ status: 200, body: { aggregate: aggregateView(await aggregateOf(req, deps.apiDb), req.version) } }),
+    adminPolicy: `${POLICY}:show`,
+  },
   { method: 'PUT', path: '/v2.1/os-aggregates/:aggregate_id', handler: update, adminPolicy: `${POLICY}:update` },
   { method: 'DELETE', path: '/v2.1/os-aggregates/:aggregate_id', handler: remove, adminPolicy: `${POLICY}:delete` },
 ];

@@ -16,7 +16,10 @@ const iso = (d: Date | null): string | null => (d === null ? null : d.toISOStrin
 /** Python's `sorted` of strings: by code point. */
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-interface Zoned { readonly service: ServiceRecord; readonly zone: string }
+interface Zoned {
+  readonly service: ServiceRecord;
+  readonly zone: string;
+}
 
 /** Nova's `get_availability_zones`: zones of enabled services, then zones of disabled ones only, each sorted. */
 function splitZones(services: readonly Zoned[]): { available: string[]; notAvailable: string[] } {
@@ -37,11 +40,15 @@ function zoneHosts(services: readonly Zoned[], zone: string): Record<string, Rec
 async function zones(req: ApiRequest, deps: ApiDeps, detailed: boolean): Promise<ApiReply> {
   const { cells } = await gatherHosts(deps);
   const zoneOf = await zoneResolver(deps);
-  const services = cells.flatMap((c) => c.services).map((service) => ({ service, zone: service.binary === 'nova-compute' ? zoneOf(service.host) : INTERNAL_ZONE }));
+  const services = cells
+    .flatMap((c) => c.services)
+    .map((service) => ({ service, zone: service.binary === 'nova-compute' ? zoneOf(service.host) : INTERNAL_ZONE }));
   const { available, notAvailable } = splitZones(services);
   const shown = (z: string): boolean => detailed || z !== INTERNAL_ZONE;
   const info = [
-    ...available.filter(shown).map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: detailed ? zoneHosts(services, zoneName) : null })),
+    ...available
+      .filter(shown)
+      .map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: detailed ? zoneHosts(services, zoneName) : null })),
     ...notAvailable.filter(shown).map((zoneName) => ({ zoneName, zoneState: { available: false }, hosts: null })),
   ];
   return { status: 200, body: { availabilityZoneInfo: info } };
@@ -50,5 +57,10 @@ async function zones(req: ApiRequest, deps: ApiDeps, detailed: boolean): Promise
 /** `/v2.1/os-availability-zone` (+ `/detail`, admin): zones of the services of every cell. */
 export const AZ_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/os-availability-zone', handler: (req, deps) => zones(req, deps, false) },
-  { method: 'GET', path: '/v2.1/os-availability-zone/detail', handler: (req, deps) => zones(req, deps, true), adminPolicy: 'os_compute_api:os-availability-zone:detail' },
+  {
+    method: 'GET',
+    path: '/v2.1/os-availability-zone/detail',
+    handler: (req, deps) => zones(req, deps, true),
+    adminPolicy: 'os_compute_api:os-availability-zone:detail',
+  },
 ];

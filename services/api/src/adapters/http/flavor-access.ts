@@ -36,7 +36,8 @@ async function addTenant(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 async function removeTenant(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const tenant = parseTenantAccess(req.body, 'removeTenantAccess');
   const f = await flavorOf(req, deps);
-  if (!(await removeFlavorAccess(deps.apiDb, f.flavorid, tenant))) throw notFound(`Flavor access not found for ${f.flavorid} / ${tenant} combination.`);
+  if (!(await removeFlavorAccess(deps.apiDb, f.flavorid, tenant)))
+    throw notFound(`Flavor access not found for ${f.flavorid} / ${tenant} combination.`);
   return accessList(f, deps);
 }
 

@@ -14,8 +14,15 @@ export function flavorSummary(f: Flavor, req: ApiRequest): Record<string, unknow
 /** Nova's flavor detail view (show, detail, create, update); extra specs from 2.61. */
 export function flavorDetail(f: Flavor, req: ApiRequest): Record<string, unknown> {
   const view: Record<string, unknown> = {
-    ...flavorSummary(f, req), ram: f.memoryMb, disk: f.rootGb, vcpus: f.vcpus, swap: f.swap === 0 ? '' : f.swap, 'OS-FLV-EXT-DATA:ephemeral': f.ephemeralGb,
-    'OS-FLV-DISABLED:disabled': f.disabled, rxtx_factor: f.rxtxFactor, 'os-flavor-access:is_public': f.isPublic,
+    ...flavorSummary(f, req),
+    ram: f.memoryMb,
+    disk: f.rootGb,
+    vcpus: f.vcpus,
+    swap: f.swap === 0 ? '' : f.swap,
+    'OS-FLV-EXT-DATA:ephemeral': f.ephemeralGb,
+    'OS-FLV-DISABLED:disabled': f.disabled,
+    rxtx_factor: f.rxtxFactor,
+    'os-flavor-access:is_public': f.isPublic,
   };
   if (atLeast(req.version, 61)) view.extra_specs = { ...f.extraSpecs };
   return view;

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ApiDbError, createFlavor, deleteFlavor, getFlavorByFlavorId, listFlavors, setFlavorDescription, type FlavorFilters } from '@cellsched/api-db';
+import {
+  ApiDbError,
+  createFlavor,
+  deleteFlavor,
+  getFlavorByFlavorId,
+  listFlavors,
+  setFlavorDescription,
+  type FlavorFilters,
+} from '@cellsched/api-db';
 import { badRequest, conflict, notFound } from '../../domain/errors';
 import { parseFlavorCreate, parseFlavorUpdate } from '../../domain/flavor-bodies';
 import { nextLink, queryError } from '../../domain/paging';
@@ -44,7 +52,8 @@ async function paging(req: ApiRequest, deps: ApiDeps): Promise<{ limit: number; 
   if (rawLimit !== undefined && !/^[0-9]+$/.test(rawLimit)) throw queryError('limit', rawLimit, `'${rawLimit}' does not match '^[0-9]*$'`);
   const limit = Math.min(rawLimit === undefined ? MAX_LIMIT : Number(rawLimit), MAX_LIMIT);
   const marker = queryValue(req, 'marker');
-  if (marker !== undefined && (await getFlavorByFlavorId(deps.apiDb, marker)) === undefined) throw badRequest(`marker [${marker}] not found`);
+  if (marker !== undefined && (await getFlavorByFlavorId(deps.apiDb, marker)) === undefined)
+    throw badRequest(`marker [${marker}] not found`);
   return { limit, marker };
 }
 
@@ -54,7 +63,13 @@ function list(detailed: boolean) {
     const { limit, marker } = await paging(req, deps);
     const items = await listFlavors(deps.apiDb, { ...filters, limit, marker });
     const body: Record<string, unknown> = { flavors: items.map((f) => (detailed ? flavorDetail(f, req) : flavorSummary(f, req))) };
-    const next = nextLink(req.query, `${req.baseUrl}/v2.1/flavors${detailed ? '/detail' : ''}`, items[items.length - 1]?.flavorid, items.length, limit);
+    const next = nextLink(
+      req.query,
+      `${req.baseUrl}/v2.1/flavors${detailed ? '/detail' : ''}`,
+      items[items.length - 1]?.flavorid,
+      items.length,
+      limit,
+    );
     if (next.length > 0) body.flavors_links = next;
     return { status: 200, body };
   };
@@ -93,7 +108,11 @@ const MANAGE = 'os_compute_api:os-flavor-manage';
 export const FLAVOR_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/flavors', handler: list(false) },
   { method: 'GET', path: '/v2.1/flavors/detail', handler: list(true) },
-  { method: 'GET', path: '/v2.1/flavors/:flavor_id', handler: async (req, deps) => ({ status: 200, body: { flavor: flavorDetail(await flavorOf(req, deps), req) } }) },
+  {
+    method: 'GET',
+    path: '/v2.1/flavors/:flavor_id',
+    handler: async (req, deps) => ({ status: 200, body: { flavor: flavorDetail(await flavorOf(req, deps), req) } }),
+  },
   { method: 'POST', path: '/v2.1/flavors', handler: create, adminPolicy: `${MANAGE}:create` },
   { method: 'PUT', path: '/v2.1/flavors/:flavor_id', handler: update, minVersion: 55, adminPolicy: `${MANAGE}:update` },
   { method: 'DELETE', path: '/v2.1/flavors/:flavor_id', handler: remove, adminPolicy: `${MANAGE}:delete` },

@@ -4,13 +4,18 @@ import { atLeast } from '../../domain/microversion';
 import { gatherHosts, isUp } from '../cell-hosts';
 import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
 
-interface Node { node: ComputeNodeRecord; service: ServiceRecord | undefined }
+interface Node {
+  node: ComputeNodeRecord;
+  service: ServiceRecord | undefined;
+}
 
 function summary(n: Node, req: ApiRequest): Record<string, unknown> {
   // NOTE: 2.53 made ids uuids; before it they are the (per-cell, so ambiguous) integer ids, as in Nova.
   return {
-    id: atLeast(req.version, 53) ? n.node.uuid : n.node.id, hypervisor_hostname: n.node.hypervisorHostname,
-    state: n.service !== undefined && isUp(n.service) ? 'up' : 'down', status: n.service?.disabled === true ? 'disabled' : 'enabled',
+    id: atLeast(req.version, 53) ? n.node.uuid : n.node.id,
+    hypervisor_hostname: n.node.hypervisorHostname,
+    state: n.service !== undefined && isUp(n.service) ? 'up' : 'down',
+    status: n.service?.disabled === true ? 'disabled' : 'enabled',
   };
 }
 
@@ -25,13 +30,28 @@ function parsedCpuInfo(text: string): unknown {
 function detail(n: Node, req: ApiRequest): Record<string, unknown> {
   const { node, service } = n;
   return {
-    ...summary(n, req), vcpus: node.vcpus, memory_mb: node.memoryMb, local_gb: node.localGb, vcpus_used: node.vcpusUsed,
-    memory_mb_used: node.memoryMbUsed, local_gb_used: node.localGbUsed, hypervisor_type: node.hypervisorType, hypervisor_version: node.hypervisorVersion,
-    free_ram_mb: node.memoryMb - node.memoryMbUsed, free_disk_gb: node.localGb - node.localGbUsed, current_workload: Number(node.stats.io_workload ?? 0),
-    running_vms: node.runningVms, disk_available_least: node.localGb - node.localGbUsed, host_ip: '127.0.0.1',
+    ...summary(n, req),
+    vcpus: node.vcpus,
+    memory_mb: node.memoryMb,
+    local_gb: node.localGb,
+    vcpus_used: node.vcpusUsed,
+    memory_mb_used: node.memoryMbUsed,
+    local_gb_used: node.localGbUsed,
+    hypervisor_type: node.hypervisorType,
+    hypervisor_version: node.hypervisorVersion,
+    free_ram_mb: node.memoryMb - node.memoryMbUsed,
+    free_disk_gb: node.localGb - node.localGbUsed,
+    current_workload: Number(node.stats.io_workload ?? 0),
+    running_vms: node.runningVms,
+    disk_available_least: node.localGb - node.localGbUsed,
+    host_ip: '127.0.0.1',
     // NOTE: Nova's cpu_info is the driver's JSON text before 2.28, the object from it
     cpu_info: atLeast(req.version, 28) ? parsedCpuInfo(node.cpuInfo) : node.cpuInfo,
-    service: { host: node.host, id: atLeast(req.version, 53) ? service?.uuid : service?.id, disabled_reason: service?.disabledReason ?? null },
+    service: {
+      host: node.host,
+      id: atLeast(req.version, 53) ? service?.uuid : service?.id,
+      disabled_reason: service?.disabledReason ?? null,
+    },
   };
 }
 

@@ -7,16 +7,29 @@ const iso = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 function detail(i: Image, req: ApiRequest): Record<string, unknown> {
   return {
-    id: i.id, name: i.name, links: links(req, 'images', i.id), status: i.status.toUpperCase(), minDisk: i.minDisk, minRam: i.minRam,
-    progress: i.status === 'active' ? 100 : 0, created: iso(i.createdAt), updated: iso(i.createdAt), metadata: { ...i.properties },
+    id: i.id,
+    name: i.name,
+    links: links(req, 'images', i.id),
+    status: i.status.toUpperCase(),
+    minDisk: i.minDisk,
+    minRam: i.minRam,
+    progress: i.status === 'active' ? 100 : 0,
+    created: iso(i.createdAt),
+    updated: iso(i.createdAt),
+    metadata: { ...i.properties },
     'OS-EXT-IMG-SIZE:size': i.size,
   };
 }
 
 function list(detailed: boolean) {
   return async (req: ApiRequest, deps: ApiDeps): Promise<ApiReply> => {
-    const images = (await listImages(deps.apiDb)).filter((i) => i.visibility === 'public' || i.owner === req.caller.projectId || req.caller.isAdmin);
-    return { status: 200, body: { images: images.map((i) => (detailed ? detail(i, req) : { id: i.id, name: i.name, links: links(req, 'images', i.id) })) } };
+    const images = (await listImages(deps.apiDb)).filter(
+      (i) => i.visibility === 'public' || i.owner === req.caller.projectId || req.caller.isAdmin,
+    );
+    return {
+      status: 200,
+      body: { images: images.map((i) => (detailed ? detail(i, req) : { id: i.id, name: i.name, links: links(req, 'images', i.id) })) },
+    };
   };
 }
 

@@ -7,12 +7,19 @@ import { hostId } from '../../domain/server-view';
 import type { ApiDeps, ApiReply, ApiRequest, Route } from './kit';
 import { MAX_LIMIT } from './servers';
 
-const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString().replace('Z', '').replace(/(\.\d{3})$/, '$1000'));
+const iso = (d: Date | null): string | null =>
+  d === null
+    ? null
+    : d
+        .toISOString()
+        .replace('Z', '')
+        .replace(/(\.\d{3})$/, '$1000');
 
 async function mappingOf(req: ApiRequest, deps: ApiDeps): Promise<InstanceMapping> {
   const id = req.params.id ?? '';
   const m = /^[0-9a-f-]{36}$/i.test(id) ? await getInstanceMapping(deps.apiDb, id) : undefined;
-  if (m === undefined || (!req.caller.isAdmin && m.projectId !== req.caller.projectId)) throw notFound(`Instance ${id} could not be found.`);
+  if (m === undefined || (!req.caller.isAdmin && m.projectId !== req.caller.projectId))
+    throw notFound(`Instance ${id} could not be found.`);
   return m;
 }
 
@@ -26,8 +33,13 @@ async function inCell<T>(deps: ApiDeps, m: InstanceMapping, fn: (db: Queryable) 
 
 function actionView(a: InstanceAction, req: ApiRequest): Record<string, unknown> {
   const v: Record<string, unknown> = {
-    action: a.action, instance_uuid: a.instanceUuid, message: a.message, project_id: a.projectId, request_id: a.requestId,
-    start_time: iso(a.startTime), user_id: a.userId,
+    action: a.action,
+    instance_uuid: a.instanceUuid,
+    message: a.message,
+    project_id: a.projectId,
+    request_id: a.requestId,
+    start_time: iso(a.startTime),
+    user_id: a.userId,
   };
   if (atLeast(req.version, 58)) v.updated_at = iso(a.finishTime ?? a.startTime);
   return v;
@@ -44,7 +56,11 @@ function eventView(e: InstanceActionEvent, a: InstanceAction, req: ApiRequest): 
 }
 
 /** From 2.58 (Nova's `list_query_params_v258`): the page after `marker` (a request id), at most `limit`, changed since `changes-since`. */
-function page(req: ApiRequest, instanceUuid: string, actions: readonly InstanceAction[]): { items: readonly InstanceAction[]; links?: unknown[] } {
+function page(
+  req: ApiRequest,
+  instanceUuid: string,
+  actions: readonly InstanceAction[],
+): { items: readonly InstanceAction[]; links?: unknown[] } {
   if (!atLeast(req.version, 58)) return { items: actions };
   const withBefore = atLeast(req.version, 66);
   onlyQueryKeys(req.query, ['limit', 'marker', 'changes-since', ...(withBefore ? ['changes-before'] : [])]);
@@ -52,10 +68,21 @@ function page(req: ApiRequest, instanceUuid: string, actions: readonly InstanceA
   const start = p.marker === undefined ? 0 : actions.findIndex((a) => a.requestId === p.marker) + 1;
   if (start === 0 && p.marker !== undefined) throw badRequest(`Marker ${p.marker} could not be found.`);
   const updated = (a: InstanceAction): number => (a.finishTime ?? a.startTime).getTime();
-  const items = actions.slice(start)
-    .filter((a) => (p.changesSince === undefined || updated(a) >= p.changesSince.getTime()) && (p.changesBefore === undefined || updated(a) <= p.changesBefore.getTime()))
+  const items = actions
+    .slice(start)
+    .filter(
+      (a) =>
+        (p.changesSince === undefined || updated(a) >= p.changesSince.getTime()) &&
+        (p.changesBefore === undefined || updated(a) <= p.changesBefore.getTime()),
+    )
     .slice(0, p.limit);
-  const links = nextLink(req.query, `${req.baseUrl}/v2.1/servers/${instanceUuid}/os-instance-actions`, items[items.length - 1]?.requestId, items.length, p.limit);
+  const links = nextLink(
+    req.query,
+    `${req.baseUrl}/v2.1/servers/${instanceUuid}/os-instance-actions`,
+    items[items.length - 1]?.requestId,
+    items.length,
+    p.limit,
+  );
   return links.length > 0 ? { items, links } : { items };
 }
 

@@ -38,7 +38,11 @@ export interface ApiRequest extends ViewContext {
 }
 
 /** A handler's answer; no body means an empty response. */
-export interface ApiReply { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
+export interface ApiReply {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
 
 export type Handler = (req: ApiRequest, deps: ApiDeps) => Promise<ApiReply>;
 
@@ -48,20 +52,26 @@ export type Handler = (req: ApiRequest, deps: ApiDeps) => Promise<ApiReply>;
  * body is read, so a caller who may not use the route learns nothing about its body.
  */
 export interface Route {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE'; readonly path: string; readonly handler: Handler;
-  readonly minVersion?: number; readonly maxVersion?: number;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly path: string;
+  readonly handler: Handler;
+  readonly minVersion?: number;
+  readonly maxVersion?: number;
   readonly adminPolicy?: string;
 }
 
 /** Nova's 400 for keys a schema does not allow at `path`. */
 export function additionalProperties(path: string, extra: readonly string[]): Error {
-  return badRequest(`Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`);
+  return badRequest(
+    `Invalid input for field/attribute ${path}. Additional properties are not allowed (${extra.map((k) => `'${k}'`).join(', ')} ${extra.length === 1 ? 'was' : 'were'} unexpected)`,
+  );
 }
 
 /** The JSON body as an object with no key but `allowed` (Nova's additionalProperties: false), or Nova's 400. */
 export function plainBody(req: ApiRequest, allowed: readonly string[]): Record<string, unknown> {
   const b = req.body ?? {};
-  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest(`Invalid input for field/attribute root. Value: ${JSON.stringify(b)}. ${JSON.stringify(b)} is not of type 'object'`);
+  if (b === null || typeof b !== 'object' || Array.isArray(b))
+    throw badRequest(`Invalid input for field/attribute root. Value: ${JSON.stringify(b)}. ${JSON.stringify(b)} is not of type 'object'`);
   const extra = Object.keys(b).filter((k) => !allowed.includes(k));
   if (extra.length > 0) throw additionalProperties('root', extra);
   return b as Record<string, unknown>;

@@ -3,7 +3,12 @@ import { findMigrations, listMigrationsByFilters, type MigrationFilters, type Mi
 import { CELL0_UUID } from '@cellsched/config';
 import { badRequest, notFound } from '../../domain/errors';
 import {
-  LIVE_MIGRATION_IN_PROGRESS, migrationsLinks, migrationView, parseMigrationQuery, serverMigrationView, type MigrationQuery,
+  LIVE_MIGRATION_IN_PROGRESS,
+  migrationsLinks,
+  migrationView,
+  parseMigrationQuery,
+  serverMigrationView,
+  type MigrationQuery,
 } from '../../domain/migration-view';
 import { inCell } from '../server-action-checks';
 import { locateServer } from '../server-reader';
@@ -14,7 +19,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Nova's order of migration lists: created_at desc, id desc (uuid desc breaks ties between cells). Pure. */
 function newestFirst(a: MigrationRecord, b: MigrationRecord): number {
-  return (b.createdAt.getTime() - a.createdAt.getTime()) || (b.id - a.id) || (a.uuid < b.uuid ? 1 : a.uuid > b.uuid ? -1 : 0);
+  return b.createdAt.getTime() - a.createdAt.getTime() || b.id - a.id || (a.uuid < b.uuid ? 1 : a.uuid > b.uuid ? -1 : 0);
 }
 
 /** The marker migration, from whichever cell holds it (Nova's MarkerNotFound 400 otherwise). */
@@ -28,9 +33,17 @@ async function markerOf(deps: ApiDeps, marker: string, cells: Awaited<ReturnType
 
 function filtersOf(q: MigrationQuery, after: MigrationRecord | undefined): MigrationFilters {
   return {
-    statuses: q.status === undefined ? undefined : [q.status], host: q.host, sourceCompute: q.sourceCompute, migrationType: q.migrationType,
-    instanceUuid: q.instanceUuid, userId: q.userId, projectId: q.projectId, changesSince: q.changesSince, changesBefore: q.changesBefore,
-    after: after === undefined ? undefined : { createdAt: after.createdAt, id: after.id, uuid: after.uuid }, limit: q.limit,
+    statuses: q.status === undefined ? undefined : [q.status],
+    host: q.host,
+    sourceCompute: q.sourceCompute,
+    migrationType: q.migrationType,
+    instanceUuid: q.instanceUuid,
+    userId: q.userId,
+    projectId: q.projectId,
+    changesSince: q.changesSince,
+    changesBefore: q.changesBefore,
+    after: after === undefined ? undefined : { createdAt: after.createdAt, id: after.id, uuid: after.uuid },
+    limit: q.limit,
   };
 }
 
@@ -65,7 +78,10 @@ async function liveInProgress(req: ApiRequest, deps: ApiDeps): Promise<{ uuid: s
   const { record, mapping } = await locateServer(deps, req.params.id ?? '', req.caller);
   if (mapping.cell === undefined) return { uuid: record.uuid, migrations: [] };
   const rows = await inCell(deps, mapping.cell, `instance ${record.uuid}`, (db) => findMigrations(db, { instanceUuids: [record.uuid] }));
-  return { uuid: record.uuid, migrations: rows.filter((m) => m.migrationType === 'live-migration' && LIVE_MIGRATION_IN_PROGRESS.includes(m.status)) };
+  return {
+    uuid: record.uuid,
+    migrations: rows.filter((m) => m.migrationType === 'live-migration' && LIVE_MIGRATION_IN_PROGRESS.includes(m.status)),
+  };
 }
 
 /** `GET /servers/{id}/migrations` (2.23+, admin): the server's in-progress live migrations. */
@@ -78,7 +94,10 @@ async function serverList(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 async function serverShow(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const id = req.params.migration_id ?? '';
   const { record, mapping } = await locateServer(deps, req.params.id ?? '', req.caller);
-  const all = mapping.cell === undefined ? [] : await inCell(deps, mapping.cell, `instance ${record.uuid}`, (db) => findMigrations(db, { instanceUuids: [record.uuid] }));
+  const all =
+    mapping.cell === undefined
+      ? []
+      : await inCell(deps, mapping.cell, `instance ${record.uuid}`, (db) => findMigrations(db, { instanceUuids: [record.uuid] }));
   const m = /^\d+$/.test(id) ? all.find((x) => x.id === Number(id)) : undefined;
   if (m === undefined) throw notFound(`In-progress live migration ${id} is not found for server ${record.uuid}.`);
   if (m.migrationType !== 'live-migration') throw notFound(`Migration ${id} for server ${record.uuid} is not live-migration.`);
@@ -89,6 +108,18 @@ async function serverShow(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 /** `/v2.1/os-migrations` and `/v2.1/servers/{id}/migrations[/{migration_id}]` (admin only, Nova's default policies). */
 export const MIGRATION_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v2.1/os-migrations', handler: list, adminPolicy: 'os_compute_api:os-migrations:index' },
-  { method: 'GET', path: '/v2.1/servers/:id/migrations', handler: serverList, minVersion: 23, adminPolicy: 'os_compute_api:servers:migrations:index' },
-  { method: 'GET', path: '/v2.1/servers/:id/migrations/:migration_id', handler: serverShow, minVersion: 23, adminPolicy: 'os_compute_api:servers:migrations:show' },
+  {
+    method: 'GET',
+    path: '/v2.1/servers/:id/migrations',
+    handler: serverList,
+    minVersion: 23,
+    adminPolicy: 'os_compute_api:servers:migrations:index',
+  },
+  {
+    method: 'GET',
+    path: '/v2.1/servers/:id/migrations/:migration_id',
+    handler: serverShow,
+    minVersion: 23,
+    adminPolicy: 'os_compute_api:servers:migrations:show',
+  },
 ];

@@ -5,7 +5,15 @@ import { badRequest } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { parseRebuild } from '../../domain/rebuild-body';
 import type { ParsedServerAction } from '../../domain/server-action';
-import { noBody, parseEvacuate, parseMigrate, parseMigrateLive, parseReboot, parseResize, parseUnshelve } from '../../domain/server-action-bodies';
+import {
+  noBody,
+  parseEvacuate,
+  parseMigrate,
+  parseMigrateLive,
+  parseReboot,
+  parseResize,
+  parseUnshelve,
+} from '../../domain/server-action-bodies';
 import { rebuildView } from '../../domain/server-view';
 import { acceptServerAction } from '../server-action';
 import { actionDispatcher, type ActionRoute, type ApiDeps, type ApiReply, type ApiRequest, type Handler, type Route } from './kit';
@@ -57,7 +65,10 @@ export const SERVER_ACTIONS: ReadonlyMap<string, ServerAction> = new Map<string,
   ['confirmResize', { handler: simple(noBody('confirmResize', 'confirmResize'), 204) }],
   ['revertResize', { handler: simple(noBody('revertResize', 'revertResize'), 202) }],
   ['migrate', { handler: simple((b, r) => parseMigrate(b, r.version), 202), policy: 'os_compute_api:os-migrate-server:migrate' }],
-  ['os-migrateLive', { handler: simple((b, r) => parseMigrateLive(b, r.version), 202), policy: 'os_compute_api:os-migrate-server:migrate_live' }],
+  [
+    'os-migrateLive',
+    { handler: simple((b, r) => parseMigrateLive(b, r.version), 202), policy: 'os_compute_api:os-migrate-server:migrate_live' },
+  ],
   ['evacuate', { handler: evacuate, policy: 'os_compute_api:os-evacuate' }],
   ['shelve', { handler: simple(noBody('shelve', 'shelve'), 202) }],
   ['shelveOffload', { handler: simple(noBody('shelveOffload', 'shelveOffload'), 202), policy: 'os_compute_api:os-shelve:shelve_offload' }],
@@ -67,6 +78,4 @@ export const SERVER_ACTIONS: ReadonlyMap<string, ServerAction> = new Map<string,
 const dispatch = actionDispatcher(SERVER_ACTIONS);
 
 /** `POST /v2.1/servers/{id}/action`. */
-export const SERVER_ACTION_ROUTES: readonly Route[] = [
-  { method: 'POST', path: '/v2.1/servers/:id/action', handler: dispatch },
-];
+export const SERVER_ACTION_ROUTES: readonly Route[] = [{ method: 'POST', path: '/v2.1/servers/:id/action', handler: dispatch }];

@@ -28,13 +28,21 @@ async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   } catch (err) {
     // NOTE: the rows are committed: the request is accepted whatever happens to the cast.
     deps.log.warn({ ...log, err }, 'schedule_and_build_instances not confirmed; retrying in the background');
-    deps.retrier.retry({ ...log, rpc_method: 'schedule_and_build_instances' },
+    deps.retrier.retry(
+      { ...log, rpc_method: 'schedule_and_build_instances' },
       // recast: the first may still arrive, and after this one put the servers in a cell
-      () => deps.conductor.scheduleAndBuildInstances({ ...created.cast, recast: true }, { timeoutMs: deps.castTimeoutMs }));
+      () => deps.conductor.scheduleAndBuildInstances({ ...created.cast, recast: true }, { timeoutMs: deps.castTimeoutMs }),
+    );
   }
   if (input.returnReservationId) return { status: 202, body: { reservation_id: created.reservationId } };
   const id = created.uuids[0] ?? '';
-  const server = { id, links: links(req, 'servers', id), 'OS-DCF:diskConfig': 'MANUAL', security_groups: [{ name: 'default' }], adminPass: randomPassword() };
+  const server = {
+    id,
+    links: links(req, 'servers', id),
+    'OS-DCF:diskConfig': 'MANUAL',
+    security_groups: [{ name: 'default' }],
+    adminPass: randomPassword(),
+  };
   return { status: 202, body: { server }, headers: { location: `${req.baseUrl}/v2.1/servers/${id}` } };
 }
 
@@ -62,7 +70,11 @@ function legacyTime(v: string): Date {
 function changesOf(req: ApiRequest): { changesSince?: Date; changesBefore?: Date } {
   const last = (k: string, parse = (v: string): Date => dateTimeParam(k, v)): Date | undefined => queryValues(req, k).map(parse).pop();
   const changesSince = last('changes-since');
-  const changesBefore = atLeast(req.version, 66) ? last('changes-before') : req.caller.isAdmin ? last('changes-before', legacyTime) : undefined;
+  const changesBefore = atLeast(req.version, 66)
+    ? last('changes-before')
+    : req.caller.isAdmin
+      ? last('changes-before', legacyTime)
+      : undefined;
   if (changesSince !== undefined && changesBefore !== undefined && changesBefore < changesSince) {
     throw badRequest('The value of changes-since must be less than or equal to changes-before.');
   }
@@ -71,13 +83,19 @@ function changesOf(req: ApiRequest): { changesSince?: Date; changesBefore?: Date
 
 function filterOf(req: ApiRequest): ListFilter {
   const allTenants = queryFlag(req, 'all_tenants');
-  if (allTenants && !req.caller.isAdmin) throw forbidden("Policy doesn't allow os_compute_api:servers:index:get_all_tenants to be performed.");
+  if (allTenants && !req.caller.isAdmin)
+    throw forbidden("Policy doesn't allow os_compute_api:servers:index:get_all_tenants to be performed.");
   const tenant = queryValue(req, 'project_id') ?? queryValue(req, 'tenant_id');
   const projectId = allTenants ? tenant : req.caller.projectId;
   const status = queryValue(req, 'status');
   return {
-    projectId, status: status === undefined ? undefined : statusFilter(status), name: namePattern(queryValues(req, 'name')), limit: limitOf(req),
-    marker: queryValue(req, 'marker'), ...changesOf(req), downCellRecords: listShowsDownCells(Object.keys(req.query), req.caller.isAdmin, req.version),
+    projectId,
+    status: status === undefined ? undefined : statusFilter(status),
+    name: namePattern(queryValues(req, 'name')),
+    limit: limitOf(req),
+    marker: queryValue(req, 'marker'),
+    ...changesOf(req),
+    downCellRecords: listShowsDownCells(Object.keys(req.query), req.caller.isAdmin, req.version),
   };
 }
 
@@ -85,7 +103,7 @@ function pageLinks(req: ApiRequest, path: string, page: { servers: readonly { uu
   const last = page.servers[page.servers.length - 1];
   if (!page.more || last === undefined) return {};
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(req.query)) if (k !== 'marker') params.set(k, Array.isArray(v) ? v[v.length - 1] ?? '' : v);
+  for (const [k, v] of Object.entries(req.query)) if (k !== 'marker') params.set(k, Array.isArray(v) ? (v[v.length - 1] ?? '') : v);
   params.set('marker', last.uuid);
   return { servers_links: [{ rel: 'next', href: `${req.baseUrl}/v2.1/${path}?${params.toString()}` }] };
 }

@@ -13,9 +13,13 @@ export const SERVICE_WRITE_WAIT_MS = 10_000;
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const INSTANCES = 'Unable to delete compute service that is hosting instances. Migrate or delete the instances first.';
-const MIGRATIONS = 'Unable to delete compute service that has in-progress migrations. Complete the migrations or delete the instances first.';
+const MIGRATIONS =
+  'Unable to delete compute service that has in-progress migrations. Complete the migrations or delete the instances first.';
 
-interface Located { service: ServiceRecord; cell: CellMapping }
+interface Located {
+  service: ServiceRecord;
+  cell: CellMapping;
+}
 
 /** The path id as Nova reads it: a uuid from 2.53, an integer before (400 otherwise, with Nova's messages). */
 function parseId(req: ApiRequest): number | string {
@@ -25,7 +29,8 @@ function parseId(req: ApiRequest): number | string {
     const hex = raw.replaceAll('-', '').toLowerCase();
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
-  if (!/^\s*[-+]?\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest('Invalid input received: id must be an integer');
+  if (!/^\s*[-+]?\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw badRequest('Invalid input received: id must be an integer');
   return Number(raw);
 }
 
@@ -42,7 +47,11 @@ async function locate(deps: ApiDeps, id: number | string): Promise<Located[]> {
 /** Nova's 409s: a compute service is not deleted while its host has instances or in-progress migrations. */
 async function assertUnused(db: Queryable, s: ServiceRecord): Promise<void> {
   if (s.binary !== 'nova-compute') return;
-  const usage = await hostUsage(db, s.host, (await listComputeNodes(db, { host: s.host })).map((n) => n.hypervisorHostname));
+  const usage = await hostUsage(
+    db,
+    s.host,
+    (await listComputeNodes(db, { host: s.host })).map((n) => n.hypervisorHostname),
+  );
   if (usage.instances > 0) throw conflict(INSTANCES);
   if (usage.migrations.length > 0) throw conflict(MIGRATIONS);
 }
@@ -58,7 +67,7 @@ async function assertUnused(db: Queryable, s: ServiceRecord): Promise<void> {
 async function awaitOutcome(deps: ApiDeps, at: Located): Promise<void> {
   const db = deps.cells.db(at.cell);
   await untilApplied(deps, at.service, 'delete', 'completed', async () => {
-    if (await getServiceById(db, at.service.uuid) === undefined) return true;
+    if ((await getServiceById(db, at.service.uuid)) === undefined) return true;
     await assertUnused(db, at.service);
     return undefined;
   });
@@ -69,7 +78,13 @@ async function awaitOutcome(deps: ApiDeps, at: Located): Promise<void> {
  * waits for the super-conductor to apply an os-services change it cast. Not applied in time: a
  * 503 saying the change is queued (the cast is durable) and logged; `probe`'s own errors pass.
  */
-export async function untilApplied<T>(deps: ApiDeps, service: ServiceRecord, what: 'update' | 'delete', done: string, probe: () => Promise<T | undefined>): Promise<T> {
+export async function untilApplied<T>(
+  deps: ApiDeps,
+  service: ServiceRecord,
+  what: 'update' | 'delete',
+  done: string,
+  probe: () => Promise<T | undefined>,
+): Promise<T> {
   const deadline = Date.now() + (deps.serviceWriteWaitMs ?? SERVICE_WRITE_WAIT_MS);
   for (;;) {
     const v = await probe();
@@ -78,7 +93,10 @@ export async function untilApplied<T>(deps: ApiDeps, service: ServiceRecord, wha
     await new Promise((r) => setTimeout(r, 50));
   }
   deps.log.warn({ service_uuid: service.uuid, service_host: service.host }, `service ${what} queued but not applied in time`);
-  throw new ApiError(503, `The ${what} of service ${service.uuid} (host ${service.host}) was accepted but not ${done} in time; it is applied when the conductor gets to it. Check the service list again later.`);
+  throw new ApiError(
+    503,
+    `The ${what} of service ${service.uuid} (host ${service.host}) was accepted but not ${done} in time; it is applied when the conductor gets to it. Check the service list again later.`,
+  );
 }
 
 /**
@@ -97,9 +115,16 @@ export async function deleteService(req: ApiRequest, deps: ApiDeps): Promise<Api
   const at = found[0];
   if (at === undefined) throw notFound(`Service ${String(id)} not found.`);
   await assertUnused(deps.cells.db(at.cell), at.service);
-  await deps.conductor.deleteService({
-    cellUuid: at.cell.uuid, serviceUuid: at.service.uuid, host: at.service.host, binary: at.service.binary, requestId: req.requestId,
-  }, { timeoutMs: deps.castTimeoutMs });
+  await deps.conductor.deleteService(
+    {
+      cellUuid: at.cell.uuid,
+      serviceUuid: at.service.uuid,
+      host: at.service.host,
+      binary: at.service.binary,
+      requestId: req.requestId,
+    },
+    { timeoutMs: deps.castTimeoutMs },
+  );
   await awaitOutcome(deps, at);
   return { status: 204 };
 }

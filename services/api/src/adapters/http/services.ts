@@ -9,14 +9,22 @@ import { gatherHosts, isUp, zoneResolver } from '../cell-hosts';
 import { plainBody, queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 import { deleteService, untilApplied } from './service-delete';
 
-interface Located { service: ServiceRecord; cell: CellMapping }
+interface Located {
+  service: ServiceRecord;
+  cell: CellMapping;
+}
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const iso = (d: Date): string => d.toISOString().replace('Z', '000');
 
 function view(s: ServiceRecord, req: ApiRequest, zone: (h: string) => string): Record<string, unknown> {
   const v: Record<string, unknown> = {
-    id: atLeast(req.version, 53) ? s.uuid : s.id, binary: s.binary, host: s.host, zone: s.binary === 'nova-compute' ? zone(s.host) : 'internal',
-    status: s.disabled ? 'disabled' : 'enabled', state: isUp(s) ? 'up' : 'down', updated_at: s.lastSeenUp === null ? null : iso(s.lastSeenUp),
+    id: atLeast(req.version, 53) ? s.uuid : s.id,
+    binary: s.binary,
+    host: s.host,
+    zone: s.binary === 'nova-compute' ? zone(s.host) : 'internal',
+    status: s.disabled ? 'disabled' : 'enabled',
+    state: isUp(s) ? 'up' : 'down',
+    updated_at: s.lastSeenUp === null ? null : iso(s.lastSeenUp),
     disabled_reason: s.disabledReason,
   };
   if (atLeast(req.version, 11)) v.forced_down = s.forcedDown;
@@ -43,19 +51,25 @@ async function list(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const { cells, down } = await gatherHosts(deps);
   const zone = await zoneResolver(deps);
   const partial = atLeast(req.version, 69) ? await downCellServices(deps, down) : [];
-  const services = [...cells.flatMap((c) => c.services).map((s) => view(s, req, zone)), ...partial]
-    .filter((s) => (host === undefined || s.host === host) && (binary === undefined || s.binary === binary));
+  const services = [...cells.flatMap((c) => c.services).map((s) => view(s, req, zone)), ...partial].filter(
+    (s) => (host === undefined || s.host === host) && (binary === undefined || s.binary === binary),
+  );
   return { status: 200, body: { services } };
 }
 
 /** A change of a service: `disabled` (with its reason) and/or `forcedDown`; an absent part is left as it is. */
-interface ServiceChange { readonly disabled?: { readonly value: boolean; readonly reason: string | null }; readonly forcedDown?: boolean }
+interface ServiceChange {
+  readonly disabled?: { readonly value: boolean; readonly reason: string | null };
+  readonly forcedDown?: boolean;
+}
 
 /** Whether the service row shows the change (a reason compared as Nova stores it: none is null). */
 function shows(s: ServiceRecord, change: ServiceChange): boolean {
   const d = change.disabled;
-  return (change.forcedDown === undefined || s.forcedDown === change.forcedDown)
-    && (d === undefined || (s.disabled === d.value && (s.disabledReason || null) === (d.reason || null)));
+  return (
+    (change.forcedDown === undefined || s.forcedDown === change.forcedDown) &&
+    (d === undefined || (s.disabled === d.value && (s.disabledReason || null) === (d.reason || null)))
+  );
 }
 
 /**
@@ -67,11 +81,19 @@ function shows(s: ServiceRecord, change: ServiceChange): boolean {
  */
 async function applyUpdate(req: ApiRequest, deps: ApiDeps, at: Located, change: ServiceChange): Promise<ServiceRecord> {
   const d = change.disabled;
-  await deps.conductor.updateService({
-    cellUuid: at.cell.uuid, host: at.service.host, binary: at.service.binary, disabled: d?.value ?? at.service.disabled,
-    disabledReason: (d === undefined ? at.service.disabledReason : d.reason) ?? '', requestId: req.requestId,
-    forcedDown: change.forcedDown, onlyForcedDown: d === undefined ? true : undefined,
-  }, { timeoutMs: deps.castTimeoutMs });
+  await deps.conductor.updateService(
+    {
+      cellUuid: at.cell.uuid,
+      host: at.service.host,
+      binary: at.service.binary,
+      disabled: d?.value ?? at.service.disabled,
+      disabledReason: (d === undefined ? at.service.disabledReason : d.reason) ?? '',
+      requestId: req.requestId,
+      forcedDown: change.forcedDown,
+      onlyForcedDown: d === undefined ? true : undefined,
+    },
+    { timeoutMs: deps.castTimeoutMs },
+  );
   const db = deps.cells.db(at.cell);
   return untilApplied(deps, at.service, 'update', 'applied', async () => {
     const now = await getServiceById(db, at.service.uuid);
@@ -84,7 +106,9 @@ async function applyUpdate(req: ApiRequest, deps: ApiDeps, at: Located, change: 
 function reasonOf(b: Record<string, unknown>): string | undefined {
   const reason = b.disabled_reason;
   if (reason !== undefined && (typeof reason !== 'string' || reason.length < 1 || reason.length > 255)) {
-    throw badRequest(`Invalid input for field/attribute disabled_reason. Value: ${JSON.stringify(reason)}. must be a string of 1-255 characters`);
+    throw badRequest(
+      `Invalid input for field/attribute disabled_reason. Value: ${JSON.stringify(reason)}. must be a string of 1-255 characters`,
+    );
   }
   return reason;
 }
@@ -92,13 +116,17 @@ function reasonOf(b: Record<string, unknown>): string | undefined {
 /** Nova's `forced_down` (parameter_types.boolean), or undefined when absent. */
 function forcedDownOf(b: Record<string, unknown>): boolean | undefined {
   if (b.forced_down === undefined) return undefined;
-  if (!isNovaBoolean(b.forced_down)) throw badRequest(`Invalid input for field/attribute forced_down. Value: ${JSON.stringify(b.forced_down)}. ${JSON.stringify(b.forced_down)} is not one of the allowed boolean values`);
+  if (!isNovaBoolean(b.forced_down))
+    throw badRequest(
+      `Invalid input for field/attribute forced_down. Value: ${JSON.stringify(b.forced_down)}. ${JSON.stringify(b.forced_down)} is not one of the allowed boolean values`,
+    );
   return novaBoolean(b.forced_down as boolean | string);
 }
 
 /** Nova's `_update`: only nova-compute services may be enabled, disabled or forced down. */
 function assertCompute(binary: string): void {
-  if (binary !== 'nova-compute') throw badRequest(`Updating a ${binary} service is not supported. Only nova-compute services can be updated.`);
+  if (binary !== 'nova-compute')
+    throw badRequest(`Updating a ${binary} service is not supported. Only nova-compute services can be updated.`);
 }
 
 /**
@@ -106,19 +134,25 @@ function assertCompute(binary: string): void {
  * are `done` (its restart has not cleaned them up yet: it would come back with the evacuated guests).
  */
 async function assertNoDoneEvacuations(deps: ApiDeps, at: Located): Promise<void> {
-  const done = await inCell(deps, at.cell, `host ${at.service.host}`,
-    (db) => listMigrationsByFilters(db, { sourceCompute: at.service.host, statuses: ['done'], migrationType: 'evacuation', limit: 1 }));
+  const done = await inCell(deps, at.cell, `host ${at.service.host}`, (db) =>
+    listMigrationsByFilters(db, { sourceCompute: at.service.host, statuses: ['done'], migrationType: 'evacuation', limit: 1 }),
+  );
   if (done.length > 0) {
-    throw badRequest(`Unable to force up host ${at.service.host} as \`done\` evacuation migration records remain associated with the host. `
-      + 'Ensure the compute service has been restarted, allowing these records to move to `completed` before retrying this request.');
+    throw badRequest(
+      `Unable to force up host ${at.service.host} as \`done\` evacuation migration records remain associated with the host. ` +
+        'Ensure the compute service has been restarted, allowing these records to move to `completed` before retrying this request.',
+    );
   }
 }
 
 function legacyBody(req: ApiRequest): { host: string; binary: string; reason: string | undefined; forcedDown: boolean | undefined } {
   const b = plainBody(req, ['host', 'binary', 'disabled_reason', ...(atLeast(req.version, 11) ? ['forced_down'] : [])]);
-  if (typeof b.host !== 'string' || typeof b.binary !== 'string') throw badRequest("Invalid input for field/attribute body. 'host' and 'binary' are required strings");
-  if (!/^[a-zA-Z0-9._-]{1,255}$/.test(b.host)) throw badRequest(`Invalid input for field/attribute host. Value: ${b.host}. must be 1-255 letters, digits, '-', '.' or '_'`);
-  if (b.binary.length < 1 || b.binary.length > 255) throw badRequest(`Invalid input for field/attribute binary. Value: ${b.binary}. must be a string of 1-255 characters`);
+  if (typeof b.host !== 'string' || typeof b.binary !== 'string')
+    throw badRequest("Invalid input for field/attribute body. 'host' and 'binary' are required strings");
+  if (!/^[a-zA-Z0-9._-]{1,255}$/.test(b.host))
+    throw badRequest(`Invalid input for field/attribute host. Value: ${b.host}. must be 1-255 letters, digits, '-', '.' or '_'`);
+  if (b.binary.length < 1 || b.binary.length > 255)
+    throw badRequest(`Invalid input for field/attribute binary. Value: ${b.binary}. must be a string of 1-255 characters`);
   return { host: b.host, binary: b.binary, reason: reasonOf(b), forcedDown: forcedDownOf(b) };
 }
 
@@ -138,7 +172,7 @@ async function legacyUpdate(req: ApiRequest, deps: ApiDeps, action: string): Pro
     return { status: 200, body: { service: { host, binary, forced_down: now.forcedDown } } };
   }
   const disabled = action !== 'enable';
-  await applyUpdate(req, deps, at, { disabled: { value: disabled, reason: disabled ? reason ?? null : null } });
+  await applyUpdate(req, deps, at, { disabled: { value: disabled, reason: disabled ? (reason ?? null) : null } });
   const service: Record<string, unknown> = { host, binary, status: disabled ? 'disabled' : 'enabled' };
   if (action === 'disable-log-reason') service.disabled_reason = reason;
   return { status: 200, body: { service } };
@@ -148,9 +182,10 @@ async function legacyUpdate(req: ApiRequest, deps: ApiDeps, action: string): Pro
 function statusChange(b: Record<string, unknown>): ServiceChange['disabled'] {
   const reason = reasonOf(b);
   if (b.status === undefined) return undefined;
-  if (b.status !== 'enabled' && b.status !== 'disabled') throw badRequest("Invalid input for field/attribute status. must be 'enabled' or 'disabled'");
+  if (b.status !== 'enabled' && b.status !== 'disabled')
+    throw badRequest("Invalid input for field/attribute status. must be 'enabled' or 'disabled'");
   if (b.status === 'enabled' && reason !== undefined) throw badRequest("Specifying 'disabled_reason' with status 'enabled' is invalid.");
-  return { value: b.status === 'disabled', reason: b.status === 'disabled' ? reason ?? null : null };
+  return { value: b.status === 'disabled', reason: b.status === 'disabled' ? (reason ?? null) : null };
 }
 
 /** `PUT /os-services/{service_uuid}` (2.53+): `status` (+ `disabled_reason`) and/or `forced_down`; answers the updated service. */
@@ -167,7 +202,8 @@ async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   if (at === undefined) throw notFound(`Service ${id} could not be found.`);
   assertCompute(at.service.binary);
   if (forcedDown === false) await assertNoDoneEvacuations(deps, at);
-  if (disabled === undefined && forcedDown === undefined) throw badRequest("No updates were requested. Fields 'status' or 'forced_down' should be specified.");
+  if (disabled === undefined && forcedDown === undefined)
+    throw badRequest("No updates were requested. Fields 'status' or 'forced_down' should be specified.");
   const updated = await applyUpdate(req, deps, at, { disabled, forcedDown });
   return { status: 200, body: { service: view(updated, req, await zoneResolver(deps)) } };
 }

@@ -4,7 +4,11 @@ const UPDATED = '2013-07-23T11:33:21Z';
 
 function v21(baseUrl: string): Record<string, unknown> {
   return {
-    id: 'v2.1', status: 'CURRENT', version: versionString(MAX_VERSION), min_version: versionString(MIN_VERSION), updated: UPDATED,
+    id: 'v2.1',
+    status: 'CURRENT',
+    version: versionString(MAX_VERSION),
+    min_version: versionString(MIN_VERSION),
+    updated: UPDATED,
     links: [{ rel: 'self', href: `${baseUrl}/v2.1/` }],
     'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.compute+json;version=2.1' }],
   };

@@ -48,7 +48,11 @@ export function failureReason(r: StepReport): string {
 export function strayGuestHosts(snap: ActionSnapshot, r: StepReport): string[] {
   if (r.failure !== undefined || !GUEST_CREATING_STEPS.has(r.step)) return [];
   const m = snap.migration;
-  const live = new Set([snap.instance.host, snap.task?.stepHost, ...(m !== undefined && !MIGRATION_FINAL.has(m.status) ? [m.sourceCompute, m.destCompute] : [])]);
+  const live = new Set([
+    snap.instance.host,
+    snap.task?.stepHost,
+    ...(m !== undefined && !MIGRATION_FINAL.has(m.status) ? [m.sourceCompute, m.destCompute] : []),
+  ]);
   return live.has(r.host) ? [] : [r.host];
 }
 
@@ -56,7 +60,8 @@ export function strayGuestHosts(snap: ActionSnapshot, r: StepReport): string[] {
 export function judgeStepReport(snap: ActionSnapshot | undefined, r: StepReport): StepVerdict {
   if (snap === undefined) return { kind: 'orphan' };
   const { task } = snap;
-  if (task === undefined || task.requestId !== r.requestId) return { kind: 'ignore', reason: task === undefined ? 'no_task' : 'stale', terminate: strayGuestHosts(snap, r) };
+  if (task === undefined || task.requestId !== r.requestId)
+    return { kind: 'ignore', reason: task === undefined ? 'no_task' : 'stale', terminate: strayGuestHosts(snap, r) };
   const current = task.step === r.step && task.stepHost === r.host && task.attempt === r.attempt;
   if (!current) {
     if (task.enteredBy === stepKey(r.step, r.host, r.attempt, r.failure !== undefined)) return { kind: 'recast' };
@@ -66,7 +71,9 @@ export function judgeStepReport(snap: ActionSnapshot | undefined, r: StepReport)
   const context: StepContext = { instance: snap.instance, task, migration: snap.migration };
   if (handler === undefined) return { kind: 'apply', transition: moveFailed(context, `unknown step ${task.step}`) };
   const outcome = r.failure === undefined ? handler.ok(context) : handler.fail(context, failureReason(r), hostUnreachable(r));
-  return 'kind' in outcome && outcome.kind === 'alternates' ? { kind: 'alternates', context, needed: outcome } : { kind: 'apply', transition: outcome as Transition };
+  return 'kind' in outcome && outcome.kind === 'alternates'
+    ? { kind: 'alternates', context, needed: outcome }
+    : { kind: 'apply', transition: outcome as Transition };
 }
 
 /**
@@ -77,12 +84,16 @@ export function judgeStepReport(snap: ActionSnapshot | undefined, r: StepReport)
 export function afterAlternates(c: StepContext, needed: AlternatesNeeded, d: RescheduleDecision): Transition {
   const skipped = d.skipped.map((s) => `${s.host}: ${s.reason}`);
   if (d.kind === 'exhausted') {
-    return needed.claim === 'move' ? moveFailed(c, needed.reason, { fault: exhaustedFault(c, needed.reason, skipped) }) : unshelveFailed(c, needed.reason, skipped);
+    return needed.claim === 'move'
+      ? moveFailed(c, needed.reason, { fault: exhaustedFault(c, needed.reason, skipped) })
+      : unshelveFailed(c, needed.reason, skipped);
   }
   const s = d.selection;
   const details = `${needed.reason}; retried on host ${s.serviceHost}${skipped.length === 0 ? '' : ` (alternates dropped: ${skipped.join('; ')})`}`;
   return {
-    ...(needed.claim === 'move' ? { migration: { destCompute: s.serviceHost, destNode: s.nodename } } : { instance: { host: s.serviceHost, node: s.nodename } }),
+    ...(needed.claim === 'move'
+      ? { migration: { destCompute: s.serviceHost, destNode: s.nodename } }
+      : { instance: { host: s.serviceHost, node: s.nodename } }),
     events: [stepEvent(c, false, details)],
     task: { kind: 'advance', next: { step: c.task.step, host: s.serviceHost, attempt: c.task.attempt + 1, hostList: d.remaining } },
   };

@@ -21,10 +21,18 @@ export function evacuationCleanupRequestId(migrationUuid: string): string {
 export function evacuationCleanupCast(m: MigrationView, inst: ActionInstance | undefined): StepCast | undefined {
   if (inst === undefined || m.status !== 'done' || m.sourceCompute === null || inst.host === m.sourceCompute) return undefined;
   return {
-    instanceUuid: inst.uuid, host: m.sourceCompute,
+    instanceUuid: inst.uuid,
+    host: m.sourceCompute,
     request: {
-      instance: inst.wire, step: STEP.destroyEvacuated, migrationUuid: m.uuid, attempt: 1, requestId: evacuationCleanupRequestId(m.uuid),
-      flavor: inst.flavor, imageRef: inst.imageRef ?? '', peerHost: m.destCompute ?? '', blockMigration: '',
+      instance: inst.wire,
+      step: STEP.destroyEvacuated,
+      migrationUuid: m.uuid,
+      attempt: 1,
+      requestId: evacuationCleanupRequestId(m.uuid),
+      flavor: inst.flavor,
+      imageRef: inst.imageRef ?? '',
+      peerHost: m.destCompute ?? '',
+      blockMigration: '',
     },
   };
 }

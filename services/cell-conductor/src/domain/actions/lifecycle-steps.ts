@@ -25,28 +25,37 @@ export const LIFECYCLE_STEPS: Readonly<Record<string, StepHandler>> = {
   [STEP.rebootSoft]: onHost((c) => done(c, { instance: { vmState: 'active', powerState: POWER.running, taskState: null } })),
   [STEP.rebootHard]: onHost((c) => done(c, { instance: { vmState: 'active', powerState: POWER.running, taskState: null } })),
   // NOTE: Nova keeps a stopped instance stopped through a rebuild
-  [STEP.rebuild]: onHost((c) => done(c, {
-    instance: {
-      ...runningAs(c.task.priorVmState, POWER.running), taskState: null,
-      ...(c.task.params.image_ref === undefined ? {} : { imageRef: c.task.params.image_ref }),
-      ...(c.task.params.display_name === undefined ? {} : { displayName: c.task.params.display_name }),
-    },
-  })),
+  [STEP.rebuild]: onHost((c) =>
+    done(c, {
+      instance: {
+        ...runningAs(c.task.priorVmState, POWER.running),
+        taskState: null,
+        ...(c.task.params.image_ref === undefined ? {} : { imageRef: c.task.params.image_ref }),
+        ...(c.task.params.display_name === undefined ? {} : { displayName: c.task.params.display_name }),
+      },
+    }),
+  ),
   // NOTE: shelve offloads at once (Nova's default shelved_offload_time = 0): nothing held, no host
-  [STEP.shelveOffload]: onHost((c) => done(c, {
-    placement: [{ op: 'release_instance' }],
-    instance: { vmState: 'shelved_offloaded', powerState: POWER.shutdown, taskState: null, host: null, node: null },
-  })),
+  [STEP.shelveOffload]: onHost((c) =>
+    done(c, {
+      placement: [{ op: 'release_instance' }],
+      instance: { vmState: 'shelved_offloaded', powerState: POWER.shutdown, taskState: null, host: null, node: null },
+    }),
+  ),
   [STEP.unshelve]: {
     ok: (c) => done(c, { instance: { vmState: 'active', powerState: POWER.running, taskState: null } }),
-    fail: (c, reason) => (c.task.hostList.length > 0 ? { kind: 'alternates', claim: 'instance', alternates: c.task.hostList, reason } : unshelveFailed(c, reason, [])),
+    fail: (c, reason) =>
+      c.task.hostList.length > 0
+        ? { kind: 'alternates', claim: 'instance', alternates: c.task.hostList, reason }
+        : unshelveFailed(c, reason, []),
   },
 };
 
 /** No host could unshelve it: back to SHELVED_OFFLOADED holding nothing, with a fault. */
 export function unshelveFailed(c: StepContext, reason: string, skipped: readonly string[]): Transition {
   return failed(c, reason, {
-    placement: [{ op: 'release_instance' }], instance: { vmState: 'shelved_offloaded', powerState: POWER.shutdown, host: null, node: null },
+    placement: [{ op: 'release_instance' }],
+    instance: { vmState: 'shelved_offloaded', powerState: POWER.shutdown, host: null, node: null },
     ...(skipped.length > 0 || c.task.attempt > 1 ? { fault: exhaustedFault(c, reason, skipped) } : {}),
   });
 }

@@ -8,7 +8,20 @@
  */
 import { ACTION, POWER, STEP, TASK } from './steps';
 import type { StepHandler } from './lifecycle-steps';
-import { advanceTo, backOnSource, destOf, done, exhaustedFault, failed, moveFailed, runningAs, sourceOf, stepEvent, type StepContext, type StepOutcome } from './transitions';
+import {
+  advanceTo,
+  backOnSource,
+  destOf,
+  done,
+  exhaustedFault,
+  failed,
+  moveFailed,
+  runningAs,
+  sourceOf,
+  stepEvent,
+  type StepContext,
+  type StepOutcome,
+} from './transitions';
 import type { Transition } from './types';
 
 /** A destination step failed: the next alternate (ClaimMove), or the move fails when none is left (MaxRetriesExceeded once one was retried). */
@@ -24,7 +37,9 @@ const rollingBack = (c: StepContext): boolean => c.task.action !== ACTION.revert
 function revertFailed(c: StepContext, reason: string, terminate: readonly string[]): Transition {
   const why = rollingBack(c) ? `${c.task.failure ?? 'move failed'}; rollback failed: ${reason}` : reason;
   return failed(c, why, {
-    placement: [{ op: 'revert_move' }], migration: { status: 'error' }, instance: { ...backOnSource(c), vmState: 'error' },
+    placement: [{ op: 'revert_move' }],
+    migration: { status: 'error' },
+    instance: { ...backOnSource(c), vmState: 'error' },
     ...(terminate.length > 0 ? { terminate } : {}),
   });
 }
@@ -32,7 +47,8 @@ function revertFailed(c: StepContext, reason: string, terminate: readonly string
 /** The resize is confirmed: ACTIVE (or SHUTOFF) on the destination, the migration `confirmed` and its source allocation released. */
 function confirmed(c: StepContext): Transition {
   return done(c, {
-    placement: [{ op: 'release_migration' }], migration: { status: 'confirmed' },
+    placement: [{ op: 'release_migration' }],
+    migration: { status: 'confirmed' },
     instance: { vmState: runningAs('resized', c.instance.powerState).vmState, taskState: null, oldFlavor: null, newFlavor: null },
   });
 }
@@ -52,53 +68,88 @@ function confirmedWithoutSource(c: StepContext, reason: string): Transition {
 
 const COLD: Readonly<Record<string, StepHandler>> = {
   [STEP.prepResize]: {
-    ok: (c) => advanceTo(c, { step: STEP.resizeInstance, host: sourceOf(c).host, attempt: c.task.attempt },
-      { migration: { status: 'migrating' }, instance: { taskState: TASK.resizeMigrating } }),
+    ok: (c) =>
+      advanceTo(
+        c,
+        { step: STEP.resizeInstance, host: sourceOf(c).host, attempt: c.task.attempt },
+        { migration: { status: 'migrating' }, instance: { taskState: TASK.resizeMigrating } },
+      ),
     fail: onDestinationFailure,
   },
   // NOTE: the instance's host flips to the destination once the source has sent it (Nova's resize_migrated)
   [STEP.resizeInstance]: {
-    ok: (c) => advanceTo(c, { step: STEP.finishResize, host: destOf(c).host, attempt: c.task.attempt },
-      { migration: { status: 'post-migrating' }, instance: { taskState: TASK.resizeMigrated, host: destOf(c).host, node: destOf(c).node } }),
+    ok: (c) =>
+      advanceTo(
+        c,
+        { step: STEP.finishResize, host: destOf(c).host, attempt: c.task.attempt },
+        {
+          migration: { status: 'post-migrating' },
+          instance: { taskState: TASK.resizeMigrated, host: destOf(c).host, node: destOf(c).node },
+        },
+      ),
     fail: (c, reason) => moveFailed(c, reason),
   },
   [STEP.finishResize]: {
-    ok: (c) => done(c, {
-      migration: { status: 'finished' },
-      instance: { vmState: 'resized', taskState: null, flavor: c.instance.newFlavor ?? c.instance.flavor, powerState: runningAs(c.task.priorVmState, POWER.running).powerState },
-    }),
+    ok: (c) =>
+      done(c, {
+        migration: { status: 'finished' },
+        instance: {
+          vmState: 'resized',
+          taskState: null,
+          flavor: c.instance.newFlavor ?? c.instance.flavor,
+          powerState: runningAs(c.task.priorVmState, POWER.running).powerState,
+        },
+      }),
     // NOTE: the guest may half exist on the destination: revert it there, then power the source's on
-    fail: (c, reason) => advanceTo(c, { step: STEP.revertResize, host: destOf(c).host, attempt: c.task.attempt, failure: reason },
-      { instance: { taskState: TASK.resizeReverting }, failedWith: reason }),
+    fail: (c, reason) =>
+      advanceTo(
+        c,
+        { step: STEP.revertResize, host: destOf(c).host, attempt: c.task.attempt, failure: reason },
+        { instance: { taskState: TASK.resizeReverting }, failedWith: reason },
+      ),
   },
   [STEP.confirmResize]: {
     ok: confirmed,
     // NOTE: the source's compute failed it: still VERIFY_RESIZE, the user (or the auto-confirm) may confirm again, or revert
-    fail: (c, reason, unreachable) => (unreachable ? confirmedWithoutSource(c, reason) : failed(c, reason, { migration: { status: 'finished' } })),
+    fail: (c, reason, unreachable) =>
+      unreachable ? confirmedWithoutSource(c, reason) : failed(c, reason, { migration: { status: 'finished' } }),
   },
   [STEP.revertResize]: {
     ok: (c) => advanceTo(c, { step: STEP.finishRevertResize, host: sourceOf(c).host, attempt: c.task.attempt }),
-    fail: (c, reason) => (rollingBack(c) ? revertFailed(c, reason, [destOf(c).host]) : failed(c, reason, { migration: { status: 'finished' } })),
+    fail: (c, reason) =>
+      rollingBack(c) ? revertFailed(c, reason, [destOf(c).host]) : failed(c, reason, { migration: { status: 'finished' } }),
   },
   [STEP.finishRevertResize]: {
-    ok: (c) => (rollingBack(c)
-      ? { ...moveFailed(c, c.task.failure ?? 'move failed'), instance: { ...backOnSource(c), vmState: c.task.priorVmState, taskState: null }, events: [stepEvent(c, true)] }
-      : done(c, {
-        placement: [{ op: 'revert_move' }], migration: { status: 'reverted' },
-        instance: { ...backOnSource(c), vmState: runningAs('resized', c.instance.powerState).vmState, taskState: null },
-      })),
+    ok: (c) =>
+      rollingBack(c)
+        ? {
+            ...moveFailed(c, c.task.failure ?? 'move failed'),
+            instance: { ...backOnSource(c), vmState: c.task.priorVmState, taskState: null },
+            events: [stepEvent(c, true)],
+          }
+        : done(c, {
+            placement: [{ op: 'revert_move' }],
+            migration: { status: 'reverted' },
+            instance: { ...backOnSource(c), vmState: runningAs('resized', c.instance.powerState).vmState, taskState: null },
+          }),
     fail: (c, reason) => revertFailed(c, reason, []),
   },
 };
 
 const LIVE: Readonly<Record<string, StepHandler>> = {
   [STEP.preLiveMigration]: {
-    ok: (c) => advanceTo(c, { step: STEP.liveMigration, host: sourceOf(c).host, attempt: c.task.attempt }, { migration: { status: 'running' } }),
+    ok: (c) =>
+      advanceTo(c, { step: STEP.liveMigration, host: sourceOf(c).host, attempt: c.task.attempt }, { migration: { status: 'running' } }),
     fail: onDestinationFailure,
   },
   [STEP.liveMigration]: {
     ok: (c) => advanceTo(c, { step: STEP.postLiveMigration, host: sourceOf(c).host, attempt: c.task.attempt }),
-    fail: (c, reason) => advanceTo(c, { step: STEP.rollbackLiveMigration, host: destOf(c).host, attempt: c.task.attempt, failure: reason }, { failedWith: reason }),
+    fail: (c, reason) =>
+      advanceTo(
+        c,
+        { step: STEP.rollbackLiveMigration, host: destOf(c).host, attempt: c.task.attempt, failure: reason },
+        { failedWith: reason },
+      ),
   },
   [STEP.postLiveMigration]: {
     ok: (c) => liveMigrated(c, []),
@@ -107,7 +158,8 @@ const LIVE: Readonly<Record<string, StepHandler>> = {
   },
   [STEP.rollbackLiveMigration]: {
     ok: (c) => ({ ...moveFailed(c, c.task.failure ?? 'live migration failed'), events: [stepEvent(c, true)] }),
-    fail: (c, reason) => moveFailed(c, `${c.task.failure ?? 'live migration failed'}; rollback failed: ${reason}`, { terminate: [destOf(c).host] }),
+    fail: (c, reason) =>
+      moveFailed(c, `${c.task.failure ?? 'live migration failed'}; rollback failed: ${reason}`, { terminate: [destOf(c).host] }),
   },
 };
 
@@ -115,7 +167,11 @@ const LIVE: Readonly<Record<string, StepHandler>> = {
 function liveMigrated(c: StepContext, terminate: readonly string[]): Transition {
   const d = destOf(c);
   return {
-    ...done(c, { placement: [{ op: 'release_migration' }], migration: { status: 'completed' }, instance: { host: d.host, node: d.node, taskState: null, vmState: c.task.priorVmState } }),
+    ...done(c, {
+      placement: [{ op: 'release_migration' }],
+      migration: { status: 'completed' },
+      instance: { host: d.host, node: d.node, taskState: null, vmState: c.task.priorVmState },
+    }),
     ...(terminate.length > 0 ? { terminate } : {}),
   };
 }
@@ -123,10 +179,11 @@ function liveMigrated(c: StepContext, terminate: readonly string[]): Transition 
 const EVACUATE: Readonly<Record<string, StepHandler>> = {
   // NOTE: `done`, not `completed`: the migration keeps the source allocation until the source is heard from (destroy_evacuated)
   [STEP.rebuildEvacuated]: {
-    ok: (c) => done(c, {
-      migration: { status: 'done' },
-      instance: { ...runningAs(c.task.priorVmState, POWER.running), taskState: null, host: destOf(c).host, node: destOf(c).node },
-    }),
+    ok: (c) =>
+      done(c, {
+        migration: { status: 'done' },
+        instance: { ...runningAs(c.task.priorVmState, POWER.running), taskState: null, host: destOf(c).host, node: destOf(c).node },
+      }),
     fail: onDestinationFailure,
   },
 };

@@ -32,9 +32,19 @@ export function expectedTaskState(req: ActionRequest): string | null {
 
 /** The first step of each action. */
 const FIRST_STEP: Readonly<Record<ActionName, string>> = {
-  stop: STEP.powerOff, start: STEP.powerOn, reboot: STEP.rebootSoft, rebuild: STEP.rebuild, shelve: STEP.shelveOffload, shelveOffload: STEP.shelveOffload,
-  unshelve: STEP.unshelve, migrate: STEP.prepResize, resize: STEP.prepResize, confirmResize: STEP.confirmResize, revertResize: STEP.revertResize,
-  'live-migration': STEP.preLiveMigration, evacuate: STEP.rebuildEvacuated,
+  stop: STEP.powerOff,
+  start: STEP.powerOn,
+  reboot: STEP.rebootSoft,
+  rebuild: STEP.rebuild,
+  shelve: STEP.shelveOffload,
+  shelveOffload: STEP.shelveOffload,
+  unshelve: STEP.unshelve,
+  migrate: STEP.prepResize,
+  resize: STEP.prepResize,
+  confirmResize: STEP.confirmResize,
+  revertResize: STEP.revertResize,
+  'live-migration': STEP.preLiveMigration,
+  evacuate: STEP.rebuildEvacuated,
 };
 
 /** The first step's name (a hard reboot's is reboot_hard); undefined for an unknown action. Pure. */
@@ -55,10 +65,14 @@ function firstOnDestination(snap: ActionSnapshot, req: ActionRequest, dest: Sele
   const { flavor } = snap.instance;
   switch (req.action as ActionName) {
     // NOTE: host and node set as the spawn starts (Nova: spawning, host set): a delete meanwhile terminates there
-    case 'unshelve': return { next: next(STEP.unshelve), instance: { taskState: TASK.spawning, host: dest.serviceHost, node: dest.nodename } };
-    case 'live-migration': return { next: next(STEP.preLiveMigration), migration: { ...destChange, status: 'preparing' } };
-    case 'evacuate': return { next: next(STEP.rebuildEvacuated), migration: { ...destChange, status: 'pre-migrating' } };
-    default: return { next: next(STEP.prepResize), migration: destChange, instance: { oldFlavor: flavor, newFlavor: req.newFlavor ?? flavor } };
+    case 'unshelve':
+      return { next: next(STEP.unshelve), instance: { taskState: TASK.spawning, host: dest.serviceHost, node: dest.nodename } };
+    case 'live-migration':
+      return { next: next(STEP.preLiveMigration), migration: { ...destChange, status: 'preparing' } };
+    case 'evacuate':
+      return { next: next(STEP.rebuildEvacuated), migration: { ...destChange, status: 'pre-migrating' } };
+    default:
+      return { next: next(STEP.prepResize), migration: destChange, instance: { oldFlavor: flavor, newFlavor: req.newFlavor ?? flavor } };
   }
 }
 
@@ -70,22 +84,28 @@ export function startProblem(snap: ActionSnapshot, req: ActionRequest): string |
   if (snap.task !== undefined) return `instance ${i.uuid} is busy with ${snap.task.action} (request ${snap.task.requestId})`;
   if (!plan.vmStates.includes(i.vmState)) return `Cannot '${req.action}' instance ${i.uuid} while it is in vm_state ${i.vmState}`;
   const task = expectedTaskState(req);
-  if (i.taskState !== null && i.taskState !== task) return `Cannot '${req.action}' instance ${i.uuid} while it is in task_state ${i.taskState}`;
+  if (i.taskState !== null && i.taskState !== task)
+    return `Cannot '${req.action}' instance ${i.uuid} while it is in task_state ${i.taskState}`;
   if (req.action !== ACTION.unshelve && i.host === null) return `instance ${i.uuid} has no host`;
   if (plan.destinations && req.hostList.length === 0) return `no destination for ${req.action} of instance ${i.uuid}`;
   if (!plan.migration) return undefined;
   if (m === undefined || m.instanceUuid !== i.uuid) return `migration ${req.migrationUuid} of instance ${i.uuid} not found`;
   if (MIGRATION_FINAL.has(m.status)) return `migration ${m.uuid} is ${m.status}`;
-  if (req.action === ACTION.confirmResize && !['finished', 'confirming'].includes(m.status)) return `migration ${m.uuid} is ${m.status}, not finished`;
-  if (req.action === ACTION.revertResize && !['finished', 'reverting'].includes(m.status)) return `migration ${m.uuid} is ${m.status}, not finished`;
-  if ((req.action === ACTION.confirmResize ? m.sourceCompute : m.destCompute) === null) return `migration ${m.uuid} has no ${req.action === ACTION.confirmResize ? 'source' : 'destination'}`;
+  if (req.action === ACTION.confirmResize && !['finished', 'confirming'].includes(m.status))
+    return `migration ${m.uuid} is ${m.status}, not finished`;
+  if (req.action === ACTION.revertResize && !['finished', 'reverting'].includes(m.status))
+    return `migration ${m.uuid} is ${m.status}, not finished`;
+  if ((req.action === ACTION.confirmResize ? m.sourceCompute : m.destCompute) === null)
+    return `migration ${m.uuid} has no ${req.action === ACTION.confirmResize ? 'source' : 'destination'}`;
   return undefined;
 }
 
 function firstStep(snap: ActionSnapshot, req: ActionRequest): FirstStep {
   const { instance: i, migration: m } = snap;
-  if (req.action === ACTION.confirmResize) return { next: { step: STEP.confirmResize, host: m?.sourceCompute ?? '', attempt: 1 }, migration: { status: 'confirming' } };
-  if (req.action === ACTION.revertResize) return { next: { step: STEP.revertResize, host: m?.destCompute ?? '', attempt: 1 }, migration: { status: 'reverting' } };
+  if (req.action === ACTION.confirmResize)
+    return { next: { step: STEP.confirmResize, host: m?.sourceCompute ?? '', attempt: 1 }, migration: { status: 'confirming' } };
+  if (req.action === ACTION.revertResize)
+    return { next: { step: STEP.revertResize, host: m?.destCompute ?? '', attempt: 1 }, migration: { status: 'reverting' } };
   const dest = req.hostList[0];
   if (planOf(req.action)?.destinations === true && dest !== undefined) return firstOnDestination(snap, req, dest);
   return { next: firstOnHost(req, i.host ?? '') };
@@ -110,11 +130,17 @@ function paramsOf(req: ActionRequest): Record<string, string> {
 export function refusal(snap: ActionSnapshot, req: ActionRequest, problem: string): Transition {
   const { instance: i, migration: m } = snap;
   const mine = snap.task === undefined && i.taskState !== null && i.taskState === expectedTaskState(req);
-  const ownMigration = m !== undefined && m.uuid === req.migrationUuid && m.instanceUuid === i.uuid && !MIGRATION_FINAL.has(m.status)
-    && snap.task?.migrationUuid !== m.uuid && ['migrate', 'resize', 'live-migration', 'evacuate'].includes(req.action);
+  const ownMigration =
+    m !== undefined &&
+    m.uuid === req.migrationUuid &&
+    m.instanceUuid === i.uuid &&
+    !MIGRATION_FINAL.has(m.status) &&
+    snap.task?.migrationUuid !== m.uuid &&
+    ['migrate', 'resize', 'live-migration', 'evacuate'].includes(req.action);
   const placement: PlacementOp[] = [];
   if (ownMigration) placement.push({ op: 'revert_move' });
-  if (req.action === ACTION.unshelve && snap.task === undefined && i.vmState === 'shelved_offloaded') placement.push({ op: 'release_instance' });
+  if (req.action === ACTION.unshelve && snap.task === undefined && i.vmState === 'shelved_offloaded')
+    placement.push({ op: 'release_instance' });
   const step = firstStepName(req);
   const firstEvent = step === undefined ? `conductor_${req.action}` : eventOf(req.action, step);
   return {
@@ -134,20 +160,26 @@ export function refusal(snap: ActionSnapshot, req: ActionRequest, problem: strin
 export function judgeActionRequest(snap: ActionSnapshot | undefined, req: ActionRequest): StartVerdict {
   if (snap === undefined) return { kind: 'ignore', reason: 'gone' };
   const { task } = snap;
-  if (task !== undefined && task.requestId === req.requestId) return task.enteredBy === 'action' ? { kind: 'recast' } : { kind: 'ignore', reason: 'moved_on' };
+  if (task !== undefined && task.requestId === req.requestId)
+    return task.enteredBy === 'action' ? { kind: 'recast' } : { kind: 'ignore', reason: 'moved_on' };
   if (snap.actionFinished) return { kind: 'ignore', reason: 'finished' };
   const problem = startProblem(snap, req);
   if (problem !== undefined) return { kind: 'apply', transition: refusal(snap, req, problem), refused: problem };
   const first = firstStep(snap, req);
   const taskState = expectedTaskState(req);
   return {
-    kind: 'apply', refused: undefined,
+    kind: 'apply',
+    refused: undefined,
     transition: {
       instance: { ...(snap.instance.taskState === null && taskState !== null ? { taskState } : {}), ...first.instance },
       ...(first.migration === undefined ? {} : { migration: first.migration }),
       task: {
-        kind: 'start', next: first.next, migrationUuid: ACTION_PLANS[req.action as ActionName].migration ? req.migrationUuid : null,
-        requestSpec: req.requestSpec, params: paramsOf(req), priorVmState: snap.instance.vmState,
+        kind: 'start',
+        next: first.next,
+        migrationUuid: ACTION_PLANS[req.action as ActionName].migration ? req.migrationUuid : null,
+        requestSpec: req.requestSpec,
+        params: paramsOf(req),
+        priorVmState: snap.instance.vmState,
       },
     },
   };

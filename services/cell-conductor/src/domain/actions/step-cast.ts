@@ -17,7 +17,12 @@ export interface StepCast {
 
 /** Steps that run on a move's destination (their peer is the source); the others' peer is the destination. */
 const DESTINATION_STEPS: ReadonlySet<string> = new Set([
-  STEP.prepResize, STEP.finishResize, STEP.revertResize, STEP.preLiveMigration, STEP.rollbackLiveMigration, STEP.rebuildEvacuated,
+  STEP.prepResize,
+  STEP.finishResize,
+  STEP.revertResize,
+  STEP.preLiveMigration,
+  STEP.rollbackLiveMigration,
+  STEP.rebuildEvacuated,
 ]);
 
 /** The flavor the guest has once the step is done. Pure. */
@@ -34,13 +39,23 @@ export function peerHost(step: string, m: MigrationView | undefined): string {
 }
 
 /** The cast of the task's current step (the instance as it is after the decision). Pure. */
-export function stepCastFor(i: ActionInstance, task: Pick<ActionTask, 'step' | 'stepHost' | 'attempt' | 'requestId' | 'migrationUuid' | 'params'>,
-  m: MigrationView | undefined): StepCast {
+export function stepCastFor(
+  i: ActionInstance,
+  task: Pick<ActionTask, 'step' | 'stepHost' | 'attempt' | 'requestId' | 'migrationUuid' | 'params'>,
+  m: MigrationView | undefined,
+): StepCast {
   return {
-    instanceUuid: i.uuid, host: task.stepHost,
+    instanceUuid: i.uuid,
+    host: task.stepHost,
     request: {
-      instance: i.wire, step: task.step, migrationUuid: task.migrationUuid ?? '', attempt: task.attempt, requestId: task.requestId,
-      flavor: stepFlavor(i, task.step), imageRef: task.params.image_ref ?? i.imageRef ?? '', peerHost: peerHost(task.step, m),
+      instance: i.wire,
+      step: task.step,
+      migrationUuid: task.migrationUuid ?? '',
+      attempt: task.attempt,
+      requestId: task.requestId,
+      flavor: stepFlavor(i, task.step),
+      imageRef: task.params.image_ref ?? i.imageRef ?? '',
+      peerHost: peerHost(task.step, m),
       blockMigration: task.params.block_migration ?? '',
     },
   };
@@ -50,9 +65,18 @@ export function stepCastFor(i: ActionInstance, task: Pick<ActionTask, 'step' | '
 export function refusedStepReport(cast: StepCast): StepReport {
   const { request: q, host } = cast;
   return {
-    instanceUuid: cast.instanceUuid, host, step: q.step, migrationUuid: q.migrationUuid, attempt: q.attempt, requestId: q.requestId, origin: 'unroutable',
-    failure: makeFailure(FAILURE_CODES.cellConductor.stepUnroutable, `the broker refused the ${q.step} cast to compute.${host}: no compute serves host ${host}`,
-      { retryable: true, expected: true }),
+    instanceUuid: cast.instanceUuid,
+    host,
+    step: q.step,
+    migrationUuid: q.migrationUuid,
+    attempt: q.attempt,
+    requestId: q.requestId,
+    origin: 'unroutable',
+    failure: makeFailure(
+      FAILURE_CODES.cellConductor.stepUnroutable,
+      `the broker refused the ${q.step} cast to compute.${host}: no compute serves host ${host}`,
+      { retryable: true, expected: true },
+    ),
   };
 }
 
@@ -62,7 +86,22 @@ export type OverdueStep = Pick<OverdueInstanceTask, 'instanceUuid' | 'requestId'
 /** The watchdog's verdict on an overdue step, as that step's failure on its host. Pure. */
 export function overdueStepReport(o: OverdueStep, migrationUuid: string): StepReport {
   const failure = o.hostGone
-    ? makeFailure(FAILURE_CODES.cellConductor.stepHostGone, `host ${o.stepHost} is gone (its compute service was deleted or forced down)`, { retryable: true, expected: true })
-    : makeFailure(FAILURE_CODES.cellConductor.stepTimedOut, `no ${o.step} result from host ${o.stepHost} by the step deadline`, { retryable: true, expected: true });
-  return { instanceUuid: o.instanceUuid, host: o.stepHost, step: o.step, migrationUuid, attempt: o.attempt, requestId: o.requestId, failure, origin: 'watchdog' };
+    ? makeFailure(FAILURE_CODES.cellConductor.stepHostGone, `host ${o.stepHost} is gone (its compute service was deleted or forced down)`, {
+        retryable: true,
+        expected: true,
+      })
+    : makeFailure(FAILURE_CODES.cellConductor.stepTimedOut, `no ${o.step} result from host ${o.stepHost} by the step deadline`, {
+        retryable: true,
+        expected: true,
+      });
+  return {
+    instanceUuid: o.instanceUuid,
+    host: o.stepHost,
+    step: o.step,
+    migrationUuid,
+    attempt: o.attempt,
+    requestId: o.requestId,
+    failure,
+    origin: 'watchdog',
+  };
 }

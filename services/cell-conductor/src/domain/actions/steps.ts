@@ -7,19 +7,43 @@ import type { VmStateName } from './types';
 
 /** Nova's instance action names (nova/compute/instance_actions.py) the cell conductor carries out. */
 export const ACTION = {
-  stop: 'stop', start: 'start', reboot: 'reboot', rebuild: 'rebuild', shelve: 'shelve', shelveOffload: 'shelveOffload', unshelve: 'unshelve',
-  migrate: 'migrate', resize: 'resize', confirmResize: 'confirmResize', revertResize: 'revertResize', liveMigration: 'live-migration',
+  stop: 'stop',
+  start: 'start',
+  reboot: 'reboot',
+  rebuild: 'rebuild',
+  shelve: 'shelve',
+  shelveOffload: 'shelveOffload',
+  unshelve: 'unshelve',
+  migrate: 'migrate',
+  resize: 'resize',
+  confirmResize: 'confirmResize',
+  revertResize: 'revertResize',
+  liveMigration: 'live-migration',
   evacuate: 'evacuate',
 } as const;
 export type ActionName = (typeof ACTION)[keyof typeof ACTION];
 
 /** The compute steps (the proto's list). */
 export const STEP = {
-  powerOff: 'power_off', powerOn: 'power_on', rebootSoft: 'reboot_soft', rebootHard: 'reboot_hard', rebuild: 'rebuild',
-  shelveOffload: 'shelve_offload', unshelve: 'unshelve', prepResize: 'prep_resize', resizeInstance: 'resize_instance',
-  finishResize: 'finish_resize', confirmResize: 'confirm_resize', revertResize: 'revert_resize', finishRevertResize: 'finish_revert_resize',
-  preLiveMigration: 'pre_live_migration', liveMigration: 'live_migration', postLiveMigration: 'post_live_migration',
-  rollbackLiveMigration: 'rollback_live_migration', rebuildEvacuated: 'rebuild_evacuated', destroyEvacuated: 'destroy_evacuated',
+  powerOff: 'power_off',
+  powerOn: 'power_on',
+  rebootSoft: 'reboot_soft',
+  rebootHard: 'reboot_hard',
+  rebuild: 'rebuild',
+  shelveOffload: 'shelve_offload',
+  unshelve: 'unshelve',
+  prepResize: 'prep_resize',
+  resizeInstance: 'resize_instance',
+  finishResize: 'finish_resize',
+  confirmResize: 'confirm_resize',
+  revertResize: 'revert_resize',
+  finishRevertResize: 'finish_revert_resize',
+  preLiveMigration: 'pre_live_migration',
+  liveMigration: 'live_migration',
+  postLiveMigration: 'post_live_migration',
+  rollbackLiveMigration: 'rollback_live_migration',
+  rebuildEvacuated: 'rebuild_evacuated',
+  destroyEvacuated: 'destroy_evacuated',
 } as const;
 export type StepName = (typeof STEP)[keyof typeof STEP];
 
@@ -28,10 +52,21 @@ export const ALL_STEPS: readonly string[] = Object.freeze(Object.values(STEP));
 
 /** Nova's task_state strings of the actions (nova/compute/task_states.py). */
 export const TASK = {
-  poweringOff: 'powering-off', poweringOn: 'powering-on', rebooting: 'rebooting', rebootingHard: 'rebooting_hard', rebuilding: 'rebuilding',
-  shelving: 'shelving', shelvingOffloading: 'shelving_offloading', unshelving: 'unshelving', spawning: 'spawning',
-  resizePrep: 'resize_prep', resizeMigrating: 'resize_migrating', resizeMigrated: 'resize_migrated', resizeFinish: 'resize_finish',
-  resizeReverting: 'resize_reverting', migrating: 'migrating',
+  poweringOff: 'powering-off',
+  poweringOn: 'powering-on',
+  rebooting: 'rebooting',
+  rebootingHard: 'rebooting_hard',
+  rebuilding: 'rebuilding',
+  shelving: 'shelving',
+  shelvingOffloading: 'shelving_offloading',
+  unshelving: 'unshelving',
+  spawning: 'spawning',
+  resizePrep: 'resize_prep',
+  resizeMigrating: 'resize_migrating',
+  resizeMigrated: 'resize_migrated',
+  resizeFinish: 'resize_finish',
+  resizeReverting: 'resize_reverting',
+  migrating: 'migrating',
 } as const;
 
 /** Nova's power_state values. */
@@ -44,13 +79,25 @@ export const POWER = { running: 1, shutdown: 4 } as const;
  * recorded with that name on the destination host (see {@link eventHostOf}).
  */
 export const STEP_EVENT: Readonly<Record<StepName, string>> = {
-  power_off: 'compute_stop_instance', power_on: 'compute_start_instance', reboot_soft: 'compute_reboot_instance',
-  reboot_hard: 'compute_reboot_instance', rebuild: 'compute_rebuild_instance', shelve_offload: 'compute_shelve_offload_instance',
-  unshelve: 'compute_unshelve_instance', prep_resize: 'compute_prep_resize', resize_instance: 'compute_resize_instance',
-  finish_resize: 'compute_finish_resize', confirm_resize: 'compute_confirm_resize', revert_resize: 'compute_revert_resize',
-  finish_revert_resize: 'compute_finish_revert_resize', pre_live_migration: 'compute_pre_live_migration', live_migration: 'compute_live_migration',
-  post_live_migration: 'compute_post_live_migration_at_destination', rollback_live_migration: 'compute_rollback_live_migration_at_destination',
-  rebuild_evacuated: 'compute_rebuild_instance', destroy_evacuated: 'compute_destroy_evacuated_instance',
+  power_off: 'compute_stop_instance',
+  power_on: 'compute_start_instance',
+  reboot_soft: 'compute_reboot_instance',
+  reboot_hard: 'compute_reboot_instance',
+  rebuild: 'compute_rebuild_instance',
+  shelve_offload: 'compute_shelve_offload_instance',
+  unshelve: 'compute_unshelve_instance',
+  prep_resize: 'compute_prep_resize',
+  resize_instance: 'compute_resize_instance',
+  finish_resize: 'compute_finish_resize',
+  confirm_resize: 'compute_confirm_resize',
+  revert_resize: 'compute_revert_resize',
+  finish_revert_resize: 'compute_finish_revert_resize',
+  pre_live_migration: 'compute_pre_live_migration',
+  live_migration: 'compute_live_migration',
+  post_live_migration: 'compute_post_live_migration_at_destination',
+  rollback_live_migration: 'compute_rollback_live_migration_at_destination',
+  rebuild_evacuated: 'compute_rebuild_instance',
+  destroy_evacuated: 'compute_destroy_evacuated_instance',
 };
 
 /** The event a step is recorded as in this action (shelve offloads at once: Nova records `compute_shelve_instance`). Pure. */
@@ -60,7 +107,12 @@ export function eventOf(action: string, step: string): string {
 }
 
 /** Steps that leave a guest of the instance on the host they ran on (a stale success there must be terminated). */
-export const GUEST_CREATING_STEPS: ReadonlySet<string> = new Set([STEP.unshelve, STEP.finishResize, STEP.preLiveMigration, STEP.rebuildEvacuated]);
+export const GUEST_CREATING_STEPS: ReadonlySet<string> = new Set([
+  STEP.unshelve,
+  STEP.finishResize,
+  STEP.preLiveMigration,
+  STEP.rebuildEvacuated,
+]);
 
 /**
  * Identifies one report of one step of one attempt (a task's `entered_by`): a redelivery of the same
@@ -85,7 +137,12 @@ export interface ActionPlan {
 export const ACTION_PLANS: Readonly<Record<ActionName, ActionPlan>> = {
   stop: { vmStates: ['active', 'error'], taskState: TASK.poweringOff, migration: false, destinations: false },
   start: { vmStates: ['stopped'], taskState: TASK.poweringOn, migration: false, destinations: false },
-  reboot: { vmStates: ['active', 'stopped', 'paused', 'suspended', 'error'], taskState: TASK.rebooting, migration: false, destinations: false },
+  reboot: {
+    vmStates: ['active', 'stopped', 'paused', 'suspended', 'error'],
+    taskState: TASK.rebooting,
+    migration: false,
+    destinations: false,
+  },
   rebuild: { vmStates: ['active', 'stopped', 'error'], taskState: TASK.rebuilding, migration: false, destinations: false },
   shelve: { vmStates: ['active', 'stopped', 'paused', 'suspended'], taskState: TASK.shelving, migration: false, destinations: false },
   shelveOffload: { vmStates: ['shelved'], taskState: TASK.shelvingOffloading, migration: false, destinations: false },

@@ -4,7 +4,18 @@
  */
 import type { Selection } from '@cellsched/wire';
 import { eventOf, POWER, STEP } from './steps';
-import type { ActionInstance, ActionTask, Fault, InstanceChange, MigrationChange, MigrationView, NextStep, PlacementOp, StepEvent, Transition } from './types';
+import type {
+  ActionInstance,
+  ActionTask,
+  Fault,
+  InstanceChange,
+  MigrationChange,
+  MigrationView,
+  NextStep,
+  PlacementOp,
+  StepEvent,
+  Transition,
+} from './types';
 
 /** The current step of an action, as a result is judged against it. */
 export interface StepContext {
@@ -27,7 +38,7 @@ export type StepOutcome = Transition | AlternatesNeeded;
 
 /** The host an event of this step is recorded on (`post_live_migration` as Nova's `…_at_destination`). Pure. */
 export function eventHostOf(c: StepContext): string {
-  return c.task.step === STEP.postLiveMigration ? c.migration?.destCompute ?? c.task.stepHost : c.task.stepHost;
+  return c.task.step === STEP.postLiveMigration ? (c.migration?.destCompute ?? c.task.stepHost) : c.task.stepHost;
 }
 
 /** The current step's event. Pure. */
@@ -50,23 +61,46 @@ export function runningAs(prior: string, powerState: number): { readonly vmState
 }
 
 /** The action goes on with `next` (the step succeeded, or failed with `failedWith` and the action rolls back). */
-export function advanceTo(c: StepContext, next: NextStep, more: { instance?: InstanceChange; migration?: MigrationChange; failedWith?: string } = {}): Transition {
+export function advanceTo(
+  c: StepContext,
+  next: NextStep,
+  more: { instance?: InstanceChange; migration?: MigrationChange; failedWith?: string } = {},
+): Transition {
   const { failedWith, ...rest } = more;
-  return { ...rest, events: [failedWith === undefined ? stepEvent(c, true) : stepEvent(c, false, failedWith)], task: { kind: 'advance', next } };
+  return {
+    ...rest,
+    events: [failedWith === undefined ? stepEvent(c, true) : stepEvent(c, false, failedWith)],
+    task: { kind: 'advance', next },
+  };
 }
 
 /** The step succeeded and the action is done. */
-export function done(c: StepContext, more: { instance?: InstanceChange; migration?: MigrationChange; placement?: readonly PlacementOp[] } = {}): Transition {
+export function done(
+  c: StepContext,
+  more: { instance?: InstanceChange; migration?: MigrationChange; placement?: readonly PlacementOp[] } = {},
+): Transition {
   return { ...more, events: [stepEvent(c, true)], task: { kind: 'end' } };
 }
 
 /** The step failed and the action ends: the instance as `instance` says (task_state cleared), a fault, the event Error. */
-export function failed(c: StepContext, reason: string,
-  more: { instance?: InstanceChange; migration?: MigrationChange; placement?: readonly PlacementOp[]; terminate?: readonly string[]; fault?: Fault } = {}): Transition {
+export function failed(
+  c: StepContext,
+  reason: string,
+  more: {
+    instance?: InstanceChange;
+    migration?: MigrationChange;
+    placement?: readonly PlacementOp[];
+    terminate?: readonly string[];
+    fault?: Fault;
+  } = {},
+): Transition {
   const { fault, ...rest } = more;
   return {
-    ...rest, instance: { taskState: null, ...more.instance }, fault: fault ?? { message: reason, host: c.task.stepHost, details: null },
-    events: [stepEvent(c, false, reason)], task: { kind: 'end' },
+    ...rest,
+    instance: { taskState: null, ...more.instance },
+    fault: fault ?? { message: reason, host: c.task.stepHost, details: null },
+    events: [stepEvent(c, false, reason)],
+    task: { kind: 'end' },
   };
 }
 
@@ -75,10 +109,16 @@ export function failed(c: StepContext, reason: string,
  * migration's allocations go back to the instance (RevertMove), the migration is `error`, the
  * instance is as before the move on its source (flavor unchanged), with a fault.
  */
-export function moveFailed(c: StepContext, reason: string, o: { readonly terminate?: readonly string[]; readonly fault?: Fault } = {}): Transition {
+export function moveFailed(
+  c: StepContext,
+  reason: string,
+  o: { readonly terminate?: readonly string[]; readonly fault?: Fault } = {},
+): Transition {
   return failed(c, reason, {
-    placement: [{ op: 'revert_move' }], migration: { status: 'error' },
-    instance: { vmState: c.task.priorVmState, oldFlavor: null, newFlavor: null }, ...(o.terminate === undefined || o.terminate.length === 0 ? {} : { terminate: o.terminate }),
+    placement: [{ op: 'revert_move' }],
+    migration: { status: 'error' },
+    instance: { vmState: c.task.priorVmState, oldFlavor: null, newFlavor: null },
+    ...(o.terminate === undefined || o.terminate.length === 0 ? {} : { terminate: o.terminate }),
     ...(o.fault === undefined ? {} : { fault: o.fault }),
   });
 }
@@ -100,6 +140,7 @@ export function exhaustedFault(c: StepContext, reason: string, skipped: readonly
   const dropped = skipped.length === 0 ? '' : `; alternates dropped: ${skipped.join('; ')}`;
   return {
     message: `Exceeded maximum number of retries. Exhausted all hosts available for retrying ${c.task.action} failures for instance ${c.instance.uuid}.`,
-    host: c.task.stepHost, details: `last failure on ${c.task.stepHost}: ${reason}${dropped}`,
+    host: c.task.stepHost,
+    details: `last failure on ${c.task.stepHost}: ${reason}${dropped}`,
   };
 }

@@ -36,8 +36,21 @@ export interface ActionInstance {
  * 'action' or the {@link stepKey} of the result that advanced to this step; `failure` is set
  * while a failed move rolls back).
  */
-export type ActionTask = Pick<InstanceTaskRecord, 'requestId' | 'action' | 'step' | 'stepHost' | 'attempt' | 'enteredBy' | 'migrationUuid'
-  | 'hostList' | 'requestSpec' | 'params' | 'priorVmState' | 'failure'>;
+export type ActionTask = Pick<
+  InstanceTaskRecord,
+  | 'requestId'
+  | 'action'
+  | 'step'
+  | 'stepHost'
+  | 'attempt'
+  | 'enteredBy'
+  | 'migrationUuid'
+  | 'hostList'
+  | 'requestSpec'
+  | 'params'
+  | 'priorVmState'
+  | 'failure'
+>;
 
 /** Nova's Migration as the decisions see it. */
 export interface MigrationView {
@@ -146,8 +159,14 @@ export interface NextStep {
 /** What becomes of the task row. */
 export type TaskChange =
   /** The action's first step (a new task row). */
-  | { readonly kind: 'start'; readonly next: NextStep; readonly migrationUuid: string | null; readonly requestSpec: RequestSpec | undefined;
-    readonly params: Readonly<Record<string, string>>; readonly priorVmState: VmStateName }
+  | {
+      readonly kind: 'start';
+      readonly next: NextStep;
+      readonly migrationUuid: string | null;
+      readonly requestSpec: RequestSpec | undefined;
+      readonly params: Readonly<Record<string, string>>;
+      readonly priorVmState: VmStateName;
+    }
   /** The next step (the task guarded on the reported step). */
   | { readonly kind: 'advance'; readonly next: NextStep }
   /** The action is over: the task row goes, the instance action is finished. */

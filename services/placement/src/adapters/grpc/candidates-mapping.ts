@@ -5,7 +5,11 @@
  * (mappings, all resources, traits, parent/root) plus name, generation and aggregates.
  */
 import type {
-  AllocationCandidate, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse, ProviderSummary, RequestGroup as WireGroup,
+  AllocationCandidate,
+  GetAllocationCandidatesRequest,
+  GetAllocationCandidatesResponse,
+  ProviderSummary,
+  RequestGroup as WireGroup,
 } from '@cellsched/wire';
 import { summaryCapacity } from '../../domain/candidates/capacity';
 import type { QueryPairs } from '../../domain/candidates/query-parser';
@@ -53,7 +57,8 @@ function candidate(snap: CandidateSnapshot, a: AllocationRequest): AllocationCan
 
 function summary(snap: CandidateSnapshot, p: ProviderNode): ProviderSummary {
   const resources: ProviderSummary['resources'] = {};
-  for (const [rcId, inv] of p.inventories) resources[snap.resourceClassNameById.get(rcId) ?? ''] = { capacity: summaryCapacity(inv), used: inv.used };
+  for (const [rcId, inv] of p.inventories)
+    resources[snap.resourceClassNameById.get(rcId) ?? ''] = { capacity: summaryCapacity(inv), used: inv.used };
   return {
     uuid: p.uuid,
     name: p.name,
@@ -86,7 +91,11 @@ export class ProviderSummaries {
 }
 
 /** The gRPC answer of a search. */
-export function resultToResponse(snap: CandidateSnapshot, result: CandidateResult, summaries: ProviderSummaries): GetAllocationCandidatesResponse {
+export function resultToResponse(
+  snap: CandidateSnapshot,
+  result: CandidateResult,
+  summaries: ProviderSummaries,
+): GetAllocationCandidatesResponse {
   const providerSummaries: GetAllocationCandidatesResponse['providerSummaries'] = {};
   for (const id of result.summaryProviderIds) {
     const p = snap.providers.get(id);

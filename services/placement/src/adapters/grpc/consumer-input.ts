@@ -21,7 +21,8 @@ export function toConsumerInput(c: ConsumerAllocations | undefined): ConsumerAll
   if (!c) throw invalid('consumer is required');
   const consumerUuid = uuidField(c.consumerUuid, 'consumer_uuid');
   if (c.projectId === '' || c.userId === '') throw invalid('project_id and user_id are required');
-  if (c.consumerType !== '' && !CONSUMER_TYPE.test(c.consumerType)) throw invalid(`consumer_type '${c.consumerType}' does not match ^[A-Z0-9_]+$`);
+  if (c.consumerType !== '' && !CONSUMER_TYPE.test(c.consumerType))
+    throw invalid(`consumer_type '${c.consumerType}' does not match ^[A-Z0-9_]+$`);
   const allocations = c.allocations.map((a) => {
     const providerUuid = uuidField(a.resourceProviderUuid, 'resource_provider_uuid');
     const entries = Object.entries(a.resources);

@@ -25,15 +25,26 @@ function fromPlacementError(err: PlacementError): FailureError {
   if (err instanceof GroupPolicyConflict) {
     const b = err.breach;
     return FailureError.of(GROUP_POLICY, err.detail, {
-      status: GrpcStatus.FAILED_PRECONDITION, expected: true, retryable: false,
-      metadata: { group_uuid: b.groupUuid, policy: b.policy, max_server_per_host: String(b.maxServerPerHost), resource_provider_uuid: b.rootProviderUuid,
-        resource_provider_name: b.rootProviderName, member_uuid: b.memberUuid, members: String(b.members) },
+      status: GrpcStatus.FAILED_PRECONDITION,
+      expected: true,
+      retryable: false,
+      metadata: {
+        group_uuid: b.groupUuid,
+        policy: b.policy,
+        max_server_per_host: String(b.maxServerPerHost),
+        resource_provider_uuid: b.rootProviderUuid,
+        resource_provider_name: b.rootProviderName,
+        member_uuid: b.memberUuid,
+        members: String(b.members),
+      },
     });
   }
   if (err instanceof AllocationConflict) {
     const { kind, resourceClass, providerUuid } = err.failure;
     return FailureError.of(CAPACITY_EXCEEDED, err.detail, {
-      status: GrpcStatus.FAILED_PRECONDITION, expected: true, retryable: false,
+      status: GrpcStatus.FAILED_PRECONDITION,
+      expected: true,
+      retryable: false,
       metadata: { reason: kind, resource_class: resourceClass, resource_provider_uuid: providerUuid },
     });
   }

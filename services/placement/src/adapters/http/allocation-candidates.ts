@@ -26,7 +26,13 @@ export async function listAllocationCandidates(req: PlacementRequest): Promise<P
     const snapshot = await req.snapshots.get();
     const rawJson = req.candidateBodies.answer(snapshot, `${minor}?${new URLSearchParams(query as [string, string][]).toString()}`, () => {
       const result = findAllocationCandidates(snapshot, groups, params);
-      return renderCandidatesJson(snapshot, result, minor, new Set(groups.flatMap((g) => [...g.resources.keys()])), req.candidateBodies.memos);
+      return renderCandidatesJson(
+        snapshot,
+        result,
+        minor,
+        new Set(groups.flatMap((g) => [...g.resources.keys()])),
+        req.candidateBodies.memos,
+      );
     });
     return { status: 200, rawJson, headers: cacheHeaders(req, new Date()) };
   } catch (err) {

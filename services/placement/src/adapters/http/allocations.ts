@@ -11,7 +11,10 @@ import { cacheHeaders, jsonBody, latest, type Handler, type PlacementRequest } f
 /** Body of one consumer's allocations, normalized to the 1.12+ dict form. */
 export interface ConsumerBody {
   allocations: Record<string, { resources: Record<string, number>; generation?: number }>;
-  project_id?: string; user_id?: string; consumer_generation?: number | null; consumer_type?: string;
+  project_id?: string;
+  user_id?: string;
+  consumer_generation?: number | null;
+  consumer_type?: string;
 }
 
 const modified = (allocs: readonly AllocationRow[]) => latest(allocs.map((a) => a.updated_at ?? a.created_at));
@@ -28,7 +31,8 @@ export const listForConsumer: Handler = async (req) => {
   const body: Record<string, unknown> = { allocations: byRp };
   const first = allocs[0];
   if (first && atLeast(req.version, 12)) {
-    body.project_id = first.project; body.user_id = first.user;
+    body.project_id = first.project;
+    body.user_id = first.user;
     if (atLeast(req.version, 28)) body.consumer_generation = first.consumer_generation;
     if (atLeast(req.version, 38)) body.consumer_type = first.consumer_type ?? 'unknown';
   }
@@ -47,7 +51,11 @@ export const listForProvider: Handler = async (req) => {
     e.resources[a.rc] = a.used;
     if (atLeast(req.version, 28)) e.consumer_generation = a.consumer_generation;
   }
-  return { status: 200, body: { allocations: byConsumer, resource_provider_generation: rp.generation }, headers: cacheHeaders(req, modified(allocs)) };
+  return {
+    status: 200,
+    body: { allocations: byConsumer, resource_provider_generation: rp.generation },
+    headers: cacheHeaders(req, modified(allocs)),
+  };
 };
 
 function putSchema(v: Microversion): JsonSchema {
@@ -62,8 +70,11 @@ function putSchema(v: Microversion): JsonSchema {
 /** A consumer body (any microversion's shape) → writer input. */
 export function toInput(consumerUuid: string, body: ConsumerBody, v: Microversion): ConsumerAllocationsInput {
   return {
-    consumerUuid, projectId: body.project_id, userId: body.user_id,
-    consumerGeneration: body.consumer_generation, consumerType: atLeast(v, 38) ? body.consumer_type : undefined,
+    consumerUuid,
+    projectId: body.project_id,
+    userId: body.user_id,
+    consumerGeneration: body.consumer_generation,
+    consumerType: atLeast(v, 38) ? body.consumer_type : undefined,
     allocations: Object.entries(body.allocations).map(([rp, a]) => ({ providerUuid: canonicalUuid(rp), resources: a.resources })),
   };
 }

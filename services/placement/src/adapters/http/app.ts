@@ -31,7 +31,10 @@ export interface AppOptions {
 /** The options with every dependency made. */
 type AppDeps = AppOptions & { readonly snapshots: CandidateSnapshotCache; readonly candidateBodies: CandidateBodies };
 
-interface Ctx { requestId: string; version?: Microversion }
+interface Ctx {
+  requestId: string;
+  version?: Microversion;
+}
 
 /**
  * Build the Placement REST app (not listening). Pipeline, as Placement's deploy.py:
@@ -39,12 +42,22 @@ interface Ctx { requestId: string; version?: Microversion }
  * policy → handler; every error becomes Placement's JSON error body.
  */
 export function buildApp(options: AppOptions): FastifyInstance {
-  const opts: AppDeps = { ...options, snapshots: options.snapshots ?? new CandidateSnapshotCache(options.pool), candidateBodies: new CandidateBodies() };
+  const opts: AppDeps = {
+    ...options,
+    snapshots: options.snapshots ?? new CandidateSnapshotCache(options.pool),
+    candidateBodies: new CandidateBodies(),
+  };
   const app = Fastify({
-    logger: false, exposeHeadRoutes: false, bodyLimit: 16 * 1024 * 1024, routerOptions: { maxParamLength: 1000 }, clientErrorHandler,
+    logger: false,
+    exposeHeadRoutes: false,
+    bodyLimit: 16 * 1024 * 1024,
+    routerOptions: { maxParamLength: 1000 },
+    clientErrorHandler,
   });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => { done(null, body); });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, body);
+  });
   for (const route of ROUTES) {
     app.route({ method: [...METHODS], url: toFastifyPath(route.path), handler: (req, reply) => dispatch(opts, route, req, reply) });
   }
@@ -62,10 +75,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
  * answer them with Placement's JSON error instead of a bare 400.
  */
 function clientErrorHandler(err: Error & { code?: string }, socket: import('node:net').Socket): void {
-  if (!socket.writable) { socket.destroy(); return; }
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
   const detail = err.code === 'HPE_INVALID_CONTENT_LENGTH' ? 'content-length header must be an integer' : 'Malformed HTTP request';
   const body = renderError(new PlacementError(400, detail), undefined, `req-${randomUUID()}`, undefined).body;
-  socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 const toFastifyPath = (p: string): string => p.replace(/\{(\w+)\}/g, ':$1');
@@ -79,13 +97,25 @@ async function dispatch(opts: AppDeps, route: RouteDef | undefined, req: Fastify
     if (isPreflight(req.method, req.headers, opts.corsAllowedOrigins)) return await reply.code(200).send();
     return await dispatchIn(opts, route, req, reply, ctx);
   } finally {
-    opts.onResponse?.({ requestId: ctx.requestId, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(performance.now() - started) });
+    opts.onResponse?.({
+      requestId: ctx.requestId,
+      method: req.method,
+      url: req.url,
+      status: reply.statusCode,
+      ms: Math.round(performance.now() - started),
+    });
   }
 }
 
-async function dispatchIn(opts: AppDeps, route: RouteDef | undefined, req: FastifyRequest, reply: FastifyReply, ctx: Ctx): Promise<FastifyReply> {
+async function dispatchIn(
+  opts: AppDeps,
+  route: RouteDef | undefined,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  ctx: Ctx,
+): Promise<FastifyReply> {
   try {
-    const path = (req.url.split('?')[0] ?? '/');
+    const path = req.url.split('?')[0] ?? '/';
     const caller = authenticate(req, path);
     ctx.version = negotiate(header(req, 'openstack-api-version'));
     checkContentHeaders(req);
@@ -100,7 +130,10 @@ async function dispatchIn(opts: AppDeps, route: RouteDef | undefined, req: Fasti
     }
     const preq = toPlacementRequest(opts, req, ctx.version, caller, ctx.requestId);
     const res = await spec.handler(preq);
-    void reply.code(res.status).headers(commonHeaders(ctx)).headers(res.headers ?? {});
+    void reply
+      .code(res.status)
+      .headers(commonHeaders(ctx))
+      .headers(res.headers ?? {});
     // NOTE: a Buffer, not a string: Fastify appends "; charset=utf-8" to a string's content-type.
     if (res.rawJson !== undefined) return reply.header('content-type', 'application/json').send(Buffer.from(res.rawJson));
     if (res.body === undefined) return reply.removeHeader('content-type').send();
@@ -108,7 +141,12 @@ async function dispatchIn(opts: AppDeps, route: RouteDef | undefined, req: Fasti
   } catch (err) {
     if (err instanceof PlacementError) return sendError(reply, req, ctx, err);
     opts.onError?.(err, ctx.requestId);
-    return sendError(reply, req, ctx, new PlacementError(500, 'The server has either erred or is incapable of performing the requested operation.'));
+    return sendError(
+      reply,
+      req,
+      ctx,
+      new PlacementError(500, 'The server has either erred or is incapable of performing the requested operation.'),
+    );
   }
 }
 
@@ -118,7 +156,12 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 function authenticate(req: FastifyRequest, path: string) {
-  const caller = callerFromHeaders(header(req, 'x-auth-token'), header(req, 'x-roles'), header(req, 'openstack-system-scope'), header(req, 'x-project-id'));
+  const caller = callerFromHeaders(
+    header(req, 'x-auth-token'),
+    header(req, 'x-roles'),
+    header(req, 'openstack-system-scope'),
+    header(req, 'x-project-id'),
+  );
   if (caller === undefined) {
     if (path === '/' || path === '') return { userId: '', projectId: '', roles: [], systemScope: undefined };
     throw new PlacementError(401, 'Authentication required');
@@ -183,18 +226,40 @@ function commonHeaders(ctx: Ctx, vary = true): Record<string, string> {
 }
 
 function sendError(reply: FastifyReply, req: FastifyRequest, ctx: Ctx, err: PlacementError): FastifyReply {
-  const r = renderError(err, ctx.version, ctx.requestId, header(req, 'accept'), { method: req.method, contentType: header(req, 'content-type') });
-  return reply.code(err.status).headers(commonHeaders(ctx, !err.escaped)).headers(err.headers).header('content-type', r.contentType).send(Buffer.from(r.body));
+  const r = renderError(err, ctx.version, ctx.requestId, header(req, 'accept'), {
+    method: req.method,
+    contentType: header(req, 'content-type'),
+  });
+  return reply
+    .code(err.status)
+    .headers(commonHeaders(ctx, !err.escaped))
+    .headers(err.headers)
+    .header('content-type', r.contentType)
+    .send(Buffer.from(r.body));
 }
 
-function toPlacementRequest(opts: AppDeps, req: FastifyRequest, version: Microversion, caller: PlacementRequest['caller'], requestId: string): PlacementRequest {
+function toPlacementRequest(
+  opts: AppDeps,
+  req: FastifyRequest,
+  version: Microversion,
+  caller: PlacementRequest['caller'],
+  requestId: string,
+): PlacementRequest {
   const qs = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
   const query = new Map<string, string[]>();
   for (const [k, v] of new URLSearchParams(qs)) query.set(k, [...(query.get(k) ?? []), v]);
   return {
-    method: req.method, params: req.params as Record<string, string>, query, headers: req.headers,
-    rawBody: typeof req.body === 'string' ? req.body : undefined, version, caller, requestId, pool: opts.pool,
-    snapshots: opts.snapshots, candidateBodies: opts.candidateBodies,
+    method: req.method,
+    params: req.params as Record<string, string>,
+    query,
+    headers: req.headers,
+    rawBody: typeof req.body === 'string' ? req.body : undefined,
+    version,
+    caller,
+    requestId,
+    pool: opts.pool,
+    snapshots: opts.snapshots,
+    candidateBodies: opts.candidateBodies,
     baseUrl: `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`,
   };
 }

@@ -14,7 +14,12 @@ const one = (v: string | string[] | undefined): string | undefined => (Array.isA
 
 /** True for a CORS preflight the middleware answers itself (only when CORS is configured). */
 export function isPreflight(method: string, h: Headers, origins: readonly string[] | undefined): boolean {
-  return (origins?.length ?? 0) > 0 && method === 'OPTIONS' && one(h.origin) !== undefined && one(h['access-control-request-method']) !== undefined;
+  return (
+    (origins?.length ?? 0) > 0 &&
+    method === 'OPTIONS' &&
+    one(h.origin) !== undefined &&
+    one(h['access-control-request-method']) !== undefined
+  );
 }
 
 /** Access-Control-* headers for this request (empty unless the origin is allowed). */
@@ -24,7 +29,10 @@ export function corsHeaders(h: Headers, origins: readonly string[] | undefined):
   const out: Record<string, string> = { 'access-control-allow-origin': origin, vary: 'Origin' };
   const method = one(h['access-control-request-method']);
   if (method !== undefined) {
-    const asked = (one(h['access-control-request-headers']) ?? '').split(',').map((x) => x.trim().toLowerCase()).filter((x) => x !== '');
+    const asked = (one(h['access-control-request-headers']) ?? '')
+      .split(',')
+      .map((x) => x.trim().toLowerCase())
+      .filter((x) => x !== '');
     const allowed = asked.filter((x) => ALLOW_HEADERS.includes(x));
     if (allowed.length > 0) out['access-control-allow-headers'] = allowed.join(',');
     out['access-control-allow-methods'] = ALLOW_METHODS.join(',');

@@ -18,7 +18,14 @@ export function errorMediaType(accept: string | undefined): 'json' | 'html' | 'p
   const qOf = (type: string, subtype: string): number => {
     let best = { specificity: -1, q: 0 };
     for (const r of ranges) {
-      const specificity = r.type === type && r.subtype === subtype ? 2 : r.type === type && r.subtype === '*' ? 1 : r.type === '*' && r.subtype === '*' ? 0 : -1;
+      const specificity =
+        r.type === type && r.subtype === subtype
+          ? 2
+          : r.type === type && r.subtype === '*'
+            ? 1
+            : r.type === '*' && r.subtype === '*'
+              ? 0
+              : -1;
       if (specificity > best.specificity) best = { specificity, q: r.q };
     }
     return best.q;
@@ -29,7 +36,10 @@ export function errorMediaType(accept: string | undefined): 'json' | 'html' | 'p
 }
 
 /** What webob's templates name of the request. */
-export interface RequestFacts { readonly method?: string; readonly contentType?: string }
+export interface RequestFacts {
+  readonly method?: string;
+  readonly contentType?: string;
+}
 
 /**
  * The body of webob's error templates before tags are stripped (JSON, plain) or the detail is
@@ -42,13 +52,21 @@ function templateBody(err: PlacementError, accept: string | undefined, req: Requ
     const type = accept === undefined || accept === '' || accept === '*/*' ? 'application/json' : accept;
     return `The resource could not be generated that was acceptable to your browser\n(content of type ${esc(type)}. <br /><br />\n${detail}`;
   }
-  if (err.status === 405 && req.method !== undefined) return `The method ${esc(req.method)} is not allowed for this resource. <br /><br />\n${detail}`;
-  if (err.status === 415) return `The request media type ${esc(req.contentType ?? '')} is not supported by this server.\n<br /><br />\n${detail}`;
+  if (err.status === 405 && req.method !== undefined)
+    return `The method ${esc(req.method)} is not allowed for this resource. <br /><br />\n${detail}`;
+  if (err.status === 415)
+    return `The request media type ${esc(req.contentType ?? '')} is not supported by this server.\n<br /><br />\n${detail}`;
   return `${EXPLANATIONS[err.status] ?? ''}<br /><br />\n${detail}\n\n`;
 }
 
 /** webob's strip_tags: newlines become blanks, `<br>` a newline, other tags go. */
-const stripTags = (s: string): string => s.replace(/\n/g, ' ').replace(/\r/g, '').replace(/<br.*?>/gis, '\n').replace(/<!--|-->/g, '').replace(/<[^>]*>/gs, '');
+const stripTags = (s: string): string =>
+  s
+    .replace(/\n/g, ' ')
+    .replace(/\r/g, '')
+    .replace(/<br.*?>/gis, '\n')
+    .replace(/<!--|-->/g, '')
+    .replace(/<[^>]*>/gs, '');
 
 /**
  * Render an error as webob and Placement's json_error_formatter do: `{"errors": [{status,
@@ -56,15 +74,23 @@ const stripTags = (s: string): string => s.replace(/\n/g, ' ').replace(/\r/g, ''
  * chosen)}]}`, or webob's HTML / plain text page when the Accept asks for one.
  */
 export function renderError(
-  err: PlacementError, version: Microversion | undefined, requestId: string, accept: string | undefined, req: RequestFacts = {},
+  err: PlacementError,
+  version: Microversion | undefined,
+  requestId: string,
+  accept: string | undefined,
+  req: RequestFacts = {},
 ): { contentType: string; body: string } {
   const title = TITLES[err.status] ?? 'Error';
   const status = `${err.status} ${title}`;
   const media = errorMediaType(accept);
   if (media !== 'json') {
-    if (media === 'plain') return { contentType: 'text/plain; charset=UTF-8', body: `${status}\n\n${stripTags(templateBody(err, accept, req, (x) => x))}` };
+    if (media === 'plain')
+      return { contentType: 'text/plain; charset=UTF-8', body: `${status}\n\n${stripTags(templateBody(err, accept, req, (x) => x))}` };
     const body = templateBody(err, accept, req, escapeHtml);
-    return { contentType: 'text/html; charset=UTF-8', body: `<html>\n <head>\n  <title>${status}</title>\n </head>\n <body>\n  <h1>${status}</h1>\n  ${body}\n </body>\n</html>` };
+    return {
+      contentType: 'text/html; charset=UTF-8',
+      body: `<html>\n <head>\n  <title>${status}</title>\n </head>\n <body>\n  <h1>${status}</h1>\n  ${body}\n </body>\n</html>`,
+    };
   }
   const e: Record<string, unknown> = { status: err.status, title, detail: stripTags(templateBody(err, accept, req, (x) => x)) };
   if (version !== undefined && atLeast(version, 23)) e.code = err.code ?? ErrorCode.DEFAULT;

@@ -4,21 +4,37 @@ import { concurrentUpdate, notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import * as schemas from '../../domain/schemas/inventory';
 import {
-  addInventory, checkCapacity, deleteAllInventories, deleteInventory, providerInventories, serializeInventory,
-  setInventories, updateInventory, type Inventory,
+  addInventory,
+  checkCapacity,
+  deleteAllInventories,
+  deleteInventory,
+  providerInventories,
+  serializeInventory,
+  setInventories,
+  updateInventory,
+  type Inventory,
 } from '../sql/inventories';
 import { findProvider, getProvider, lockProvider } from '../sql/resource-providers';
 import { cacheHeaders, cacheHeadersIfAny, jsonBody, latest, type Handler, type PlacementRequest } from './kit';
 
 interface InventoryBody {
-  total: number; reserved?: number; min_unit?: number; max_unit?: number; step_size?: number; allocation_ratio?: number;
-  resource_provider_generation?: number; resource_class?: string;
+  total: number;
+  reserved?: number;
+  min_unit?: number;
+  max_unit?: number;
+  step_size?: number;
+  allocation_ratio?: number;
+  resource_provider_generation?: number;
+  resource_class?: string;
 }
 
 /** Body → record with Placement's defaults. */
 export const toRecord = (b: InventoryBody): InventoryRecord => ({
-  total: b.total, reserved: b.reserved ?? INVENTORY_DEFAULTS.reserved, minUnit: b.min_unit ?? INVENTORY_DEFAULTS.minUnit,
-  maxUnit: b.max_unit ?? INVENTORY_DEFAULTS.maxUnit, stepSize: b.step_size ?? INVENTORY_DEFAULTS.stepSize,
+  total: b.total,
+  reserved: b.reserved ?? INVENTORY_DEFAULTS.reserved,
+  minUnit: b.min_unit ?? INVENTORY_DEFAULTS.minUnit,
+  maxUnit: b.max_unit ?? INVENTORY_DEFAULTS.maxUnit,
+  stepSize: b.step_size ?? INVENTORY_DEFAULTS.stepSize,
   allocationRatio: b.allocation_ratio ?? INVENTORY_DEFAULTS.allocationRatio,
 });
 
@@ -42,7 +58,11 @@ function inventoriesBody(invs: ReadonlyMap<string, InventoryRecord>, generation:
 export const list: Handler = async (req) => {
   const rp = await providerOr404(req);
   const invs = await providerInventories(req.pool, rp.id);
-  return { status: 200, body: inventoriesBody(invs, rp.generation), headers: cacheHeadersIfAny(req, latest([...invs.values()].map((i: Inventory) => i.updatedAt))) };
+  return {
+    status: 200,
+    body: inventoriesBody(invs, rp.generation),
+    headers: cacheHeadersIfAny(req, latest([...invs.values()].map((i: Inventory) => i.updatedAt))),
+  };
 };
 
 /** GET /resource_providers/{uuid}/inventories/{resource_class} */
@@ -51,7 +71,11 @@ export const show: Handler = async (req) => {
   const rc = req.params.resource_class ?? '';
   const inv = (await providerInventories(req.pool, rp.id)).get(rc);
   if (!inv) throw notFound(`No inventory of class ${rc} for ${rp.uuid}`);
-  return { status: 200, body: { ...serializeInventory(inv), resource_provider_generation: rp.generation }, headers: cacheHeaders(req, inv.updatedAt) };
+  return {
+    status: 200,
+    body: { ...serializeInventory(inv), resource_provider_generation: rp.generation },
+    headers: cacheHeaders(req, inv.updatedAt),
+  };
 };
 
 /** POST /resource_providers/{uuid}/inventories: add one class (201 + location). */
@@ -63,11 +87,17 @@ export const create: Handler = async (req) => {
   const rc = body.resource_class;
   const { gen, rpUuid } = await withTransaction(req.pool, async (c) => {
     const rp = await lockProvider(c, uuid);
-    checkCapacity(rp.uuid, [{ ...inv, resourceClass: rc }], reservedCanBeTotal(req), `Unable to create inventory for resource provider ${rp.uuid}: `);
+    checkCapacity(
+      rp.uuid,
+      [{ ...inv, resourceClass: rc }],
+      reservedCanBeTotal(req),
+      `Unable to create inventory for resource provider ${rp.uuid}: `,
+    );
     return { gen: await addInventory(c, rp, rc, inv), rpUuid: rp.uuid };
   });
   return {
-    status: 201, body: { ...serializeInventory(inv), resource_provider_generation: gen },
+    status: 201,
+    body: { ...serializeInventory(inv), resource_provider_generation: gen },
     headers: { location: `${req.baseUrl}/resource_providers/${rpUuid}/inventories/${rc}`, ...cacheHeaders(req, new Date()) },
   };
 };
@@ -81,7 +111,12 @@ export const setAll: Handler = async (req) => {
   const gen = await withTransaction(req.pool, async (c) => {
     const rp = await lockProvider(c, uuid);
     if (rp.generation !== body.resource_provider_generation) throw generationConflict();
-    checkCapacity(rp.uuid, [...invs].map(([rc, i]) => ({ ...i, resourceClass: rc })), reservedCanBeTotal(req), `Unable to update inventory for resource provider ${rp.uuid}: `);
+    checkCapacity(
+      rp.uuid,
+      [...invs].map(([rc, i]) => ({ ...i, resourceClass: rc })),
+      reservedCanBeTotal(req),
+      `Unable to update inventory for resource provider ${rp.uuid}: `,
+    );
     return setInventories(c, rp, invs);
   });
   return { status: 200, body: inventoriesBody(invs, gen), headers: cacheHeadersIfAny(req, invs.size > 0 ? new Date() : undefined) };
@@ -97,7 +132,12 @@ export const update: Handler = async (req) => {
   const gen = await withTransaction(req.pool, async (c) => {
     const rp = await lockProvider(c, uuid);
     if (rp.generation !== body.resource_provider_generation) throw generationConflict();
-    checkCapacity(rp.uuid, [{ ...inv, resourceClass: rc }], reservedCanBeTotal(req), `Unable to update inventory for resource provider ${rp.uuid}: `);
+    checkCapacity(
+      rp.uuid,
+      [{ ...inv, resourceClass: rc }],
+      reservedCanBeTotal(req),
+      `Unable to update inventory for resource provider ${rp.uuid}: `,
+    );
     return updateInventory(c, rp, rc, inv);
   });
   return { status: 200, body: { ...serializeInventory(inv), resource_provider_generation: gen }, headers: cacheHeaders(req, new Date()) };

@@ -51,7 +51,10 @@ export interface MethodSpec {
   readonly requireJson?: boolean | ((v: Microversion) => boolean);
 }
 
-export interface RouteDef { readonly path: string; readonly methods: Readonly<Record<string, MethodSpec>> }
+export interface RouteDef {
+  readonly path: string;
+  readonly methods: Readonly<Record<string, MethodSpec>>;
+}
 
 /** Parse and schema-validate a JSON body with Placement's messages (400 on failure). */
 export function jsonBody<T>(req: PlacementRequest, schema: JsonSchema): T {

@@ -16,15 +16,21 @@ import { jsonBody, type Handler, type PlacementRequest } from './kit';
 
 function schemaFor(req: PlacementRequest): JsonSchema {
   const v = req.version;
-  const allocations = allocSchemas.reshaperAllocations(atLeast(v, 38) ? allocSchemas.POST_ALLOCATIONS_1_38
-    : atLeast(v, 34) ? allocSchemas.POST_ALLOCATIONS_1_34 : allocSchemas.POST_ALLOCATIONS_1_28);
+  const allocations = allocSchemas.reshaperAllocations(
+    atLeast(v, 38)
+      ? allocSchemas.POST_ALLOCATIONS_1_38
+      : atLeast(v, 34)
+        ? allocSchemas.POST_ALLOCATIONS_1_34
+        : allocSchemas.POST_ALLOCATIONS_1_28,
+  );
   return {
     type: 'object',
     properties: {
       inventories: { type: 'object', patternProperties: { [UUID_PATTERN]: PUT_INVENTORY }, minProperties: 1, additionalProperties: false },
       allocations,
     },
-    required: ['inventories', 'allocations'], additionalProperties: false,
+    required: ['inventories', 'allocations'],
+    additionalProperties: false,
   };
 }
 
@@ -43,9 +49,15 @@ export const reshape: Handler = async (req) => {
   const invs = new Map(Object.entries(body.inventories).map(([u, d]) => [canonicalUuid(u), d]));
   for (const [uuid, data] of invs) {
     const rp = await findProvider(req.pool, uuid);
-    if (!rp) throw badRequest(`Resource provider ${uuid} in inventories not found: No resource provider with uuid ${uuid} found`, ErrorCode.RESOURCE_PROVIDER_NOT_FOUND);
+    if (!rp)
+      throw badRequest(
+        `Resource provider ${uuid} in inventories not found: No resource provider with uuid ${uuid} found`,
+        ErrorCode.RESOURCE_PROVIDER_NOT_FOUND,
+      );
     if (rp.generation !== data.resource_provider_generation) {
-      throw concurrentUpdate(`resource provider generation conflict for provider ${uuid}: actual: ${rp.generation}, given: ${data.resource_provider_generation}`);
+      throw concurrentUpdate(
+        `resource provider generation conflict for provider ${uuid}: actual: ${rp.generation}, given: ${data.resource_provider_generation}`,
+      );
     }
   }
   const consumers = Object.entries(body.allocations).map(([c, b]) => toInput(canonicalUuid(c), b, req.version));
@@ -53,7 +65,8 @@ export const reshape: Handler = async (req) => {
     const finals = new Map<string, Map<string, InventoryRecord>>();
     for (const [uuid, data] of [...invs].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const rp = await lockProvider(c, uuid);
-      if (rp.generation !== data.resource_provider_generation) throw concurrentUpdate(`resource provider generation conflict for provider ${uuid}`);
+      if (rp.generation !== data.resource_provider_generation)
+        throw concurrentUpdate(`resource provider generation conflict for provider ${uuid}`);
       const final = new Map(Object.entries(data.inventories).map(([rc, b]) => [rc, toRecord(b)]));
       finals.set(uuid, final);
       if (final.size === 0) continue;

@@ -3,8 +3,13 @@ import { badRequest } from '../../domain/errors';
 import { validateSchema } from '../../domain/json-schema';
 import * as schemas from '../../domain/schemas/trait-class';
 import {
-  createResourceClass, deleteResourceClass, ensureResourceClass, getResourceClass, listResourceClasses,
-  renameResourceClass, type ResourceClass,
+  createResourceClass,
+  deleteResourceClass,
+  ensureResourceClass,
+  getResourceClass,
+  listResourceClasses,
+  renameResourceClass,
+  type ResourceClass,
 } from '../sql/resource-classes';
 import { cacheHeaders, jsonBody, latest, type Handler } from './kit';
 
@@ -13,7 +18,11 @@ const serialize = (rc: ResourceClass) => ({ name: rc.name, links: [{ rel: 'self'
 /** GET /resource_classes */
 export const list: Handler = async (req) => {
   const rcs = await listResourceClasses(req.pool);
-  return { status: 200, body: { resource_classes: rcs.map(serialize) }, headers: cacheHeaders(req, latest(rcs.map((r) => r.updatedAt ?? r.createdAt))) };
+  return {
+    status: 200,
+    body: { resource_classes: rcs.map(serialize) },
+    headers: cacheHeaders(req, latest(rcs.map((r) => r.updatedAt ?? r.createdAt))),
+  };
 };
 
 /** GET /resource_classes/{name} */

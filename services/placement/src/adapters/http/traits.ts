@@ -4,7 +4,14 @@ import { validateSchema } from '../../domain/json-schema';
 import * as schemas from '../../domain/schemas/trait-class';
 import { findProvider, getProvider, lockProvider } from '../sql/resource-providers';
 import {
-  deleteTrait, ensureTrait, findTrait, listTraits, providerTraits, setProviderTraits, type Trait, type TraitListFilter,
+  deleteTrait,
+  ensureTrait,
+  findTrait,
+  listTraits,
+  providerTraits,
+  setProviderTraits,
+  type Trait,
+  type TraitListFilter,
 } from '../sql/traits';
 import { cacheHeaders, jsonBody, latest, validateQuery, type Handler, type PlacementRequest } from './kit';
 
@@ -15,7 +22,9 @@ const modified = (traits: readonly Trait[]) => latest(traits.map((t) => t.update
 export const put: Handler = async (req) => {
   const name = req.params.name ?? '';
   if (validateSchema(name, schemas.CUSTOM_TRAIT) !== undefined) {
-    throw badRequest('The trait is invalid. A valid trait must be no longer than 255 characters, start with the prefix "CUSTOM_" and use following characters: "A"-"Z", "0"-"9" and "_"');
+    throw badRequest(
+      'The trait is invalid. A valid trait must be no longer than 255 characters, start with the prefix "CUSTOM_" and use following characters: "A"-"Z", "0"-"9" and "_"',
+    );
   }
   const { trait, created } = await ensureTrait(req.pool, name);
   return { status: created ? 201 : 204, headers: { location: `${req.baseUrl}/traits/${name}`, ...cacheHeaders(req, trait.createdAt) } };
@@ -40,7 +49,10 @@ function listFilter(req: PlacementRequest): TraitListFilter {
   let f: TraitListFilter = {};
   if (q.name !== undefined) {
     const sep = q.name.indexOf(':');
-    if (sep < 0) throw badRequest(`Badly formatted name parameter. Expected name query string parameter in form: ?name=[in|startswith]:[name1,name2|prefix]. Got: "${q.name}"`);
+    if (sep < 0)
+      throw badRequest(
+        `Badly formatted name parameter. Expected name query string parameter in form: ?name=[in|startswith]:[name1,name2|prefix]. Got: "${q.name}"`,
+      );
     const op = q.name.slice(0, sep);
     const value = q.name.slice(sep + 1);
     if (op === 'in') f = { nameIn: value.split(',') };
@@ -67,7 +79,8 @@ export const listForProvider: Handler = async (req) => {
   if (!rp) throw notFound(`No resource provider with uuid ${uuid} found: No resource provider with uuid ${uuid} found`);
   const traits = await providerTraits(req.pool, rp.id);
   return {
-    status: 200, body: { traits: traitsBody(traits), resource_provider_generation: rp.generation },
+    status: 200,
+    body: { traits: traitsBody(traits), resource_provider_generation: rp.generation },
     headers: cacheHeaders(req, modified(traits)),
   };
 };
@@ -84,7 +97,8 @@ export const setForProvider: Handler = async (req) => {
     return setProviderTraits(c, rp, data.traits, rp.generation);
   });
   return {
-    status: 200, body: { traits: traitsBody(result.traits), resource_provider_generation: result.generation },
+    status: 200,
+    body: { traits: traitsBody(result.traits), resource_provider_generation: result.generation },
     headers: cacheHeaders(req, modified(result.traits)),
   };
 };

@@ -35,16 +35,27 @@ export interface ClaimOptions extends WriteAllocationsOptions {
 }
 
 /** Detail of a 409 for lack of capacity, for callers that branch on it (gRPC). */
-export interface CapacityFailure { readonly kind: 'capacity_exceeded' | 'constraints_violated' | 'no_inventory'; readonly resourceClass: string; readonly providerUuid: string }
+export interface CapacityFailure {
+  readonly kind: 'capacity_exceeded' | 'constraints_violated' | 'no_inventory';
+  readonly resourceClass: string;
+  readonly providerUuid: string;
+}
 
 /** 400 of `writeAllocations` for a resource class that does not exist (handlers word it). */
 export class UnknownResourceClass extends PlacementError {
-  constructor(readonly resourceClass: string) { super(400, `No such resource class ${resourceClass}.`); }
+  constructor(readonly resourceClass: string) {
+    super(400, `No such resource class ${resourceClass}.`);
+  }
 }
 
 /** A 409 of `writeAllocations` that says which class and provider ran out. */
 export class AllocationConflict extends PlacementError {
-  constructor(readonly failure: CapacityFailure, detail: string) { super(409, detail); }
+  constructor(
+    readonly failure: CapacityFailure,
+    detail: string,
+  ) {
+    super(409, detail);
+  }
 }
 
 /**
@@ -66,7 +77,11 @@ export class AllocationConflict extends PlacementError {
  * statement wrote nothing). Idempotent: writing the same allocations twice leaves the same
  * state (generations aside).
  */
-export async function writeAllocations(pool: Pool, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<Map<string, number>> {
+export async function writeAllocations(
+  pool: Pool,
+  consumers: readonly ConsumerAllocationsInput[],
+  opts: WriteAllocationsOptions,
+): Promise<Map<string, number>> {
   return retrying(() => writeAllocationsIn(pool, consumers, opts), opts.maxAttempts ?? 5);
 }
 
@@ -74,16 +89,31 @@ export async function writeAllocations(pool: Pool, consumers: readonly ConsumerA
  * Same as {@link writeAllocations} on `db`, which may be a client inside a caller's transaction
  * (reshaper, gRPC release): one statement, not retried (the caller's transaction is).
  */
-export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAllocationsInput[], opts: WriteAllocationsOptions): Promise<Map<string, number>> {
+export async function writeAllocationsIn(
+  db: Db,
+  consumers: readonly ConsumerAllocationsInput[],
+  opts: WriteAllocationsOptions,
+): Promise<Map<string, number>> {
   const rows = consumers.flatMap((c, k) => claimRows(c).map((r) => ({ ...r, consumer: k + 1 })));
   const refs = consumers.map(claimRefs);
-  const r = await refusing(consumers, () => db.query<{ g: number[] }>({
-    name: 'placement.write',
-    text: 'SELECT placement_write($1::uuid[], $2::text[], $3::text[], $4::text[], $5, $6::int[], $7::int[], $8::uuid[], $9::text[], $10::int[]) AS g',
-    values: [consumers.map((c) => c.consumerUuid), refs.map((x) => x.project), refs.map((x) => x.user), refs.map((x) => x.type),
-      opts.checkConsumerGeneration, consumers.map((c) => c.consumerGeneration ?? null),
-      rows.map((x) => x.consumer), rows.map((x) => x.providerUuid), rows.map((x) => x.rc), rows.map((x) => x.used)],
-  }));
+  const r = await refusing(consumers, () =>
+    db.query<{ g: number[] }>({
+      name: 'placement.write',
+      text: 'SELECT placement_write($1::uuid[], $2::text[], $3::text[], $4::text[], $5, $6::int[], $7::int[], $8::uuid[], $9::text[], $10::int[]) AS g',
+      values: [
+        consumers.map((c) => c.consumerUuid),
+        refs.map((x) => x.project),
+        refs.map((x) => x.user),
+        refs.map((x) => x.type),
+        opts.checkConsumerGeneration,
+        consumers.map((c) => c.consumerGeneration ?? null),
+        rows.map((x) => x.consumer),
+        rows.map((x) => x.providerUuid),
+        rows.map((x) => x.rc),
+        rows.map((x) => x.used),
+      ],
+    }),
+  );
   const generations = r.rows[0]?.g ?? [];
   return new Map(consumers.flatMap((c, k) => ((generations[k] ?? 0) > 0 ? [[c.consumerUuid, generations[k] as number] as const] : [])));
 }
@@ -91,26 +121,38 @@ export async function writeAllocationsIn(db: Db, consumers: readonly ConsumerAll
 /** Placement's 409 for a refused amount, naming the class and provider (the 'failure' carries them as data). */
 function capacityError(kind: CapacityFailure['kind'], rcName: string, rpUuid: string): AllocationConflict {
   const failure = { kind, resourceClass: rcName, providerUuid: rpUuid };
-  if (kind === 'no_inventory') return new AllocationConflict(failure, `Unable to allocate inventory: Inventory for '${rcName}' on resource provider '${rpUuid}' invalid.`);
-  const why = kind === 'capacity_exceeded' ? 'The requested amount would exceed the capacity.' : 'The requested amount would violate inventory constraints.';
-  return new AllocationConflict(failure, `Unable to allocate inventory: Unable to create allocation for '${rcName}' on resource provider '${rpUuid}'. ${why}`);
+  if (kind === 'no_inventory')
+    return new AllocationConflict(
+      failure,
+      `Unable to allocate inventory: Inventory for '${rcName}' on resource provider '${rpUuid}' invalid.`,
+    );
+  const why =
+    kind === 'capacity_exceeded'
+      ? 'The requested amount would exceed the capacity.'
+      : 'The requested amount would violate inventory constraints.';
+  return new AllocationConflict(
+    failure,
+    `Unable to allocate inventory: Unable to create allocation for '${rcName}' on resource provider '${rpUuid}'. ${why}`,
+  );
 }
 
 /** A refusal raised by `placement_write` (migration 009), as JSON after this prefix. */
 const CLAIM_REFUSAL = 'placement_claim:';
 
-type ClaimRefusal = GroupRefusal | {
-  readonly kind: 'unknown_provider' | 'unknown_class' | 'generation' | 'created_concurrently' | CapacityFailure['kind'];
-  /** 1-based index of the allocation row concerned, over all the write's consumers in order. */
-  readonly row?: number;
-  /** 1-based index of the consumer concerned. */
-  readonly consumer?: number;
-  readonly expected?: number | null;
-  readonly got?: number | null;
-  /** no_inventory of providers without inventory of any class the write names: each one's first row, and the classes. */
-  readonly rows?: readonly number[];
-  readonly classes?: readonly string[];
-};
+type ClaimRefusal =
+  | GroupRefusal
+  | {
+      readonly kind: 'unknown_provider' | 'unknown_class' | 'generation' | 'created_concurrently' | CapacityFailure['kind'];
+      /** 1-based index of the allocation row concerned, over all the write's consumers in order. */
+      readonly row?: number;
+      /** 1-based index of the consumer concerned. */
+      readonly consumer?: number;
+      readonly expected?: number | null;
+      readonly got?: number | null;
+      /** no_inventory of providers without inventory of any class the write names: each one's first row, and the classes. */
+      readonly rows?: readonly number[];
+      readonly classes?: readonly string[];
+    };
 
 /**
  * {@link writeAllocations} for ONE consumer, through `placement_claim` (migration 009: `placement_write`
@@ -124,12 +166,26 @@ type ClaimRefusal = GroupRefusal | {
 export async function claimAllocations(pool: Pool, input: ConsumerAllocationsInput, opts: ClaimOptions): Promise<number> {
   const rows = claimRows(input);
   const refs = claimRefs(input);
-  const values = [input.consumerUuid, refs.project, refs.user, refs.type, opts.checkConsumerGeneration, input.consumerGeneration ?? null,
-    rows.map((x) => x.providerUuid), rows.map((x) => x.rc), rows.map((x) => x.used)];
+  const values = [
+    input.consumerUuid,
+    refs.project,
+    refs.user,
+    refs.type,
+    opts.checkConsumerGeneration,
+    input.consumerGeneration ?? null,
+    rows.map((x) => x.providerUuid),
+    rows.map((x) => x.rc),
+    rows.map((x) => x.used),
+  ];
   // NOTE: a claim without a group runs the very statement it ran before migration 007.
-  const statement = opts.group === undefined
-    ? { name: 'placement.claim', text: 'SELECT placement_claim($1::uuid, $2, $3, $4, $5, $6, $7::uuid[], $8::text[], $9::int[]) AS g', values }
-    : { name: 'placement.claim_in_group', text: CLAIM_IN_GROUP_SQL, values: [...groupArgs(opts.group), ...values] };
+  const statement =
+    opts.group === undefined
+      ? {
+          name: 'placement.claim',
+          text: 'SELECT placement_claim($1::uuid, $2, $3, $4, $5, $6, $7::uuid[], $8::text[], $9::int[]) AS g',
+          values,
+        }
+      : { name: 'placement.claim_in_group', text: CLAIM_IN_GROUP_SQL, values: [...groupArgs(opts.group), ...values] };
   const r = await runClaimStatement(input, () => pool.query<{ g: number }>(statement), opts.maxAttempts ?? 5);
   return r.rows[0]?.g ?? 0;
 }
@@ -194,8 +250,10 @@ function refusalError(r: ClaimRefusal, consumers: readonly ConsumerAllocationsIn
   const row = rows[(r.row ?? 1) - 1];
   const consumer = consumers[(r.consumer ?? 1) - 1]?.consumerUuid ?? '?';
   switch (r.kind) {
-    case 'unknown_provider': return badRequest(`Allocation for resource provider '${row?.providerUuid ?? '?'}' that does not exist.`);
-    case 'unknown_class': return new UnknownResourceClass(row?.rc ?? '?');
+    case 'unknown_provider':
+      return badRequest(`Allocation for resource provider '${row?.providerUuid ?? '?'}' that does not exist.`);
+    case 'unknown_class':
+      return new UnknownResourceClass(row?.rc ?? '?');
     case 'created_concurrently':
       return concurrentUpdate(`consumer generation conflict - expected null but consumer ${consumer} was created concurrently`);
     case 'generation':
@@ -204,8 +262,10 @@ function refusalError(r: ClaimRefusal, consumers: readonly ConsumerAllocationsIn
       if (r.rows !== undefined && r.classes !== undefined) {
         // Placement's first check: providers with no inventory of any class the write names, all named
         const bare = r.rows.map((i) => rows[i - 1]?.providerUuid ?? '?');
-        return new AllocationConflict({ kind: 'no_inventory', resourceClass: row?.rc ?? '?', providerUuid: row?.providerUuid ?? '?' },
-          `Unable to allocate inventory: Inventory for '${r.classes.join(', ')}' on resource provider '${bare.join(', ')}' invalid.`);
+        return new AllocationConflict(
+          { kind: 'no_inventory', resourceClass: row?.rc ?? '?', providerUuid: row?.providerUuid ?? '?' },
+          `Unable to allocate inventory: Inventory for '${r.classes.join(', ')}' on resource provider '${bare.join(', ')}' invalid.`,
+        );
       }
       return capacityError('no_inventory', row?.rc ?? '?', row?.providerUuid ?? '?');
     default:
@@ -221,8 +281,11 @@ function refusalError(r: ClaimRefusal, consumers: readonly ConsumerAllocationsIn
  */
 export async function deleteConsumerAllocations(pool: Pool, consumerUuid: string): Promise<number> {
   return withTransaction(pool, async (c) => {
-    await c.query(`SELECT id FROM resource_providers WHERE id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = $1)
-      ORDER BY id FOR UPDATE`, [consumerUuid]);
+    await c.query(
+      `SELECT id FROM resource_providers WHERE id IN (SELECT resource_provider_id FROM allocations WHERE consumer_id = $1)
+      ORDER BY id FOR UPDATE`,
+      [consumerUuid],
+    );
     const del = await c.query('DELETE FROM allocations WHERE consumer_id = $1', [consumerUuid]);
     await deleteConsumersWithoutAllocations(c, [consumerUuid]);
     return del.rowCount ?? 0;

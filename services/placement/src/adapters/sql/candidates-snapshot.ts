@@ -23,7 +23,8 @@ interface MutableNode {
 }
 
 // NOTE: every list is ordered, so a partial reload builds exactly what a full one would.
-const PROVIDER_COLUMNS = 'SELECT id, uuid::text, parent_provider_id, COALESCE(root_provider_id, id), name, COALESCE(generation, 0) FROM resource_providers';
+const PROVIDER_COLUMNS =
+  'SELECT id, uuid::text, parent_provider_id, COALESCE(root_provider_id, id), name, COALESCE(generation, 0) FROM resource_providers';
 const Q_PROVIDERS = `${PROVIDER_COLUMNS} ORDER BY id`;
 const inventoriesQuery = (where: string): string => `
   SELECT i.resource_provider_id, i.resource_class_id, i.total, i.reserved, i.min_unit, i.max_unit,
@@ -50,7 +51,8 @@ const Q_AGG_UUIDS = 'SELECT id, uuid::text FROM placement_aggregates ORDER BY id
  * are cluster-wide) holds xmin back, and would make every check re-read everything
  * logged since it began.
  */
-const SNAPSHOT_COLUMNS = 'pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax, ARRAY(SELECT pg_snapshot_xip(s)::text) AS xip';
+const SNAPSHOT_COLUMNS =
+  'pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax, ARRAY(SELECT pg_snapshot_xip(s)::text) AS xip';
 const Q_SNAPSHOT = `SELECT ${SNAPSHOT_COLUMNS} FROM pg_current_snapshot() s`;
 
 /** Whether every log row a reader at xmin $1 may need is still there (not pruned), as SQL. */
@@ -71,7 +73,10 @@ function jsonRows(query: string, columns: number, byTwo = true): string {
 const IDS = 'agg.ids';
 const REFRESH_PROVIDERS = jsonRows(
   `SELECT id AS c1, uuid::text AS c2, parent_provider_id AS c3, COALESCE(root_provider_id, id) AS c4, name AS c5, COALESCE(generation, 0) AS c6
-     FROM resource_providers WHERE id = ANY(${IDS})`, 6, false);
+     FROM resource_providers WHERE id = ANY(${IDS})`,
+  6,
+  false,
+);
 const REFRESH_INVENTORIES = jsonRows(
   `SELECT i.resource_provider_id AS c1, i.resource_class_id AS c2, i.total AS c3, i.reserved AS c4, i.min_unit AS c5, i.max_unit AS c6,
           i.step_size AS c7, i.allocation_ratio AS c8, COALESCE(u.used, 0)::int8 AS c9
@@ -79,11 +84,17 @@ const REFRESH_INVENTORIES = jsonRows(
      LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used FROM allocations
                  WHERE resource_provider_id = ANY(${IDS}) GROUP BY resource_provider_id, resource_class_id) u
        ON u.resource_provider_id = i.resource_provider_id AND u.resource_class_id = i.resource_class_id
-    WHERE i.resource_provider_id = ANY(${IDS})`, 9);
+    WHERE i.resource_provider_id = ANY(${IDS})`,
+  9,
+);
 const REFRESH_TRAITS = jsonRows(
-  `SELECT resource_provider_id AS c1, trait_id AS c2 FROM resource_provider_traits WHERE resource_provider_id = ANY(${IDS})`, 2);
+  `SELECT resource_provider_id AS c1, trait_id AS c2 FROM resource_provider_traits WHERE resource_provider_id = ANY(${IDS})`,
+  2,
+);
 const REFRESH_AGGS = jsonRows(
-  `SELECT resource_provider_id AS c1, aggregate_id AS c2 FROM resource_provider_aggregates WHERE resource_provider_id = ANY(${IDS})`, 2);
+  `SELECT resource_provider_id AS c1, aggregate_id AS c2 FROM resource_provider_aggregates WHERE resource_provider_id = ANY(${IDS})`,
+  2,
+);
 const nameRows = (table: string, column: string): string => jsonRows(`SELECT id AS c1, ${column} AS c2 FROM ${table}`, 2, false);
 
 /**
@@ -205,10 +216,19 @@ function sameMap<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): boolean {
 }
 
 function sameNames(a: Names, b: Names): boolean {
-  return sameMap(a.resourceClassNameById, b.resourceClassNameById) && sameMap(a.traitNameById, b.traitNameById) && sameMap(a.aggregateUuidById, b.aggregateUuidById);
+  return (
+    sameMap(a.resourceClassNameById, b.resourceClassNameById) &&
+    sameMap(a.traitNameById, b.traitNameById) &&
+    sameMap(a.aggregateUuidById, b.aggregateUuidById)
+  );
 }
 
-function snapshotOf(providers: ProviderMap, providerIdByUuid: ReadonlyMap<string, number>, names: Names, treeNodes: number): CandidateSnapshot {
+function snapshotOf(
+  providers: ProviderMap,
+  providerIdByUuid: ReadonlyMap<string, number>,
+  names: Names,
+  treeNodes: number,
+): CandidateSnapshot {
   return {
     providers,
     providerIdByUuid,
@@ -234,7 +254,12 @@ async function loadAll(client: PoolClient): Promise<CandidateSnapshot> {
   for (const q of [Q_PROVIDERS, Q_INVENTORIES, Q_TRAITS, Q_AGGS]) results.push(await rows(client, q));
   const nodes = [...assembleNodes(results).values()];
   const names = await loadNames(client);
-  return snapshotOf(ProviderMap.of(nodes), new Map(nodes.map((n) => [n.uuid, n.id])), names, nodes.filter((n) => n.parentId !== null).length);
+  return snapshotOf(
+    ProviderMap.of(nodes),
+    new Map(nodes.map((n) => [n.uuid, n.id])),
+    names,
+    nodes.filter((n) => n.parentId !== null).length,
+  );
 }
 
 /**
@@ -348,7 +373,10 @@ export class CandidateSnapshotCache {
   /** Counts of refreshes by kind since creation. */
   readonly refreshes: Record<RefreshKind, number> = { full: 0, incremental: 0, unchanged: 0 };
 
-  constructor(private readonly pool: Pool, opts: CandidateSnapshotCacheOptions = {}) {
+  constructor(
+    private readonly pool: Pool,
+    opts: CandidateSnapshotCacheOptions = {},
+  ) {
     this.pruneAfterMs = opts.pruneAfterMs ?? 5 * 60_000;
     this.pruneEveryMs = opts.pruneEveryMs ?? 60_000;
   }
@@ -425,7 +453,8 @@ export class CandidateSnapshotCache {
     if (now - this.lastPrune < this.pruneEveryMs) return;
     this.lastPrune = now;
     let horizon: string | null = null;
-    while (this.xmins.length > 0 && now - (this.xmins[0] as [number, string])[0] >= this.pruneAfterMs) horizon = (this.xmins.shift() as [number, string])[1];
+    while (this.xmins.length > 0 && now - (this.xmins[0] as [number, string])[0] >= this.pruneAfterMs)
+      horizon = (this.xmins.shift() as [number, string])[1];
     if (horizon === null) return;
     // NOTE: not awaited: a failed prune only leaves rows for the next one.
     this.pool.query(Q_PRUNE, [horizon]).catch(() => undefined);

@@ -19,7 +19,14 @@
  */
 import { isRetryableTxError } from '@cellsched/db';
 import type { Pool } from 'pg';
-import { claimAllocations, claimRefs, claimRefusalError, claimRows, type ClaimOptions, type ConsumerAllocationsInput } from './allocation-writer';
+import {
+  claimAllocations,
+  claimRefs,
+  claimRefusalError,
+  claimRows,
+  type ClaimOptions,
+  type ConsumerAllocationsInput,
+} from './allocation-writer';
 import { CLAIM_MANY_IN_GROUPS_SQL, groupKeys } from './group-claim';
 
 /** Most claims in one statement (each is a subtransaction; PostgreSQL caches 64 subtransaction ids per transaction). */
@@ -55,7 +62,10 @@ export interface ClaimBatcherStats {
 
 /** An unexpected error of one claim of a batch, shaped like pg's errors (`code` = SQLSTATE). */
 export class ClaimStatementError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'ClaimStatementError';
   }
@@ -66,8 +76,13 @@ export class ClaimBatcher {
   private running = false;
   readonly stats: ClaimBatcherStats = { claims: 0, statements: 0, batches: 0, batchedClaims: 0, largestBatch: 0, reruns: 0 };
 
-  constructor(private readonly pool: Pool, private readonly maxBatch = DEFAULT_CLAIM_BATCH_MAX, private readonly maxAttempts = 5) {
-    if (!(Number.isInteger(maxBatch) && maxBatch >= 1)) throw new TypeError(`ClaimBatcher: maxBatch must be an integer >= 1 (got ${maxBatch})`);
+  constructor(
+    private readonly pool: Pool,
+    private readonly maxBatch = DEFAULT_CLAIM_BATCH_MAX,
+    private readonly maxAttempts = 5,
+  ) {
+    if (!(Number.isInteger(maxBatch) && maxBatch >= 1))
+      throw new TypeError(`ClaimBatcher: maxBatch must be an integer >= 1 (got ${maxBatch})`);
   }
 
   /** `claimAllocations` for one consumer, possibly in a batch with others: the consumer's generation after the write, or the writer's error. */
@@ -104,16 +119,32 @@ export class ClaimBatcher {
     this.stats.batches += 1;
     this.stats.batchedClaims += batch.length;
     this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
-    const claims = JSON.stringify(batch.map(({ input, opts }) => {
-      const rows = claimRows(input);
-      const refs = claimRefs(input);
-      return { c: input.consumerUuid, p: refs.project, u: refs.user, t: refs.type, cg: opts.checkConsumerGeneration, g: input.consumerGeneration ?? null,
-        rp: rows.map((r) => r.providerUuid), rc: rows.map((r) => r.rc), n: rows.map((r) => r.used), ...groupKeys(opts.group) };
-    }));
+    const claims = JSON.stringify(
+      batch.map(({ input, opts }) => {
+        const rows = claimRows(input);
+        const refs = claimRefs(input);
+        return {
+          c: input.consumerUuid,
+          p: refs.project,
+          u: refs.user,
+          t: refs.type,
+          cg: opts.checkConsumerGeneration,
+          g: input.consumerGeneration ?? null,
+          rp: rows.map((r) => r.providerUuid),
+          rc: rows.map((r) => r.rc),
+          n: rows.map((r) => r.used),
+          ...groupKeys(opts.group),
+        };
+      }),
+    );
     // NOTE: a batch without any group runs the very statement it ran before migration 007.
     const statement = batch.some((p) => p.opts.group !== undefined)
       ? { name: 'placement.claim_many_in_groups', text: CLAIM_MANY_IN_GROUPS_SQL, values: [claims] }
-      : { name: 'placement.claim_many', text: 'SELECT i, generation, refusal, error_state, error_message FROM placement_claim_many($1::jsonb)', values: [claims] };
+      : {
+          name: 'placement.claim_many',
+          text: 'SELECT i, generation, refusal, error_state, error_message FROM placement_claim_many($1::jsonb)',
+          values: [claims],
+        };
     let rows: BatchRow[];
     for (let attempt = 1; ; attempt++) {
       try {

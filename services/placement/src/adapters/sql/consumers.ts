@@ -6,6 +6,9 @@ export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000';
 /** Delete consumers among `uuids` that hold no allocation any more. */
 export async function deleteConsumersWithoutAllocations(db: Db, uuids: readonly string[]): Promise<void> {
   if (uuids.length === 0) return;
-  await db.query(`DELETE FROM consumers c WHERE c.uuid = ANY($1::uuid[])
-    AND NOT EXISTS (SELECT 1 FROM allocations a WHERE a.consumer_id = c.uuid)`, [uuids]);
+  await db.query(
+    `DELETE FROM consumers c WHERE c.uuid = ANY($1::uuid[])
+    AND NOT EXISTS (SELECT 1 FROM allocations a WHERE a.consumer_id = c.uuid)`,
+    [uuids],
+  );
 }

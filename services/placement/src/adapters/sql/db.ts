@@ -1,7 +1,9 @@
 import type { PoolClient, QueryResultRow } from 'pg';
 
 /** Anything that runs a query: the pool or a client inside a transaction. */
-export interface Db { query: PoolClient['query'] }
+export interface Db {
+  query: PoolClient['query'];
+}
 
 /** Run a query and return its rows. */
 export async function rows<T extends QueryResultRow>(db: Db, text: string, values: unknown[] = []): Promise<T[]> {

@@ -26,7 +26,10 @@ export interface GroupPolicyBreach {
  * moves or is deleted; another host may fit.
  */
 export class GroupPolicyConflict extends PlacementError {
-  constructor(readonly breach: GroupPolicyBreach, readonly consumerUuid: string) {
+  constructor(
+    readonly breach: GroupPolicyBreach,
+    readonly consumerUuid: string,
+  ) {
     super(409, groupPolicyDetail(breach, consumerUuid));
   }
 }
@@ -37,8 +40,10 @@ function groupPolicyDetail(b: GroupPolicyBreach, consumer: string): string {
     return `Unable to claim for consumer ${consumer}: server group ${b.groupUuid} has the affinity policy and its member ${b.memberUuid} is on ${node}, not on the host claimed.`;
   }
   const most = b.maxServerPerHost === 1 ? 'one member per host' : `at most ${b.maxServerPerHost} members per host`;
-  return `Unable to claim for consumer ${consumer}: server group ${b.groupUuid} has the anti-affinity policy (${most}) and ${node} `
-    + `already holds ${b.members === 1 ? `its member ${b.memberUuid}` : `${b.members} of its members (${b.memberUuid}, ...)`}.`;
+  return (
+    `Unable to claim for consumer ${consumer}: server group ${b.groupUuid} has the anti-affinity policy (${most}) and ${node} ` +
+    `already holds ${b.members === 1 ? `its member ${b.memberUuid}` : `${b.members} of its members (${b.memberUuid}, ...)`}.`
+  );
 }
 
 /** The refusal JSON `placement_claim_in_group` raises (after 'placement_claim:'). */
@@ -55,17 +60,27 @@ export interface GroupRefusal {
 
 /** The error for a `group_policy` refusal of the claim function. */
 export function groupRefusalError(r: GroupRefusal, consumerUuid: string): GroupPolicyConflict {
-  return new GroupPolicyConflict({
-    groupUuid: r.group, policy: r.policy, maxServerPerHost: r.max, rootProviderUuid: r.root, rootProviderName: r.root_name,
-    members: r.members, memberUuid: r.member,
-  }, consumerUuid);
+  return new GroupPolicyConflict(
+    {
+      groupUuid: r.group,
+      policy: r.policy,
+      maxServerPerHost: r.max,
+      rootProviderUuid: r.root,
+      rootProviderName: r.root_name,
+      members: r.members,
+      memberUuid: r.member,
+    },
+    consumerUuid,
+  );
 }
 
 /** The lone grouped claim: `placement_claim`'s nine arguments after the group's three ($1-$3). */
-export const CLAIM_IN_GROUP_SQL = 'SELECT placement_claim_in_group($1::uuid, $2, $3, $4::uuid, $5, $6, $7, $8, $9, $10::uuid[], $11::text[], $12::int[]) AS g';
+export const CLAIM_IN_GROUP_SQL =
+  'SELECT placement_claim_in_group($1::uuid, $2, $3, $4::uuid, $5, $6, $7, $8, $9, $10::uuid[], $11::text[], $12::int[]) AS g';
 
 /** A batch holding at least one grouped claim (a batch without any keeps `placement_claim_many`). */
-export const CLAIM_MANY_IN_GROUPS_SQL = 'SELECT i, generation, refusal, error_state, error_message FROM placement_claim_many_in_groups($1::jsonb)';
+export const CLAIM_MANY_IN_GROUPS_SQL =
+  'SELECT i, generation, refusal, error_state, error_message FROM placement_claim_many_in_groups($1::jsonb)';
 
 /** The group's arguments of `placement_claim_in_group`, in order. */
 export function groupArgs(g: ClaimGroup): [string, string, number] {

@@ -30,7 +30,10 @@ const CAPACITY = (rc: string, amount: string) => `EXISTS (SELECT 1 FROM inventor
 export async function listProviders(db: Db, f: ProviderFilters): Promise<ResourceProvider[]> {
   const where: string[] = [];
   const values: unknown[] = [];
-  const p = (v: unknown): string => { values.push(v); return `$${values.length}`; };
+  const p = (v: unknown): string => {
+    values.push(v);
+    return `$${values.length}`;
+  };
   // NOTE: Placement compares uuid and in_tree as strings: a braced, undashed or upper-case one names no provider.
   if ([f.uuid, f.inTree].some((u) => u !== undefined && !STORED_UUID.test(u))) return [];
   if (f.name !== undefined) where.push(`rp.name = ${p(f.name)}`);
@@ -42,7 +45,7 @@ export async function listProviders(db: Db, f: ProviderFilters): Promise<Resourc
   }
   if (f.required && !(await traitClauses(db, f.required, where, p))) return [];
   const anyOf = f.memberOf?.anyOf ?? [];
-  if (anyOf.length > 0 && await noProvider(db, (q) => anyOf.map((set) => inAggregates(set, q)))) return [];
+  if (anyOf.length > 0 && (await noProvider(db, (q) => anyOf.map((set) => inAggregates(set, q))))) return [];
   where.push(...anyOf.map((set) => inAggregates(set, p)));
   if (f.memberOf && f.memberOf.forbidden.size > 0) where.push(`NOT ${inAggregates(f.memberOf.forbidden, p)}`);
   if (f.resources) {
@@ -60,13 +63,19 @@ const STORED_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 const inAggregates = (set: ReadonlySet<string>, p: Param): string => `EXISTS (SELECT 1 FROM resource_provider_aggregates rpa
     JOIN placement_aggregates ag ON ag.id = rpa.aggregate_id WHERE rpa.resource_provider_id = rp.id AND ag.uuid::text = ANY(${p([...set])}::text[]))`;
 
-const hasTraits = (set: ReadonlySet<string>, p: Param): string => `EXISTS (SELECT 1 FROM resource_provider_traits rpt JOIN traits t ON t.id = rpt.trait_id
+const hasTraits = (
+  set: ReadonlySet<string>,
+  p: Param,
+): string => `EXISTS (SELECT 1 FROM resource_provider_traits rpt JOIN traits t ON t.id = rpt.trait_id
     WHERE rpt.resource_provider_id = rp.id AND t.name = ANY(${p([...set])}::text[]))`;
 
 /** True when no provider at all matches the clauses `build` makes (with its own parameters). */
 async function noProvider(db: Db, build: (p: Param) => string[]): Promise<boolean> {
   const values: unknown[] = [];
-  const clauses = build((v) => { values.push(v); return `$${values.length}`; });
+  const clauses = build((v) => {
+    values.push(v);
+    return `$${values.length}`;
+  });
   return (await rows(db, `SELECT 1 FROM resource_providers rp WHERE ${clauses.join(' AND ')} LIMIT 1`, values)).length === 0;
 }
 
@@ -83,8 +92,11 @@ async function classIds(db: Db, names: string[]): Promise<Map<string, number>> {
  * traits. 400 for an unknown trait: the required ones are looked up first, the forbidden after.
  */
 async function traitClauses(db: Db, f: TraitFilter, where: string[], p: Param): Promise<boolean> {
-  await checkTraits(db, f.anyOf.flatMap((s) => [...s]));
-  if (f.anyOf.length > 0 && await noProvider(db, (q) => f.anyOf.map((set) => hasTraits(set, q)))) return false;
+  await checkTraits(
+    db,
+    f.anyOf.flatMap((s) => [...s]),
+  );
+  if (f.anyOf.length > 0 && (await noProvider(db, (q) => f.anyOf.map((set) => hasTraits(set, q))))) return false;
   where.push(...f.anyOf.map((set) => hasTraits(set, p)));
   await checkTraits(db, [...f.forbidden]);
   if (f.forbidden.size > 0) where.push(`NOT ${hasTraits(f.forbidden, p)}`);

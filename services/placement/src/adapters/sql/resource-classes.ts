@@ -2,8 +2,18 @@ import { badRequest, conflict, escapedNotFound } from '../../domain/errors';
 import { isUniqueViolation, rows, type Db } from './db';
 
 /** A resource class row (standard ones have Placement's fixed ids < 10000). */
-export interface ResourceClass { readonly id: number; readonly name: string; readonly createdAt: Date; readonly updatedAt: Date | null }
-interface RcRow { id: number; name: string; created_at: Date; updated_at: Date | null }
+export interface ResourceClass {
+  readonly id: number;
+  readonly name: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date | null;
+}
+interface RcRow {
+  id: number;
+  name: string;
+  created_at: Date;
+  updated_at: Date | null;
+}
 const toRc = (r: RcRow): ResourceClass => ({ id: r.id, name: r.name, createdAt: r.created_at, updatedAt: r.updated_at });
 
 export const isCustom = (name: string): boolean => name.startsWith('CUSTOM_');
@@ -22,7 +32,9 @@ export async function getResourceClass(db: Db, name: string): Promise<ResourceCl
 
 /** Map of class name → id for `names`; 400 (or `onMissing`) naming the first unknown one. */
 export async function resourceClassIds(db: Db, names: readonly string[]): Promise<Map<string, number>> {
-  const found = await rows<{ id: number; name: string }>(db, 'SELECT id, name FROM resource_classes WHERE name = ANY($1::text[])', [[...names]]);
+  const found = await rows<{ id: number; name: string }>(db, 'SELECT id, name FROM resource_classes WHERE name = ANY($1::text[])', [
+    [...names],
+  ]);
   return new Map(found.map((r) => [r.name, r.id]));
 }
 
@@ -49,7 +61,10 @@ export async function renameResourceClass(db: Db, name: string, newName: string)
   const rc = await getResourceClass(db, name);
   if (!isCustom(name)) throw badRequest(`Cannot update standard resource class ${name}`);
   try {
-    const r = await rows<RcRow>(db, 'UPDATE resource_classes SET name = $2, updated_at = now() WHERE id = $1 RETURNING *', [rc.id, newName]);
+    const r = await rows<RcRow>(db, 'UPDATE resource_classes SET name = $2, updated_at = now() WHERE id = $1 RETURNING *', [
+      rc.id,
+      newName,
+    ]);
     return toRc(r[0] as RcRow);
   } catch (e) {
     if (isUniqueViolation(e)) throw conflict(`Resource class already exists: ${newName}`);
@@ -62,6 +77,7 @@ export async function deleteResourceClass(db: Db, name: string): Promise<void> {
   const rc = await getResourceClass(db, name);
   if (!isCustom(name)) throw badRequest(`Error in delete resource class: Cannot delete standard resource class ${name}.`);
   const used = await rows(db, 'SELECT 1 FROM inventories WHERE resource_class_id = $1 LIMIT 1', [rc.id]);
-  if (used.length > 0) throw conflict(`Error in delete resource class: Cannot delete resource class ${name}. Class is in use in inventory.`);
+  if (used.length > 0)
+    throw conflict(`Error in delete resource class: Cannot delete resource class ${name}. Class is in use in inventory.`);
   await db.query('DELETE FROM resource_classes WHERE id = $1', [rc.id]);
 }

@@ -19,8 +19,15 @@ export interface ResourceProvider {
 }
 
 interface RpRow {
-  id: number; uuid: string; name: string; generation: number; root_id: number; root_uuid: string;
-  parent_uuid: string | null; created_at: Date; updated_at: Date | null;
+  id: number;
+  uuid: string;
+  name: string;
+  generation: number;
+  root_id: number;
+  root_uuid: string;
+  parent_uuid: string | null;
+  created_at: Date;
+  updated_at: Date | null;
 }
 
 export const RP_SELECT = `SELECT rp.id, rp.uuid::text AS uuid, rp.name, rp.generation, rp.root_provider_id AS root_id,
@@ -30,8 +37,15 @@ export const RP_SELECT = `SELECT rp.id, rp.uuid::text AS uuid, rp.name, rp.gener
   LEFT JOIN resource_providers parent ON parent.id = rp.parent_provider_id`;
 
 export const toProvider = (r: RpRow): ResourceProvider => ({
-  id: r.id, uuid: r.uuid, name: r.name, generation: r.generation, rootId: r.root_id, rootUuid: r.root_uuid,
-  parentUuid: r.parent_uuid, createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  uuid: r.uuid,
+  name: r.name,
+  generation: r.generation,
+  rootId: r.root_id,
+  rootUuid: r.root_uuid,
+  parentUuid: r.parent_uuid,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 /** Run a provider SELECT with extra WHERE/ORDER text. */
@@ -66,12 +80,16 @@ export async function lockProvider(db: Db, uuid: string, detail?: string): Promi
  * `placement.concurrent_update`. Returns the new generation.
  */
 export async function bumpGeneration(db: Db, rp: { id: number; uuid: string }, expected: number): Promise<number> {
-  const r = await rows<{ generation: number }>(db,
+  const r = await rows<{ generation: number }>(
+    db,
     'UPDATE resource_providers SET generation = generation + 1, updated_at = now() WHERE id = $1 AND generation = $2 RETURNING generation',
-    [rp.id, expected]);
+    [rp.id, expected],
+  );
   const g = r[0];
   if (g === undefined) {
-    throw concurrentUpdate(`resource provider generation conflict: Another thread concurrently updated the resource provider data. Please retry your update`);
+    throw concurrentUpdate(
+      `resource provider generation conflict: Another thread concurrently updated the resource provider data. Please retry your update`,
+    );
   }
   return g.generation;
 }
@@ -84,22 +102,36 @@ export async function createProvider(db: Db, uuid: string, name: string, parentU
   // NOTE: the schema allows "", Placement's ResourceProvider.create() refuses a falsy name.
   if (name === '') throw badRequest(`Unable to create resource provider "", ${uuid}: ${objectActionError('create', 'name is required')}`);
   if (parentUuid !== null) {
-    if (parentUuid === uuid) throw badRequest(`Unable to create resource provider "${name}", ${uuid}: ${objectActionError('create', 'parent provider UUID cannot be same as UUID. Please set parent provider UUID to None if there is no parent.')}`);
+    if (parentUuid === uuid)
+      throw badRequest(
+        `Unable to create resource provider "${name}", ${uuid}: ${objectActionError('create', 'parent provider UUID cannot be same as UUID. Please set parent provider UUID to None if there is no parent.')}`,
+      );
     parent = await findProvider(db, parentUuid);
-    if (parent === undefined) throw badRequest(`Unable to create resource provider "${name}", ${uuid}: ${objectActionError('create', 'parent provider UUID does not exist.')}`);
+    if (parent === undefined)
+      throw badRequest(
+        `Unable to create resource provider "${name}", ${uuid}: ${objectActionError('create', 'parent provider UUID does not exist.')}`,
+      );
   }
-  const dup = await rows<{ uuid: string; name: string }>(db,
-    'SELECT uuid::text AS uuid, name FROM resource_providers WHERE uuid = $1 OR name = $2', [uuid, name]);
+  const dup = await rows<{ uuid: string; name: string }>(
+    db,
+    'SELECT uuid::text AS uuid, name FROM resource_providers WHERE uuid = $1 OR name = $2',
+    [uuid, name],
+  );
   if (dup.length > 0) throw duplicateProvider(dup, uuid, name);
   try {
-    await db.query(`INSERT INTO resource_providers (uuid, name, parent_provider_id, root_provider_id)
-      VALUES ($1, $2, $3, $4)`, [uuid, name, parent?.id ?? null, parent?.rootId ?? null]);
+    await db.query(
+      `INSERT INTO resource_providers (uuid, name, parent_provider_id, root_provider_id)
+      VALUES ($1, $2, $3, $4)`,
+      [uuid, name, parent?.id ?? null, parent?.rootId ?? null],
+    );
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicateProvider([{ uuid, name }], uuid, name);
     throw e;
   }
   // NOTE: as Placement's second statement for a root, this sets updated_at (a child has none yet).
-  await db.query('UPDATE resource_providers SET root_provider_id = id, updated_at = now() WHERE uuid = $1 AND root_provider_id IS NULL', [uuid]);
+  await db.query('UPDATE resource_providers SET root_provider_id = id, updated_at = now() WHERE uuid = $1 AND root_provider_id IS NULL', [
+    uuid,
+  ]);
   return getProvider(db, uuid);
 }
 
@@ -114,10 +146,14 @@ function duplicateProvider(dup: Array<{ uuid: string; name: string }>, uuid: str
 
 /** Uuids of `rp` and all its descendants. */
 export async function subtreeIds(db: Db, rpId: number): Promise<Array<{ id: number; uuid: string }>> {
-  return rows(db, `WITH RECURSIVE t(id, uuid) AS (
+  return rows(
+    db,
+    `WITH RECURSIVE t(id, uuid) AS (
       SELECT id, uuid::text FROM resource_providers WHERE id = $1
       UNION ALL SELECT c.id, c.uuid::text FROM resource_providers c JOIN t ON c.parent_provider_id = t.id)
-    SELECT id, uuid FROM t`, [rpId]);
+    SELECT id, uuid FROM t`,
+    [rpId],
+  );
 }
 
 /**
@@ -125,9 +161,13 @@ export async function subtreeIds(db: Db, rpId: number): Promise<Array<{ id: numb
  * (`allowReparenting`); loops are refused. The whole subtree follows the new root.
  */
 export async function updateProvider(
-  db: Db, rp: ResourceProvider, update: { name?: string; parentUuid?: string | null }, allowReparenting: boolean,
+  db: Db,
+  rp: ResourceProvider,
+  update: { name?: string; parentUuid?: string | null },
+  allowReparenting: boolean,
 ): Promise<ResourceProvider> {
-  const saveError = (reason: string, action = 'update') => badRequest(`Unable to save resource provider ${rp.uuid}: ${objectActionError(action, reason)}`);
+  const saveError = (reason: string, action = 'update') =>
+    badRequest(`Unable to save resource provider ${rp.uuid}: ${objectActionError(action, reason)}`);
   let parentId: number | null | undefined;
   let rootId: number | undefined;
   if (update.parentUuid !== undefined) {
@@ -135,13 +175,16 @@ export async function updateProvider(
     if (update.parentUuid !== null) {
       const parent = await findProvider(db, update.parentUuid);
       if (parent === undefined) throw saveError('parent provider UUID does not exist.', 'create');
-      if (currentParent !== null && currentParent !== parent.uuid && !allowReparenting) throw saveError('re-parenting a provider is not currently allowed.');
+      if (currentParent !== null && currentParent !== parent.uuid && !allowReparenting)
+        throw saveError('re-parenting a provider is not currently allowed.');
       const subtree = await subtreeIds(db, rp.id);
       if (subtree.some((s) => s.uuid === parent.uuid)) throw saveError('creating loop in the provider tree is not allowed.');
-      parentId = parent.id; rootId = parent.rootId;
+      parentId = parent.id;
+      rootId = parent.rootId;
     } else if (currentParent !== null) {
       if (!allowReparenting) throw saveError('un-parenting a provider is not currently allowed.');
-      parentId = null; rootId = rp.id;
+      parentId = null;
+      rootId = rp.id;
     }
   }
   if (update.name !== undefined && update.name !== rp.name) {
@@ -149,12 +192,14 @@ export async function updateProvider(
     if (dup.length > 0) throw conflict(`Conflicting resource provider ${update.name} already exists.`, ErrorCode.DUPLICATE_NAME);
   }
   // NOTE: updated_at moves only when something changes (SQLAlchemy writes no unchanged row).
-  await db.query(`UPDATE resource_providers SET name = COALESCE($2, name),
+  await db.query(
+    `UPDATE resource_providers SET name = COALESCE($2, name),
       parent_provider_id = CASE WHEN $3::boolean THEN $4::integer ELSE parent_provider_id END,
       updated_at = CASE WHEN name IS DISTINCT FROM COALESCE($2, name)
         OR ($3::boolean AND parent_provider_id IS DISTINCT FROM $4::integer) THEN now() ELSE updated_at END
     WHERE id = $1`,
-    [rp.id, update.name ?? null, parentId !== undefined, parentId ?? null]);
+    [rp.id, update.name ?? null, parentId !== undefined, parentId ?? null],
+  );
   if (rootId !== undefined && rootId !== rp.rootId) {
     const ids = (await subtreeIds(db, rp.id)).map((s) => s.id);
     await db.query('UPDATE resource_providers SET root_provider_id = $2 WHERE id = ANY($1::int[])', [ids, rootId]);
@@ -170,7 +215,10 @@ export async function deleteProvider(db: Db, uuid: string): Promise<void> {
   if (id === undefined) throw notFound(`No resource provider with uuid ${uuid} found for delete`);
   const children = await rows(db, 'SELECT 1 FROM resource_providers WHERE parent_provider_id = $1 LIMIT 1', [id]);
   if (children.length > 0) {
-    throw conflict(`Unable to delete parent resource provider ${uuid}: It has child resource providers.`, ErrorCode.PROVIDER_CANNOT_DELETE_PARENT);
+    throw conflict(
+      `Unable to delete parent resource provider ${uuid}: It has child resource providers.`,
+      ErrorCode.PROVIDER_CANNOT_DELETE_PARENT,
+    );
   }
   const allocs = await rows(db, 'SELECT 1 FROM allocations WHERE resource_provider_id = $1 LIMIT 1', [id]);
   if (allocs.length > 0) {

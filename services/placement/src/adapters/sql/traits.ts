@@ -3,8 +3,18 @@ import { isUniqueViolation, rows, type Db } from './db';
 import { bumpGeneration, type ResourceProvider } from './resource-providers';
 
 /** A trait row. */
-export interface Trait { readonly id: number; readonly name: string; readonly createdAt: Date; readonly updatedAt: Date | null }
-interface TraitRow { id: number; name: string; created_at: Date; updated_at: Date | null }
+export interface Trait {
+  readonly id: number;
+  readonly name: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date | null;
+}
+interface TraitRow {
+  id: number;
+  name: string;
+  created_at: Date;
+  updated_at: Date | null;
+}
 const toTrait = (r: TraitRow): Trait => ({ id: r.id, name: r.name, createdAt: r.created_at, updatedAt: r.updated_at });
 
 /** The trait, or undefined. */
@@ -33,14 +43,24 @@ export async function deleteTrait(db: Db, name: string): Promise<void> {
 }
 
 /** Filters of GET /traits. */
-export interface TraitListFilter { readonly nameIn?: readonly string[]; readonly prefix?: string; readonly associated?: boolean }
+export interface TraitListFilter {
+  readonly nameIn?: readonly string[];
+  readonly prefix?: string;
+  readonly associated?: boolean;
+}
 
 /** Traits matching the filters, by name. */
 export async function listTraits(db: Db, f: TraitListFilter): Promise<Trait[]> {
   const where: string[] = [];
   const values: unknown[] = [];
-  if (f.nameIn) { values.push(f.nameIn); where.push(`t.name = ANY($${values.length}::text[])`); }
-  if (f.prefix !== undefined) { values.push(`${f.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`); where.push(`t.name LIKE $${values.length}`); }
+  if (f.nameIn) {
+    values.push(f.nameIn);
+    where.push(`t.name = ANY($${values.length}::text[])`);
+  }
+  if (f.prefix !== undefined) {
+    values.push(`${f.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    where.push(`t.name LIKE $${values.length}`);
+  }
   if (f.associated !== undefined) {
     where.push(`${f.associated ? '' : 'NOT '}EXISTS (SELECT 1 FROM resource_provider_traits rpt WHERE rpt.trait_id = t.id)`);
   }
@@ -50,8 +70,14 @@ export async function listTraits(db: Db, f: TraitListFilter): Promise<Trait[]> {
 
 /** Traits of one provider, by name. */
 export async function providerTraits(db: Db, rpId: number): Promise<Trait[]> {
-  return (await rows<TraitRow>(db, `SELECT t.* FROM traits t JOIN resource_provider_traits rpt ON rpt.trait_id = t.id
-    WHERE rpt.resource_provider_id = $1 ORDER BY t.name`, [rpId])).map(toTrait);
+  return (
+    await rows<TraitRow>(
+      db,
+      `SELECT t.* FROM traits t JOIN resource_provider_traits rpt ON rpt.trait_id = t.id
+    WHERE rpt.resource_provider_id = $1 ORDER BY t.name`,
+      [rpId],
+    )
+  ).map(toTrait);
 }
 
 /**
@@ -59,7 +85,12 @@ export async function providerTraits(db: Db, rpId: number): Promise<Trait[]> {
  * if it is still `generation` (409 `placement.concurrent_update` otherwise); an unchanged set
  * is no write and keeps the generation.
  */
-export async function setProviderTraits(db: Db, rp: ResourceProvider, names: readonly string[], generation: number): Promise<{ traits: Trait[]; generation: number }> {
+export async function setProviderTraits(
+  db: Db,
+  rp: ResourceProvider,
+  names: readonly string[],
+  generation: number,
+): Promise<{ traits: Trait[]; generation: number }> {
   const traits = await listTraits(db, { nameIn: names });
   const missing = [...new Set(names)].filter((n) => !traits.some((t) => t.name === n));
   if (missing.length > 0) throw badRequest(`No such trait ${missing.join(', ')}`);
@@ -69,7 +100,10 @@ export async function setProviderTraits(db: Db, rp: ResourceProvider, names: rea
   const newGen = await bumpGeneration(db, rp, generation);
   await db.query('DELETE FROM resource_provider_traits WHERE resource_provider_id = $1', [rp.id]);
   try {
-    await db.query('INSERT INTO resource_provider_traits (resource_provider_id, trait_id) SELECT $1, unnest($2::int[])', [rp.id, traits.map((t) => t.id)]);
+    await db.query('INSERT INTO resource_provider_traits (resource_provider_id, trait_id) SELECT $1, unnest($2::int[])', [
+      rp.id,
+      traits.map((t) => t.id),
+    ]);
   } catch (e) {
     if (isUniqueViolation(e)) throw conflict('Another thread concurrently updated the data. Please retry your update');
     throw e;

@@ -10,7 +10,8 @@ export class CandidateQueryError extends Error {
   /** `code`: Placement's error code for the condition, when it has a specific one. */
   constructor(
     message: string,
-    readonly code?: typeof ErrorCode.QUERYPARAM_BAD_VALUE | typeof ErrorCode.ILLEGAL_DUPLICATE_QUERYPARAM | typeof ErrorCode.QUERYPARAM_MISSING_VALUE,
+    readonly code?:
+      typeof ErrorCode.QUERYPARAM_BAD_VALUE | typeof ErrorCode.ILLEGAL_DUPLICATE_QUERYPARAM | typeof ErrorCode.QUERYPARAM_MISSING_VALUE,
   ) {
     super(message);
   }

@@ -69,7 +69,12 @@ function providersWithResource(snap: CandidateSnapshot, rcId: number, amount: nu
   const out: ProviderNode[] = [];
   for (let i = 0; i < ids.length; i++) {
     if (treeRootId !== null && rootIds[i] !== treeRootId) continue;
-    if ((used[i] as number) + amount <= (capacity[i] as number) && amount >= (minUnit[i] as number) && amount <= (maxUnit[i] as number) && amount % (stepSize[i] as number) === 0) {
+    if (
+      (used[i] as number) + amount <= (capacity[i] as number) &&
+      amount >= (minUnit[i] as number) &&
+      amount <= (maxUnit[i] as number) &&
+      amount % (stepSize[i] as number) === 0
+    ) {
       const p = snap.providers.get(ids[i] as number);
       if (p) out.push(p);
     }

@@ -74,8 +74,14 @@ function consolidate(ctx: WideContext, areqs: readonly AllocationRequest[]): All
 }
 
 function identity(a: AllocationRequest): string {
-  const res = a.resources.map((r) => `${r.providerId}:${r.resourceClassId}:${r.amount}`).sort().join(',');
-  const maps = [...a.mappings].map(([s, ids]) => `${s}=${[...ids].sort((x, y) => x - y).join('.')}`).sort().join(';');
+  const res = a.resources
+    .map((r) => `${r.providerId}:${r.resourceClassId}:${r.amount}`)
+    .sort()
+    .join(',');
+  const maps = [...a.mappings]
+    .map(([s, ids]) => `${s}=${[...ids].sort((x, y) => x - y).join('.')}`)
+    .sort()
+    .join(';');
   return `${res}|${maps}`;
 }
 

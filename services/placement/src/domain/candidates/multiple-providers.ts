@@ -99,7 +99,11 @@ function treeRequests(ctx: WideContext, g: GroupContext, root: number, byRc: Map
     const key = combo.join(',');
     if (seen.has(key)) continue;
     seen.add(key);
-    const resources: ResourceRequest[] = combo.map((id, i) => ({ providerId: id, resourceClassId: rcs[i] as number, amount: amounts.get(rcs[i] as number) ?? 0 }));
+    const resources: ResourceRequest[] = combo.map((id, i) => ({
+      providerId: id,
+      resourceClassId: rcs[i] as number,
+      amount: amounts.get(rcs[i] as number) ?? 0,
+    }));
     out.push({ anchorRootId: root, useSameProvider: false, resources, mappings: new Map([[g.group.suffix, new Set(combo)]]) });
   }
   return out;

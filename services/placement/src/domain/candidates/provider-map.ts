@@ -10,7 +10,8 @@ import type { ProviderNode } from './types';
 const MAX_ID = 2 ** 28;
 
 function checkId(id: number): void {
-  if (!Number.isInteger(id) || id < 0 || id > MAX_ID) throw new RangeError(`provider id ${id} out of range for the candidates snapshot (0..${MAX_ID})`);
+  if (!Number.isInteger(id) || id < 0 || id > MAX_ID)
+    throw new RangeError(`provider id ${id} out of range for the candidates snapshot (0..${MAX_ID})`);
 }
 
 /** Immutable id -> provider node map in id order. */

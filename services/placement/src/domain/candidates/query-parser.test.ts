@@ -5,8 +5,27 @@ const parse = (qs: string, minor: number) => parseCandidateQuery([...new URLSear
 
 describe('parseCandidateQuery: accepted queries', () => {
   test.each([
-    ['resources=VCPU:1,MEMORY_MB:512', 10, [{ suffix: '', resources: [['VCPU', 1], ['MEMORY_MB', 512]] }]],
-    ['resources1=VCPU:1&resources2=VCPU:2&group_policy=none', 25, [{ suffix: '1', resources: [['VCPU', 1]] }, { suffix: '2', resources: [['VCPU', 2]] }]],
+    [
+      'resources=VCPU:1,MEMORY_MB:512',
+      10,
+      [
+        {
+          suffix: '',
+          resources: [
+            ['VCPU', 1],
+            ['MEMORY_MB', 512],
+          ],
+        },
+      ],
+    ],
+    [
+      'resources1=VCPU:1&resources2=VCPU:2&group_policy=none',
+      25,
+      [
+        { suffix: '1', resources: [['VCPU', 1]] },
+        { suffix: '2', resources: [['VCPU', 2]] },
+      ],
+    ],
     ['resources_NET=SRIOV_NET_VF:1&group_policy=isolate', 33, [{ suffix: '_NET', resources: [['SRIOV_NET_VF', 1]] }]],
   ])('%s at 1.%d', (qs, minor, expected) => {
     const { groups } = parse(qs, minor);
@@ -20,8 +39,18 @@ describe('parseCandidateQuery: accepted queries', () => {
   });
 
   test('request-wide parameters', () => {
-    const { params } = parse('resources=VCPU:1&limit=5&root_required=X,!Y&same_subtree=_A,_B&resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none', 36);
-    expect(params).toMatchObject({ limit: 5, rootRequired: ['X'], rootForbidden: ['Y'], sameSubtrees: [['_A', '_B']], groupPolicy: 'none', nestedAware: true });
+    const { params } = parse(
+      'resources=VCPU:1&limit=5&root_required=X,!Y&same_subtree=_A,_B&resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none',
+      36,
+    );
+    expect(params).toMatchObject({
+      limit: 5,
+      rootRequired: ['X'],
+      rootForbidden: ['Y'],
+      sameSubtrees: [['_A', '_B']],
+      groupPolicy: 'none',
+      nestedAware: true,
+    });
   });
 
   test('a repeated limit or group_policy: schema on the last value, search on the first (webob)', () => {
@@ -51,7 +80,7 @@ describe('parseCandidateQuery: Placement 400s', () => {
     ['resources01=VCPU:1', 25, 'does not match any of the regexes'],
     ['resources=VCPU:1&required_X=A', 36, 'Resourceless suffixed group request should be specified in `same_subtree`'],
     ['resources=VCPU:1&same_subtree=_X', 36, 'Real suffixes should be specified in `same_subtree`'],
-    ['resources=VCPU:1&root_required=A&root_required=B', 35, "may be specified only once"],
+    ['resources=VCPU:1&root_required=A&root_required=B', 35, 'may be specified only once'],
     ['resources=VCPU:1&in_tree=nope', 31, "Expected 'in_tree' parameter to be a format of uuid"],
   ])('%s at 1.%d', (qs, minor, message) => {
     expect(() => parse(qs, minor)).toThrow(CandidateQueryError);

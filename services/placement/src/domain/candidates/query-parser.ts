@@ -75,7 +75,15 @@ function parseGroups(pairs: QueryPairs, minor: number): Map<string, MutableGroup
     const suffix = match[2] ?? '';
     let group = bySuffix.get(suffix);
     if (!group) {
-      group = { suffix, resources: new Map(), requiredTraits: [], forbiddenTraits: [], memberOf: [], forbiddenAggregates: [], inTree: null };
+      group = {
+        suffix,
+        resources: new Map(),
+        requiredTraits: [],
+        forbiddenTraits: [],
+        memberOf: [],
+        forbiddenAggregates: [],
+        inTree: null,
+      };
       bySuffix.set(suffix, group);
     }
     if (prefix === 'resources') group.resources = parseResources(val);
@@ -100,11 +108,17 @@ function checkSameSubtreeGroups(bySuffix: Map<string, MutableGroup>, sameSubtree
   const subtree = new Set(sameSubtrees.flat());
   const bad = resourceless.filter((s) => !subtree.has(s));
   if (bad.length > 0) {
-    throw new CandidateQueryError(`Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`, ErrorCode.QUERYPARAM_BAD_VALUE);
+    throw new CandidateQueryError(
+      `Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`,
+      ErrorCode.QUERYPARAM_BAD_VALUE,
+    );
   }
   const unknown = [...subtree].filter((s) => !bySuffix.has(s));
   if (unknown.length > 0) {
-    throw new CandidateQueryError(`Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...bySuffix.keys()])}.`, ErrorCode.QUERYPARAM_BAD_VALUE);
+    throw new CandidateQueryError(
+      `Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...bySuffix.keys()])}.`,
+      ErrorCode.QUERYPARAM_BAD_VALUE,
+    );
   }
 }
 
@@ -116,13 +130,17 @@ function checkOrphans(bySuffix: Map<string, MutableGroup>): void {
   const groups = [...bySuffix.values()];
   const orphanTraits = groups.filter((g) => g.requiredTraits.length > 0 && g.resources.size === 0).map((g) => `required${g.suffix}`);
   if (orphanTraits.length > 0) {
-    throw new CandidateQueryError(`All traits parameters must be associated with resources.  Found the following orphaned traits keys: ${orphanTraits.join(', ')}`);
+    throw new CandidateQueryError(
+      `All traits parameters must be associated with resources.  Found the following orphaned traits keys: ${orphanTraits.join(', ')}`,
+    );
   }
   const orphanAggs = groups
     .filter((g) => g.resources.size === 0 && (g.memberOf.length > 0 || g.forbiddenAggregates.length > 0))
     .map((g) => `member_of${g.suffix}`);
   if (orphanAggs.length > 0) {
-    throw new CandidateQueryError(`All member_of parameters must be associated with resources. Found the following orphaned member_of keys: ${orphanAggs.join(', ')}`);
+    throw new CandidateQueryError(
+      `All member_of parameters must be associated with resources. Found the following orphaned member_of keys: ${orphanAggs.join(', ')}`,
+    );
   }
   if (!groups.every((g) => g.resources.size > 0)) throw new CandidateQueryError('All request groups must specify resources.');
   if (groups.length === 0) {
@@ -138,19 +156,25 @@ function checkForbiddenConflicts(bySuffix: Map<string, MutableGroup>): void {
     }
   }
   if (conflicts.length > 0) {
-    throw new CandidateQueryError(`Conflicting required and forbidden traits found in the following traits keys: ${conflicts.sort().join(', ')}`);
+    throw new CandidateQueryError(
+      `Conflicting required and forbidden traits found in the following traits keys: ${conflicts.sort().join(', ')}`,
+    );
   }
 }
 
 function parseRootRequired(pairs: QueryPairs): { required: string[]; forbidden: string[] } {
   const values = allValues(pairs, 'root_required');
   if (values.length === 0) return { required: [], forbidden: [] };
-  if (values.length > 1) throw new CandidateQueryError("Query parameter 'root_required' may be specified only once.", ErrorCode.ILLEGAL_DUPLICATE_QUERYPARAM);
+  if (values.length > 1)
+    throw new CandidateQueryError("Query parameter 'root_required' may be specified only once.", ErrorCode.ILLEGAL_DUPLICATE_QUERYPARAM);
   const parsed = parseTraits(values[0] as string, true, false);
   const required = parsed.required.map((s) => s[0] as string);
   const conflicts = required.filter((t) => parsed.forbidden.includes(t));
   if (conflicts.length > 0) {
-    throw new CandidateQueryError(`Conflicting required and forbidden traits found in root_required: ${conflicts.join(', ')}`, ErrorCode.QUERYPARAM_BAD_VALUE);
+    throw new CandidateQueryError(
+      `Conflicting required and forbidden traits found in root_required: ${conflicts.join(', ')}`,
+      ErrorCode.QUERYPARAM_BAD_VALUE,
+    );
   }
   return { required, forbidden: parsed.forbidden };
 }
@@ -159,7 +183,10 @@ function parseSameSubtrees(pairs: QueryPairs): string[][] {
   return allValues(pairs, 'same_subtree').map((val) => {
     const suffixes = [...new Set(val.split(',').map((s) => s.trim()))];
     if (suffixes.includes('')) {
-      throw new CandidateQueryError('Empty string (unsuffixed group) can not be specified in `same_subtree` ', ErrorCode.QUERYPARAM_BAD_VALUE);
+      throw new CandidateQueryError(
+        'Empty string (unsuffixed group) can not be specified in `same_subtree` ',
+        ErrorCode.QUERYPARAM_BAD_VALUE,
+      );
     }
     return suffixes;
   });

@@ -58,9 +58,13 @@ export function validateQuerySchema(last: ReadonlyMap<string, string>, minor: nu
     const names = unexpected.map(pyRepr).join(', ');
     if (minor >= 25) {
       const regexes = patternSources(minor).map(pyRepr).join(', ');
-      fail(`${names} ${unexpected.length === 1 ? 'does' : 'do'} not match any of the regexes: ${regexes}\n\nFailed validating 'additionalProperties' in schema`);
+      fail(
+        `${names} ${unexpected.length === 1 ? 'does' : 'do'} not match any of the regexes: ${regexes}\n\nFailed validating 'additionalProperties' in schema`,
+      );
     }
-    fail(`Additional properties are not allowed (${names} ${unexpected.length === 1 ? 'was' : 'were'} unexpected)\n\nFailed validating 'additionalProperties' in schema`);
+    fail(
+      `Additional properties are not allowed (${names} ${unexpected.length === 1 ? 'was' : 'were'} unexpected)\n\nFailed validating 'additionalProperties' in schema`,
+    );
   }
   if (minor < 25 && !last.has('resources')) {
     fail("'resources' is a required property\n\nFailed validating 'required' in schema");

@@ -8,7 +8,12 @@ const INT_RE = /^\s*[+-]?\d+\s*$/;
 
 /** Canonical lowercase dashed uuid for anything oslo's `is_uuid_like` accepts, else null. */
 export function normalizeUuid(value: string): string | null {
-  const hex = value.replace('urn:', '').replace('uuid:', '').replace(/^\{+|\}+$/g, '').replace(/-/g, '').toLowerCase();
+  const hex = value
+    .replace('urn:', '')
+    .replace('uuid:', '')
+    .replace(/^\{+|\}+$/g, '')
+    .replace(/-/g, '')
+    .toLowerCase();
   if (!/^[0-9a-f]{32}$/.test(hex)) return null;
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
@@ -40,14 +45,27 @@ export interface TraitsValue {
 
 function parseAnyTraits(val: string, allowAny: boolean): TraitsValue {
   if (!allowAny) {
-    throw new CandidateQueryError(`Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${val}`);
+    throw new CandidateQueryError(
+      `Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${val}`,
+    );
   }
-  const any = [...new Set(val.slice(3).split(',').map((s) => s.trim()))];
+  const any = [
+    ...new Set(
+      val
+        .slice(3)
+        .split(',')
+        .map((s) => s.trim()),
+    ),
+  ];
   if (any.some((t) => t === '')) {
-    throw new CandidateQueryError(`Invalid query string parameters: Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: ${val}`);
+    throw new CandidateQueryError(
+      `Invalid query string parameters: Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: ${val}`,
+    );
   }
   if (any.some((t) => t.startsWith('!'))) {
-    throw new CandidateQueryError(`Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. Got: ${val}`);
+    throw new CandidateQueryError(
+      `Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. Got: ${val}`,
+    );
   }
   return { required: [any], forbidden: [] };
 }
@@ -59,10 +77,14 @@ export function parseTraits(val: string, allowForbidden: boolean, allowAny: bool
   const forbidden = [...new Set(all.filter((t) => t.startsWith('!')).map((t) => t.replace(/^!+/, '')))];
   if ([...forbidden, ...all].some((t) => t === '')) {
     const form = allowForbidden ? 'HW_CPU_X86_VMX,!CUSTOM_MAGIC' : 'HW_CPU_X86_VMX,CUSTOM_MAGIC';
-    throw new CandidateQueryError(`Invalid query string parameters: Expected 'required' parameter value of the form: ${form}. Got an empty trait in: ${val}`);
+    throw new CandidateQueryError(
+      `Invalid query string parameters: Expected 'required' parameter value of the form: ${form}. Got an empty trait in: ${val}`,
+    );
   }
   if (forbidden.length > 0 && !allowForbidden) {
-    throw new CandidateQueryError(`Invalid query string parameters: Expected 'required' parameter value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: ${val}`);
+    throw new CandidateQueryError(
+      `Invalid query string parameters: Expected 'required' parameter value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: ${val}`,
+    );
   }
   const required = [...new Set(all.filter((t) => !t.startsWith('!')))].map((t) => [t]);
   return { required, forbidden };
@@ -71,7 +93,9 @@ export function parseTraits(val: string, allowForbidden: boolean, allowAny: bool
 /** One `member_of` value: required any-of set and forbidden set of aggregate uuids. */
 export function parseMemberOf(value: string): { required: string[]; forbidden: string[] } {
   if (value.includes(',') && !(value.startsWith('in:') || value.startsWith('!in:'))) {
-    throw new CandidateQueryError(`Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the valid microversion. Got: ${value}`);
+    throw new CandidateQueryError(
+      `Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the valid microversion. Got: ${value}`,
+    );
   }
   let required: string[] = [];
   let forbidden: string[] = [];

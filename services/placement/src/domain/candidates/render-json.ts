@@ -28,7 +28,8 @@ export class RenderMemos {
   /** The memo of `snap`'s name tables, made on first use. */
   of(snap: CandidateSnapshot): RenderMemo {
     let m = this.byNames.get(snap.resourceClassNameById);
-    if (!m) this.byNames.set(snap.resourceClassNameById, (m = { uuid: new WeakMap(), rc: new Map(), trait: new Map(), summaries: new Map() }));
+    if (!m)
+      this.byNames.set(snap.resourceClassNameById, (m = { uuid: new WeakMap(), rc: new Map(), trait: new Map(), summaries: new Map() }));
     return m;
   }
 }
@@ -77,7 +78,11 @@ function renderRequest(snap: CandidateSnapshot, m: RenderMemo, a: AllocationRequ
   for (const g of groups) {
     const id = (g[0] as ResourceRequest).providerId;
     const res = resourcesJson(snap, m, g);
-    parts.push(minor < 12 ? `{"resource_provider":{"uuid":${uuidOf(snap, m, id)}},"resources":${res}}` : `${uuidOf(snap, m, id)}:{"resources":${res}}`);
+    parts.push(
+      minor < 12
+        ? `{"resource_provider":{"uuid":${uuidOf(snap, m, id)}},"resources":${res}}`
+        : `${uuidOf(snap, m, id)}:{"resources":${res}}`,
+    );
   }
   if (minor < 12) return `{"allocations":[${parts.join(',')}]}`;
   if (minor < 34) return `{"allocations":{${parts.join(',')}}}`;
@@ -115,8 +120,13 @@ function summaryVariant(minor: number, requested: ReadonlySet<string>): string {
  * 1.`minor`. `requested` is every resource class named in the query (summaries before
  * 1.27 list only those).
  */
-export function renderCandidatesJson(snap: CandidateSnapshot, result: CandidateResult, minor: number, requested: ReadonlySet<string>,
-  memos: RenderMemos): string {
+export function renderCandidatesJson(
+  snap: CandidateSnapshot,
+  result: CandidateResult,
+  minor: number,
+  requested: ReadonlySet<string>,
+  memos: RenderMemos,
+): string {
   const m = memos.of(snap);
   const variant = summaryVariant(minor, requested);
   let sums = m.summaries.get(variant);

@@ -30,7 +30,15 @@ function uuid(i: number): string {
 
 function inventory(r: (n: number) => number): InventoryUsage {
   const total = 1 + r(16);
-  return { total, reserved: r(3) === 0 ? 1 : 0, minUnit: 1 + r(2), maxUnit: 1 + r(total), stepSize: r(4) === 0 ? 2 : 1, allocationRatio: r(3) === 0 ? 2 : 1, used: r(total + 1) };
+  return {
+    total,
+    reserved: r(3) === 0 ? 1 : 0,
+    minUnit: 1 + r(2),
+    maxUnit: 1 + r(total),
+    stepSize: r(4) === 0 ? 2 : 1,
+    allocationRatio: r(3) === 0 ? 2 : 1,
+    used: r(total + 1),
+  };
 }
 
 function snapshot(r: (n: number) => number, trees: boolean, sharing: boolean): CandidateSnapshot {
@@ -39,12 +47,28 @@ function snapshot(r: (n: number) => number, trees: boolean, sharing: boolean): C
   for (let i = 1; i <= n; i++) {
     const parent = trees && i > 1 && r(2) === 0 ? (nodes[r(nodes.length)] as ProviderNode) : null;
     const inventories = new Map<number, InventoryUsage>();
-    RCS.forEach((_, rc) => { if (r(3) > 0) inventories.set(rc, inventory(r)); });
+    RCS.forEach((_, rc) => {
+      if (r(3) > 0) inventories.set(rc, inventory(r));
+    });
     const traits = new Set<number>();
-    TRAITS.forEach((_, t) => { if (r(3) === 0 && (t !== 2 || sharing)) traits.add(t); });
+    TRAITS.forEach((_, t) => {
+      if (r(3) === 0 && (t !== 2 || sharing)) traits.add(t);
+    });
     const aggregates = new Set<number>();
-    AGGS.forEach((_, a) => { if (r(2) === 0) aggregates.add(a); });
-    nodes.push({ id: i * 2, uuid: uuid(i), name: `rp${i}`, generation: r(5), parentId: parent?.id ?? null, rootId: parent?.rootId ?? i * 2, traits, aggregates, inventories });
+    AGGS.forEach((_, a) => {
+      if (r(2) === 0) aggregates.add(a);
+    });
+    nodes.push({
+      id: i * 2,
+      uuid: uuid(i),
+      name: `rp${i}`,
+      generation: r(5),
+      parentId: parent?.id ?? null,
+      rootId: parent?.rootId ?? i * 2,
+      traits,
+      aggregates,
+      inventories,
+    });
   }
   const treeNodes = nodes.filter((p) => p.parentId !== null).length;
   return {

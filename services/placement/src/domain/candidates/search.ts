@@ -107,7 +107,13 @@ function singleProviderOnly(ctx: WideContext, group: RequestGroup, opts: SearchO
 function isSingleProviderOnly(ctx: WideContext, groups: readonly RequestGroup[]): boolean {
   const group = groups[0];
   // NOTE: a resourceless group's requests name no provider, so summaries differ: general path.
-  return groups.length === 1 && group !== undefined && group.resources.size > 0 && ctx.sharing.size === 0 && (group.useSameProvider || !ctx.snap.hasTrees);
+  return (
+    groups.length === 1 &&
+    group !== undefined &&
+    group.resources.size > 0 &&
+    ctx.sharing.size === 0 &&
+    (group.useSameProvider || !ctx.snap.hasTrees)
+  );
 }
 
 /**

@@ -20,24 +20,53 @@ function prng(seed: number): (n: number) => number {
 function node(r: (n: number) => number, id: number): ProviderNode {
   const inventories = new Map<number, InventoryUsage>();
   for (let rc = 0; rc < 3; rc++) {
-    if (r(4) > 0) inventories.set(rc, { total: 1 + r(20), reserved: r(2), minUnit: 1 + r(2), maxUnit: 1 + r(20), stepSize: 1 + r(2), allocationRatio: r(2) === 0 ? 1 : 1.5, used: r(20) });
+    if (r(4) > 0)
+      inventories.set(rc, {
+        total: 1 + r(20),
+        reserved: r(2),
+        minUnit: 1 + r(2),
+        maxUnit: 1 + r(20),
+        stepSize: 1 + r(2),
+        allocationRatio: r(2) === 0 ? 1 : 1.5,
+        used: r(20),
+      });
   }
   const traits = new Set([0, 1, 2].filter(() => r(2) === 0));
   const aggregates = new Set([0, 1].filter(() => r(2) === 0));
-  return { id, uuid: `u${id}`, name: `n${id}`, generation: r(9), parentId: null, rootId: r(3) === 0 ? 1 : id, traits, aggregates, inventories };
+  return {
+    id,
+    uuid: `u${id}`,
+    name: `n${id}`,
+    generation: r(9),
+    parentId: null,
+    rootId: r(3) === 0 ? 1 : id,
+    traits,
+    aggregates,
+    inventories,
+  };
 }
 
 function snap(providers: ProviderMap): CandidateSnapshot {
   const empty = new Map();
   return {
-    providers, providerIdByUuid: empty, resourceClassIdByName: empty, resourceClassNameById: empty, traitIdByName: empty,
-    traitNameById: empty, aggregateIdByUuid: empty, aggregateUuidById: empty, hasTrees: false, treeNodes: 0,
+    providers,
+    providerIdByUuid: empty,
+    resourceClassIdByName: empty,
+    resourceClassNameById: empty,
+    traitIdByName: empty,
+    traitNameById: empty,
+    aggregateIdByUuid: empty,
+    aggregateUuidById: empty,
+    hasTrees: false,
+    treeNodes: 0,
   };
 }
 
 function everything(s: CandidateSnapshot): unknown {
   return {
-    classes: [0, 1, 2].map((rc) => Object.fromEntries(Object.entries(classIndex(s, rc)).map(([k, v]) => [k, [...(v as Iterable<number>)]]))),
+    classes: [0, 1, 2].map((rc) =>
+      Object.fromEntries(Object.entries(classIndex(s, rc)).map(([k, v]) => [k, [...(v as Iterable<number>)]])),
+    ),
     traits: [0, 1, 2].map((t) => traitMembers(s, t)),
     aggregates: [0, 1].map((a) => aggregateMembers(s, a)),
     rooted: nonRootProviders(s),

@@ -31,7 +31,14 @@ type Column = Exclude<keyof ClassIndex, 'ids'>;
 const COLUMNS: readonly Column[] = ['rootIds', 'used', 'capacity', 'minUnit', 'maxUnit', 'stepSize'];
 
 function rowOf(p: ProviderNode, inv: InventoryUsage): Record<Column, number> {
-  return { rootIds: p.rootId, used: inv.used, capacity: capacityOf(inv), minUnit: inv.minUnit, maxUnit: inv.maxUnit, stepSize: inv.stepSize };
+  return {
+    rootIds: p.rootId,
+    used: inv.used,
+    capacity: capacityOf(inv),
+    minUnit: inv.minUnit,
+    maxUnit: inv.maxUnit,
+    stepSize: inv.stepSize,
+  };
 }
 
 interface Indexes {
@@ -69,8 +76,13 @@ function buildClass(snap: CandidateSnapshot, rcId: number): ClassIndex {
   }
   const n = rows.length;
   const ix: ClassIndex = {
-    ids: new Int32Array(n), rootIds: new Int32Array(n), used: new Float64Array(n), capacity: new Float64Array(n),
-    minUnit: new Float64Array(n), maxUnit: new Float64Array(n), stepSize: new Float64Array(n),
+    ids: new Int32Array(n),
+    rootIds: new Int32Array(n),
+    used: new Float64Array(n),
+    capacity: new Float64Array(n),
+    minUnit: new Float64Array(n),
+    maxUnit: new Float64Array(n),
+    stepSize: new Float64Array(n),
   };
   rows.forEach(([id, row], i) => {
     ix.ids[i] = id;
@@ -100,7 +112,7 @@ function patchClass(prev: ClassIndex, snap: CandidateSnapshot, rcId: number, cha
     const i = position(prev.ids, id);
     const p = snap.providers.get(id);
     const inv = p?.inventories.get(rcId);
-    if ((i >= 0) !== (inv !== undefined)) return null;
+    if (i >= 0 !== (inv !== undefined)) return null;
     if (i < 0 || !p || !inv) continue;
     const row = rowOf(p, inv);
     for (const c of COLUMNS) {

@@ -9,10 +9,13 @@ export const BASE_INVENTORY: JsonSchema = {
     resource_provider_generation: { type: 'integer' },
     total: int1,
     reserved: { type: 'integer', maximum: MAX_INT, minimum: 0 },
-    min_unit: int1, max_unit: int1, step_size: int1,
+    min_unit: int1,
+    max_unit: int1,
+    step_size: int1,
     allocation_ratio: { type: 'number', maximum: SQL_SP_FLOAT_MAX },
   },
-  required: ['total', 'resource_provider_generation'], additionalProperties: false,
+  required: ['total', 'resource_provider_generation'],
+  additionalProperties: false,
 };
 export const POST_INVENTORY: JsonSchema = {
   ...BASE_INVENTORY,
@@ -26,5 +29,6 @@ export const PUT_INVENTORY: JsonSchema = {
     resource_provider_generation: { type: 'integer' },
     inventories: { type: 'object', patternProperties: { [RC_PATTERN]: PUT_INVENTORY_RECORD } },
   },
-  required: ['resource_provider_generation', 'inventories'], additionalProperties: false,
+  required: ['resource_provider_generation', 'inventories'],
+  additionalProperties: false,
 };

@@ -7,12 +7,17 @@ export const CUSTOM_TRAIT: JsonSchema = { ...TRAIT, pattern: CUSTOM_TRAIT_PATTER
 export const SET_TRAITS_FOR_RP: JsonSchema = {
   type: 'object',
   properties: { traits: { type: 'array', items: TRAIT }, resource_provider_generation: { type: 'integer' } },
-  required: ['traits', 'resource_provider_generation'], additionalProperties: false,
+  required: ['traits', 'resource_provider_generation'],
+  additionalProperties: false,
 };
 export const LIST_TRAITS: JsonSchema = {
-  type: 'object', properties: { name: { type: 'string' }, associated: { type: 'string' } }, additionalProperties: false,
+  type: 'object',
+  properties: { name: { type: 'string' }, associated: { type: 'string' } },
+  additionalProperties: false,
 };
 export const POST_RC: JsonSchema = {
-  type: 'object', properties: { name: { type: 'string', pattern: CUSTOM_RC_PATTERN, maxLength: 255 } },
-  required: ['name'], additionalProperties: false,
+  type: 'object',
+  properties: { name: { type: 'string', pattern: CUSTOM_RC_PATTERN, maxLength: 255 } },
+  required: ['name'],
+  additionalProperties: false,
 };

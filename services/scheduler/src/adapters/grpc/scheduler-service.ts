@@ -21,18 +21,26 @@ export function toDomainRequest(req: WireRequest): { request: SelectDestinations
       instanceUuids: req.instanceUuids,
       numAlternates: req.numAlternates,
       allocationRequestVersion: req.allocationRequestVersion === '' ? DEFAULT_ALLOCATION_REQUEST_VERSION : req.allocationRequestVersion,
-      move: req.move === undefined ? undefined
-        : {
-          migrationUuid: req.move.migrationUuid, sourceHost: req.move.sourceHost, sourceNode: req.move.sourceNode, allowSameHost: req.move.allowSameHost,
-          force: req.move.force,
-        },
+      move:
+        req.move === undefined
+          ? undefined
+          : {
+              migrationUuid: req.move.migrationUuid,
+              sourceHost: req.move.sourceHost,
+              sourceNode: req.move.sourceNode,
+              allowSameHost: req.move.allowSameHost,
+              force: req.move.force,
+            },
     },
   };
 }
 
 function diagnosisEvent(d: FilterDiagnosis): void {
-  spanEvent(`scheduler.stage ${d.filter}`, { 'cellsched.scheduler.hosts_before': d.hostsBefore, 'cellsched.scheduler.hosts_after': d.hostsAfter,
-    'cellsched.scheduler.reason': d.reason === '' ? undefined : d.reason });
+  spanEvent(`scheduler.stage ${d.filter}`, {
+    'cellsched.scheduler.hosts_before': d.hostsBefore,
+    'cellsched.scheduler.hosts_after': d.hostsAfter,
+    'cellsched.scheduler.reason': d.reason === '' ? undefined : d.reason,
+  });
 }
 
 /**
@@ -45,9 +53,12 @@ export function explainOnSpan(request: SelectDestinationsRequest, result: Select
   // NOTE: a few strings per decision; not built when tracing is off or the span is not sampled
   if (!spanRecording()) return;
   annotateSpan({
-    'cellsched.instance_uuids': request.instanceUuids.join(','), 'cellsched.scheduler.seed': request.spec.seed,
-    'cellsched.scheduler.outcome': result.kind, 'cellsched.scheduler.claim_retries': result.claimRetries,
-    'cellsched.migration_uuid': request.move?.migrationUuid, 'cellsched.scheduler.source_host': request.move?.sourceHost,
+    'cellsched.instance_uuids': request.instanceUuids.join(','),
+    'cellsched.scheduler.seed': request.spec.seed,
+    'cellsched.scheduler.outcome': result.kind,
+    'cellsched.scheduler.claim_retries': result.claimRetries,
+    'cellsched.migration_uuid': request.move?.migrationUuid,
+    'cellsched.scheduler.source_host': request.move?.sourceHost,
   });
   if (result.kind === 'no_valid_host') {
     annotateSpan({ 'cellsched.scheduler.reason': result.reason });
@@ -56,15 +67,29 @@ export function explainOnSpan(request: SelectDestinationsRequest, result: Select
   }
   const chosen = result.destinations.map((list) => list[0]).filter((s) => s !== undefined);
   annotateSpan({
-    'cellsched.scheduler.chosen': chosen.map((s) => s.serviceHost).join(','), 'cellsched.scheduler.sampled': result.explain.sampled,
-    'cellsched.scheduler.alternates': result.destinations.map((list) => list.slice(1).map((s) => s.serviceHost).join('+')).join(','),
+    'cellsched.scheduler.chosen': chosen.map((s) => s.serviceHost).join(','),
+    'cellsched.scheduler.sampled': result.explain.sampled,
+    'cellsched.scheduler.alternates': result.destinations
+      .map((list) =>
+        list
+          .slice(1)
+          .map((s) => s.serviceHost)
+          .join('+'),
+      )
+      .join(','),
   });
   result.explain.diagnosis.forEach(diagnosisEvent);
-  spanEvent('scheduler.weighed', { 'cellsched.scheduler.top': result.explain.top.map((t) => `${t.host}=${t.weight.toFixed(3)}`).join(' ') });
+  spanEvent('scheduler.weighed', {
+    'cellsched.scheduler.top': result.explain.top.map((t) => `${t.host}=${t.weight.toFixed(3)}`).join(' '),
+  });
 }
 
 /** Observes each decision (latency, outcome) — metrics and logs hang off it. */
-export type DecisionObserver = (d: { ms: number; outcome: 'selected' | 'no_valid_host' | 'invalid' | 'error'; claimRetries: number }) => void;
+export type DecisionObserver = (d: {
+  ms: number;
+  outcome: 'selected' | 'no_valid_host' | 'invalid' | 'error';
+  claimRetries: number;
+}) => void;
 
 /**
  * The gRPC SchedulerService over a SchedulerCore. SelectDestinations answers one SelectionList
@@ -73,8 +98,11 @@ export type DecisionObserver = (d: { ms: number; outcome: 'selected' | 'no_valid
  * is INVALID_ARGUMENT + `scheduler.request.invalid` (nothing read or written). Idempotent per
  * instance uuid (every claim replaces the consumer's previous one).
  */
-export function schedulerServiceBinding(core: SchedulerCore, observe: DecisionObserver = () => undefined,
-  admit: <T>(work: () => Promise<T>) => Promise<T> = (work) => work()): ServiceBinding {
+export function schedulerServiceBinding(
+  core: SchedulerCore,
+  observe: DecisionObserver = () => undefined,
+  admit: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+): ServiceBinding {
   return bindService(SchedulerServiceService, {
     selectDestinations: async (req, ctx): Promise<SelectDestinationsResponse> => {
       const started = performance.now();
@@ -96,7 +124,9 @@ export function schedulerServiceBinding(core: SchedulerCore, observe: DecisionOb
       }
       done(result.kind, result.claimRetries);
       if (result.kind === 'no_valid_host') {
-        throw new FailureError(noValidHostFailure(result.reason, result.diagnosis, result.claimRetries), { status: GrpcStatus.FAILED_PRECONDITION });
+        throw new FailureError(noValidHostFailure(result.reason, result.diagnosis, result.claimRetries), {
+          status: GrpcStatus.FAILED_PRECONDITION,
+        });
       }
       return { destinations: result.destinations.map((selections) => ({ selections })), claimRetries: result.claimRetries };
     },

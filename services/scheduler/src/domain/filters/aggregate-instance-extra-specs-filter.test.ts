@@ -13,14 +13,23 @@ describe('AggregateInstanceExtraSpecsFilter', () => {
     ['unscoped key counts too (as in Nova)', { ssd: 'true' }, [agg({ ssd: 'true' })], true],
     ['unscoped key missing', { ssd: 'true' }, [], false],
     ['other scopes ignored', { 'hw:cpu_policy': 'dedicated', 'resources:VCPU': '2', 'trait:X': 'required' }, [], true],
-    ['any aggregate value may match', { 'aggregate_instance_extra_specs:tier': 'gold' }, [agg({ tier: 'silver' }), agg({ tier: 'gold' })], true],
+    [
+      'any aggregate value may match',
+      { 'aggregate_instance_extra_specs:tier': 'gold' },
+      [agg({ tier: 'silver' }), agg({ tier: 'gold' })],
+      true,
+    ],
     ['operators work', { 'aggregate_instance_extra_specs:cores': '>= 16' }, [agg({ cores: '32' })], true],
   ])('%s', (_n, extraSpecs, aggregates, pass) => {
     const c = ctx({ spec: spec({ flavor: flavor({ extraSpecs }) }) });
     expect(aggregateInstanceExtraSpecsFilter.hostPasses(hostState({ aggregates }), c).pass).toBe(pass);
   });
 
-  it.each([['ssd', 'ssd'], ['aggregate_instance_extra_specs:ssd', 'ssd'], ['hw:foo', undefined]])('scope of %s', (key, expected) => {
+  it.each([
+    ['ssd', 'ssd'],
+    ['aggregate_instance_extra_specs:ssd', 'ssd'],
+    ['hw:foo', undefined],
+  ])('scope of %s', (key, expected) => {
     expect(scopedKey(key)).toBe(expected);
   });
 });

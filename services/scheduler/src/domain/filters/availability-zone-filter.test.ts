@@ -9,14 +9,23 @@ describe('AvailabilityZoneFilter', () => {
     ['one of several requested', 'az2,az1', 'az1', true],
     ['default AZ', 'nova', 'nova', true],
   ])('%s', (_n, requested, hostAz, pass) => {
-    expect(availabilityZoneFilter.hostPasses(hostState({}, undefined, hostAz), ctx({ spec: spec({ availabilityZone: requested }) })).pass).toBe(pass);
+    expect(
+      availabilityZoneFilter.hostPasses(hostState({}, undefined, hostAz), ctx({ spec: spec({ availabilityZone: requested }) })).pass,
+    ).toBe(pass);
   });
 
   it.each([
     ['no aggregate', [], 'nova'],
     ['aggregate without AZ', [{ uuid: 'a', name: 'a', metadata: { ssd: 'true' } }], 'nova'],
     ['one AZ', [{ uuid: 'a', name: 'a', metadata: { availability_zone: 'az1' } }], 'az1'],
-    ['two aggregates, same AZ', [{ uuid: 'a', name: 'a', metadata: { availability_zone: 'az1' } }, { uuid: 'b', name: 'b', metadata: { availability_zone: 'az1' } }], 'az1'],
+    [
+      'two aggregates, same AZ',
+      [
+        { uuid: 'a', name: 'a', metadata: { availability_zone: 'az1' } },
+        { uuid: 'b', name: 'b', metadata: { availability_zone: 'az1' } },
+      ],
+      'az1',
+    ],
   ])('host AZ: %s', (_n, aggs, az) => {
     expect(hostAvailabilityZone(aggs, 'nova')).toBe(az);
   });

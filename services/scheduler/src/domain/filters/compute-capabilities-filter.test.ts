@@ -2,12 +2,28 @@ import type { ComputeNodeRecord } from '../host-state';
 import { ctx, flavor, hostState, spec } from '../../../test/support/fixtures';
 import { capability, capabilitySpecs, computeCapabilitiesFilter } from './compute-capabilities-filter';
 
-const CPU_INFO = { arch: 'aarch64', vendor: 'ARM', topology: { sockets: 2, cores: 32 }, features: ['sve', 'aes'], maxphysaddr: { bits: 48 } };
-const host = (rec: Partial<ComputeNodeRecord> = {}) => hostState({
-  hypervisorType: 'QEMU', hypervisorVersion: 8002000, vcpus: 64, vcpusUsed: 10, memoryMb: 131072, memoryMbUsed: 31072,
-  localGb: 1000, localGbUsed: 100, numIoOps: 2, stats: { num_instances: '7', io_workload: '2', gpu_vendor: 'nvidia', json_stat: '{"x": "1"}' },
-  cpuInfo: CPU_INFO, ...rec,
-});
+const CPU_INFO = {
+  arch: 'aarch64',
+  vendor: 'ARM',
+  topology: { sockets: 2, cores: 32 },
+  features: ['sve', 'aes'],
+  maxphysaddr: { bits: 48 },
+};
+const host = (rec: Partial<ComputeNodeRecord> = {}) =>
+  hostState({
+    hypervisorType: 'QEMU',
+    hypervisorVersion: 8002000,
+    vcpus: 64,
+    vcpusUsed: 10,
+    memoryMb: 131072,
+    memoryMbUsed: 31072,
+    localGb: 1000,
+    localGbUsed: 100,
+    numIoOps: 2,
+    stats: { num_instances: '7', io_workload: '2', gpu_vendor: 'nvidia', json_stat: '{"x": "1"}' },
+    cpuInfo: CPU_INFO,
+    ...rec,
+  });
 
 describe('ComputeCapabilitiesFilter', () => {
   it.each<[string, Record<string, string>, boolean]>([
@@ -18,7 +34,7 @@ describe('ComputeCapabilitiesFilter', () => {
     ['cpu_info nested key, s==', { 'capabilities:cpu_info:vendor': 's== ARM' }, true],
     ['cpu_info two levels deep, numeric', { 'capabilities:cpu_info:topology:cores': '>= 16' }, true],
     ['cpu_info two levels deep, too few', { 'capabilities:cpu_info:topology:sockets': '>= 4' }, false],
-    ['cpu_info list: <in> reads Python\'s repr', { 'capabilities:cpu_info:features': '<in> sve' }, true],
+    ["cpu_info list: <in> reads Python's repr", { 'capabilities:cpu_info:features': '<in> sve' }, true],
     ['cpu_info key missing fails', { 'capabilities:cpu_info:model': 'Neoverse' }, false],
     ['past a scalar there are no keys', { 'capabilities:cpu_info:arch:bits': '64' }, false],
     ['hypervisor_type with <or>', { 'capabilities:hypervisor_type': '<or> kvm <or> QEMU' }, true],
@@ -53,7 +69,10 @@ describe('ComputeCapabilitiesFilter', () => {
 
   it('the reason names the capability and the requirement', () => {
     const c = ctx({ spec: spec({ flavor: flavor({ extraSpecs: { 'capabilities:cpu_info:arch': 'x86_64' } }) }) });
-    expect(computeCapabilitiesFilter.hostPasses(host(), c)).toEqual({ pass: false, reason: 'capability cpu_info:arch does not match "x86_64"' });
+    expect(computeCapabilitiesFilter.hostPasses(host(), c)).toEqual({
+      pass: false,
+      reason: 'capability cpu_info:arch does not match "x86_64"',
+    });
   });
 
   it.each<[string[], unknown]>([
@@ -68,11 +87,17 @@ describe('ComputeCapabilitiesFilter', () => {
   });
 
   it('reads the flavor once: other scopes dropped, hw:maxphysaddr_bits rewritten, sorted by key', () => {
-    expect(capabilitySpecs({ 'hw:maxphysaddr_bits': '46', 'hw:cpu_policy': 'dedicated', 'capabilities:cpu_info:arch': 'aarch64', gpu_vendor: 'nvidia' }))
-      .toEqual([
-        { scope: ['cpu_info', 'arch'], req: 'aarch64', unscoped: false },
-        { scope: ['cpu_info', 'maxphysaddr', 'bits'], req: '>= 46', unscoped: false },
-        { scope: ['gpu_vendor'], req: 'nvidia', unscoped: true },
-      ]);
+    expect(
+      capabilitySpecs({
+        'hw:maxphysaddr_bits': '46',
+        'hw:cpu_policy': 'dedicated',
+        'capabilities:cpu_info:arch': 'aarch64',
+        gpu_vendor: 'nvidia',
+      }),
+    ).toEqual([
+      { scope: ['cpu_info', 'arch'], req: 'aarch64', unscoped: false },
+      { scope: ['cpu_info', 'maxphysaddr', 'bits'], req: '>= 46', unscoped: false },
+      { scope: ['gpu_vendor'], req: 'nvidia', unscoped: true },
+    ]);
   });
 });

@@ -34,7 +34,10 @@ function pyStr(v: unknown, nested = false): string {
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (v === null) return 'None';
   if (Array.isArray(v)) return `[${v.map((x) => pyStr(x, true)).join(', ')}]`;
-  if (typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `'${k}': ${pyStr(x, true)}`).join(', ')}}`;
+  if (typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `'${k}': ${pyStr(x, true)}`)
+      .join(', ')}}`;
   return String(v);
 }
 

@@ -11,7 +11,12 @@ describe('ComputeFilter', () => {
     ['never reported is down', { lastHeartbeatAt: undefined }, false, 'compute service is down'],
     ['forced down', { forcedDown: true }, false, 'compute service is down'],
     ['disabled', { serviceDisabled: true }, false, 'compute service is disabled'],
-    ['disabled with a reason', { serviceDisabled: true, serviceDisabledReason: 'maintenance' }, false, 'compute service is disabled: maintenance'],
+    [
+      'disabled with a reason',
+      { serviceDisabled: true, serviceDisabledReason: 'maintenance' },
+      false,
+      'compute service is disabled: maintenance',
+    ],
   ])('%s', (_n, rec, pass, reason) => {
     const r = computeFilter.hostPasses(hostState(rec), ctx());
     expect(r.pass).toBe(pass);
@@ -19,6 +24,8 @@ describe('ComputeFilter', () => {
   });
 
   it('reads service_down_time from the policy', () => {
-    expect(computeFilter.hostPasses(hostState({ lastHeartbeatAt: ago(100) }), ctx({ policy: { serviceDownTimeSeconds: 120 } })).pass).toBe(true);
+    expect(computeFilter.hostPasses(hostState({ lastHeartbeatAt: ago(100) }), ctx({ policy: { serviceDownTimeSeconds: 120 } })).pass).toBe(
+      true,
+    );
   });
 });

@@ -17,7 +17,10 @@ export const computeFilter: HostFilter = {
   name: 'ComputeFilter',
   hostPasses(host, ctx: SchedulingContext) {
     const r = host.record;
-    if (r.serviceDisabled) return fail(r.serviceDisabledReason === '' ? 'compute service is disabled' : `compute service is disabled: ${r.serviceDisabledReason}`);
+    if (r.serviceDisabled)
+      return fail(
+        r.serviceDisabledReason === '' ? 'compute service is disabled' : `compute service is disabled: ${r.serviceDisabledReason}`,
+      );
     if (!serviceIsUp(r, ctx.now, ctx.policy.serviceDownTimeSeconds)) return fail('compute service is down');
     return PASS;
   },

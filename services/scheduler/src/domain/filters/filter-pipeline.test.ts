@@ -16,7 +16,12 @@ describe('runFilters', () => {
     const out = runFilters(hosts, resolveFilters(['ComputeFilter', 'AvailabilityZoneFilter']), c);
     expect(out.hosts.map((h) => h.record.uuid)).toEqual(['d']);
     expect(out.diagnosis).toEqual([
-      { filter: 'ComputeFilter', hostsBefore: 4, hostsAfter: 2, reason: 'compute service is disabled (1 host); compute service is down (1 host)' },
+      {
+        filter: 'ComputeFilter',
+        hostsBefore: 4,
+        hostsAfter: 2,
+        reason: 'compute service is disabled (1 host); compute service is down (1 host)',
+      },
       { filter: 'AvailabilityZoneFilter', hostsBefore: 2, hostsAfter: 1, reason: 'host is not in availability zone az2 (1 host)' },
     ]);
   });
@@ -28,12 +33,21 @@ describe('runFilters', () => {
     expect(out.diagnosis.map((d) => d.filter)).toEqual(['AvailabilityZoneFilter']);
   });
 
-  it('does a filter\'s per-request work once per pass (forRequest), then asks it of every host', () => {
+  it("does a filter's per-request work once per pass (forRequest), then asks it of every host", () => {
     const calls = { forRequest: 0, hostPasses: 0, perHost: 0 };
     const filter: HostFilter = {
       name: 'CountingFilter',
-      hostPasses: () => { calls.hostPasses += 1; return PASS; },
-      forRequest: () => { calls.forRequest += 1; return (h) => { calls.perHost += 1; return h.record.uuid === 'a' ? PASS : fail('not a'); }; },
+      hostPasses: () => {
+        calls.hostPasses += 1;
+        return PASS;
+      },
+      forRequest: () => {
+        calls.forRequest += 1;
+        return (h) => {
+          calls.perHost += 1;
+          return h.record.uuid === 'a' ? PASS : fail('not a');
+        };
+      },
     };
     const out = runFilters(hosts, [filter], ctx());
     expect(out.hosts.map((h) => h.record.uuid)).toEqual(['a']);
@@ -46,6 +60,8 @@ describe('runFilters', () => {
   });
 
   it('refuses unknown filter names, listing them all', () => {
-    expect(() => resolveFilters(['ComputeFilter', 'RamFilter', 'CoreFilter'])).toThrow(/unknown filter RamFilter.*unknown filter CoreFilter/);
+    expect(() => resolveFilters(['ComputeFilter', 'RamFilter', 'CoreFilter'])).toThrow(
+      /unknown filter RamFilter.*unknown filter CoreFilter/,
+    );
   });
 });

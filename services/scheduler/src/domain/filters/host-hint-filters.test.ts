@@ -18,8 +18,10 @@ describe('SameHostFilter', () => {
   });
 
   it('says why a host failed', () => {
-    expect(sameHostFilter.hostPasses(onHost('h2'), ctx({ hinted: { sameHost: new Set(['h1']) } })))
-      .toEqual({ pass: false, reason: 'no instance named by the same_host hint is on this host' });
+    expect(sameHostFilter.hostPasses(onHost('h2'), ctx({ hinted: { sameHost: new Set(['h1']) } }))).toEqual({
+      pass: false,
+      reason: 'no instance named by the same_host hint is on this host',
+    });
   });
 });
 

@@ -3,7 +3,10 @@ import { ctx, hostState, image, spec } from '../../../test/support/fixtures';
 import { imagePropertiesFilter } from './image-properties-filter';
 import { versionIntToString, versionSatisfies } from './image-props-canonical';
 
-const KVM: SupportedInstance[] = [{ arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' }, { arch: 'i686', hvType: 'qemu', vmMode: 'hvm' }];
+const KVM: SupportedInstance[] = [
+  { arch: 'x86_64', hvType: 'qemu', vmMode: 'hvm' },
+  { arch: 'i686', hvType: 'qemu', vmMode: 'hvm' },
+];
 
 describe('ImagePropertiesFilter', () => {
   it.each<[string, Record<string, string>, SupportedInstance[], number, boolean]>([
@@ -25,11 +28,20 @@ describe('ImagePropertiesFilter', () => {
     expect(imagePropertiesFilter.hostPasses(hostState({ supportedInstances, hypervisorVersion }), c).pass).toBe(pass);
   });
 
-  it.each([[6002000, '6.2.0'], [1002003, '1.2.3'], [0, '0']])('version %i is %s', (v, s) => {
+  it.each([
+    [6002000, '6.2.0'],
+    [1002003, '1.2.3'],
+    [0, '0'],
+  ])('version %i is %s', (v, s) => {
     expect(versionIntToString(v)).toBe(s);
   });
 
-  it.each([['6.2.0', '>= 6.2', true], ['6.2.0', '== 6.2.0', true], ['6.2.0', '!= 6.2', false], ['6.2.0', 'garbage', false]])('%s %s', (v, p, ok) => {
+  it.each([
+    ['6.2.0', '>= 6.2', true],
+    ['6.2.0', '== 6.2.0', true],
+    ['6.2.0', '!= 6.2', false],
+    ['6.2.0', 'garbage', false],
+  ])('%s %s', (v, p, ok) => {
     expect(versionSatisfies(v, p)).toBe(ok);
   });
 });

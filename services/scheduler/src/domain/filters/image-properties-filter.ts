@@ -2,12 +2,18 @@ import type { HostState, SupportedInstance } from '../host-state';
 import { canonicalArch, canonicalHvType, canonicalVmMode, versionIntToString, versionSatisfies } from './image-props-canonical';
 import { fail, type HostFilter, PASS } from './types';
 
-interface WantedInstance { readonly arch: string; readonly hvType: string; readonly vmMode: string }
+interface WantedInstance {
+  readonly arch: string;
+  readonly hvType: string;
+  readonly vmMode: string;
+}
 
 function matches(wanted: WantedInstance, offered: SupportedInstance): boolean {
-  return (wanted.arch === '' || wanted.arch === canonicalArch(offered.arch))
-    && (wanted.hvType === '' || wanted.hvType === canonicalHvType(offered.hvType))
-    && (wanted.vmMode === '' || wanted.vmMode === canonicalVmMode(offered.vmMode));
+  return (
+    (wanted.arch === '' || wanted.arch === canonicalArch(offered.arch)) &&
+    (wanted.hvType === '' || wanted.hvType === canonicalHvType(offered.hvType)) &&
+    (wanted.vmMode === '' || wanted.vmMode === canonicalVmMode(offered.vmMode))
+  );
 }
 
 function versionOk(host: HostState, predicate: string | undefined): boolean {
@@ -26,15 +32,20 @@ export const imagePropertiesFilter: HostFilter = {
   hostPasses(host, ctx) {
     const props = ctx.image?.properties ?? {};
     const wanted: WantedInstance = {
-      arch: canonicalArch(props.hw_architecture), hvType: canonicalHvType(props.img_hv_type), vmMode: canonicalVmMode(props.hw_vm_mode),
+      arch: canonicalArch(props.hw_architecture),
+      hvType: canonicalHvType(props.img_hv_type),
+      vmMode: canonicalVmMode(props.hw_vm_mode),
     };
     if (wanted.arch === '' && wanted.hvType === '' && wanted.vmMode === '') return PASS;
     const supported = host.record.supportedInstances;
     if (supported.length === 0) return fail('host advertises no supported instance types');
     if (!supported.some((s) => matches(wanted, s))) {
-      return fail(`host supports no instance of arch=${wanted.arch || '*'} hv_type=${wanted.hvType || '*'} vm_mode=${wanted.vmMode || '*'}`);
+      return fail(
+        `host supports no instance of arch=${wanted.arch || '*'} hv_type=${wanted.hvType || '*'} vm_mode=${wanted.vmMode || '*'}`,
+      );
     }
-    if (!versionOk(host, props.img_hv_requested_version)) return fail(`hypervisor version does not satisfy ${props.img_hv_requested_version ?? ''}`);
+    if (!versionOk(host, props.img_hv_requested_version))
+      return fail(`hypervisor version does not satisfy ${props.img_hv_requested_version ?? ''}`);
     return PASS;
   },
 };

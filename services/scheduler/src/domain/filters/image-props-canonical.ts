@@ -1,6 +1,11 @@
 // NOTE: Nova's nova/objects/fields.py canonicalize() tables for Architecture, HVType and VMMode.
 const ARCH_ALIASES: Readonly<Record<string, string>> = {
-  i386: 'i686', i486: 'i686', i586: 'i686', x86_32: 'i686', amd64: 'x86_64', x64: 'x86_64',
+  i386: 'i686',
+  i486: 'i686',
+  i586: 'i686',
+  x86_32: 'i686',
+  amd64: 'x86_64',
+  x64: 'x86_64',
 };
 const HV_ALIASES: Readonly<Record<string, string>> = { xapi: 'xen' };
 const VM_MODE_ALIASES: Readonly<Record<string, string>> = { pv: 'xen', hv: 'hvm', baremetal: 'hvm' };
@@ -40,7 +45,12 @@ function compareVersions(a: string, b: string): number {
 }
 
 const VERSION_OPS: Readonly<Record<string, (cmp: number) => boolean>> = {
-  '<': (c) => c < 0, '<=': (c) => c <= 0, '>': (c) => c > 0, '>=': (c) => c >= 0, '==': (c) => c === 0, '!=': (c) => c !== 0,
+  '<': (c) => c < 0,
+  '<=': (c) => c <= 0,
+  '>': (c) => c > 0,
+  '>=': (c) => c >= 0,
+  '==': (c) => c === 0,
+  '!=': (c) => c !== 0,
 };
 
 /**

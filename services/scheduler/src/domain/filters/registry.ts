@@ -12,13 +12,24 @@ import type { HostFilter } from './types';
 
 /** Every host filter this scheduler knows, keyed by Nova's class name (the `enabled_filters` values). */
 export const FILTER_REGISTRY: ReadonlyMap<string, HostFilter> = new Map(
-  [computeFilter, computeCapabilitiesFilter, availabilityZoneFilter, imagePropertiesFilter, aggregateInstanceExtraSpecsFilter,
-    serverGroupAntiAffinityFilter, serverGroupAffinityFilter, sameHostFilter, differentHostFilter].map((f) => [f.name, f]),
+  [
+    computeFilter,
+    computeCapabilitiesFilter,
+    availabilityZoneFilter,
+    imagePropertiesFilter,
+    aggregateInstanceExtraSpecsFilter,
+    serverGroupAntiAffinityFilter,
+    serverGroupAffinityFilter,
+    sameHostFilter,
+    differentHostFilter,
+  ].map((f) => [f.name, f]),
 );
 
 /** Unknown names in `enabled_filters`, as readable problems. */
 export function unknownFilterNames(names: readonly string[], registry: ReadonlyMap<string, HostFilter> = FILTER_REGISTRY): string[] {
-  return names.filter((n) => !registry.has(n)).map((n) => `enabled_filters: unknown filter ${n} (known: ${[...registry.keys()].join(', ')})`);
+  return names
+    .filter((n) => !registry.has(n))
+    .map((n) => `enabled_filters: unknown filter ${n} (known: ${[...registry.keys()].join(', ')})`);
 }
 
 /**

@@ -9,6 +9,10 @@ export const sameHostFilter: HostFilter = {
   hostPasses(host, ctx) {
     const hosts = ctx.hinted?.sameHost;
     if (hosts === undefined || hosts.has(host.record.host)) return PASS;
-    return fail(hosts.size === 0 ? 'no instance named by the same_host hint is on any host' : 'no instance named by the same_host hint is on this host');
+    return fail(
+      hosts.size === 0
+        ? 'no instance named by the same_host hint is on any host'
+        : 'no instance named by the same_host hint is on this host',
+    );
   },
 };

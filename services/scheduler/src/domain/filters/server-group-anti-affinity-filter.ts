@@ -12,6 +12,8 @@ export const serverGroupAntiAffinityFilter: HostFilter = {
     if (group?.policy !== 'anti-affinity') return PASS;
     const onHost = groupMembersOnHost(ctx, host.record.host);
     if (onHost < group.maxServerPerHost) return PASS;
-    return fail(`host already holds ${onHost} member(s) of anti-affinity group ${group.uuid} (max_server_per_host ${group.maxServerPerHost})`);
+    return fail(
+      `host already holds ${onHost} member(s) of anti-affinity group ${group.uuid} (max_server_per_host ${group.maxServerPerHost})`,
+    );
   },
 };

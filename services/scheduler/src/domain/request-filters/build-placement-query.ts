@@ -20,7 +20,8 @@ const GROUP_POLICIES: readonly GroupPolicy[] = ['affinity', 'anti-affinity', 'so
 export function unlimitedPlacementQuery(spec: RequestSpec): boolean {
   const hinted = AFFINITY_HINTS.some((h) => h in spec.schedulerHints);
   const policy = spec.instanceGroup?.policy ?? '';
-  const pinned = spec.requestedDestination !== undefined && (spec.requestedDestination.host !== '' || spec.requestedDestination.node !== '');
+  const pinned =
+    spec.requestedDestination !== undefined && (spec.requestedDestination.host !== '' || spec.requestedDestination.node !== '');
   return hinted || pinned || (GROUP_POLICIES as readonly string[]).includes(policy);
 }
 
@@ -28,10 +29,15 @@ export function unlimitedPlacementQuery(spec: RequestSpec): boolean {
  * Runs the enabled request filters in order and returns the GetAllocationCandidatesRequest.
  * Pure; throws InvalidSchedulerRequest for malformed extra specs (nothing was asked of anyone).
  */
-export function buildPlacementQuery(ctx: PlacementQueryContext,
-  filters: readonly RequestFilter[] = REQUEST_FILTERS): PlacementQueryResult {
+export function buildPlacementQuery(ctx: PlacementQueryContext, filters: readonly RequestFilter[] = REQUEST_FILTERS): PlacementQueryResult {
   const query: GetAllocationCandidatesRequest = {
-    groups: [], groupPolicy: '', limit: 0, rootRequired: [], rootForbidden: [], sameSubtree: [], seed: ctx.spec.seed,
+    groups: [],
+    groupPolicy: '',
+    limit: 0,
+    rootRequired: [],
+    rootForbidden: [],
+    sameSubtree: [],
+    seed: ctx.spec.seed,
   };
   for (const filter of filters) {
     if (!filter.enabled(ctx.policy)) continue;

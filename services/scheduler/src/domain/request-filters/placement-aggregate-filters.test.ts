@@ -17,10 +17,24 @@ const AGGS: HostAggregate[] = [
   { uuid: 'agg-other', name: 'f', metadata: { owner: 'p1' } },
 ];
 
-function run(filter: RequestFilter, s = spec(), policy: Partial<SchedulerPolicy> = {}): { q: GetAllocationCandidatesRequest; r: RequestFilterResult } {
-  const q: GetAllocationCandidatesRequest = { groups: [], groupPolicy: '', limit: 0, rootRequired: [], rootForbidden: [], sameSubtree: [], seed: 0 };
+function run(
+  filter: RequestFilter,
+  s = spec(),
+  policy: Partial<SchedulerPolicy> = {},
+): { q: GetAllocationCandidatesRequest; r: RequestFilterResult } {
+  const q: GetAllocationCandidatesRequest = {
+    groups: [],
+    groupPolicy: '',
+    limit: 0,
+    rootRequired: [],
+    rootForbidden: [],
+    sameSubtree: [],
+    seed: 0,
+  };
   const p = { ...DEFAULT_POLICY, ...policy };
-  const r = filter.enabled(p) ? filter.apply(q, { spec: s, flavor: s.flavor!, image: s.image, policy: p, aggregates: AGGS }) : { kind: 'ok' as const };
+  const r = filter.enabled(p)
+    ? filter.apply(q, { spec: s, flavor: s.flavor!, image: s.image, policy: p, aggregates: AGGS })
+    : { kind: 'ok' as const };
   return { q, r };
 }
 
@@ -72,7 +86,10 @@ describe('require_image_type_support', () => {
 });
 
 describe('compute_status_filter', () => {
-  it.each([['default policy', {}], ['every flag off', { queryPlacementForAvailabilityZone: false }]])('always forbids COMPUTE_STATUS_DISABLED on the root (%s)', (_n, policy) => {
+  it.each([
+    ['default policy', {}],
+    ['every flag off', { queryPlacementForAvailabilityZone: false }],
+  ])('always forbids COMPUTE_STATUS_DISABLED on the root (%s)', (_n, policy) => {
     expect(run(computeStatusFilter, spec(), policy).q.rootForbidden).toEqual(['COMPUTE_STATUS_DISABLED']);
   });
 });

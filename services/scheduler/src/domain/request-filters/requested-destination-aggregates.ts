@@ -10,7 +10,10 @@ export const requestedDestinationAggregates: RequestFilter = {
   enabled: () => true,
   apply(query, ctx) {
     for (const entry of ctx.spec.requestedDestination?.aggregates ?? []) {
-      const uuids = entry.split(',').map((u) => u.trim()).filter((u) => u !== '');
+      const uuids = entry
+        .split(',')
+        .map((u) => u.trim())
+        .filter((u) => u !== '');
       if (uuids.length > 0) addOnce(unsuffixedGroup(query).memberOf, anyOf(uuids));
     }
     return OK;

@@ -4,7 +4,15 @@ import { DEFAULT_POLICY } from '../policy';
 import { traitsFromRequestSpec } from './traits-from-request-spec';
 
 function run(extraSpecs: Record<string, string>, img?: ImageMeta): GetAllocationCandidatesRequest {
-  const query: GetAllocationCandidatesRequest = { groups: [], groupPolicy: '', limit: 0, rootRequired: [], rootForbidden: [], sameSubtree: [], seed: 0 };
+  const query: GetAllocationCandidatesRequest = {
+    groups: [],
+    groupPolicy: '',
+    limit: 0,
+    rootRequired: [],
+    rootForbidden: [],
+    sameSubtree: [],
+    seed: 0,
+  };
   const f = flavor({ extraSpecs });
   traitsFromRequestSpec.apply(query, { spec: spec({ flavor: f }), flavor: f, image: img, policy: DEFAULT_POLICY, aggregates: [] });
   return query;
@@ -17,7 +25,12 @@ describe('traits_from_request_spec', () => {
     ['granular group trait', { 'trait1:CUSTOM_PHYSNET_A': 'required' }, undefined, [['1', ['CUSTOM_PHYSNET_A'], []]]],
     ['image required', {}, image({ properties: { 'trait:HW_NIC_SRIOV': 'required' } }), [['', ['HW_NIC_SRIOV'], []]]],
     ['image forbidden is ignored, as in Nova', {}, image({ properties: { 'trait:CUSTOM_X': 'forbidden' } }), []],
-    ['flavor and image merged once', { 'trait:A_T': 'required' }, image({ properties: { 'trait:A_T': 'required', 'trait:B_T': 'required' } }), [['', ['A_T', 'B_T'], []]]],
+    [
+      'flavor and image merged once',
+      { 'trait:A_T': 'required' },
+      image({ properties: { 'trait:A_T': 'required', 'trait:B_T': 'required' } }),
+      [['', ['A_T', 'B_T'], []]],
+    ],
     ['other scopes ignored', { 'hw:cpu_policy': 'dedicated', 'aggregate_instance_extra_specs:ssd': 'true' }, undefined, []],
   ])('%s', (_name, extraSpecs, img, expected) => {
     const q = run(extraSpecs, img);
@@ -26,7 +39,12 @@ describe('traits_from_request_spec', () => {
 
   it.each([
     ['a value other than required/forbidden', { 'trait:X_Y': 'preferred' }, undefined, /must be "required" or "forbidden"/],
-    ['a trait both required (image) and forbidden (flavor)', { 'trait:X_Y': 'forbidden' }, image({ properties: { 'trait:X_Y': 'required' } }), /both required and forbidden/],
+    [
+      'a trait both required (image) and forbidden (flavor)',
+      { 'trait:X_Y': 'forbidden' },
+      image({ properties: { 'trait:X_Y': 'required' } }),
+      /both required and forbidden/,
+    ],
   ])('refuses %s', (_name, extraSpecs, img, message) => {
     expect(() => run(extraSpecs, img)).toThrow(message);
   });

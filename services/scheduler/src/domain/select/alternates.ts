@@ -12,8 +12,12 @@ export interface Alternate {
  * the **same cell** as the chosen one, none of the hosts this request chose, each with a candidate
  * that still fits, taken in `ranked` order (filtered and weighed after every claim was made).
  */
-export function alternatesFor(chosen: HostState, ranked: readonly HostState[], chosenUuids: ReadonlySet<string>,
-  count: number): Alternate[] {
+export function alternatesFor(
+  chosen: HostState,
+  ranked: readonly HostState[],
+  chosenUuids: ReadonlySet<string>,
+  count: number,
+): Alternate[] {
   const out: Alternate[] = [];
   for (const host of ranked) {
     if (out.length >= count) break;

@@ -50,8 +50,10 @@ export async function claimOnHost(host: HostState, consumer: ClaimConsumer, deps
   for (;;) {
     const candidate = firstFittingCandidate(host);
     if (candidate === undefined) return { kind: 'no_capacity', retries };
-    const outcome = deps.migrationUuid === undefined ? await deps.claimer.claim(consumer, candidate, { replace: true })
-      : await deps.claimer.claimMove(consumer, candidate, deps.migrationUuid);
+    const outcome =
+      deps.migrationUuid === undefined
+        ? await deps.claimer.claim(consumer, candidate, { replace: true })
+        : await deps.claimer.claimMove(consumer, candidate, deps.migrationUuid);
     if (outcome.kind === 'claimed') return { kind: 'claimed', candidate, retries };
     if (outcome.kind === 'no_capacity') return { kind: 'no_capacity', retries };
     if (outcome.kind === 'group_policy') return { kind: 'group_policy', retries };

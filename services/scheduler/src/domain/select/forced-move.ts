@@ -31,8 +31,14 @@ export function forcedNoCapacityReason(instanceUuid: string, host: string): stri
  * and no alternate is returned. Placement still refuses a host without the capacity: NoValidHost
  * with Nova's message and the diagnosis. The caller undoes the move on NoValidHost or a throw.
  */
-export async function placeForcedMove(req: SelectDestinationsRequest, ctx: SchedulingContext, snapshot: HostStateSnapshot, indexes: RootIndexes,
-  claim: Omit<ClaimDeps, 'query' | 'snapshot'>, stats: { retries: number }): Promise<ForcedMoveResult> {
+export async function placeForcedMove(
+  req: SelectDestinationsRequest,
+  ctx: SchedulingContext,
+  snapshot: HostStateSnapshot,
+  indexes: RootIndexes,
+  claim: Omit<ClaimDeps, 'query' | 'snapshot'>,
+  stats: { retries: number },
+): Promise<ForcedMoveResult> {
   const instanceUuid = req.instanceUuids[0] as string;
   const host = req.spec.requestedDestination?.host ?? '';
   const gathered = await gatherHosts({ ...ctx, aggregates: [] }, [resourcesFromRequestSpec], snapshot, indexes);
@@ -42,7 +48,11 @@ export async function placeForcedMove(req: SelectDestinationsRequest, ctx: Sched
   const deps: ClaimDeps = { ...claim, snapshot, query: gathered.query };
   const placed = await placeInstances(gathered.hosts, [instanceUuid], NO_PIPELINE, ctx, seededPrng(req.spec.seed), deps, stats);
   if (placed.kind === 'no_valid_host') {
-    return { kind: 'no_valid_host', reason: forcedNoCapacityReason(instanceUuid, host), diagnosis: [...gathered.diagnosis, ...placed.diagnosis] };
+    return {
+      kind: 'no_valid_host',
+      reason: forcedNoCapacityReason(instanceUuid, host),
+      diagnosis: [...gathered.diagnosis, ...placed.diagnosis],
+    };
   }
   const p = placed.placements[0];
   if (p === undefined) throw new Error(`forced move of ${instanceUuid}: placed without a placement`);

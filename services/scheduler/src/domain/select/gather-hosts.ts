@@ -1,4 +1,9 @@
-import type { AllocationCandidate, FilterDiagnosis, GetAllocationCandidatesRequest, GetAllocationCandidatesResponse } from '@cellsched/wire';
+import type {
+  AllocationCandidate,
+  FilterDiagnosis,
+  GetAllocationCandidatesRequest,
+  GetAllocationCandidatesResponse,
+} from '@cellsched/wire';
 import type { HostStateSnapshot } from '../../ports';
 import { hostsCount } from '../filters/filter-pipeline';
 import type { HostState } from '../host-state';
@@ -10,13 +15,24 @@ import { restrictToRequestedHosts } from './requested-hosts';
 
 /** The hosts a decision starts from, or why there are none before any filter ran. */
 export type GatherResult =
-  | { readonly kind: 'hosts'; readonly query: GetAllocationCandidatesRequest; readonly hosts: HostState[]; readonly diagnosis: FilterDiagnosis[];
+  | {
+      readonly kind: 'hosts';
+      readonly query: GetAllocationCandidatesRequest;
+      readonly hosts: HostState[];
+      readonly diagnosis: FilterDiagnosis[];
       /** True when only a sample of placement's hosts was kept (the others may still fit). */
-      readonly sampled: boolean }
+      readonly sampled: boolean;
+    }
   | { readonly kind: 'no_valid_host'; readonly reason: string; readonly diagnosis: FilterDiagnosis[] };
 
 function describeQuery(query: GetAllocationCandidatesRequest): string {
-  return query.groups.map((g) => Object.entries(g.resources).map(([rc, n]) => `${rc}=${n}`).join(',')).join(' + ');
+  return query.groups
+    .map((g) =>
+      Object.entries(g.resources)
+        .map(([rc, n]) => `${rc}=${n}`)
+        .join(','),
+    )
+    .join(' + ');
 }
 
 /** An answer's candidates by every root provider they name, in placement's order. */
@@ -47,7 +63,7 @@ function buildRootIndex(resp: GetAllocationCandidatesResponse): RootIndex {
   for (const c of resp.allocationRequests) {
     for (const root of new Set(c.allocations.map((a) => rootOf(a.resourceProviderUuid, resp.providerSummaries)))) {
       let list = byRoot.get(root);
-      if (list === undefined) byRoot.set(root, list = []);
+      if (list === undefined) byRoot.set(root, (list = []));
       list.push(c);
     }
   }
@@ -58,8 +74,12 @@ function buildRootIndex(resp: GetAllocationCandidatesResponse): RootIndex {
  * `size` distinct roots drawn at random (seeded), and the answer restricted to their candidates.
  * O(size) expected draws, independent of how many hosts placement offered.
  */
-function sampleAnswer(resp: GetAllocationCandidatesResponse, index: RootIndex, size: number, rng: Prng):
-  { roots: string[]; resp: GetAllocationCandidatesResponse } {
+function sampleAnswer(
+  resp: GetAllocationCandidatesResponse,
+  index: RootIndex,
+  size: number,
+  rng: Prng,
+): { roots: string[]; resp: GetAllocationCandidatesResponse } {
   const picked = new Set<string>();
   while (picked.size < size) picked.add(index.roots[rng.int(index.roots.length)] as string);
   const candidates = new Set<AllocationCandidate>();
@@ -72,17 +92,28 @@ function sampleAnswer(resp: GetAllocationCandidatesResponse, index: RootIndex, s
  * candidates and summaries; the snapshot adds the compute node records; ignore_hosts and
  * requested_destination narrow the list. Reads only.
  */
-export async function gatherHosts(ctx: PlacementQueryContext, requestFilters: readonly RequestFilter[],
-  snapshot: HostStateSnapshot, indexes: RootIndexes, sample?: { readonly size: number; readonly rng: Prng }): Promise<GatherResult> {
+export async function gatherHosts(
+  ctx: PlacementQueryContext,
+  requestFilters: readonly RequestFilter[],
+  snapshot: HostStateSnapshot,
+  indexes: RootIndexes,
+  sample?: { readonly size: number; readonly rng: Prng },
+): Promise<GatherResult> {
   const built = buildPlacementQuery(ctx, requestFilters);
   if (built.kind === 'no_valid_host') {
-    return { kind: 'no_valid_host', reason: built.reason, diagnosis: [{ filter: built.filter, hostsBefore: 0, hostsAfter: 0, reason: built.reason }] };
+    return {
+      kind: 'no_valid_host',
+      reason: built.reason,
+      diagnosis: [{ filter: built.filter, hostsBefore: 0, hostsAfter: 0, reason: built.reason }],
+    };
   }
   const answer = await snapshot.getAllocationCandidates(built.query);
   const index = indexes.of(answer);
   const roots = index.roots;
   const placementLine: FilterDiagnosis = {
-    filter: 'allocation_candidates', hostsBefore: roots.length, hostsAfter: roots.length,
+    filter: 'allocation_candidates',
+    hostsBefore: roots.length,
+    hostsAfter: roots.length,
     reason: roots.length === 0 ? `placement has no allocation candidate for ${describeQuery(built.query)}` : '',
   };
   if (roots.length === 0) return { kind: 'no_valid_host', reason: placementLine.reason, diagnosis: [placementLine] };
@@ -93,9 +124,17 @@ export async function gatherHosts(ctx: PlacementQueryContext, requestFilters: re
   const nodes = await snapshot.getComputeNodes(looked);
   const states = hostStatesFromCandidates(resp, nodes, ctx.policy.defaultAvailabilityZone);
   const snapshotLine: FilterDiagnosis = {
-    filter: 'host_state_snapshot', hostsBefore: looked.length, hostsAfter: states.hosts.length,
+    filter: 'host_state_snapshot',
+    hostsBefore: looked.length,
+    hostsAfter: states.hosts.length,
     reason: states.unknownRoots.length > 0 ? `no compute node record of a discovered host (${hostsCount(states.unknownRoots.length)})` : '',
   };
   const restricted = restrictToRequestedHosts(states.hosts, ctx.spec);
-  return { kind: 'hosts', query: built.query, hosts: restricted.hosts, diagnosis: [placementLine, snapshotLine, ...restricted.diagnosis], sampled };
+  return {
+    kind: 'hosts',
+    query: built.query,
+    hosts: restricted.hosts,
+    diagnosis: [placementLine, snapshotLine, ...restricted.diagnosis],
+    sampled,
+  };
 }

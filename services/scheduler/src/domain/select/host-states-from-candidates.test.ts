@@ -4,11 +4,18 @@ import type { ComputeNodeRecord } from '../host-state';
 import { candidateRoot, candidateRoots, hostStatesFromCandidates } from './host-states-from-candidates';
 
 const summary = (uuid: string, root: string, resources: Record<string, [number, number]>): ProviderSummary => ({
-  uuid, name: uuid, rootProviderUuid: root, parentProviderUuid: root === uuid ? '' : root, traits: [], generation: 1, aggregates: [],
+  uuid,
+  name: uuid,
+  rootProviderUuid: root,
+  parentProviderUuid: root === uuid ? '' : root,
+  traits: [],
+  generation: 1,
+  aggregates: [],
   resources: Object.fromEntries(Object.entries(resources).map(([rc, [capacity, used]]) => [rc, { capacity, used }])),
 });
 const cand = (...parts: [string, Record<string, number>][]): AllocationCandidate => ({
-  allocations: parts.map(([resourceProviderUuid, resources]) => ({ resourceProviderUuid, resources })), mappings: {},
+  allocations: parts.map(([resourceProviderUuid, resources]) => ({ resourceProviderUuid, resources })),
+  mappings: {},
 });
 
 // cn1 has a child NUMA/PF provider; "shared" is a sharing DISK_GB provider (its own root).
@@ -27,7 +34,10 @@ const RESP: GetAllocationCandidatesResponse = {
     ghost: summary('ghost', 'ghost', { VCPU: [1, 0] }),
   },
 };
-const NODES = new Map<string, ComputeNodeRecord>([['cn1', record({ uuid: 'cn1' })], ['cn2', record({ uuid: 'cn2' })]]);
+const NODES = new Map<string, ComputeNodeRecord>([
+  ['cn1', record({ uuid: 'cn1' })],
+  ['cn2', record({ uuid: 'cn2' })],
+]);
 
 describe('candidate -> HostState mapping', () => {
   it.each([
@@ -41,7 +51,10 @@ describe('candidate -> HostState mapping', () => {
 
   it('groups candidates per compute node, keeps private usage per provider, reports unknown roots', () => {
     const out = hostStatesFromCandidates(RESP, NODES, 'nova');
-    expect(out.hosts.map((h) => [h.record.uuid, h.allocationCandidates.length])).toEqual([['cn1', 2], ['cn2', 1]]);
+    expect(out.hosts.map((h) => [h.record.uuid, h.allocationCandidates.length])).toEqual([
+      ['cn1', 2],
+      ['cn2', 1],
+    ]);
     expect(out.unknownRoots).toEqual(['ghost']);
     const cn1 = out.hosts[0]!;
     expect([...cn1.providers.keys()].sort()).toEqual(['cn1', 'cn1-pf', 'shared']);

@@ -19,8 +19,11 @@ export function rootOf(uuid: string, summaries: Readonly<Record<string, Provider
  * The compute node a candidate lands on: the first provider whose root is a known compute node
  * (a sharing provider's root is itself and is not a node), else the first provider's root.
  */
-export function candidateRoot(candidate: AllocationCandidate, summaries: Readonly<Record<string, ProviderSummary>>,
-  nodes: ReadonlyMap<string, ComputeNodeRecord>): string {
+export function candidateRoot(
+  candidate: AllocationCandidate,
+  summaries: Readonly<Record<string, ProviderSummary>>,
+  nodes: ReadonlyMap<string, ComputeNodeRecord>,
+): string {
   const roots = candidate.allocations.map((a) => rootOf(a.resourceProviderUuid, summaries));
   return roots.find((r) => nodes.has(r)) ?? roots[0] ?? '';
 }
@@ -42,8 +45,12 @@ function usageOf(summary: ProviderSummary | undefined): Map<string, ResourceUsag
 function newHostState(record: ComputeNodeRecord, defaultAz: string, summaries: Readonly<Record<string, ProviderSummary>>): HostState {
   const providers = new Map<string, Map<string, ResourceUsage>>([[record.uuid, usageOf(summaries[record.uuid])]]);
   return {
-    record, availabilityZone: hostAvailabilityZone(record.aggregates, defaultAz), allocationCandidates: [], providers,
-    numInstancesAdded: 0, numIoOps: record.numIoOps,
+    record,
+    availabilityZone: hostAvailabilityZone(record.aggregates, defaultAz),
+    allocationCandidates: [],
+    providers,
+    numInstancesAdded: 0,
+    numIoOps: record.numIoOps,
   };
 }
 
@@ -51,8 +58,11 @@ function newHostState(record: ComputeNodeRecord, defaultAz: string, summaries: R
  * Joins placement's candidates and provider summaries with the cells' compute node records into
  * one HostState per compute node, in placement's order. Pure.
  */
-export function hostStatesFromCandidates(resp: GetAllocationCandidatesResponse, nodes: ReadonlyMap<string, ComputeNodeRecord>,
-  defaultAz: string): HostStatesFromCandidates {
+export function hostStatesFromCandidates(
+  resp: GetAllocationCandidatesResponse,
+  nodes: ReadonlyMap<string, ComputeNodeRecord>,
+  defaultAz: string,
+): HostStatesFromCandidates {
   const byRoot = new Map<string, HostState>();
   const unknown = new Set<string>();
   const summaries = resp.providerSummaries;
@@ -64,10 +74,11 @@ export function hostStatesFromCandidates(resp: GetAllocationCandidatesResponse, 
       continue;
     }
     let host = byRoot.get(root);
-    if (host === undefined) byRoot.set(root, host = newHostState(record, defaultAz, summaries));
+    if (host === undefined) byRoot.set(root, (host = newHostState(record, defaultAz, summaries)));
     host.allocationCandidates.push(candidate);
     for (const a of candidate.allocations) {
-      if (!host.providers.has(a.resourceProviderUuid)) host.providers.set(a.resourceProviderUuid, usageOf(summaries[a.resourceProviderUuid]));
+      if (!host.providers.has(a.resourceProviderUuid))
+        host.providers.set(a.resourceProviderUuid, usageOf(summaries[a.resourceProviderUuid]));
     }
   }
   return { hosts: [...byRoot.values()], unknownRoots: [...unknown] };

@@ -57,22 +57,29 @@ const TOP_HOSTS = 5;
 export function rankHosts(hosts: readonly HostState[], pipeline: Pipeline, ctx: SchedulingContext, rng: Prng | undefined): Ranking {
   const filtered = runFilters(hosts, pipeline.filters, ctx);
   const weighed = weighHosts(filtered.hosts, pipeline.weighers, ctx.policy.weightMultipliers, ctx);
-  const ordered = rng === undefined ? weighed
-    : orderForClaim(weighed, ctx.policy.hostSubsetSize, ctx.policy.shuffleBestSameWeighedHosts, rng);
+  const ordered =
+    rng === undefined ? weighed : orderForClaim(weighed, ctx.policy.hostSubsetSize, ctx.policy.shuffleBestSameWeighedHosts, rng);
   const top = weighed.slice(0, TOP_HOSTS).map((w) => ({ host: w.host.record.host, weight: w.weight }));
   return { weighed: weighed.map((w) => w.host), ordered: ordered.map((w) => w.host), diagnosis: filtered.diagnosis, top };
 }
 
 function claimDiagnosis(tried: number, noCapacity: number, exhausted: number, groupRefused: number): FilterDiagnosis {
-  const parts = [noCapacity > 0 ? `no capacity left (${hostsCount(noCapacity)})` : '',
+  const parts = [
+    noCapacity > 0 ? `no capacity left (${hostsCount(noCapacity)})` : '',
     exhausted > 0 ? `concurrent updates exhausted retries (${hostsCount(exhausted)})` : '',
-    groupRefused > 0 ? `server group policy refused by placement (${hostsCount(groupRefused)})` : ''];
+    groupRefused > 0 ? `server group policy refused by placement (${hostsCount(groupRefused)})` : '',
+  ];
   return { filter: 'placement_claim', hostsBefore: tried, hostsAfter: 0, reason: parts.filter((p) => p !== '').join('; ') };
 }
 
 /** Tries the ranked hosts in order until one claim succeeds; updates the host and group in memory. */
-async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, ctx: SchedulingContext,
-  deps: ClaimDeps, stats: ClaimStats): Promise<Placement | FilterDiagnosis> {
+async function placeOne(
+  ordered: readonly HostState[],
+  consumer: ClaimConsumer,
+  ctx: SchedulingContext,
+  deps: ClaimDeps,
+  stats: ClaimStats,
+): Promise<Placement | FilterDiagnosis> {
   let noCapacity = 0;
   let exhausted = 0;
   let groupRefused = 0;
@@ -108,8 +115,15 @@ async function placeOne(ordered: readonly HostState[], consumer: ClaimConsumer, 
  * instances' claims, then claim on the best host, falling back down the ranking. Stops at the
  * first instance that cannot be placed (the caller releases every claim: all-or-nothing).
  */
-export async function placeInstances(hosts: readonly HostState[], instanceUuids: readonly string[], pipeline: Pipeline,
-  ctx: SchedulingContext, rng: Prng, deps: ClaimDeps, stats: ClaimStats): Promise<PlaceResult> {
+export async function placeInstances(
+  hosts: readonly HostState[],
+  instanceUuids: readonly string[],
+  pipeline: Pipeline,
+  ctx: SchedulingContext,
+  rng: Prng,
+  deps: ClaimDeps,
+  stats: ClaimStats,
+): Promise<PlaceResult> {
   const placements: Placement[] = [];
   let ranked: Ranking = { weighed: [], ordered: [], diagnosis: [], top: [] };
   for (const [index, instanceUuid] of instanceUuids.entries()) {
@@ -118,7 +132,12 @@ export async function placeInstances(hosts: readonly HostState[], instanceUuids:
     if (ranked.ordered.length === 0) {
       return { kind: 'no_valid_host', reason: `no host passed the filters${label}`, diagnosis: ranked.diagnosis };
     }
-    const consumer: ClaimConsumer = { consumerUuid: instanceUuid, projectId: ctx.spec.projectId, userId: ctx.spec.userId, group: ctx.group };
+    const consumer: ClaimConsumer = {
+      consumerUuid: instanceUuid,
+      projectId: ctx.spec.projectId,
+      userId: ctx.spec.userId,
+      group: ctx.group,
+    };
     const placed = await placeOne(ranked.ordered, consumer, ctx, deps, stats);
     if ('filter' in placed) {
       return { kind: 'no_valid_host', reason: `no host could be claimed${label}`, diagnosis: [...ranked.diagnosis, placed] };

@@ -5,7 +5,12 @@ import { refreshRemaining } from './refresh-after-refusal';
 
 const baseQuery: GetAllocationCandidatesRequest = {
   groups: [{ suffix: '', resources: { VCPU: 1 }, required: [], forbidden: [], memberOf: [], forbiddenMemberOf: [], inTree: '' }],
-  groupPolicy: '', limit: 3, rootRequired: [], rootForbidden: [], sameSubtree: [], seed: 1,
+  groupPolicy: '',
+  limit: 3,
+  rootRequired: [],
+  rootForbidden: [],
+  sameSubtree: [],
+  seed: 1,
 };
 
 /** Placement's fresh answer: a candidate per root with VCPU used. */
@@ -13,9 +18,21 @@ function fresh(roots: Readonly<Record<string, number>>): GetAllocationCandidates
   const entries = Object.entries(roots);
   return {
     allocationRequests: entries.map(([uuid]) => ({ allocations: [{ resourceProviderUuid: uuid, resources: { VCPU: 1 } }], mappings: {} })),
-    providerSummaries: Object.fromEntries(entries.map(([uuid, used]) => [uuid, {
-      uuid, name: uuid, rootProviderUuid: uuid, parentProviderUuid: '', resources: { VCPU: { capacity: 8, used } }, traits: [], generation: 2, aggregates: [],
-    }])),
+    providerSummaries: Object.fromEntries(
+      entries.map(([uuid, used]) => [
+        uuid,
+        {
+          uuid,
+          name: uuid,
+          rootProviderUuid: uuid,
+          parentProviderUuid: '',
+          resources: { VCPU: { capacity: 8, used } },
+          traits: [],
+          generation: 2,
+          aggregates: [],
+        },
+      ]),
+    ),
   };
 }
 
@@ -24,11 +41,22 @@ function deps(answer: GetAllocationCandidatesResponse, limit: number): { deps: C
   return {
     calls,
     deps: {
-      query: { ...baseQuery, limit }, maxConflictRetries: 3,
-      claimer: { claim: () => Promise.reject(new Error('unused')), claimMove: () => Promise.reject(new Error('unused')), revertMove: () => Promise.resolve(), release: () => Promise.resolve() },
+      query: { ...baseQuery, limit },
+      maxConflictRetries: 3,
+      claimer: {
+        claim: () => Promise.reject(new Error('unused')),
+        claimMove: () => Promise.reject(new Error('unused')),
+        revertMove: () => Promise.resolve(),
+        release: () => Promise.resolve(),
+      },
       snapshot: {
-        getAllocationCandidates: (_q, o) => { calls.push(o ?? {}); return Promise.resolve(answer); },
-        getComputeNodes: () => Promise.resolve(new Map()), getAggregates: () => Promise.resolve([]), getGroupMemberHosts: () => Promise.resolve(new Map()),
+        getAllocationCandidates: (_q, o) => {
+          calls.push(o ?? {});
+          return Promise.resolve(answer);
+        },
+        getComputeNodes: () => Promise.resolve(new Map()),
+        getAggregates: () => Promise.resolve([]),
+        getGroupMemberHosts: () => Promise.resolve(new Map()),
         getInstanceHosts: () => Promise.resolve(new Set()),
       },
     },
@@ -45,5 +73,10 @@ test.each([
   const out = await refreshRemaining(hosts, d.deps);
   expect(out.map((h) => h.record.uuid)).toEqual(kept);
   expect(d.calls).toEqual([{ fresh: true }]);
-  expect(out.find((h) => h.record.uuid === 'a')?.providers.get('a')?.get('VCPU')?.used).toBe(usedOnA);
+  expect(
+    out
+      .find((h) => h.record.uuid === 'a')
+      ?.providers.get('a')
+      ?.get('VCPU')?.used,
+  ).toBe(usedOnA);
 });

@@ -7,7 +7,7 @@ function rootsOf(fresh: GetAllocationCandidatesResponse): Map<string, GetAllocat
   const byRoot = new Map<string, GetAllocationCandidatesResponse['allocationRequests']>();
   for (const c of fresh.allocationRequests) {
     const first = c.allocations[0]?.resourceProviderUuid;
-    const root = first === undefined ? undefined : (fresh.providerSummaries[first]?.rootProviderUuid || first);
+    const root = first === undefined ? undefined : fresh.providerSummaries[first]?.rootProviderUuid || first;
     if (root !== undefined) byRoot.set(root, [...(byRoot.get(root) ?? []), c]);
   }
   return byRoot;

@@ -40,9 +40,11 @@ function moveProblems(req: SelectDestinationsRequest, move: MoveContext): string
   const problems: string[] = [];
   if (req.instanceUuids.length !== 1) problems.push(`a move schedules exactly one instance, got ${req.instanceUuids.length}`);
   if (move.migrationUuid === '') problems.push('move.migration_uuid is required');
-  if (move.migrationUuid !== '' && req.instanceUuids.includes(move.migrationUuid)) problems.push('move.migration_uuid must not be the instance uuid');
+  if (move.migrationUuid !== '' && req.instanceUuids.includes(move.migrationUuid))
+    problems.push('move.migration_uuid must not be the instance uuid');
   if (move.sourceHost === '') problems.push('move.source_host is required');
-  if (move.force === true && (req.spec.requestedDestination?.host ?? '') === '') problems.push('a forced move needs request_spec.requested_destination.host');
+  if (move.force === true && (req.spec.requestedDestination?.host ?? '') === '')
+    problems.push('a forced move needs request_spec.requested_destination.host');
   return problems;
 }
 
@@ -52,7 +54,8 @@ function problemsOf(req: SelectDestinationsRequest): string[] {
   if (req.instanceUuids.length === 0) problems.push('instance_uuids must not be empty');
   if (req.instanceUuids.some((u) => u === '')) problems.push('instance_uuids must not contain an empty uuid');
   if (new Set(req.instanceUuids).size !== req.instanceUuids.length) problems.push('instance_uuids must be distinct');
-  if (!Number.isInteger(req.numAlternates) || req.numAlternates < 0) problems.push(`num_alternates must be an integer >= 0, got ${req.numAlternates}`);
+  if (!Number.isInteger(req.numAlternates) || req.numAlternates < 0)
+    problems.push(`num_alternates must be an integer >= 0, got ${req.numAlternates}`);
   const group = req.spec.instanceGroup;
   if (group !== undefined && !(GROUP_POLICIES as readonly string[]).includes(group.policy)) {
     problems.push(`instance_group.policy must be one of ${GROUP_POLICIES.join(', ')}, got "${group.policy}"`);

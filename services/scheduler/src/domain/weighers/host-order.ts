@@ -7,8 +7,7 @@ import type { WeighedHost } from './weigh-hosts';
  * put it first; the rest keep their weighed order (they are the fallbacks if the claim fails).
  * Every random draw comes from the request's seeded PRNG.
  */
-export function orderForClaim(weighed: readonly WeighedHost[], hostSubsetSize: number, shuffleBest: boolean,
-  rng: Prng): WeighedHost[] {
+export function orderForClaim(weighed: readonly WeighedHost[], hostSubsetSize: number, shuffleBest: boolean, rng: Prng): WeighedHost[] {
   let ordered = weighed.slice();
   if (shuffleBest && ordered.length > 1) {
     const best = ordered[0]?.weight;

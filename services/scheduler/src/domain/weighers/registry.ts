@@ -11,13 +11,24 @@ import type { HostWeigher } from './types';
 
 /** Every weigher this scheduler knows, keyed by Nova's class name (the `weight_classes` values). */
 export const WEIGHER_REGISTRY: ReadonlyMap<string, HostWeigher> = new Map(
-  [ramWeigher, cpuWeigher, diskWeigher, ioOpsWeigher, buildFailureWeigher,
-    serverGroupSoftAffinityWeigher, serverGroupSoftAntiAffinityWeigher, crossCellWeigher].map((w) => [w.name, w]),
+  [
+    ramWeigher,
+    cpuWeigher,
+    diskWeigher,
+    ioOpsWeigher,
+    buildFailureWeigher,
+    serverGroupSoftAffinityWeigher,
+    serverGroupSoftAntiAffinityWeigher,
+    crossCellWeigher,
+  ].map((w) => [w.name, w]),
 );
 
 /** Unknown weigher names and multiplier options that no enabled weigher reads. */
-export function weigherProblems(names: readonly string[], multipliers: Readonly<Record<string, number>>,
-  registry: ReadonlyMap<string, HostWeigher> = WEIGHER_REGISTRY): string[] {
+export function weigherProblems(
+  names: readonly string[],
+  multipliers: Readonly<Record<string, number>>,
+  registry: ReadonlyMap<string, HostWeigher> = WEIGHER_REGISTRY,
+): string[] {
   const problems = names.filter((n) => !registry.has(n)).map((n) => `weight_classes: unknown weigher ${n}`);
   const options = new Set([...registry.values()].map((w) => w.multiplierOption));
   for (const key of Object.keys(multipliers)) if (!options.has(key)) problems.push(`unknown weight multiplier option ${key}`);
@@ -25,8 +36,11 @@ export function weigherProblems(names: readonly string[], multipliers: Readonly<
 }
 
 /** Resolves `weight_classes` in order. Throws InvalidSchedulerPolicy listing every problem. */
-export function resolveWeighers(names: readonly string[], multipliers: Readonly<Record<string, number>>,
-  registry: ReadonlyMap<string, HostWeigher> = WEIGHER_REGISTRY): HostWeigher[] {
+export function resolveWeighers(
+  names: readonly string[],
+  multipliers: Readonly<Record<string, number>>,
+  registry: ReadonlyMap<string, HostWeigher> = WEIGHER_REGISTRY,
+): HostWeigher[] {
   const problems = weigherProblems(names, multipliers, registry);
   if (problems.length > 0) throw new InvalidSchedulerPolicy(problems);
   return names.map((n) => registry.get(n) as HostWeigher);

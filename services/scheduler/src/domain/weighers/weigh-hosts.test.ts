@@ -9,9 +9,18 @@ describe('normalize (Nova min-max)', () => {
   it.each<[number[], number[]]>([
     [[], []],
     [[5], [0]],
-    [[3, 3, 3], [0, 0, 0]],
-    [[0, 5, 10], [0, 0.5, 1]],
-    [[-4, 0], [0, 1]],
+    [
+      [3, 3, 3],
+      [0, 0, 0],
+    ],
+    [
+      [0, 5, 10],
+      [0, 0.5, 1],
+    ],
+    [
+      [-4, 0],
+      [0, 1],
+    ],
   ])('%j -> %j', (input, output) => {
     expect(normalize(input)).toEqual(output);
   });
@@ -32,7 +41,10 @@ describe('weighHosts', () => {
 
   it('sums multiplier x normalized score over weighers', () => {
     const ws = weighHosts([a, b], resolveWeighers(['RAMWeigher', 'CPUWeigher'], {}), { cpu_weight_multiplier: 2 }, ctx());
-    expect(ws.map((w) => [w.host.record.uuid, w.weight])).toEqual([['a', 2], ['b', 1]]);
+    expect(ws.map((w) => [w.host.record.uuid, w.weight])).toEqual([
+      ['a', 2],
+      ['b', 1],
+    ]);
   });
 
   it('sinks a host with recent build failures below every healthy one', () => {
@@ -69,6 +81,8 @@ describe('weightMultiplier (aggregate override)', () => {
 describe('weigher registry', () => {
   it('lists unknown weighers and multiplier options', () => {
     expect(weigherProblems(['RAMWeigher', 'MetricsWeigher'], { ram_weight_multiplier: 1, ram_weight: 2 })).toEqual([
-      'weight_classes: unknown weigher MetricsWeigher', 'unknown weight multiplier option ram_weight']);
+      'weight_classes: unknown weigher MetricsWeigher',
+      'unknown weight multiplier option ram_weight',
+    ]);
   });
 });

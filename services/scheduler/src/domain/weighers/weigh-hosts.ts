@@ -23,8 +23,12 @@ export function normalize(values: readonly number[]): number[] {
  * its (possibly aggregate-overridden) multiplier and summed. Returns the hosts heaviest first; the
  * sort is stable, so equal weights keep the input order (the caller shuffles that with the seed).
  */
-export function weighHosts(hosts: readonly HostState[], weighers: readonly HostWeigher[],
-  multipliers: Readonly<Record<string, number>>, ctx: SchedulingContext): WeighedHost[] {
+export function weighHosts(
+  hosts: readonly HostState[],
+  weighers: readonly HostWeigher[],
+  multipliers: Readonly<Record<string, number>>,
+  ctx: SchedulingContext,
+): WeighedHost[] {
   const weighed: WeighedHost[] = hosts.map((host) => ({ host, weight: 0 }));
   for (const weigher of weighers) {
     const configured = multipliers[weigher.multiplierOption] ?? weigher.defaultMultiplier;

@@ -50,9 +50,15 @@ describe('raw weigher scores', () => {
 });
 
 describe('CrossCellWeigher', () => {
-  const dest = (cellUuid: string, allowCrossCellMove: boolean): Destination => ({ host: '', node: '', cellUuid, aggregates: [], allowCrossCellMove });
+  const dest = (cellUuid: string, allowCrossCellMove: boolean): Destination => ({
+    host: '',
+    node: '',
+    cellUuid,
+    aggregates: [],
+    allowCrossCellMove,
+  });
   it.each<[string, Destination | undefined, string, number]>([
-    ['cross-cell move, host in the instance\'s cell', dest('cell-1', true), 'cell-1', 1],
+    ["cross-cell move, host in the instance's cell", dest('cell-1', true), 'cell-1', 1],
     ['cross-cell move, host in another cell', dest('cell-1', true), 'cell-2', -1],
     ['move kept in its cell (the cell is a restriction)', dest('cell-1', false), 'cell-1', 0],
     ['cross-cell allowed but no cell named', dest('', true), 'cell-2', 0],
