@@ -18,7 +18,8 @@ export const SQL_SP_FLOAT_MAX = 3.40282e38;
 
 /**
  * Usable capacity: `(total - reserved) * allocation_ratio`, compared as a float exactly
- * as Placement's SQL capacity clause does.
+ * as Placement's SQL capacity clause does. Reads only (the candidates snapshot): the rule that
+ * decides a write is `placement_write()` (migrations/009_one_writer.sql).
  */
 export function capacityOf(inv: InventoryRecord): number {
   return (inv.total - inv.reserved) * inv.allocationRatio;

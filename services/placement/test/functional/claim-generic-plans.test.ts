@@ -1,12 +1,13 @@
 /**
  * `placement_claim` of migration 006 (generic plans, fewer statements, a new consumer inserted
- * with its final generation) against 005's, which it replaces: the same sequence of claims on a
- * database migrated up to 005 and on one with every migration gives the same answers, the same
+ * with its final generation) against 005's, which it replaced: the same sequence of claims on a
+ * database migrated up to 005 and on one migrated up to 006 gives the same answers, the same
  * consumer rows (generation, owner, updated_at set or not), allocations, provider generations and
  * change-log rows, step by step. The sequence takes every branch: a new consumer, the same claim
  * retried (replaced, not doubled), a refusal of a new consumer (nothing left), allocations held
  * without a consumer row, a new consumer claiming nothing, a release, generation checks, a change
- * of project.
+ * of project. Both are history since migration 009 (placement_write, which no longer bumps a
+ * provider a consumer only leaves): the second test runs the live function.
  */
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import { placementTestDatabase } from './candidates-fixture';
 
 const MIGRATIONS = join(__dirname, '../../migrations');
 let upTo005: string;
+let upTo006: string;
 let before: TestDatabase;
 let after: TestDatabase;
 
@@ -37,9 +39,11 @@ async function seed(db: TestDatabase): Promise<void> {
 
 beforeAll(async () => {
   upTo005 = mkdtempSync(join(tmpdir(), 'placement-005-'));
+  upTo006 = mkdtempSync(join(tmpdir(), 'placement-006-'));
   for (const f of readdirSync(MIGRATIONS).filter((n) => /^00[1-5]_.*\.sql$/.test(n))) copyFileSync(join(MIGRATIONS, f), join(upTo005, f));
+  for (const f of readdirSync(MIGRATIONS).filter((n) => /^00[1-6]_.*\.sql$/.test(n))) copyFileSync(join(MIGRATIONS, f), join(upTo006, f));
   before = await createTestDatabase({ kind: 'placement', migrationsDir: upTo005, prefix: 'claim_005' });
-  after = await placementTestDatabase('claim_006');
+  after = await createTestDatabase({ kind: 'placement', migrationsDir: upTo006, prefix: 'claim_006' });
   await seed(before);
   await seed(after);
 });
@@ -47,6 +51,7 @@ afterAll(async () => {
   await before?.drop();
   await after?.drop();
   rmSync(upTo005, { recursive: true, force: true });
+  rmSync(upTo006, { recursive: true, force: true });
 });
 
 const on = (rp: string, resources: Record<string, number>) => ({ providerUuid: rp, resources });
