@@ -9,6 +9,8 @@ import { IMAGE, Stack, waitFor } from './harness';
 // - IoOpsWeigher (io_ops_weight_multiplier -10 here, an operator's choice: Nova's default -1.0 weighs
 //   as much as one resource weigher): a host with a build in flight (io_workload) is passed over
 //   though it is the emptiest; once the build ends, the same host takes the next boot.
+// - ComputeCapabilitiesFilter: a flavor's `capabilities:cpu_info:arch` is matched against the
+//   cpu_info each host reported.
 const SEED = Number(process.env.CELLSCHED_E2E_SEED ?? Date.now() % 100000);
 const stack = new Stack(`e2ehost${SEED}`, 3900 + (SEED % 100));
 const H = (n: number): string => `cell1-compute-${n}`;
@@ -144,6 +146,31 @@ test('BuildFailureWeigher: once a host failed a build, the next boots go elsewhe
   } finally {
     await stack.setFaults({ failingHosts: [] });
   }
+});
+
+test('ComputeCapabilitiesFilter: a flavor asking capabilities:cpu_info:arch lands on the host whose cpu_info says it, or nowhere', async () => {
+  const flavor = async (name: string, arch: string): Promise<string> => {
+    const f = await stack.api<{ flavor: { id: string } }>('POST', '/flavors', { flavor: { name, ram: 512, vcpus: 1, disk: 1 } });
+    expect(f.status).toBe(200);
+    const specs = await stack.api('POST', `/flavors/${f.body.flavor.id}/os-extra_specs`, {
+      extra_specs: { 'capabilities:cpu_info:arch': arch },
+    });
+    expect(specs.status).toBe(200);
+    return f.body.flavor.id;
+  };
+  const bootFlavor = async (name: string, flavorRef: string): Promise<Server> => {
+    const r = await stack.api<{ server: { id: string } }>('POST', '/servers', {
+      server: { name, flavorRef, imageRef: IMAGE, networks: 'none' },
+    });
+    expect(r.status).toBe(202);
+    return settled(r.body.server.id);
+  };
+  const arm = await flavor('caps-aarch64', 'aarch64');
+  const servers = await Promise.all([1, 2, 3].map((i) => bootFlavor(`caps-arm-${i}`, arm)));
+  expect(servers.map((s) => `${s.status} ${s['OS-EXT-SRV-ATTR:host'] ?? ''}`)).toEqual([1, 2, 3].map(() => `ACTIVE ${H(3)}`));
+  const none = await bootFlavor('caps-s390x', await flavor('caps-s390x', 's390x'));
+  expect(none.status).toBe('ERROR');
+  expect(none.fault?.message).toContain('No valid host');
 });
 
 test('IoOpsWeigher: the emptiest host is passed over while a build is in flight on it, and takes the next boot once it ended', async () => {

@@ -20,3 +20,13 @@ export const placementGrpcConfigSchema = defineConfig({
     help: 'Per-attempt deadline of placement calls.',
   },
 });
+
+/**
+ * `placementUrl` (CELLSCHED_PLACEMENT_URL, default http://127.0.0.1:8778): placement's REST
+ * endpoint, for the services that read or write there; `help` says what the service does with it.
+ */
+export function placementUrlConfigSchema(help: string) {
+  return defineConfig({
+    placementUrl: { type: 'url', env: 'CELLSCHED_PLACEMENT_URL', protocols: ['http:', 'https:'], default: 'http://127.0.0.1:8778', help },
+  });
+}

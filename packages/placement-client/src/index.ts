@@ -5,7 +5,7 @@
  * traits with generation-conflict retries).
  */
 export { PlacementClient, type PlacementClientOptions, type PlacementGrpc } from './placement-client';
-export { placementGrpcConfigSchema } from './config-schema';
+export { placementGrpcConfigSchema, placementUrlConfigSchema } from './config-schema';
 export {
   claimOutcome,
   PLACEMENT_CAPACITY_EXCEEDED,

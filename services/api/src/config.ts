@@ -1,3 +1,4 @@
+import { placementUrlConfigSchema } from '@cellsched/placement-client';
 import { defineConfig, type Config } from '@cellsched/config';
 import { telemetryConfigSchema } from '@cellsched/telemetry';
 
@@ -76,13 +77,7 @@ export const apiConfigSchema = defineConfig({
     default: '15m',
     help: 'Age after which a server action intent still not applied is given up: the super-conductor is told (it records the action as failed, never taken up), then the intent is cleared (the server leaves its pending task_state).',
   },
-  placementUrl: {
-    type: 'url',
-    env: 'CELLSCHED_PLACEMENT_URL',
-    protocols: ['http:', 'https:'],
-    default: 'http://127.0.0.1:8778',
-    help: "Placement's REST endpoint (os-aggregates mirrors host membership on the compute nodes' providers).",
-  },
+  ...placementUrlConfigSchema("Placement's REST endpoint (os-aggregates mirrors host membership on the compute nodes' providers)."),
   defaultAvailabilityZone: { type: 'string', env: 'CELLSCHED_DEFAULT_AZ', default: 'nova', help: "Nova's default_availability_zone." },
   migrate: {
     type: 'bool',

@@ -1,5 +1,5 @@
 import { defineConfig } from '@cellsched/config';
-import { placementGrpcConfigSchema } from '@cellsched/placement-client';
+import { placementGrpcConfigSchema, placementUrlConfigSchema } from '@cellsched/placement-client';
 import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
 /** The cell conductor's options, as data; loaded by main.ts. Credentials are its cell's only. */
@@ -22,13 +22,7 @@ export const cellConductorConfigSchema = defineConfig({
     help: "RabbitMQ URL of this cell's vhost, with this cell's user (nothing else).",
   },
   ...placementGrpcConfigSchema,
-  placementUrl: {
-    type: 'url',
-    env: 'CELLSCHED_PLACEMENT_URL',
-    protocols: ['http:', 'https:'],
-    default: 'http://127.0.0.1:8778',
-    help: "Placement's REST endpoint (the allocation audit reads provider allocations).",
-  },
+  ...placementUrlConfigSchema("Placement's REST endpoint (the allocation audit reads provider allocations)."),
   auditIntervalMs: {
     type: 'int',
     env: 'CELLSCHED_AUDIT_INTERVAL_MS',

@@ -1,3 +1,4 @@
+import { placementUrlConfigSchema } from '@cellsched/placement-client';
 import { defineConfig } from '@cellsched/config';
 import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
@@ -12,13 +13,7 @@ export const simulatedComputeConfigSchema = defineConfig({
     secret: true,
     help: "RabbitMQ URL of this cell's vhost, with this cell's user.",
   },
-  placementUrl: {
-    type: 'url',
-    env: 'CELLSCHED_PLACEMENT_URL',
-    protocols: ['http:', 'https:'],
-    default: 'http://127.0.0.1:8778',
-    help: "Placement's REST endpoint.",
-  },
+  ...placementUrlConfigSchema("Placement's REST endpoint."),
   hosts: { type: 'int', env: 'CELLSCHED_COMPUTE_HOSTS', default: 10, min: 1, max: 5000, help: 'How many hosts this process simulates.' },
   hostPrefix: { type: 'string', env: 'CELLSCHED_COMPUTE_HOST_PREFIX', default: 'compute-', help: 'Host names are <prefix><n>.' },
   firstHost: { type: 'int', env: 'CELLSCHED_COMPUTE_FIRST_HOST', default: 1, min: 0, max: 1000000, help: 'Number of the first host.' },

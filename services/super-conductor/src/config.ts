@@ -1,5 +1,5 @@
 import { defineConfig, type Config } from '@cellsched/config';
-import { placementGrpcConfigSchema } from '@cellsched/placement-client';
+import { placementGrpcConfigSchema, placementUrlConfigSchema } from '@cellsched/placement-client';
 import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
 /**
@@ -60,13 +60,7 @@ export const superConductorConfigSchema = defineConfig({
     help: 'Per-attempt deadline of SelectDestinations.',
   },
   ...placementGrpcConfigSchema,
-  placementUrl: {
-    type: 'url',
-    env: 'CELLSCHED_PLACEMENT_URL',
-    protocols: ['http:', 'https:'],
-    default: 'http://127.0.0.1:8778',
-    help: "Placement's REST endpoint (os-services: COMPUTE_STATUS_DISABLED).",
-  },
+  ...placementUrlConfigSchema("Placement's REST endpoint (os-services: COMPUTE_STATUS_DISABLED)."),
   buildTimeoutMs: {
     type: 'int',
     env: 'CELLSCHED_BUILD_TIMEOUT_MS',

@@ -50,6 +50,8 @@ export class CellNotOpenError extends Error {
 export class CellRegistry {
   private readonly set: CellSet<CellHandle>;
   private inFlight: Promise<CellSetReport> | undefined;
+  /** The read that follows the one in flight (see {@link refresh}). */
+  private queued: Promise<CellSetReport> | undefined;
 
   constructor(
     private readonly apiDb: ApiQueryable,
@@ -73,21 +75,32 @@ export class CellRegistry {
   }
 
   /**
-   * Re-reads `cell_mappings` and opens, reopens or closes cells to match; concurrent calls
-   * share one read. Logs what changed. Throws only when the API DB cannot be read (the open
-   * cells stay as they are); a cell that fails to open is logged and retried on the next call.
+   * Re-reads `cell_mappings` and opens, reopens or closes cells to match. The read starts after
+   * the call: while one is under way (it may have read before the caller's change), one more
+   * follows it, shared by every call made meanwhile. Logs what changed. Throws only when the API
+   * DB cannot be read (the open cells stay as they are); a cell that fails to open is logged and
+   * retried on the next call.
    */
   refresh(): Promise<CellSetReport> {
-    this.inFlight ??= listCellMappings(this.apiDb)
-      .then((m) => this.set.apply(m))
-      .then((r) => {
-        this.report(r);
-        return r;
-      })
-      .finally(() => {
-        this.inFlight = undefined;
+    if (this.inFlight === undefined) {
+      this.inFlight = listCellMappings(this.apiDb)
+        .then((m) => this.set.apply(m))
+        .then((r) => {
+          this.report(r);
+          return r;
+        })
+        .finally(() => {
+          this.inFlight = undefined;
+        });
+      return this.inFlight;
+    }
+    this.queued ??= this.inFlight
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.refresh();
       });
-    return this.inFlight;
+    return this.queued;
   }
 
   /** The open cell (or cell0) with this uuid; throws {@link CellNotOpenError} (and re-reads the mappings) otherwise. */
@@ -125,6 +138,7 @@ export class CellRegistry {
 
   /** Closes every open cell (pools and buses). */
   async close(): Promise<void> {
+    await this.queued?.catch(() => undefined);
     await this.inFlight?.catch(() => undefined);
     await this.set.close();
   }

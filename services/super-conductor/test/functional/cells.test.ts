@@ -165,6 +165,21 @@ test("a mapping that shares another cell's vhost is refused and changes nothing;
   expect((await registry.refresh()).failed).toEqual([]);
 }, 30_000);
 
+test('a refresh asked while one is under way reads after it: a change made meanwhile is seen', async () => {
+  const first = registry.refresh();
+  const second = registry.refresh();
+  expect(second).not.toBe(first); // the read under way may have started before the caller's change
+  expect(registry.refresh()).toBe(second); // calls made meanwhile share the one read that follows
+  await Promise.all([first, second]);
+  const before = registry.refresh();
+  await setCellMappingDisabled(apiDb.pool, CELL1, true);
+  const after = registry.refresh();
+  await before;
+  expect((await after).updated.map((m) => m.uuid)).toEqual([CELL1]);
+  await setCellMappingDisabled(apiDb.pool, CELL1, false);
+  expect((await registry.refresh()).updated.map((m) => m.uuid)).toEqual([CELL1]);
+});
+
 test('a deleted cell is closed: its pool ends, casts through it are refused, lookups miss', async () => {
   const cell2 = registry.cell(CELL2);
   await cell2.pool.query('SELECT 1');

@@ -7,7 +7,9 @@
 import { FAILURE_CODES } from '@cellsched/wire';
 import type { RescheduleDecision } from '../reschedule';
 import { LIFECYCLE_STEPS, unshelveFailed, type StepHandler } from './lifecycle-steps';
-import { MOVE_STEPS } from './move-steps';
+import { EVACUATE_STEPS } from './evacuate-steps';
+import { LIVE_MIGRATION_STEPS } from './live-migration-steps';
+import { RESIZE_STEPS } from './resize-steps';
 import { GUEST_CREATING_STEPS, MIGRATION_FINAL, stepKey } from './steps';
 import { exhaustedFault, moveFailed, stepEvent, type AlternatesNeeded, type StepContext } from './transitions';
 import type { ActionSnapshot, StepReport, Transition } from './types';
@@ -24,7 +26,7 @@ export type StepVerdict =
   /** A destination failed and alternates are left: claim them (the flow), then {@link afterAlternates}. */
   | { readonly kind: 'alternates'; readonly context: StepContext; readonly needed: AlternatesNeeded };
 
-const HANDLERS: Readonly<Record<string, StepHandler>> = { ...LIFECYCLE_STEPS, ...MOVE_STEPS };
+const HANDLERS: Readonly<Record<string, StepHandler>> = { ...LIFECYCLE_STEPS, ...RESIZE_STEPS, ...LIVE_MIGRATION_STEPS, ...EVACUATE_STEPS };
 
 /**
  * Whether a failed report says the host never did the step (the watchdog's verdict on a silent or

@@ -240,6 +240,7 @@ function snapshotOf(
     aggregateUuidById: names.aggregateUuidById,
     hasTrees: treeNodes > 0,
     treeNodes,
+    memo: {},
   };
 }
 

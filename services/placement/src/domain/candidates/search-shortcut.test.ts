@@ -82,6 +82,7 @@ function snapshot(r: (n: number) => number, trees: boolean, sharing: boolean): C
     aggregateUuidById: new Map(AGGS.map((u, id) => [id, u])),
     hasTrees: treeNodes > 0,
     treeNodes,
+    memo: {},
   };
 }
 

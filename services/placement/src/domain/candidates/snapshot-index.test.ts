@@ -59,6 +59,7 @@ function snap(providers: ProviderMap): CandidateSnapshot {
     aggregateUuidById: empty,
     hasTrees: false,
     treeNodes: 0,
+    memo: {},
   };
 }
 

@@ -10,22 +10,9 @@
  * Pure caches: the answers are what a scan of `snap.providers` gives.
  */
 import { capacityOf } from '../capacity';
-import type { CandidateSnapshot, InventoryUsage, ProviderNode } from './types';
+import type { CandidateSnapshot, ClassIndex, InventoryUsage, ProviderNode, SnapshotIndexes } from './types';
 
-/**
- * The providers with an inventory of one class, columns in id order (nodes are looked up
- * by id: a successor shares every column its changes leave equal).
- */
-export interface ClassIndex {
-  readonly ids: Int32Array;
-  readonly rootIds: Int32Array;
-  readonly used: Float64Array;
-  /** `(total - reserved) * allocation_ratio`, as the capacity rule computes it. */
-  readonly capacity: Float64Array;
-  readonly minUnit: Float64Array;
-  readonly maxUnit: Float64Array;
-  readonly stepSize: Float64Array;
-}
+export type { ClassIndex } from './types';
 
 type Column = Exclude<keyof ClassIndex, 'ids'>;
 const COLUMNS: readonly Column[] = ['rootIds', 'used', 'capacity', 'minUnit', 'maxUnit', 'stepSize'];
@@ -41,22 +28,8 @@ function rowOf(p: ProviderNode, inv: InventoryUsage): Record<Column, number> {
   };
 }
 
-interface Indexes {
-  readonly classes: Map<number, ClassIndex>;
-  readonly traits: Map<number, readonly number[]>;
-  readonly aggregates: Map<number, readonly number[]>;
-  /** Key 0: providers whose root is another provider. */
-  readonly rooted: Map<number, readonly number[]>;
-}
-
-/** Successor links: snapshot -> the one it was derived from and the provider ids that differ. */
-const lineage = new WeakMap<CandidateSnapshot, { readonly prev: CandidateSnapshot; readonly changed: readonly number[] }>();
-const indexes = new WeakMap<CandidateSnapshot, Indexes>();
-
-function indexesOf(snap: CandidateSnapshot): Indexes {
-  let ix = indexes.get(snap);
-  if (!ix) indexes.set(snap, (ix = { classes: new Map(), traits: new Map(), aggregates: new Map(), rooted: new Map() }));
-  return ix;
+function indexesOf(snap: CandidateSnapshot): SnapshotIndexes {
+  return (snap.memo.indexes ??= { classes: new Map(), traits: new Map(), aggregates: new Map(), rooted: new Map() });
 }
 
 /**
@@ -64,8 +37,8 @@ function indexesOf(snap: CandidateSnapshot): Indexes {
  * removed). Only one generation is kept: `prev` forgets its own predecessor.
  */
 export function noteDerivedSnapshot(next: CandidateSnapshot, prev: CandidateSnapshot, changed: readonly number[]): void {
-  lineage.delete(prev);
-  lineage.set(next, { prev, changed });
+  prev.memo.derivedFrom = undefined;
+  next.memo.derivedFrom = { prev, changed };
 }
 
 function buildClass(snap: CandidateSnapshot, rcId: number): ClassIndex {
@@ -132,8 +105,8 @@ export function classIndex(snap: CandidateSnapshot, rcId: number): ClassIndex {
   const own = indexesOf(snap).classes;
   let ix = own.get(rcId);
   if (ix) return ix;
-  const link = lineage.get(snap);
-  const prev = link ? indexes.get(link.prev)?.classes.get(rcId) : undefined;
+  const link = snap.memo.derivedFrom;
+  const prev = link ? link.prev.memo.indexes?.classes.get(rcId) : undefined;
   ix = (prev && link && patchClass(prev, snap, rcId, link.changed)) || buildClass(snap, rcId);
   own.set(rcId, ix);
   return ix;
@@ -146,8 +119,8 @@ function memberIds(snap: CandidateSnapshot, kind: MemberKind, id: number): reado
   let ids = own.get(id);
   if (ids) return ids;
   const has = (p: ProviderNode | undefined): boolean => p !== undefined && (kind === 'rooted' ? p.rootId !== p.id : p[kind].has(id));
-  const link = lineage.get(snap);
-  const prev = link ? indexes.get(link.prev)?.[kind].get(id) : undefined;
+  const link = snap.memo.derivedFrom;
+  const prev = link ? link.prev.memo.indexes?.[kind].get(id) : undefined;
   if (prev && link) {
     const changed = new Set(link.changed);
     const added = link.changed.filter((x) => has(snap.providers.get(x))).sort((a, b) => a - b);

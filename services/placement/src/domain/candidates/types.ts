@@ -78,6 +78,43 @@ export interface CandidateSnapshot {
   readonly hasTrees: boolean;
   /** How many providers have a parent (kept up to date incrementally). */
   readonly treeNodes: number;
+  /** What is derived from this snapshot, kept with it (snapshot-index.ts fills it on first use): `{}` when made. */
+  readonly memo: SnapshotMemo;
+}
+
+/**
+ * What is derived from one snapshot and lives as long as it: its search indexes, built lazily,
+ * and the snapshot it was derived from (with the providers that differ), whose indexes the new
+ * ones are patched from. Why on the snapshot, not in a module-level map: the cache is the
+ * snapshot's own, passed wherever the snapshot is.
+ */
+export interface SnapshotMemo {
+  derivedFrom?: { readonly prev: CandidateSnapshot; readonly changed: readonly number[] };
+  indexes?: SnapshotIndexes;
+}
+
+/**
+ * The providers with an inventory of one class, columns in id order (nodes are looked up
+ * by id: a successor shares every column its changes leave equal).
+ */
+export interface ClassIndex {
+  readonly ids: Int32Array;
+  readonly rootIds: Int32Array;
+  readonly used: Float64Array;
+  /** `(total - reserved) * allocation_ratio`, as the capacity rule computes it. */
+  readonly capacity: Float64Array;
+  readonly minUnit: Float64Array;
+  readonly maxUnit: Float64Array;
+  readonly stepSize: Float64Array;
+}
+
+/** A snapshot's search indexes, per resource class, trait and aggregate id. */
+export interface SnapshotIndexes {
+  readonly classes: Map<number, ClassIndex>;
+  readonly traits: Map<number, readonly number[]>;
+  readonly aggregates: Map<number, readonly number[]>;
+  /** Key 0: providers whose root is another provider. */
+  readonly rooted: Map<number, readonly number[]>;
 }
 
 /** One resource class amount taken from one provider. */

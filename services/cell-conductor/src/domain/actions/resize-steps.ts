@@ -1,34 +1,17 @@
 /**
- * The moves, step by step: cold migrate and resize (prep_resize on the destination, resize_instance
- * on the source, finish_resize on the destination → VERIFY_RESIZE), confirm and revert, live
- * migration, evacuation. Placement: the super-conductor's scheduling claimed the destination with
- * ClaimMove (the source allocation is the migration's); an alternate is claimed the same way; a failed
- * move and a revert put the source back with RevertMove; confirm and a finished live migration
- * release the migration; an evacuation's migration keeps the source until the source is heard from.
+ * Cold migrate and resize, step by step: prep_resize on the destination, resize_instance on the
+ * source, finish_resize on the destination -> VERIFY_RESIZE; then confirm (confirm_resize on the
+ * source) or revert (revert_resize on the destination, finish_revert_resize on the source), and a
+ * failed move's rollback the same way. Placement: the super-conductor's scheduling claimed the
+ * destination with ClaimMove (the source allocation is the migration's); an alternate is claimed
+ * the same way; a failed move and a revert put the source back with RevertMove; confirm releases
+ * the migration.
  */
 import { ACTION, POWER, STEP, TASK } from './steps';
 import type { StepHandler } from './lifecycle-steps';
-import {
-  advanceTo,
-  backOnSource,
-  destOf,
-  done,
-  exhaustedFault,
-  failed,
-  moveFailed,
-  runningAs,
-  sourceOf,
-  stepEvent,
-  type StepContext,
-  type StepOutcome,
-} from './transitions';
+import { onDestinationFailure } from './move-destination';
+import { advanceTo, backOnSource, destOf, done, failed, moveFailed, runningAs, sourceOf, stepEvent, type StepContext } from './transitions';
 import type { Transition } from './types';
-
-/** A destination step failed: the next alternate (ClaimMove), or the move fails when none is left (MaxRetriesExceeded once one was retried). */
-function onDestinationFailure(c: StepContext, reason: string): StepOutcome {
-  if (c.task.hostList.length > 0) return { kind: 'alternates', claim: 'move', alternates: c.task.hostList, reason };
-  return moveFailed(c, reason, c.task.attempt > 1 ? { fault: exhaustedFault(c, reason, []) } : {});
-}
 
 /** Whether this revert step is a failed move's rollback (not the user's revertResize). */
 const rollingBack = (c: StepContext): boolean => c.task.action !== ACTION.revertResize;
@@ -66,7 +49,7 @@ function confirmedWithoutSource(c: StepContext, reason: string): Transition {
   return { ...confirmed(c), events: [stepEvent(c, false, details)], terminate: [src] };
 }
 
-const COLD: Readonly<Record<string, StepHandler>> = {
+export const RESIZE_STEPS: Readonly<Record<string, StepHandler>> = {
   [STEP.prepResize]: {
     ok: (c) =>
       advanceTo(
@@ -135,57 +118,3 @@ const COLD: Readonly<Record<string, StepHandler>> = {
     fail: (c, reason) => revertFailed(c, reason, []),
   },
 };
-
-const LIVE: Readonly<Record<string, StepHandler>> = {
-  [STEP.preLiveMigration]: {
-    ok: (c) =>
-      advanceTo(c, { step: STEP.liveMigration, host: sourceOf(c).host, attempt: c.task.attempt }, { migration: { status: 'running' } }),
-    fail: onDestinationFailure,
-  },
-  [STEP.liveMigration]: {
-    ok: (c) => advanceTo(c, { step: STEP.postLiveMigration, host: sourceOf(c).host, attempt: c.task.attempt }),
-    fail: (c, reason) =>
-      advanceTo(
-        c,
-        { step: STEP.rollbackLiveMigration, host: destOf(c).host, attempt: c.task.attempt, failure: reason },
-        { failedWith: reason },
-      ),
-  },
-  [STEP.postLiveMigration]: {
-    ok: (c) => liveMigrated(c, []),
-    // NOTE: the guest runs on the destination already; the source's copy goes with a terminate
-    fail: (c, reason) => ({ ...liveMigrated(c, [sourceOf(c).host]), events: [stepEvent(c, false, reason)] }),
-  },
-  [STEP.rollbackLiveMigration]: {
-    ok: (c) => ({ ...moveFailed(c, c.task.failure ?? 'live migration failed'), events: [stepEvent(c, true)] }),
-    fail: (c, reason) =>
-      moveFailed(c, `${c.task.failure ?? 'live migration failed'}; rollback failed: ${reason}`, { terminate: [destOf(c).host] }),
-  },
-};
-
-/** A live migration is over: the instance is on the destination, the migration's source allocation released. */
-function liveMigrated(c: StepContext, terminate: readonly string[]): Transition {
-  const d = destOf(c);
-  return {
-    ...done(c, {
-      placement: [{ op: 'release_migration' }],
-      migration: { status: 'completed' },
-      instance: { host: d.host, node: d.node, taskState: null, vmState: c.task.priorVmState },
-    }),
-    ...(terminate.length > 0 ? { terminate } : {}),
-  };
-}
-
-const EVACUATE: Readonly<Record<string, StepHandler>> = {
-  // NOTE: `done`, not `completed`: the migration keeps the source allocation until the source is heard from (destroy_evacuated)
-  [STEP.rebuildEvacuated]: {
-    ok: (c) =>
-      done(c, {
-        migration: { status: 'done' },
-        instance: { ...runningAs(c.task.priorVmState, POWER.running), taskState: null, host: destOf(c).host, node: destOf(c).node },
-      }),
-    fail: onDestinationFailure,
-  },
-};
-
-export const MOVE_STEPS: Readonly<Record<string, StepHandler>> = { ...COLD, ...LIVE, ...EVACUATE };
