@@ -1,4 +1,4 @@
-import { defineConfig } from '@cellsched/config';
+import { buildTimeoutOption, defineConfig, serviceDownTimeOption } from '@cellsched/config';
 import { placementGrpcConfigSchema, placementUrlConfigSchema } from '@cellsched/placement-client';
 import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
@@ -39,22 +39,10 @@ export const cellConductorConfigSchema = defineConfig({
     max: 86400000,
     help: 'A suspicious allocation is healed only if a later audit, this long after, still finds it (claims in flight are not leaks).',
   },
-  buildTimeoutMs: {
-    type: 'int',
-    env: 'CELLSCHED_BUILD_TIMEOUT_MS',
-    default: 300000,
-    min: 1000,
-    max: 86400000,
-    help: 'Build deadline set on each rescheduled attempt (the watchdog reads it).',
-  },
-  serviceDownTimeMs: {
-    type: 'int',
-    env: 'CELLSCHED_SERVICE_DOWN_TIME_MS',
-    default: 60000,
-    min: 1000,
-    max: 86400000,
-    help: "Nova's service_down_time: a compute whose last heartbeat is older is down (the watchdog retries its lost builds).",
-  },
+  buildTimeoutMs: buildTimeoutOption('Build deadline set on each rescheduled attempt (the watchdog reads it).'),
+  serviceDownTimeMs: serviceDownTimeOption(
+    "Nova's service_down_time: a compute whose last heartbeat is older is down (the watchdog retries its lost builds).",
+  ),
   stepTimeoutMs: {
     type: 'int',
     env: 'CELLSCHED_STEP_TIMEOUT_MS',

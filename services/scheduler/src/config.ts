@@ -1,4 +1,4 @@
-import { defineConfig, type Config } from '@cellsched/config';
+import { apiDbUrlOption, type Config, defineConfig } from '@cellsched/config';
 import { telemetryConfigSchema } from '@cellsched/telemetry';
 import { DEFAULT_POLICY, type SchedulerPolicy } from './domain/policy';
 
@@ -20,14 +20,9 @@ const MULTIPLIERS = [
  * refresh. Policy options carry Nova's names.
  */
 export const schedulerConfigSchema = defineConfig({
-  apiDbUrl: {
-    type: 'url',
-    env: 'CELLSCHED_API_DB_URL',
-    protocols: ['postgres:', 'postgresql:'],
-    required: true,
-    secret: true,
-    help: "PostgreSQL URL of the API database, as the scheduler's read-only role (aggregates, server groups, cell_mapping_endpoints).",
-  },
+  apiDbUrl: apiDbUrlOption(
+    "PostgreSQL URL of the API database, as the scheduler's read-only role (aggregates, server groups, cell_mapping_endpoints).",
+  ),
   cellDbUser: {
     type: 'string',
     env: 'CELLSCHED_SCHEDULER_CELL_DB_USER',

@@ -1,4 +1,4 @@
-import { defineConfig, type Config } from '@cellsched/config';
+import { apiDbUrlOption, buildTimeoutOption, type Config, defineConfig, serviceDownTimeOption } from '@cellsched/config';
 import { placementGrpcConfigSchema, placementUrlConfigSchema } from '@cellsched/placement-client';
 import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
@@ -9,14 +9,9 @@ import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/teleme
  */
 export const superConductorConfigSchema = defineConfig({
   ...telemetryConfigSchema,
-  apiDbUrl: {
-    type: 'url',
-    env: 'CELLSCHED_API_DB_URL',
-    protocols: ['postgres:', 'postgresql:'],
-    required: true,
-    secret: true,
-    help: 'PostgreSQL URL of the API database (read and written: build requests, mappings; cell_mappings say where the cells are).',
-  },
+  apiDbUrl: apiDbUrlOption(
+    'PostgreSQL URL of the API database (read and written: build requests, mappings; cell_mappings say where the cells are).',
+  ),
   apiTransportUrl: {
     type: 'url',
     env: 'CELLSCHED_API_TRANSPORT_URL',
@@ -61,14 +56,7 @@ export const superConductorConfigSchema = defineConfig({
   },
   ...placementGrpcConfigSchema,
   ...placementUrlConfigSchema("Placement's REST endpoint (os-services: COMPUTE_STATUS_DISABLED)."),
-  buildTimeoutMs: {
-    type: 'int',
-    env: 'CELLSCHED_BUILD_TIMEOUT_MS',
-    default: 300000,
-    min: 1000,
-    max: 86400000,
-    help: "Build deadline of the first attempt (the cell conductor's watchdog reads it).",
-  },
+  buildTimeoutMs: buildTimeoutOption("Build deadline of the first attempt (the cell conductor's watchdog reads it)."),
   discoverHostsInCellsIntervalMs: {
     type: 'int',
     env: 'CELLSCHED_DISCOVER_HOSTS_IN_CELLS_INTERVAL_MS',
@@ -83,14 +71,9 @@ export const superConductorConfigSchema = defineConfig({
     default: false,
     help: "Nova's allow_resize_to_same_host: a resize may stay on the instance's host (the scheduler then keeps the source among the candidates).",
   },
-  serviceDownTimeMs: {
-    type: 'int',
-    env: 'CELLSCHED_SERVICE_DOWN_TIME_MS',
-    default: 60000,
-    min: 1000,
-    max: 86400000,
-    help: "Nova's service_down_time: a forced live migration's destination whose compute is silent longer is refused (Nova's ComputeServiceUnavailable).",
-  },
+  serviceDownTimeMs: serviceDownTimeOption(
+    "Nova's service_down_time: a forced live migration's destination whose compute is silent longer is refused (Nova's ComputeServiceUnavailable).",
+  ),
   prefetch: { type: 'int', env: 'CELLSCHED_CONDUCTOR_PREFETCH', default: 32, min: 1, max: 1000, help: 'Casts handled at once.' },
   ...healthFileConfigSchema,
   dbPoolSize: {
