@@ -27,5 +27,11 @@ export { wantsHelp } from './sources';
 export { parseDuration, formatDuration } from './duration';
 export { deepFreeze } from './deep-freeze';
 export { CELL0_UUID } from './cells';
-export { apiDbUrlOption, buildTimeoutOption, serviceDownTimeOption } from './shared-options';
+export {
+  apiDbUrlOption,
+  buildTimeoutOption,
+  placementGrpcConfigSchema,
+  placementUrlConfigSchema,
+  serviceDownTimeOption,
+} from './shared-options';
 export { testInfra, testInfraSchema, type TestInfra } from './test-infra';

@@ -5,7 +5,6 @@
  * traits with generation-conflict retries).
  */
 export { PlacementClient, type PlacementClientOptions, type PlacementGrpc } from './placement-client';
-export { placementGrpcConfigSchema, placementUrlConfigSchema } from './config-schema';
 export {
   claimOutcome,
   PLACEMENT_CAPACITY_EXCEEDED,

@@ -1,5 +1,4 @@
-import { placementUrlConfigSchema } from '@cellsched/placement-client';
-import { defineConfig, type Config } from '@cellsched/config';
+import { type Config, defineConfig, placementUrlConfigSchema } from '@cellsched/config';
 import { telemetryConfigSchema } from '@cellsched/telemetry';
 
 /**

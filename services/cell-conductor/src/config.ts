@@ -1,5 +1,10 @@
-import { buildTimeoutOption, defineConfig, serviceDownTimeOption } from '@cellsched/config';
-import { placementGrpcConfigSchema, placementUrlConfigSchema } from '@cellsched/placement-client';
+import {
+  buildTimeoutOption,
+  defineConfig,
+  placementGrpcConfigSchema,
+  placementUrlConfigSchema,
+  serviceDownTimeOption,
+} from '@cellsched/config';
 import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
 /** The cell conductor's options, as data; loaded by main.ts. Credentials are its cell's only. */

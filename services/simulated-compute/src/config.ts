@@ -1,5 +1,4 @@
-import { placementUrlConfigSchema } from '@cellsched/placement-client';
-import { defineConfig } from '@cellsched/config';
+import { defineConfig, placementUrlConfigSchema } from '@cellsched/config';
 import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
 /** The simulated compute's options, as data. It has no database credentials at all. */

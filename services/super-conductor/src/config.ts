@@ -1,5 +1,12 @@
-import { apiDbUrlOption, buildTimeoutOption, type Config, defineConfig, serviceDownTimeOption } from '@cellsched/config';
-import { placementGrpcConfigSchema, placementUrlConfigSchema } from '@cellsched/placement-client';
+import {
+  apiDbUrlOption,
+  buildTimeoutOption,
+  type Config,
+  defineConfig,
+  placementGrpcConfigSchema,
+  placementUrlConfigSchema,
+  serviceDownTimeOption,
+} from '@cellsched/config';
 import { healthFileConfigSchema, telemetryConfigSchema } from '@cellsched/telemetry';
 
 /**
