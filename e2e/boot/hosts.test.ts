@@ -31,10 +31,6 @@ beforeAll(() => {
   console.log(`e2e hosts: seed ${SEED}, prefix ${stack.prefix}, port offset ${stack.portOffset}, state ${stack.stateDir}`);
   stack.up(['--cells', '1', '--hosts-per-cell', '6', '--schedulers', '1', '--build-latency-ms', '50'], {
     CELLSCHED_DISCOVER_HOSTS_IN_CELLS_INTERVAL_MS: '0',
-    // NOTE: the tests below count on the resource weighers spreading a burst over the hosts; the
-    // computes' stats (builds in flight, reported every few seconds) would let IoOpsWeigher push a
-    // burst away from the hosts the last one used, so all of it could land on two of the four.
-    CELLSCHED_SCHEDULER_IO_OPS_WEIGHT_MULTIPLIER: '0',
   });
   stack.manage(['flavor-create', 'e2e.big', '9902', '200000', '1', '1']);
 }, 400_000);
@@ -143,8 +139,19 @@ test('compute services deleted with `openstack compute service delete` (integer 
 }, 300_000);
 
 test('a compute process restarted with fewer hosts: the others are retired at once, never chosen, no build stuck; the ACTIVE servers there stay, with their allocations', async () => {
-  // servers spread over the hosts (the RAM weigher spreads): some are on hosts the restart drops
-  const before = await settled(await createServers('before-restart', 6));
+  // servers on the hosts the restart drops (3 and 4: hosts 1 and 2 disabled meanwhile), and on the others
+  const firstHosts = (await computeServices('2.53')).filter((s) => [1, 2].map(host).includes(s.host)).map((s) => String(s.id));
+  const setStatus = async (status: 'enabled' | 'disabled'): Promise<void> => {
+    for (const id of firstHosts) {
+      const body = status === 'disabled' ? { status, disabled_reason: 'e2e: servers on hosts 3 and 4 first' } : { status };
+      expect((await api('PUT', `/os-services/${id}`, '2.53', body)).status).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, HOST_CACHE_BOUND_MS));
+  };
+  await setStatus('disabled');
+  const first = await settled(await createServers('before-restart-a', 2));
+  await setStatus('enabled');
+  const before = new Map([...first, ...(await settled(await createServers('before-restart-b', 4)))]);
   const kept = [1, 2].map(host);
   const onRemoved = [...before.values()].filter((s) => !kept.includes(s['OS-EXT-SRV-ATTR:host'] ?? ''));
   expect(onRemoved.length).toBeGreaterThan(0);
