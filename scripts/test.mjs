@@ -188,12 +188,14 @@ const STEPS = {
   // ESLint, with import-x/no-cycle: an import cycle fails.
   lint: () => run('eslint', ['--max-warnings=0', '.']),
   typecheck: () => run('tsc', ['-b']) || run('tsc', ['-p', 'tsconfig.test.json']),
-  jest: () => jest('jest.config.js', []),
+  // Two workers even on 2 cores: the tests wait on PostgreSQL and RabbitMQ much of the time (jest's default here is one).
+  jest: () => jest('jest.config.js', ['--maxWorkers=2']),
   serial: () => jest('jest.serial.config.js', ['--runInBand']),
   gabbi,
   'placement-diff': placementDiff,
-  // The boot flow against the real multi-process system (its own private stack).
-  e2e: () => jest('e2e/boot/jest.config.js', ['--runInBand']),
+  // The boot flow against the real multi-process system: each file its own private stack, two files at a time
+  // (they spend most of their time waiting on the system; longest first, e2e/boot/sequencer.js).
+  e2e: () => jest('e2e/boot/jest.config.js', ['--maxWorkers=2']),
   compose,
   chaos,
 };

@@ -12,7 +12,7 @@ import { IMAGE, Stack, waitFor } from './harness';
 // - ComputeCapabilitiesFilter: a flavor's `capabilities:cpu_info:arch` is matched against the
 //   cpu_info each host reported.
 const SEED = Number(process.env.CELLSCHED_E2E_SEED ?? Date.now() % 100000);
-const stack = new Stack(`e2ehost${SEED}`, 4700 + (SEED % 100));
+const stack = new Stack(`e2ehdata${SEED}`, 4700 + (SEED % 100));
 const H = (n: number): string => `cell1-compute-${n}`;
 
 interface Server {

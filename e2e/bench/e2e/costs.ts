@@ -63,6 +63,15 @@ export function cpuNow(stateDir: string): Map<string, number> {
   return out;
 }
 
+/** The whole machine's CPU time so far (/proc/stat), busy and in all, in ms: how near the cores are to full. */
+export function machineCpuNow(): { busy: number; total: number } {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest is counted in user already)
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0) * TICK_MS;
+  const idle = ((f[3] ?? 0) + (f[4] ?? 0)) * TICK_MS;
+  return { busy: total - idle, total };
+}
+
 /** CPU ms per build for each process between two snapshots. */
 export function cpuPerBuild(before: Map<string, number>, after: Map<string, number>, builds: number): Record<string, number> {
   const out: Record<string, number> = {};

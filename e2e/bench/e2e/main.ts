@@ -28,7 +28,17 @@ import { checkInvariants } from '../../chaos/invariants';
 import { Monitor } from '../../chaos/monitor';
 import { ChaosStack, ROOT } from '../../chaos/stack';
 import { describeMachine } from '../placement/machine';
-import { countCreates, cpuNow, cpuPerBuild, pgbenchCeiling, pgCommits, pgStatements, rabbitCeiling, type CreateCounts } from './costs';
+import {
+  countCreates,
+  cpuNow,
+  cpuPerBuild,
+  machineCpuNow,
+  pgbenchCeiling,
+  pgCommits,
+  pgStatements,
+  rabbitCeiling,
+  type CreateCounts,
+} from './costs';
 import { closedLoop, openLoop, phase, round1, Tracker, type PhaseResult } from './load';
 import { renderReport, type HostRun, type Report } from './report';
 
@@ -162,6 +172,8 @@ async function rescheduleShare(stack: ChaosStack, since: Date): Promise<{ server
 
 interface Measured extends PhaseResult {
   cpuMsPerBuild: Record<string, number>;
+  /** Share of the machine's CPU time (every core) that was busy during the phase, in %. */
+  machineBusyPct: number;
   commitsPerBuild: number;
   claimRetries: number;
   reschedules: { servers: number; rescheduled: number; share: number };
@@ -203,20 +215,26 @@ async function measured(
 ): Promise<Measured> {
   await idle(stack);
   const since = new Date();
-  const [cpu0, commits0, retries0] = [cpuNow(stack.stateDir), await pgCommits(ADMIN_URL, PREFIX), claimRetries(stack)];
+  const [cpu0, commits0, retries0, machine0] = [
+    cpuNow(stack.stateDir),
+    await pgCommits(ADMIN_URL, PREFIX),
+    claimRetries(stack),
+    machineCpuNow(),
+  ];
   const r = await phase(name, stack.apiUrl, tracker, drainMs, drive);
-  const [cpu1, commits1] = [cpuNow(stack.stateDir), await pgCommits(ADMIN_URL, PREFIX)];
+  const [cpu1, commits1, machine1] = [cpuNow(stack.stateDir), await pgCommits(ADMIN_URL, PREFIX), machineCpuNow()];
   await new Promise((res) => setTimeout(res, 1100)); // the schedulers' next decision line
   const m = {
     ...r,
     cpuMsPerBuild: cpuPerBuild(cpu0, cpu1, r.active + r.error),
+    machineBusyPct: Math.round(((machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total)) * 1000) / 10,
     commitsPerBuild: round1((commits1 - commits0) / Math.max(1, r.active + r.error)),
     claimRetries: claimRetries(stack) - retries0,
     reschedules: await rescheduleShare(stack, since),
   };
   log(
     `${name}: ${r.accepted} accepted (${r.acceptedPerS}/s), ${r.active} ACTIVE (${r.activePerS}/s in the window), ${r.error} ERROR, ${r.unfinished} unfinished; ` +
-      `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms; CPU ${m.cpuMsPerBuild['total (without the load generator)']} ms/build; ${m.commitsPerBuild} commits/build; ` +
+      `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms; CPU ${m.cpuMsPerBuild['total (without the load generator)']} ms/build, machine ${m.machineBusyPct}% busy; ${m.commitsPerBuild} commits/build; ` +
       `${m.claimRetries} claim retries; rescheduled ${m.reschedules.share}%`,
   );
   return m;

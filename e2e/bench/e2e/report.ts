@@ -10,6 +10,8 @@ import type { PhaseResult } from './load';
 
 type Measured = PhaseResult & {
   cpuMsPerBuild: Record<string, number>;
+  /** Absent in runs before it was measured. */
+  machineBusyPct?: number;
   commitsPerBuild: number;
   claimRetries: number;
   reschedules: { share: number };
@@ -46,13 +48,13 @@ function row(hosts: number, r: Measured): string {
     .join(', ');
   return (
     `| ${hosts.toLocaleString('en')} | ${r.name} | ${r.acceptedPerS} | **${r.activePerS}** | ${r.p50Ms} / ${r.p99Ms} / ${r.maxMs} | ${r.active} / ${r.error} / ${r.unfinished} ` +
-    `| ${Math.round(r.reschedules.share * 10) / 10}% | ${r.claimRetries} | ${cpu['total (without the load generator)']} (${top}) | ${r.commitsPerBuild} |`
+    `| ${Math.round(r.reschedules.share * 10) / 10}% | ${r.claimRetries} | ${cpu['total (without the load generator)']} (${top}) | ${r.machineBusyPct ?? '-'}% | ${r.commitsPerBuild} |`
   );
 }
 
 const HEADER =
-  '| hosts | phase | accepted/s | ACTIVE/s | create→ACTIVE p50 / p99 / max ms | ACTIVE / ERROR / unfinished | rescheduled | claim retries | CPU ms per build (top 4) | commits per build |\n' +
-  '|---:|---|---:|---:|---:|---:|---:|---:|---|---:|';
+  '| hosts | phase | accepted/s | ACTIVE/s | create→ACTIVE p50 / p99 / max ms | ACTIVE / ERROR / unfinished | rescheduled | claim retries | CPU ms per build (top 4) | machine busy | commits per build |\n' +
+  '|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|';
 
 /** The ACTIVE/s ceiling each resource implies from the per-create counts. */
 function ceilingShares(r: Report): string[] {
