@@ -13,6 +13,7 @@ status=$(pnpm --dir "$ROOT" stack status)
 grep -q '^placement: running' <<<"$status" || started=1
 pnpm --dir "$ROOT" stack up --only "$PROFILES"   # idempotent: running services are left alone
 trap '[ "$started" = 1 ] && pnpm --dir "$ROOT" stack down' EXIT
-GABBI_RESET_CMD="node $ROOT/scripts/stack.mjs reset --only placement"   # node, not pnpm: run before each of ~80 files \
+# the reset runs before each of ~80 files: node, not pnpm (0.7-0.8 s a reset instead of 0.9)
+GABBI_RESET_CMD="node $ROOT/scripts/stack.mjs reset --only placement" \
 SECURE_RBAC_URL=http://127.0.0.1:28778 OPEN_POLICY_URL=http://127.0.0.1:28779 CORS_URL=http://127.0.0.1:28780 \
   "$PEERS/gabbi.sh" http://127.0.0.1:8778 "$@"
