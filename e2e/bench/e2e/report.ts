@@ -48,7 +48,7 @@ function row(hosts: number, r: Measured): string {
     .join(', ');
   return (
     `| ${hosts.toLocaleString('en')} | ${r.name} | ${r.acceptedPerS} | **${r.activePerS}** | ${r.p50Ms} / ${r.p99Ms} / ${r.maxMs} | ${r.active} / ${r.error} / ${r.unfinished} ` +
-    `| ${Math.round(r.reschedules.share * 10) / 10}% | ${r.claimRetries} | ${cpu['total (without the load generator)']} (${top}) | ${r.machineBusyPct ?? '-'}% | ${r.commitsPerBuild} |`
+    `| ${Math.round(r.reschedules.share * 10) / 10}% | ${r.claimRetries} | ${cpu['total (without the load generator)']} (${top}) | ${r.machineBusyPct === undefined ? '-' : `${r.machineBusyPct}%`} | ${r.commitsPerBuild} |`
   );
 }
 
