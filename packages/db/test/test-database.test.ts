@@ -41,12 +41,16 @@ describe('createTestDatabase', () => {
 
 describe('dropStaleTestDatabases', () => {
   test('drops only test databases older than the cutoff', async () => {
-    const old = `cstest_db_stale_${Math.floor(Date.now() / 1000) - 7200}_deadbeef`;
-    const fresh = `cstest_db_stale_${Math.floor(Date.now() / 1000)}_cafebabe`;
-    const foreign = `db_stale_${Math.floor(Date.now() / 1000) - 7200}_notours1`;
+    // NOTE: the 'old' database is 40 minutes old and the cutoff here is 20 minutes: the
+    // default sweep (one hour) that other jest workers run as they create their databases
+    // leaves it alone, so only this call can drop it.
+    const now = Math.floor(Date.now() / 1000);
+    const old = `cstest_db_stale_${now - 2400}_deadbeef`;
+    const fresh = `cstest_db_stale_${now}_cafebabe`;
+    const foreign = `db_stale_${now - 7200}_notours1`;
     for (const n of [old, fresh, foreign]) await admin.query(`CREATE DATABASE "${n}"`);
     try {
-      const dropped = await dropStaleTestDatabases();
+      const dropped = await dropStaleTestDatabases({ olderThanMs: 20 * 60_000 });
       expect(dropped).toContain(old);
       expect(dropped).not.toContain(fresh);
       expect([await exists(old), await exists(fresh), await exists(foreign)]).toEqual([false, true, true]);
