@@ -320,7 +320,8 @@ export function spanFiles(file: string): string[] {
 /** Every span of an OTLP JSON-lines span file and its rotated files. */
 export function readSpans(file: string): FlatSpan[] {
   const out: FlatSpan[] = [];
-  for (const line of spanFiles(file).flatMap((f) => readFileSync(f, 'utf8').split('\n'))) {
+  // NOTE: a line is complete once its '\n' is there: the last piece is a line being written (or '')
+  for (const line of spanFiles(file).flatMap((f) => readFileSync(f, 'utf8').split('\n').slice(0, -1))) {
     if (line === '') continue;
     for (const rs of (JSON.parse(line) as OtlpLine).resourceSpans ?? []) {
       const service = String(value(rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value));

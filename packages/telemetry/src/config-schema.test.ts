@@ -6,7 +6,7 @@ const schema = defineConfig({ ...telemetryConfigSchema, port: { type: 'int', env
 const who = { service: 'cell-conductor', host: 'cc-1', cell: 'cell1' };
 
 describe('telemetryConfigSchema', () => {
-  it('defaults to no exporter, the story sampler, 4 span files of 64 MB, info logs, no pretty printing', () => {
+  it('defaults to no exporter, the story sampler, 4 span files of 64 MB written every 200 ms, info logs, no pretty printing', () => {
     const config = loadConfig(schema, { env: {}, file: false });
     expect(telemetryOptionsFrom(config, who)).toEqual({
       serviceName: 'cell-conductor',
@@ -20,6 +20,7 @@ describe('telemetryConfigSchema', () => {
         dbSpansPerTrace: 0,
       },
       rotation: { maxBytes: 64 * 1024 * 1024, keep: 4 },
+      fileFlushMs: 200,
     });
     expect(loggerOptionsFrom(config, who)).toEqual({
       service: 'cell-conductor',
@@ -60,6 +61,7 @@ describe('telemetryConfigSchema', () => {
         CELLSCHED_TELEMETRY_DB_SPANS_PER_TRACE: '20',
         CELLSCHED_TELEMETRY_FILE_MAX_MB: '0',
         CELLSCHED_TELEMETRY_FILE_KEEP: '2',
+        CELLSCHED_TELEMETRY_FILE_FLUSH_MS: '0',
       },
       file: false,
     });
@@ -72,8 +74,10 @@ describe('telemetryConfigSchema', () => {
         dbSpansPerTrace: 20,
       },
       rotation: { maxBytes: 0, keep: 2 },
+      fileFlushMs: 0,
     });
     expect(validateTelemetryOptions(options)).toEqual([]);
+    expect(validateTelemetryOptions({ ...options, fileFlushMs: -1 })).toEqual(['fileFlushMs must be an integer >= 0']);
   });
 
   it('refuses a request pattern that is not METHOD /path when telemetry starts, with every other problem', () => {

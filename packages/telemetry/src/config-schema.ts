@@ -1,5 +1,6 @@
 import { type Config, defineConfig } from '@cellsched/config';
 import type { LoggerOptions } from './logger';
+import { DEFAULT_FILE_FLUSH_MS } from './jsonl-span-exporter';
 import { DEFAULT_ROTATION } from './rotating-file';
 import { DEFAULT_SAMPLING, DEFAULT_STORY_REQUESTS } from './sampling/sampling-policy';
 import type { TelemetryOptions } from './start-telemetry';
@@ -41,6 +42,14 @@ export const telemetryConfigSchema = defineConfig({
     min: 1,
     max: 1000,
     help: 'Span files kept in all, the active one included: older rotated files are deleted.',
+  },
+  telemetryFileFlushMs: {
+    type: 'int',
+    env: 'CELLSCHED_TELEMETRY_FILE_FLUSH_MS',
+    default: DEFAULT_FILE_FLUSH_MS,
+    min: 0,
+    max: 60_000,
+    help: 'Spans ending within this many ms of each other are written to the span file together, as one line; 0 writes each span as it ends. Buffered spans are written at exit (a SIGKILL loses the last ones).',
   },
   telemetrySampler: {
     type: 'enum',
@@ -104,6 +113,7 @@ export function telemetryOptionsFrom(config: TelemetryConfig, who: ProcessIdenti
       dbSpansPerTrace: config.telemetryDbSpansPerTrace,
     },
     rotation: { maxBytes: config.telemetryFileMaxMb * MB, keep: config.telemetryFileKeep },
+    fileFlushMs: config.telemetryFileFlushMs,
   };
   if (who.cell !== undefined) options.cell = who.cell;
   if (config.telemetryEndpoint !== undefined) options.endpoint = config.telemetryEndpoint;

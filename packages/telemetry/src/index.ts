@@ -10,7 +10,7 @@ export {
   startTelemetry,
   validateTelemetryOptions,
 } from './start-telemetry';
-export { JsonlFileSpanExporter } from './jsonl-span-exporter';
+export { DEFAULT_FILE_FLUSH_MS, JsonlFileSpanExporter } from './jsonl-span-exporter';
 export { DEFAULT_ROTATION, RotatingFile, type RotationOptions, fileSet, rotatedFiles } from './rotating-file';
 export { DEFAULT_SAMPLING, DEFAULT_STORY_REQUESTS, type SamplerMode, type SamplingOptions } from './sampling/sampling-policy';
 export { StorySampler } from './sampling/story-sampler';

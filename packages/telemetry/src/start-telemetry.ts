@@ -13,7 +13,7 @@ import {
   SimpleSpanProcessor,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { JsonlFileSpanExporter } from './jsonl-span-exporter';
+import { DEFAULT_FILE_FLUSH_MS, JsonlFileSpanExporter } from './jsonl-span-exporter';
 import { DEFAULT_ROTATION, type RotationOptions } from './rotating-file';
 import { DEFAULT_SAMPLING, type SamplingOptions, samplingProblems } from './sampling/sampling-policy';
 import { StorySampler } from './sampling/story-sampler';
@@ -48,6 +48,11 @@ export interface TelemetryOptions {
   sampling?: SamplingOptions;
   /** Size-based rotation of the span file (exporter `file`). Default: 4 files of 64 MB. */
   rotation?: RotationOptions;
+  /**
+   * How long an ended span may wait in the process to be written with the next ones (exporter
+   * `file`, ms; 0: each span as it ends). Default {@link DEFAULT_FILE_FLUSH_MS}.
+   */
+  fileFlushMs?: number;
   /** Flush on SIGTERM/SIGINT (see {@link startTelemetry}). Default true. */
   handleSignals?: boolean;
 }
@@ -72,6 +77,8 @@ export function validateTelemetryOptions(options: TelemetryOptions): string[] {
   if (options.sampling) errors.push(...samplingProblems(options.sampling));
   if (options.rotation && !(options.rotation.maxBytes >= 0)) errors.push('rotation.maxBytes must be >= 0');
   if (options.rotation && !(options.rotation.keep >= 1)) errors.push('rotation.keep must be >= 1');
+  if (options.fileFlushMs !== undefined && !(Number.isSafeInteger(options.fileFlushMs) && options.fileFlushMs >= 0))
+    errors.push('fileFlushMs must be an integer >= 0');
   return errors;
 }
 
@@ -80,7 +87,9 @@ function spanProcessorFor(options: TelemetryOptions): SpanProcessor {
     case 'console':
       return new SimpleSpanProcessor(new ConsoleSpanExporter());
     case 'file':
-      return new SimpleSpanProcessor(new JsonlFileSpanExporter(options.file ?? '', options.rotation ?? DEFAULT_ROTATION));
+      return new SimpleSpanProcessor(
+        new JsonlFileSpanExporter(options.file ?? '', options.rotation ?? DEFAULT_ROTATION, options.fileFlushMs ?? DEFAULT_FILE_FLUSH_MS),
+      );
     case 'otlp': {
       const url = options.endpoint ? `${options.endpoint.replace(/\/+$/, '')}/v1/traces` : undefined;
       return new BatchSpanProcessor(new OTLPTraceExporter(url ? { url } : {}));
