@@ -196,6 +196,49 @@ export async function listInstances(db: Queryable, opts: ListInstancesOptions = 
   return r.rows.map(toInstanceRecord);
 }
 
+/** What the allocation audit reads of an instance: whose it is, where, in which state. */
+export type InstanceHolding = Pick<InstanceRecord, 'uuid' | 'projectId' | 'userId' | 'vmState' | 'host' | 'node' | 'deletedAt'>;
+
+/**
+ * The holdings of instances, in no order: those of `uuids` (deleted ones too with
+ * `includeDeleted`), or of every live instance in `vmStates`. Read-only.
+ *
+ * NOTE: the audit's read of the whole cell, every pass: only these columns, no sort. Whole rows
+ * (flavor, request spec, host list decoded each) of tens of thousands of instances, twice a pass,
+ * held a cell conductor's event loop up to seconds, and the builds waiting on it (e2e bench).
+ */
+export async function listInstanceHoldings(
+  db: Queryable,
+  opts: { uuids?: readonly string[]; vmStates?: readonly VmStateName[]; includeDeleted?: boolean },
+): Promise<InstanceHolding[]> {
+  const r = await db.query<{
+    uuid: string;
+    project_id: string;
+    user_id: string;
+    vm_state: VmStateName;
+    host: string | null;
+    node: string | null;
+    deleted_at: Date | null;
+  }>(
+    `SELECT uuid::text, project_id, user_id, vm_state, host, node, deleted_at FROM instances
+     WHERE ($1::uuid[] IS NULL OR uuid = ANY($1)) AND ($2::text[] IS NULL OR vm_state = ANY($2)) AND ($3 OR deleted_at IS NULL)`,
+    [
+      opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'),
+      opts.vmStates ?? null,
+      opts.includeDeleted ?? false,
+    ],
+  );
+  return r.rows.map((x) => ({
+    uuid: x.uuid,
+    projectId: x.project_id,
+    userId: x.user_id,
+    vmState: x.vm_state,
+    host: x.host,
+    node: x.node,
+    deletedAt: x.deleted_at,
+  }));
+}
+
 /**
  * Instances still `building` whose build deadline has passed (the cell conductor's watchdog),
  * oldest deadline first. Read-only; claim each with an `expectedTaskState` guarded update.

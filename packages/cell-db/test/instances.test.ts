@@ -8,6 +8,7 @@ import {
   getInstance,
   getLatestInstanceFaults,
   listInstanceFaults,
+  listInstanceHoldings,
   listInstances,
   listInstancesPastBuildDeadline,
   softDeleteInstance,
@@ -177,6 +178,32 @@ describe('instances', () => {
     expect(await destroyInstance(db.pool, b.uuid)).toBe(true);
     expect(await destroyInstance(db.pool, b.uuid)).toBe(false);
     expect(await listInstanceFaults(db.pool, b.uuid)).toEqual([]);
+  });
+});
+
+describe('listInstanceHoldings (the allocation audit)', () => {
+  it('reads who holds an instance, where and in which state: by uuid (deleted too when asked) or by state, live only', async () => {
+    const a = (await createInstance(db.pool, newInstance({ host: 'ha', node: 'na', vmState: 'active', taskState: null }))).instance;
+    const b = (await createInstance(db.pool, newInstance({ host: 'hb', vmState: 'building' }))).instance;
+    const c = (await createInstance(db.pool, newInstance({ host: 'hc', vmState: 'active', taskState: null }))).instance;
+    await softDeleteInstance(db.pool, c.uuid);
+    const byUuid = await listInstanceHoldings(db.pool, { uuids: [a.uuid, b.uuid, c.uuid] });
+    expect(byUuid.map((i) => i.uuid).sort()).toEqual([a.uuid, b.uuid].sort());
+    expect(byUuid.find((i) => i.uuid === a.uuid)).toEqual({
+      uuid: a.uuid,
+      projectId: a.projectId,
+      userId: a.userId,
+      vmState: 'active',
+      host: 'ha',
+      node: 'na',
+      deletedAt: null,
+    });
+    const withDeleted = await listInstanceHoldings(db.pool, { uuids: [c.uuid], includeDeleted: true });
+    expect(withDeleted.map((i) => [i.uuid, i.vmState, i.deletedAt instanceof Date])).toEqual([[c.uuid, 'deleted', true]]);
+    const building = (await listInstanceHoldings(db.pool, { vmStates: ['building'] })).map((i) => i.uuid);
+    expect(building).toContain(b.uuid);
+    expect(building).not.toContain(a.uuid);
+    await expect(listInstanceHoldings(db.pool, { uuids: ['nope'] })).rejects.toMatchObject({ code: 'cell_db.invalid_uuid' });
   });
 });
 

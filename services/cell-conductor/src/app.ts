@@ -166,6 +166,7 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
   // NOTE: a pass rides out a placement or PostgreSQL restart like a cast does; one that still cannot run is
   // logged `allocation audit failed` (error), which the chaos checker counts as a failure of the scenario.
   const runAudit = async (now?: number): Promise<AuditReport> => {
+    const t0 = performance.now();
     const r = await retryWhileTransient(() => audit.run(now), {
       budgetMs: o.dependencyRetryMs ?? 30_000,
       retryable: isTransientForAudit,
@@ -181,6 +182,7 @@ export async function startCellConductor(o: CellConductorOptions): Promise<Runni
         healed: r.healed,
         missing: r.missing,
         unknown_providers: r.unknownProviders,
+        duration_ms: Math.round(performance.now() - t0),
       },
       'allocation audit',
     );

@@ -1,11 +1,11 @@
 import {
   findMigrations,
   listComputeNodes,
-  listInstances,
+  listInstanceHoldings,
   listPendingProviders,
   MIGRATION_FINAL_STATUSES,
   type ComputeNodeRecord,
-  type InstanceRecord,
+  type InstanceHolding,
   type MigrationRecord,
 } from '@cellsched/cell-db';
 import { instanceConsumer, type PlacementClient } from '@cellsched/placement-client';
@@ -49,21 +49,26 @@ export class AuditProvidersUnknownError extends Error {
   }
 }
 
-function nodeUuidOf(
-  nodes: readonly ComputeNodeRecord[],
-  i: { readonly host: string | null; readonly node: string | null },
-): string | undefined {
-  return nodes.find((n) => n.host === i.host && n.hypervisorHostname === (i.node ?? i.host))?.uuid;
+/** A compute node's uuid by (host, node); the first of `nodes` with that pair wins (live nodes come first). */
+type NodeIndex = (i: { readonly host: string | null; readonly node: string | null }) => string | undefined;
+
+// NOTE: a map, not a scan of the nodes per allocation: a pass judges every allocation of the cell
+// (tens of thousands under load, against 5,000 nodes at 10,000 hosts), and a scan each was seconds
+// of the conductor's event loop, which every build waiting on this conductor waited out (e2e bench).
+function nodeIndex(nodes: readonly ComputeNodeRecord[]): NodeIndex {
+  const byPair = new Map<string, string>();
+  for (const n of nodes) {
+    const key = `${n.host}\u0000${n.hypervisorHostname}`;
+    if (!byPair.has(key)) byPair.set(key, n.uuid);
+  }
+  return (i) => (i.host === null ? undefined : byPair.get(`${i.host}\u0000${i.node ?? i.host}`));
 }
 
 /** What an instance's migrations (oldest first) say about where it may hold resources: the nodes of those in progress, a failed last one. */
-function moveOf(nodes: readonly ComputeNodeRecord[], ms: readonly MigrationRecord[]): { moveProviders: string[]; failedMove: boolean } {
+function moveOf(nodeUuidOf: NodeIndex, ms: readonly MigrationRecord[]): { moveProviders: string[]; failedMove: boolean } {
   const moveProviders = ms
     .filter((m) => !MIGRATION_FINAL_STATUSES.includes(m.status))
-    .flatMap((m) => [
-      nodeUuidOf(nodes, { host: m.sourceCompute, node: m.sourceNode }),
-      nodeUuidOf(nodes, { host: m.destCompute, node: m.destNode }),
-    ])
+    .flatMap((m) => [nodeUuidOf({ host: m.sourceCompute, node: m.sourceNode }), nodeUuidOf({ host: m.destCompute, node: m.destNode })])
     .filter((u): u is string => u !== undefined);
   return { moveProviders, failedMove: ms.at(-1)?.status === 'error' };
 }
@@ -129,9 +134,12 @@ export class AllocationAudit {
 
   private async verdicts(nodes: readonly ComputeNodeRecord[], seen: readonly Seen[]): Promise<Map<string, AuditVerdict>> {
     const uuids = [...new Set(seen.map((s) => s.consumer))];
-    const instances = new Map((await listInstances(this.pool, { uuids, includeDeleted: true })).map((i) => [i.uuid, i]));
+    const instances = new Map((await listInstanceHoldings(this.pool, { uuids, includeDeleted: true })).map((i) => [i.uuid, i]));
     const migrations = await findMigrations(this.pool, { uuids, instanceUuids: [...instances.keys()] });
     const statusOf = new Map(migrations.map((m) => [m.uuid, m.status]));
+    const movesOf = new Map<string, MigrationRecord[]>();
+    for (const m of migrations) movesOf.set(m.instanceUuid, [...(movesOf.get(m.instanceUuid) ?? []), m]);
+    const nodeUuidOf = nodeIndex(nodes);
     const out = new Map<string, AuditVerdict>();
     for (const s of seen) {
       const i = instances.get(s.consumer);
@@ -150,11 +158,8 @@ export class AllocationAudit {
                   vmState: i.vmState,
                   node: i.node,
                   deleted: i.deletedAt !== null,
-                  computeNodeUuid: nodeUuidOf(nodes, i),
-                  ...moveOf(
-                    nodes,
-                    migrations.filter((m) => m.instanceUuid === i.uuid),
-                  ),
+                  computeNodeUuid: nodeUuidOf(i),
+                  ...moveOf(nodeUuidOf, movesOf.get(i.uuid) ?? []),
                 },
         }),
       );
@@ -162,7 +167,7 @@ export class AllocationAudit {
     return out;
   }
 
-  private async heal(consumer: string, leakedProviders: ReadonlySet<string>, instance: InstanceRecord | undefined): Promise<void> {
+  private async heal(consumer: string, leakedProviders: ReadonlySet<string>, instance: InstanceHolding | undefined): Promise<void> {
     const current = await this.placement.consumerAllocations(consumer);
     if (current === undefined) return;
     const keep = current.allocations.filter((a) => !leakedProviders.has(a.resourceProviderUuid));
@@ -178,6 +183,10 @@ export class AllocationAudit {
     const audited = await auditedNodes(this.pool);
     // NOTE: live nodes first: an instance's node is looked up in this order
     const nodes = [...audited.live, ...audited.retired];
+    // NOTE: the instances holding resources are read before the allocations: an instance is created
+    // after its claim, so one created while the pass reads is not taken for an instance without any
+    // (read after, every build in flight was reported missing at each pass under load)
+    const holding = await listInstanceHoldings(this.pool, { vmStates: ['active', 'building', 'stopped', 'resized'] });
     const { seen, unknown } = await this.gather(audited);
     const first = await this.verdicts(nodes, seen);
     const suspects = [...first].filter(([, v]) => v !== 'ok').map(([k]) => k);
@@ -194,11 +203,10 @@ export class AllocationAudit {
       healed.push({ consumerUuid, providerUuid, reason: verdict });
     }
     const instances = new Map(
-      (await listInstances(this.pool, { uuids: [...byConsumer.keys()], includeDeleted: true })).map((i) => [i.uuid, i]),
+      (await listInstanceHoldings(this.pool, { uuids: [...byConsumer.keys()], includeDeleted: true })).map((i) => [i.uuid, i]),
     );
     for (const [consumer, providers] of byConsumer)
       await this.heal(consumer, providers, instances.get(consumer)?.deletedAt === null ? instances.get(consumer) : undefined);
-    const holding = await listInstances(this.pool, { vmStates: ['active', 'building', 'stopped', 'resized'] });
     const consumers = new Set(seen.map((s) => s.consumer));
     const missing = holding.filter((i) => i.host !== null && !consumers.has(i.uuid)).map((i) => i.uuid);
     return {

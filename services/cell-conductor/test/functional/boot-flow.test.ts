@@ -336,6 +336,28 @@ test('allocation audit: heals a leaked claim (unknown consumer, ERROR instance) 
   expect((await conductor.runAudit(t0 + 3000)).suspects).toBe(0);
 });
 
+test('allocation audit: a build that starts while the pass reads is not reported missing; one whose allocation is gone is', async () => {
+  // the super-conductor's step (claim, then the instance) runs right after the pass read the allocations
+  let during: string | undefined;
+  const racing = Object.create(placement) as PlacementClient;
+  racing.providerConsumers = async (uuids) => {
+    const read = await placement.providerConsumers(uuids);
+    if (during === undefined) {
+      during = randomUUID();
+      await superConductorStep(cellDb, placement, during, [sel(good, 1)]);
+    }
+    return read;
+  };
+  const audit = new AllocationAudit(cellDb.pool, racing, 60_000);
+  const pass = await audit.run();
+  expect(during).toBeDefined();
+  expect(pass.missing).not.toContain(during);
+  // the same instance with its allocation gone is missing at the next pass
+  await placement.release([during ?? '']);
+  expect((await audit.run()).missing).toContain(during);
+  await destroyInstance(cellDb.pool, during ?? '');
+});
+
 test("allocation audit: a placement that knows none of the cell's nodes (another system's) or none at all is a failed pass, not an empty one", async () => {
   const other = await startPlacement();
   try {
