@@ -154,6 +154,24 @@ function claimRetries(stack: ChaosStack): number {
   return n;
 }
 
+/**
+ * Why the servers that went to ERROR since `since` did, by fault message (cell0, where Nova buries
+ * a NoValidHost, and each cell), most frequent first: a phase that fills the cloud says so.
+ */
+async function errorReasons(stack: ChaosStack, since: Date): Promise<Record<string, number>> {
+  const counts = new Map<string, number>();
+  for (const c of ['cell0', ...stack.topology().cells.map((x) => x.name)]) {
+    const rows = await stack.query<{ message: string; n: string }>(
+      stack.adminUrl(`${PREFIX}_${c}`),
+      `SELECT f.message, count(DISTINCT f.instance_uuid) AS n FROM instance_faults f JOIN instances i ON i.uuid = f.instance_uuid
+        WHERE i.vm_state = 'error' AND f.created_at >= $1 GROUP BY f.message`,
+      [since],
+    );
+    for (const r of rows) counts.set(r.message.slice(0, 120), (counts.get(r.message.slice(0, 120)) ?? 0) + Number(r.n));
+  }
+  return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).slice(0, 5));
+}
+
 /** Instances of this run that took more than one build attempt, over those with any (the cells' action events). */
 async function rescheduleShare(stack: ChaosStack, since: Date): Promise<{ servers: number; rescheduled: number; share: number }> {
   let servers = 0;
@@ -179,6 +197,8 @@ interface Measured extends PhaseResult {
   commitsPerBuild: number;
   claimRetries: number;
   reschedules: { servers: number; rescheduled: number; share: number };
+  /** The ERROR servers' fault messages (the 5 most frequent) and how many servers each. */
+  errorReasons: Record<string, number>;
 }
 
 /** Waits (bounded) until the system is at rest: no build request in the API DB, no instance building or with a task in a cell. */
@@ -233,11 +253,13 @@ async function measured(
     commitsPerBuild: round1((commits1 - commits0) / Math.max(1, r.active + r.error)),
     claimRetries: claimRetries(stack) - retries0,
     reschedules: await rescheduleShare(stack, since),
+    errorReasons: r.error > 0 ? await errorReasons(stack, since) : {},
   };
   log(
     `${name}: ${r.accepted} accepted (${r.acceptedPerS}/s), ${r.active} ACTIVE (${r.activePerS}/s in the window), ${r.error} ERROR, ${r.unfinished} unfinished; ` +
       `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms; CPU ${m.cpuMsPerBuild['total (without the load generator)']} ms/build, machine ${m.machineBusyPct}% busy; ${m.commitsPerBuild} commits/build; ` +
-      `${m.claimRetries} claim retries; rescheduled ${m.reschedules.share}%`,
+      `${m.claimRetries} claim retries; rescheduled ${m.reschedules.share}%` +
+      (r.error > 0 ? `; ERROR because: ${JSON.stringify(m.errorReasons)}` : ''),
   );
   return m;
 }

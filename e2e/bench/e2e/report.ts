@@ -15,6 +15,8 @@ type Measured = PhaseResult & {
   commitsPerBuild: number;
   claimRetries: number;
   reschedules: { share: number };
+  /** The ERROR servers' fault messages and counts; absent in runs before it was recorded. */
+  errorReasons?: Record<string, number>;
 };
 
 export interface HostRun {
@@ -124,6 +126,17 @@ export function renderReport(r: Report, jsonPath: string): string {
         )
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')}`,
+    ),
+    // NOTE: ERRORs say why (a phase that filled the cloud: "No valid host was found")
+    ...r.runs.flatMap((x) =>
+      [...x.phases, ...x.ramp, ...(x.sustained ? [x.sustained] : []), ...x.tracingOff]
+        .filter((p) => p.error > 0)
+        .map(
+          (p) =>
+            `- ${x.hosts.toLocaleString('en')} hosts, ${p.name}: ${p.error} ERROR: ${Object.entries(p.errorReasons ?? {})
+              .map(([msg, n]) => `${n} "${msg}"`)
+              .join(', ')}`,
+        ),
     ),
   ];
   if (r.perCreate) {

@@ -222,11 +222,7 @@ export async function listInstanceHoldings(
   }>(
     `SELECT uuid::text, project_id, user_id, vm_state, host, node, deleted_at FROM instances
      WHERE ($1::uuid[] IS NULL OR uuid = ANY($1)) AND ($2::text[] IS NULL OR vm_state = ANY($2)) AND ($3 OR deleted_at IS NULL)`,
-    [
-      opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'),
-      opts.vmStates ?? null,
-      opts.includeDeleted ?? false,
-    ],
+    [opts.uuids === undefined ? null : checkUuids(opts.uuids, 'instance uuid'), opts.vmStates ?? null, opts.includeDeleted ?? false],
   );
   return r.rows.map((x) => ({
     uuid: x.uuid,
