@@ -1,7 +1,7 @@
 /**
  * `pnpm bench e2e [--hosts 1000,5000,10000] [--cells 2] [--schedulers 2] [--build-latency-ms 200]
  *  [--clients 64] [--phase-s 30] [--start-rate 40] [--rate-step 20] [--max-rate 400] [--step-s 20]
- *  [--sustain-s 300] [--p99-bound-ms 2000] [--failure-rate 0.2] [--no-tracing-off] [--no-counts | --counts-only] [--no-invariants]
+ *  [--sustain-s 300] [--sustain-rate R] [--p99-bound-ms 2000] [--failure-rate 0.2] [--no-tracing-off] [--no-counts | --counts-only] [--no-invariants]
  *  [--phases closed,multi,failures,ramp,sustained] [--cpu-prof DIR] [--pg-statements FILE] [--port-offset 6200] [--out FILE.json]`
  *
  * The whole pipeline, POST /servers to ACTIVE, on a system `pnpm stack up` starts (2 cells, the
@@ -56,6 +56,8 @@ const { values: o } = parseArgs({
     'step-s': { type: 'string', default: '20' },
     'sustain-s': { type: 'string', default: '300' },
     'p99-bound-ms': { type: 'string', default: '2000' },
+    // the sustained phase at this rate, held by the ramp or not (an A/B of one rate); default: the highest that held
+    'sustain-rate': { type: 'string' },
     'failure-rate': { type: 'string', default: '0.2' },
     'no-tracing-off': { type: 'boolean', default: false },
     'no-counts': { type: 'boolean', default: false },
@@ -70,6 +72,8 @@ const { values: o } = parseArgs({
   },
 });
 const N = (k: keyof typeof o): number => Number(o[k]);
+if (o['sustain-rate'] !== undefined && !(N('sustain-rate') > 0))
+  throw new Error(`--sustain-rate: a rate above 0, got ${o['sustain-rate']}`);
 const PHASES = new Set((o.phases ?? '').split(',').filter(Boolean));
 for (const p of PHASES)
   if (!['closed', 'multi', 'failures', 'ramp', 'sustained'].includes(p)) throw new Error(`--phases: unknown phase ${p}`);
@@ -313,8 +317,9 @@ async function runHosts(hosts: number): Promise<HostRun> {
     best = rate;
   }
   let sustained: Measured | undefined;
-  if (best > 0 && PHASES.has('sustained'))
-    sustained = await measured(stack, tracker, `sustained ${best}/s`, 60_000, (c) => openLoop(c, best, N('sustain-s')));
+  const sustainRate = o['sustain-rate'] === undefined ? best : N('sustain-rate');
+  if (sustainRate > 0 && PHASES.has('sustained'))
+    sustained = await measured(stack, tracker, `sustained ${sustainRate}/s`, 60_000, (c) => openLoop(c, sustainRate, N('sustain-s')));
   await tracker.close();
   await monitor.stop();
   if (o['pg-statements'] !== undefined) {
