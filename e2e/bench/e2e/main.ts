@@ -171,7 +171,10 @@ async function errorReasons(stack: ChaosStack, since: Date): Promise<Record<stri
         WHERE i.vm_state = 'error' AND f.created_at >= $1 GROUP BY f.message`,
       [since],
     );
-    for (const r of rows) counts.set(r.message.slice(0, 120), (counts.get(r.message.slice(0, 120)) ?? 0) + Number(r.n));
+    for (const r of rows) {
+      const message = r.message.slice(0, 120);
+      counts.set(message, (counts.get(message) ?? 0) + Number(r.n));
+    }
   }
   return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).slice(0, 5));
 }

@@ -138,7 +138,11 @@ export class AllocationAudit {
     const migrations = await findMigrations(this.pool, { uuids, instanceUuids: [...instances.keys()] });
     const statusOf = new Map(migrations.map((m) => [m.uuid, m.status]));
     const movesOf = new Map<string, MigrationRecord[]>();
-    for (const m of migrations) movesOf.set(m.instanceUuid, [...(movesOf.get(m.instanceUuid) ?? []), m]);
+    for (const m of migrations) {
+      const moves = movesOf.get(m.instanceUuid);
+      if (moves === undefined) movesOf.set(m.instanceUuid, [m]);
+      else moves.push(m);
+    }
     const nodeUuidOf = nodeIndex(nodes);
     const out = new Map<string, AuditVerdict>();
     for (const s of seen) {
