@@ -1,5 +1,6 @@
 import { RequestSpec, type Flavor, type Selection } from '@cellsched/wire';
 import { CellDbError, checkUuid, type Queryable } from './db';
+import { EVENT_UPSERT } from './instance-actions';
 import { getInstance } from './instances';
 import { hostListJson, INSTANCE_COLUMNS, toInstanceRecord, type InstanceRecord, type InstanceRow } from './instance-record';
 import type { VmStateName } from './vm-states';
@@ -146,4 +147,54 @@ export async function updateInstance(
   if (current === undefined) return { kind: 'not_found' };
   // If the guard holds on the re-read, the row changed between the UPDATE and the read: a lost race.
   return { kind: mismatch(current, guard) ?? 'unexpected_task_state', instance: current };
+}
+
+/** What {@link activateBuild} did: `undefined` when it activated nothing. */
+export interface BuildActivation {
+  readonly userId: string | null;
+  readonly projectId: string | null;
+  /** The event was recorded in the same statement (false: no request id, or the action was not visible to it). */
+  readonly eventRecorded: boolean;
+}
+
+/**
+ * A build's success in ONE statement (one round trip, its own commit): the live row goes ACTIVE
+ * (no task, running, the node, launched_at, host list and deadline cleared) only while it is
+ * building `attempt` on `host`, and in the same statement the create action's event is recorded
+ * finished with Success (the action started if missing, as {@link startActionAndFinishEvent}).
+ * `undefined`: the row is gone, elsewhere, in another attempt or settled, and nothing changed
+ * (the caller judges it under the row lock). Idempotent: a repeat activates nothing.
+ */
+export async function activateBuild(
+  db: Queryable,
+  b: {
+    readonly uuid: string;
+    readonly host: string;
+    readonly attempt: number;
+    /** '' keeps the row's node. */
+    readonly node: string;
+    readonly launchedAt: Date;
+    /** The create's request id; '' records no event. */
+    readonly requestId: string;
+    readonly event: string;
+  },
+): Promise<BuildActivation | undefined> {
+  const r = await db.query<{ user_id: string | null; project_id: string | null; recorded: boolean }>(
+    `WITH act AS (UPDATE instances SET updated_at = now(), vm_state = 'active', task_state = NULL, power_state = 1,
+         node = coalesce(nullif($4, ''), node), launched_at = $5, build_host_list = '[]', build_deadline_at = NULL
+       WHERE uuid = $1 AND deleted_at IS NULL AND vm_state = 'building' AND host = $2 AND build_attempt = $3
+       RETURNING uuid, user_id, project_id),
+     ins AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time)
+       SELECT uuid, $6, 'create', user_id, project_id, now() FROM act WHERE $6 <> ''
+       ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id),
+     upd AS (UPDATE instance_actions SET updated_at = now()
+       WHERE instance_uuid = $1 AND request_id = $6 AND EXISTS (SELECT 1 FROM act) RETURNING id),
+     aid AS (SELECT id FROM ins UNION ALL SELECT id FROM upd),
+     e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result)
+       SELECT id, $7, $2, now(), 'Success' FROM aid ${EVENT_UPSERT})
+     SELECT user_id, project_id, EXISTS (SELECT 1 FROM aid) AS recorded FROM act`,
+    [checkUuid(b.uuid, 'instance uuid'), b.host, b.attempt, b.node, b.launchedAt, b.requestId, b.event],
+  );
+  const row = r.rows[0];
+  return row === undefined ? undefined : { userId: row.user_id, projectId: row.project_id, eventRecorded: row.recorded };
 }

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
+  activateBuild,
   CELL_DB_MIGRATIONS_DIR,
   createInstanceWithAction,
+  getInstance,
+  updateInstance,
   finishActionEvent,
   startActionAndFinishEvent,
   finishInstanceAction,
@@ -106,6 +109,80 @@ describe('one-statement writes of the build path', () => {
         { requestId: '', action: 'create', event: 'x', host: null },
       ),
     ).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
+  });
+
+  it('activateBuild: ACTIVE with its event in one statement only while building that attempt on that host; otherwise nothing', async () => {
+    const uuid = randomUUID();
+    const requestId = `req-${randomUUID()}`;
+    await createInstanceWithAction(
+      db.pool,
+      { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', taskState: 'spawning', host: 'h1', node: 'n1' },
+      { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: null },
+    );
+    await updateInstance(db.pool, uuid, { buildAttempt: 2, buildDeadlineAt: new Date(Date.now() + 60_000) });
+    const at = new Date('2026-11-27T01:02:03Z');
+    const build = { uuid, host: 'h1', attempt: 2, node: '', launchedAt: at, requestId, event: 'compute__do_build_and_run_instance' };
+    // another host's or another attempt's report changes nothing
+    expect(await activateBuild(db.pool, { ...build, host: 'h2' })).toBeUndefined();
+    expect(await activateBuild(db.pool, { ...build, attempt: 1 })).toBeUndefined();
+    expect(await getInstance(db.pool, uuid)).toMatchObject({ vmState: 'building', taskState: 'spawning', launchedAt: null });
+
+    expect(await activateBuild(db.pool, build)).toEqual({ userId: 'u', projectId: 'p', eventRecorded: true });
+    expect(await getInstance(db.pool, uuid)).toMatchObject({
+      vmState: 'active',
+      taskState: null,
+      powerState: 1,
+      host: 'h1',
+      node: 'n1',
+      launchedAt: at,
+      buildHostList: [],
+      buildDeadlineAt: null,
+    });
+    // a repeat activates nothing and records no second event
+    expect(await activateBuild(db.pool, { ...build, launchedAt: new Date() })).toBeUndefined();
+    const [a] = await listInstanceActions(db.pool, uuid);
+    expect(a?.events.map((e) => [e.event, e.host, e.result]).sort()).toEqual([
+      ['compute__do_build_and_run_instance', 'h1', 'Success'],
+      ['conductor_schedule_and_build_instances', null, 'Success'],
+    ]);
+    expect((await getInstance(db.pool, uuid))?.launchedAt).toEqual(at);
+  });
+
+  it('activateBuild: the reported node is taken; without a request id no event; a missing action is started', async () => {
+    const uuid = randomUUID();
+    await createInstanceWithAction(
+      db.pool,
+      { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', host: 'h1', node: 'n1' },
+      { requestId: `req-${randomUUID()}`, action: 'create', event: 'conductor_schedule_and_build_instances', host: null },
+    );
+    const build = {
+      uuid,
+      host: 'h1',
+      attempt: 1,
+      node: 'n9',
+      launchedAt: new Date(),
+      requestId: '',
+      event: 'compute__do_build_and_run_instance',
+    };
+    expect(await activateBuild(db.pool, build)).toEqual({ userId: 'u', projectId: 'p', eventRecorded: false });
+    expect((await getInstance(db.pool, uuid))?.node).toBe('n9');
+    expect((await listInstanceActions(db.pool, uuid)).flatMap((x) => x.events.map((e) => e.event))).toEqual([
+      'conductor_schedule_and_build_instances',
+    ]);
+
+    const other = randomUUID();
+    await createInstanceWithAction(
+      db.pool,
+      { uuid: other, projectId: 'p', userId: 'u', flavor, vmState: 'building', host: 'h1' },
+      { requestId: 'r-first', action: 'create', event: 'conductor_schedule_and_build_instances', host: null },
+    );
+    expect(await activateBuild(db.pool, { ...build, uuid: other, requestId: 'r-second' })).toMatchObject({ eventRecorded: true });
+    const second = await getInstanceAction(db.pool, other, 'r-second');
+    expect([second?.action, second?.userId, second?.events.map((e) => [e.event, e.host, e.result])]).toEqual([
+      'create',
+      'u',
+      [['compute__do_build_and_run_instance', 'h1', 'Success']],
+    ]);
   });
 
   it('startActionAndFinishEvent starts a missing action, records the event, marks the action Error on an error, idempotently', async () => {

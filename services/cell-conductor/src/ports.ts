@@ -104,6 +104,21 @@ export interface BuildRepository {
    * compute's late report, a reschedule and the watchdog run one after another. Safe to rerun.
    */
   withLockedInstance<T>(instanceUuid: string, fn: (inst: InstanceSnapshot | undefined, tx: BuildTransaction) => Promise<T>): Promise<T>;
+  /**
+   * A build's success where it is the common case, without the lock's transaction: ACTIVE on its
+   * host (as {@link BuildTransaction.activate}) with the create's `compute_build` event recorded
+   * Success, atomically, only while the live row builds `attempt` on `host`. False: nothing
+   * changed (deleted, moved on, settled), to be judged under the lock. Safe to rerun.
+   */
+  activateIfBuilding(a: {
+    readonly instanceUuid: string;
+    readonly host: string;
+    readonly attempt: number;
+    /** '' keeps the row's node. */
+    readonly node: string;
+    readonly launchedAt: Date;
+    readonly requestId: string;
+  }): Promise<boolean>;
 }
 
 /** A cast's fate: queued, or refused by the broker because no queue is bound to `compute.<host>` (nothing queued). */

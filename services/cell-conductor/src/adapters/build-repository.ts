@@ -1,4 +1,15 @@
-import { addInstanceFault, getInstance, toWireInstance, updateInstance, type InstanceRecord } from '@cellsched/cell-db';
+import {
+  activateBuild,
+  addInstanceFault,
+  EVENT_COMPUTE_BUILD,
+  EVENT_SUCCESS,
+  finishActionEvent,
+  getInstance,
+  startInstanceAction,
+  toWireInstance,
+  updateInstance,
+  type InstanceRecord,
+} from '@cellsched/cell-db';
 import { withTransaction } from '@cellsched/db';
 import type { Pool, PoolClient } from 'pg';
 import type { BuildRepository, BuildTransaction, InstanceSnapshot } from '../ports';
@@ -98,5 +109,36 @@ export class PgBuildRepository implements BuildRepository {
       const rec = await lockInstance(c, uuid);
       return fn(rec === undefined ? undefined : snapshotOf(rec, this.cellUuid), buildTransaction(c, this.cellUuid));
     });
+  }
+
+  /** One statement (row and event, one commit); the event's two-statement fallback only when its action was not visible to it. */
+  async activateIfBuilding(a: Parameters<BuildRepository['activateIfBuilding']>[0]): Promise<boolean> {
+    const done = await activateBuild(this.pool, {
+      uuid: a.instanceUuid,
+      host: a.host,
+      attempt: a.attempt,
+      node: a.node,
+      launchedAt: a.launchedAt,
+      requestId: a.requestId,
+      event: EVENT_COMPUTE_BUILD,
+    });
+    if (done === undefined) return false;
+    if (!done.eventRecorded && a.requestId !== '') {
+      // NOTE: a concurrent first start of the action was invisible to the statement; both calls are idempotent
+      const action = {
+        instanceUuid: a.instanceUuid,
+        requestId: a.requestId,
+        action: 'create',
+        userId: done.userId,
+        projectId: done.projectId,
+      };
+      await startInstanceAction(this.pool, action);
+      await finishActionEvent(
+        this.pool,
+        { instanceUuid: a.instanceUuid, requestId: a.requestId, event: EVENT_COMPUTE_BUILD, host: a.host },
+        { result: EVENT_SUCCESS },
+      );
+    }
+    return true;
   }
 }

@@ -24,6 +24,8 @@ type Row = InstanceSnapshot & { fault?: Fault };
 class FakeCell {
   row: Row | undefined;
   readonly log: string[] = [];
+  /** Transactions that took the row lock. */
+  locks = 0;
   /** The server group each claim carried ('-': none). */
   readonly claimGroups: string[] = [];
   /** Hosts a claim carrying a group is refused on (another member took them). */
@@ -93,7 +95,19 @@ class FakeCell {
         return refused ? 'unroutable' : 'sent';
       };
     return {
-      instances: { withLockedInstance: async (_uuid, fn) => fn(this.row, this.tx()) },
+      instances: {
+        withLockedInstance: async (_uuid, fn) => {
+          this.locks += 1;
+          return fn(this.row, this.tx());
+        },
+        activateIfBuilding: async (a) => {
+          const r = this.row;
+          if (r === undefined || r.vmState !== 'building' || r.host !== a.host || r.buildAttempt !== a.attempt) return false;
+          this.row = { ...r, vmState: 'active', node: a.node === '' ? r.node : a.node, buildHostList: [] };
+          if (a.requestId !== '') this.log.push(`event compute_build ${a.host} ok`);
+          return true;
+        },
+      },
       claimer: {
         claimSelection: async (c, s) => {
           this.log.push(`claim ${s.serviceHost}`);
@@ -225,9 +239,10 @@ test.each<[string, Partial<Row>, FailureReport, string[], string[], string, stri
   expect(cell.log).toEqual(happened);
 });
 
-test.each<[string, Partial<Row> | 'deleted', string, number, string, string[]]>([
-  ['building that attempt there: ACTIVE, event Success', {}, 'a', 1, 'active on a #1', ['event compute_build a ok']],
-  ['a repeat of the same report: nothing', { vmState: 'active' }, 'a', 1, 'active on a #1', []],
+test.each<[string, Partial<Row> | 'deleted', string, number, string, string[], number]>([
+  // name, row, reporting host, attempt, row after, what happened, row locks taken
+  ['building that attempt there: ACTIVE, event Success, without the lock', {}, 'a', 1, 'active on a #1', ['event compute_build a ok'], 0],
+  ['a repeat of the same report: nothing', { vmState: 'active' }, 'a', 1, 'active on a #1', [], 1],
   [
     'moved on by the watchdog: the late guest is terminated',
     { host: 'b', buildAttempt: 2 },
@@ -235,15 +250,18 @@ test.each<[string, Partial<Row> | 'deleted', string, number, string, string[]]>(
     1,
     'building on b #2',
     ['cast terminate a #1'],
+    1,
   ],
-  ['deleted during the build: the guest is terminated', 'deleted', 'a', 1, 'deleted', ['cast terminate a #1']],
-  ['a terminate nobody can take (host not served) is done', 'deleted', 'gone', 1, 'deleted', ['cast terminate gone #1 refused']],
-])('build_succeeded: %s', async (_name, row, host, attempt, after, happened) => {
+  ['settled in ERROR meanwhile: the guest is terminated', { vmState: 'error' }, 'a', 1, 'error on a #1', ['cast terminate a #1'], 1],
+  ['deleted during the build: the guest is terminated', 'deleted', 'a', 1, 'deleted', ['cast terminate a #1'], 1],
+  ['a terminate nobody can take (host not served) is done', 'deleted', 'gone', 1, 'deleted', ['cast terminate gone #1 refused'], 1],
+])('build_succeeded: %s', async (_name, row, host, attempt, after, happened, locks) => {
   const cell = new FakeCell(row === 'deleted' ? {} : row, [], ['gone']);
   if (row === 'deleted') cell.row = undefined;
   await onBuildSucceeded(cell.ports(), quiet, { instanceUuid: 'u1', host, attempt, node: '', requestId: 'req-1' });
   expect(cell.state()).toBe(after);
   expect(cell.log).toEqual(happened);
+  expect(cell.locks).toBe(locks);
 });
 
 test.each<[string, Partial<Row>, string, string[]]>([

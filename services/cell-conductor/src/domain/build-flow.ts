@@ -7,7 +7,15 @@
  */
 import type { Selection, TerminateInstanceRequest } from '@cellsched/wire';
 import type { BuildLog, BuildPorts, BuildTransaction, CastResult, ClaimConsumer } from '../ports';
-import { abortFault, judgeAbort, judgeSuccess, type AttemptRef, type FailureReport, type InstanceSnapshot } from './build-attempt';
+import {
+  abortFault,
+  judgeAbort,
+  judgeSuccess,
+  type AttemptRef,
+  type FailureReport,
+  type InstanceSnapshot,
+  type SuccessVerdict,
+} from './build-attempt';
 import { buildCastFor, refusedCastReport, type BuildCast } from './build-cast';
 import {
   chooseAlternate,
@@ -105,6 +113,23 @@ export async function onBuildFailed(ports: BuildPorts, log: BuildLog, r: Failure
 }
 
 /**
+ * A success the one-statement path did not apply, judged under the row lock: applied there if the
+ * row builds that attempt on that host after all; otherwise a repeat or stale.
+ */
+async function judgeSuccessLocked(
+  ports: BuildPorts,
+  ref: AttemptRef & { readonly instanceUuid: string; readonly node: string; readonly requestId: string },
+): Promise<SuccessVerdict> {
+  return ports.instances.withLockedInstance(ref.instanceUuid, async (inst, tx) => {
+    const v = judgeSuccess(inst, ref);
+    if (v !== 'apply' || inst === undefined) return v;
+    await tx.activate(inst.uuid, { node: ref.node === '' ? inst.node : ref.node, launchedAt: ports.clock.now() });
+    await tx.recordEvent(inst, ref.requestId, 'compute_build', ref.host, { ok: true });
+    return v;
+  });
+}
+
+/**
  * `build_succeeded`: ACTIVE on the reporting host if it still builds that attempt there; a repeat
  * changes nothing; a stale report (deleted, moved on, settled) terminates that host's guest, so the
  * guest runs on one host only.
@@ -114,13 +139,16 @@ export async function onBuildSucceeded(
   log: BuildLog,
   ref: AttemptRef & { readonly instanceUuid: string; readonly node: string; readonly requestId: string },
 ): Promise<void> {
-  const verdict = await ports.instances.withLockedInstance(ref.instanceUuid, async (inst, tx) => {
-    const v = judgeSuccess(inst, ref);
-    if (v !== 'apply' || inst === undefined) return v;
-    await tx.activate(inst.uuid, { node: ref.node === '' ? inst.node : ref.node, launchedAt: ports.clock.now() });
-    await tx.recordEvent(inst, ref.requestId, 'compute_build', ref.host, { ok: true });
-    return v;
+  // NOTE: the common case (still building this attempt here) in one statement; anything else is judged under the lock
+  const activated = await ports.instances.activateIfBuilding({
+    instanceUuid: ref.instanceUuid,
+    host: ref.host,
+    attempt: ref.attempt,
+    node: ref.node,
+    launchedAt: ports.clock.now(),
+    requestId: ref.requestId,
   });
+  const verdict = activated ? 'apply' : await judgeSuccessLocked(ports, ref);
   log.info(
     { instance_uuid: ref.instanceUuid, host: ref.host, attempt: ref.attempt, verdict: verdict === 'apply' ? 'applied' : verdict },
     'build succeeded',
