@@ -151,8 +151,8 @@ export async function updateInstance(
 
 /** What {@link activateBuild} did: `undefined` when it activated nothing. */
 export interface BuildActivation {
-  readonly userId: string | null;
-  readonly projectId: string | null;
+  readonly userId: string;
+  readonly projectId: string;
   /** The event was recorded in the same statement (false: no request id, or the action was not visible to it). */
   readonly eventRecorded: boolean;
 }
@@ -179,7 +179,7 @@ export async function activateBuild(
     readonly event: string;
   },
 ): Promise<BuildActivation | undefined> {
-  const r = await db.query<{ user_id: string | null; project_id: string | null; recorded: boolean }>(
+  const r = await db.query<{ user_id: string; project_id: string; recorded: boolean }>(
     `WITH act AS (UPDATE instances SET updated_at = now(), vm_state = 'active', task_state = NULL, power_state = 1,
          node = coalesce(nullif($4, ''), node), launched_at = $5, build_host_list = '[]', build_deadline_at = NULL
        WHERE uuid = $1 AND deleted_at IS NULL AND vm_state = 'building' AND host = $2 AND build_attempt = $3

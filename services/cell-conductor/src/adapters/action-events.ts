@@ -22,7 +22,7 @@ const EVENT_NAMES: Readonly<Record<BuildEvent, string>> = { compute_build: EVENT
  */
 export async function recordEvent(
   db: Queryable,
-  inst: InstanceSnapshot,
+  inst: Pick<InstanceSnapshot, 'uuid' | 'userId' | 'projectId'>,
   requestId: string,
   event: BuildEvent,
   host: string | null,

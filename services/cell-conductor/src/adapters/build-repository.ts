@@ -2,10 +2,7 @@ import {
   activateBuild,
   addInstanceFault,
   EVENT_COMPUTE_BUILD,
-  EVENT_SUCCESS,
-  finishActionEvent,
   getInstance,
-  startInstanceAction,
   toWireInstance,
   updateInstance,
   type InstanceRecord,
@@ -111,7 +108,7 @@ export class PgBuildRepository implements BuildRepository {
     });
   }
 
-  /** One statement (row and event, one commit); the event's two-statement fallback only when its action was not visible to it. */
+  /** One statement (row and event, one commit); the event recorded apart only when its action was not visible to that statement. */
   async activateIfBuilding(a: Parameters<BuildRepository['activateIfBuilding']>[0]): Promise<boolean> {
     const done = await activateBuild(this.pool, {
       uuid: a.instanceUuid,
@@ -123,22 +120,16 @@ export class PgBuildRepository implements BuildRepository {
       event: EVENT_COMPUTE_BUILD,
     });
     if (done === undefined) return false;
-    if (!done.eventRecorded && a.requestId !== '') {
-      // NOTE: a concurrent first start of the action was invisible to the statement; both calls are idempotent
-      const action = {
-        instanceUuid: a.instanceUuid,
-        requestId: a.requestId,
-        action: 'create',
-        userId: done.userId,
-        projectId: done.projectId,
-      };
-      await startInstanceAction(this.pool, action);
-      await finishActionEvent(
+    // NOTE: only when a concurrent first start of the action was invisible to the statement: recordEvent's own fallback
+    if (!done.eventRecorded && a.requestId !== '')
+      await recordEvent(
         this.pool,
-        { instanceUuid: a.instanceUuid, requestId: a.requestId, event: EVENT_COMPUTE_BUILD, host: a.host },
-        { result: EVENT_SUCCESS },
+        { uuid: a.instanceUuid, userId: done.userId, projectId: done.projectId },
+        a.requestId,
+        'compute_build',
+        a.host,
+        { ok: true },
       );
-    }
     return true;
   }
 }
