@@ -368,6 +368,10 @@ test("allocation audit: a placement that knows none of the cell's nodes (another
         code: 'cell_conductor.audit.providers_unknown',
         message: expect.stringContaining(other.restUrl) as string,
       });
+      // nodes younger than the grace period may be registering (row written, provider not yet): counted unknown, not a failed pass
+      const early = await new AllocationAudit(cellDb.pool, otherClient, 24 * 3600_000, other.restUrl).run();
+      expect(early.unknownProviders).toBeGreaterThan(0);
+      expect(early.healed).toEqual([]);
     } finally {
       otherClient.close();
     }
