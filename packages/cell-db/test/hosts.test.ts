@@ -290,6 +290,23 @@ describe('incremental host reads split by what changed', () => {
       const enabled = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, known: held, pageSize: 2 });
       expect(enabled.services.map((s) => [s.id, s.reportCount, s.disabled])).toEqual([[s1.id, 2, false]]);
       expect(enabled.heartbeats).toEqual([]);
+
+      // node rows the reader holds (as nodeVersions gave them) are listed, not read again; a node changed since is
+      await updateComputeNodeStats(pool, n1.uuid, { io_workload: '4' });
+      const n3 = (await upsertComputeNode(pool, report('h3', more[0] ?? null))).node;
+      const nodesFirst = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, knownNodes: new Map() });
+      expect(nodesFirst.hosts.map((h) => h.node.host)).toEqual(['h1', 'h3']);
+      expect(nodesFirst.nodeVersions.map(([id]) => id)).toEqual(nodesFirst.hosts.map((h) => h.node.id));
+      const nodesHeld = new Map(nodesFirst.nodeVersions);
+      const nodesSame = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, knownNodes: nodesHeld });
+      expect(nodesSame.hosts).toEqual([]);
+      expect(nodesSame.nodeVersions).toEqual(nodesFirst.nodeVersions);
+      await updateComputeNodeStats(pool, n3.uuid, { io_workload: '1' });
+      const nodesChanged = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0, knownNodes: nodesHeld });
+      expect(nodesChanged.hosts.map((h) => [h.node.host, h.node.stats.io_workload])).toEqual([['h3', '1']]);
+      // without knownNodes every changed node is read, as before
+      const nodesAll = await listHostChangesSplitSince(pool, later.nextSince, { overlapMs: 0 });
+      expect(nodesAll.hosts.map((h) => h.node.host)).toEqual(['h1', 'h3']);
     } finally {
       await cellDb.drop();
     }

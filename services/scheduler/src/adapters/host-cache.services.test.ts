@@ -5,6 +5,7 @@ import {
   recordServiceHeartbeat,
   setServiceDisabled,
   setServiceForcedDown,
+  updateComputeNodeStats,
   upsertComputeNode,
   upsertService,
 } from '@cellsched/cell-db';
@@ -39,20 +40,25 @@ async function computeHost(host: string): Promise<{ serviceId: number; uuid: str
   return { serviceId: service.id, uuid };
 }
 
-test("service rows read alone (heartbeat, disable, force down) update their nodes' records and keep the rest; rows read again change nothing", async () => {
-  const a = await computeHost('hc-a');
-  const b = await computeHost('hc-b');
-  let now = 0;
-  // NOTE: overlap 10 s: every refresh reads every row changed in the test again.
-  const cache = new HostCache({
+/** A cache of the test's cell, refreshing every second of `now` (never waiting on a stale copy), looking back `overlapMs`. */
+function cacheAt(overlapMs: number, now: () => number): HostCache {
+  return new HostCache({
     cells: [{ uuid: 'cell-1', db: cell.pool }],
     apiDb: api.pool,
     refreshMs: 1000,
     fullResyncMs: 3_600_000,
     maxStaleMs: 1,
-    overlapMs: 10_000,
-    now: () => now,
+    overlapMs,
+    now,
   });
+}
+
+test("service rows read alone (heartbeat, disable, force down) update their nodes' records and keep the rest; rows read again change nothing", async () => {
+  const a = await computeHost('hc-a');
+  const b = await computeHost('hc-b');
+  let now = 0;
+  // NOTE: overlap 10 s: every refresh reads every row changed in the test again.
+  const cache = cacheAt(10_000, () => now);
   const before = await cache.getComputeNodes([a.uuid, b.uuid]);
   expect(before.get(a.uuid)).toMatchObject({ serviceDisabled: false, forcedDown: false, lastHeartbeatAt: expect.any(Date) });
 
@@ -86,15 +92,7 @@ test('a heartbeat of a service row the cache holds is taken in as liveness only,
   const c = await computeHost('hc-c');
   let now = 0;
   // NOTE: no overlap, so that only what changed since each read is read (the node rows are not read again).
-  const cache = new HostCache({
-    cells: [{ uuid: 'cell-1', db: cell.pool }],
-    apiDb: api.pool,
-    refreshMs: 1000,
-    fullResyncMs: 3_600_000,
-    maxStaleMs: 1,
-    overlapMs: 0,
-    now: () => now,
-  });
+  const cache = cacheAt(0, () => now);
   const seen = async (): Promise<number> => (await cache.getComputeNodes([c.uuid])).get(c.uuid)?.lastHeartbeatAt?.getTime() ?? 0;
   const beat = async (): Promise<void> => {
     await new Promise((r) => setTimeout(r, 20));
@@ -117,4 +115,26 @@ test('a heartbeat of a service row the cache holds is taken in as liveness only,
     serviceDisabledReason: 'held, then changed',
     lastHeartbeatAt: new Date(t2),
   });
+});
+
+test('a node row the cache holds is not read again in the overlap; its next change is', async () => {
+  const d = await computeHost('hc-d');
+  let now = 0;
+  // NOTE: overlap 10 s: every refresh lists every row changed in the test again.
+  const cache = cacheAt(10_000, () => now);
+  const ioOps = async (): Promise<number | undefined> => (await cache.getComputeNodes([d.uuid])).get(d.uuid)?.numIoOps;
+  expect(await ioOps()).toBe(3); // the full load
+  now += 2000;
+  expect(await ioOps()).toBe(3); // the first incremental read: the rows in its window, read whole once
+  const held = cache.stats.rowsRead;
+  now += 2000;
+  expect(await ioOps()).toBe(3);
+  expect(cache.stats.rowsRead - held).toBe(0); // listed again, held: not read
+  await updateComputeNodeStats(cell.pool, d.uuid, { io_workload: '5' });
+  now += 2000;
+  expect(await ioOps()).toBe(5);
+  expect(cache.stats.rowsRead - held).toBe(1); // the changed node, whole
+  now += 2000;
+  expect(await ioOps()).toBe(5);
+  expect(cache.stats.rowsRead - held).toBe(1);
 });

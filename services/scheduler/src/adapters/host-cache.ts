@@ -66,6 +66,8 @@ interface CellState {
   readonly byService: Map<number, Set<string>>;
   /** Service id -> version (updated_at in epoch µs, state) of the service rows read alone and merged: the next read skips them unchanged, and takes only the liveness of a heartbeat. */
   readonly serviceVersions: Map<number, ServiceVersion>;
+  /** Node id -> row version of the node rows read by incremental reads: the next read lists them, and reads again only those changed since. */
+  readonly nodeVersions: Map<number, string>;
 }
 
 /** Cache statistics (observability and tests). */
@@ -77,7 +79,7 @@ export interface HostCacheStats {
 }
 
 function newCellState(source: CellSource): CellState {
-  return { source, since: undefined, raw: new Map(), byService: new Map(), serviceVersions: new Map() };
+  return { source, since: undefined, raw: new Map(), byService: new Map(), serviceVersions: new Map(), nodeVersions: new Map() };
 }
 
 /**
@@ -213,7 +215,7 @@ export class HostCache {
 
   /**
    * A full read takes every live node with its service; an incremental one takes the nodes whose
-   * own row changed (with their service) and, apart, the service rows that changed, merged into
+   * own row changed since it last read them (with their service) and, apart, the service rows that changed, merged into
    * the nodes that name them. NOTE: why apart: a heartbeat round changes every compute's service
    * row and nothing else, and reading those through their nodes (every node column, the service
    * as JSON) cost about three times as much, each round being read about three times (overlap).
@@ -225,12 +227,17 @@ export class HostCache {
       cell.raw.clear();
       cell.byService.clear();
       cell.serviceVersions.clear();
+      cell.nodeVersions.clear();
       for (const h of changes.hosts) this.putNode(cell, h);
       this.stats.rowsRead += changes.hosts.length;
       cell.since = changes.nextSince;
       return;
     }
-    const changes = await listHostChangesSplitSince(cell.source.db, cell.since, { overlapMs, known: cell.serviceVersions });
+    const changes = await listHostChangesSplitSince(cell.source.db, cell.since, {
+      overlapMs,
+      known: cell.serviceVersions,
+      knownNodes: cell.nodeVersions,
+    });
     for (const h of changes.hosts) this.putNode(cell, h);
     for (const service of changes.services) {
       for (const uuid of cell.byService.get(service.id) ?? []) {
@@ -252,6 +259,7 @@ export class HostCache {
     }
     // NOTE: only now that they are merged: a read that failed half-way must not mark rows as held.
     for (const [id, version] of changes.serviceVersions) cell.serviceVersions.set(id, version);
+    for (const [id, version] of changes.nodeVersions) cell.nodeVersions.set(id, version);
     this.stats.rowsRead += changes.hosts.length + changes.services.length + changes.heartbeats.length;
     cell.since = changes.nextSince;
   }
