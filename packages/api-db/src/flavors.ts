@@ -159,20 +159,30 @@ export async function getFlavorByFlavorId(db: Queryable, flavorid: string): Prom
   return r.rows[0] === undefined ? undefined : toFlavor(r.rows[0]);
 }
 
+/**
+ * The channel on which every committed write of flavors, their extra specs, their access lists or
+ * images is notified (migration 005; payload: the table's name). What {@link getFlavorAndImage} answered
+ * may be kept until the next notification.
+ */
+export const CATALOGUE_CHANNEL = 'cellsched_catalogue';
+
 const IMAGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * {@link getFlavorByFlavorId} and `getImage` in one round trip (what a server create resolves
- * first); each undefined when not found (an image id that is not a uuid is never found). Read-only.
+ * first); each undefined when not found (an image id that is not a uuid is never found), with the
+ * projects given access to the flavor (`flavorAccess`, in the order granted; a private flavor is
+ * usable by those and the admin only). Read-only.
  */
 export async function getFlavorAndImage(
   db: Queryable,
   flavorid: string,
   imageId: string,
-): Promise<{ flavor: Flavor | undefined; image: Image | undefined }> {
+): Promise<{ flavor: Flavor | undefined; flavorAccess: readonly string[]; image: Image | undefined }> {
   const r = await db.query<Partial<Row> & Record<string, unknown>>(
     `SELECT fl.*, im.* FROM (SELECT 1) one
-     LEFT JOIN (${SELECT} WHERE f.flavorid = $1) fl ON true
+     LEFT JOIN (SELECT x.*, coalesce((SELECT array_agg(p.project_id ORDER BY p.id) FROM flavor_projects p WHERE p.flavor_id = x.id), '{}') AS flavor_access
+       FROM (${SELECT} WHERE f.flavorid = $1) x) fl ON true
      LEFT JOIN (SELECT ${IMAGE_COLUMNS_PREFIXED} FROM images WHERE id = $2::uuid) im ON true`,
     [flavorid, IMAGE_ID.test(imageId) ? imageId : null],
   );
@@ -184,6 +194,7 @@ export async function getFlavorAndImage(
   ) as unknown as ImageRow;
   return {
     flavor: row.id === null || row.id === undefined ? undefined : toFlavor(row as Row),
+    flavorAccess: Array.isArray(row.flavor_access) ? (row.flavor_access as string[]) : [],
     image: image.id === null || image.id === undefined ? undefined : toImage(image),
   };
 }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, withTransaction, type TestDatabase } from '@cellsched/db';
+import { Client } from 'pg';
 import {
   addAggregateHost,
   addFlavorAccess,
   API_DB_MIGRATIONS_DIR,
+  CATALOGUE_CHANNEL,
   createAggregate,
   createFlavor,
   createImage,
@@ -13,6 +15,7 @@ import {
   deleteImage,
   getAggregate,
   getAggregateById,
+  getFlavorAndImage,
   getFlavorByFlavorId,
   getFlavorByName,
   getImage,
@@ -204,5 +207,60 @@ describe('images (the Glance stand-in)', () => {
     await expect(createImage(db.pool, { name: 'x', minRam: -1 })).rejects.toMatchObject({ code: 'api_db.image.invalid' });
     expect(await deleteImage(db.pool, id)).toBe(true);
     expect(await deleteImage(db.pool, id)).toBe(false);
+  });
+});
+
+describe('catalogue notifications (migration 005)', () => {
+  test('every committed write of flavors, extra specs, access lists or images notifies its table on CATALOGUE_CHANNEL; reads and rolled-back writes do not', async () => {
+    const listener = new Client({ connectionString: db.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => {
+      if (n.channel === CATALOGUE_CHANNEL) heard.push(n.payload ?? '');
+    });
+    await listener.query(`LISTEN ${CATALOGUE_CHANNEL}`);
+    // NOTE: a round trip on the listening session after a write delivers what that write notified
+    const settle = async (): Promise<string[]> => {
+      await listener.query('SELECT 1');
+      return heard.splice(0);
+    };
+    try {
+      const flavorid = `notify-${randomUUID()}`;
+      await createFlavor(db.pool, { name: flavorid, flavorid, vcpus: 1, memoryMb: 64, extraSpecs: { 'hw:cpu_policy': 'shared' } });
+      expect((await settle()).sort()).toEqual(['flavor_extra_specs', 'flavors']);
+      await setFlavorExtraSpecs(db.pool, flavorid, { 'hw:mem_page_size': 'small' });
+      expect(await settle()).toEqual(['flavor_extra_specs']);
+      await deleteFlavorExtraSpec(db.pool, flavorid, 'hw:mem_page_size');
+      expect(await settle()).toEqual(['flavor_extra_specs']);
+      await setFlavorDescription(db.pool, flavorid, 'described');
+      expect(await settle()).toEqual(['flavors']);
+      expect((await getFlavorAndImage(db.pool, flavorid, randomUUID())).flavorAccess).toEqual([]);
+      await addFlavorAccess(db.pool, flavorid, 'p1');
+      await addFlavorAccess(db.pool, flavorid, 'p0');
+      expect(await settle()).toEqual(['flavor_projects', 'flavor_projects']);
+      expect((await getFlavorAndImage(db.pool, flavorid, randomUUID())).flavorAccess).toEqual(['p1', 'p0']);
+      await removeFlavorAccess(db.pool, flavorid, 'p1');
+      expect(await settle()).toEqual(['flavor_projects']);
+      const { image } = await createImage(db.pool, { name: 'notified' });
+      expect(await settle()).toEqual(['images']);
+
+      await getFlavorAndImage(db.pool, flavorid, image.id);
+      await getFlavorByFlavorId(db.pool, flavorid);
+      expect(await settle()).toEqual([]);
+      await expect(
+        withTransaction(db.pool, async (tx) => {
+          await setFlavorDescription(tx, flavorid, 'never');
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect(await settle()).toEqual([]);
+
+      await deleteImage(db.pool, image.id);
+      expect(await settle()).toEqual(['images']);
+      await deleteFlavor(db.pool, flavorid);
+      expect(await settle()).toContain('flavors');
+    } finally {
+      await listener.end();
+    }
   });
 });

@@ -38,6 +38,7 @@ describe('API database migrations', () => {
       '002_build_request_trace',
       '003_cell_mapping_endpoints',
       '004_server_task_intents',
+      '005_catalogue_notify',
     ]);
     expect(await syncApiDb(db.pool)).toEqual([]);
     const r = await db.pool.query<{ table_name: string }>(

@@ -44,11 +44,12 @@ describe('cellsched-manage cell_v2 (child processes against real databases)', ()
   it('api_db sync applies then has nothing to do', async () => {
     expect(await run('api_db', 'sync')).toEqual({
       code: 0,
-      stdout: 'Applied 001_initial\nApplied 002_build_request_trace\nApplied 003_cell_mapping_endpoints\nApplied 004_server_task_intents\n',
+      stdout:
+        'Applied 001_initial\nApplied 002_build_request_trace\nApplied 003_cell_mapping_endpoints\nApplied 004_server_task_intents\nApplied 005_catalogue_notify\n',
       stderr: '',
     });
     expect(await run('api_db', 'sync')).toEqual({ code: 0, stdout: '', stderr: '' });
-    expect((await run('api_db', 'version')).stdout).toBe('4\n');
+    expect((await run('api_db', 'version')).stdout).toBe('5\n');
   });
 
   it('map_cell0 is idempotent', async () => {

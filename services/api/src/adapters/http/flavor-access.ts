@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound } from '../../domain/errors';
 import { parseTenantAccess } from '../../domain/flavor-bodies';
 import { atLeast } from '../../domain/microversion';
 import { flavorOf } from './flavor-view';
-import { actionDispatcher, type ActionRoute, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { actionDispatcher, changingCatalogue, type ActionRoute, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 // Nova's os-flavor-access (nova/api/openstack/compute/flavor_access.py), admin-only: the
 // projects that may use a private flavor, changed by the flavor actions add/removeTenantAccess.
@@ -26,7 +26,7 @@ async function addTenant(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const tenant = parseTenantAccess(req.body, 'addTenantAccess');
   const f = await flavorOf(req, deps);
   if (f.isPublic && atLeast(req.version, 7)) throw conflict('Can not add access to a public flavor.');
-  const added = await addFlavorAccess(deps.apiDb, f.flavorid, tenant);
+  const added = await changingCatalogue(deps, () => addFlavorAccess(deps.apiDb, f.flavorid, tenant));
   if (added === 'not_found') throw notFound(`Flavor ${f.flavorid} could not be found.`);
   if (added === 'exists') throw conflict(`Flavor access already exists for flavor ${f.flavorid} and project ${tenant} combination.`);
   return accessList(f, deps);
@@ -36,7 +36,7 @@ async function addTenant(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 async function removeTenant(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const tenant = parseTenantAccess(req.body, 'removeTenantAccess');
   const f = await flavorOf(req, deps);
-  if (!(await removeFlavorAccess(deps.apiDb, f.flavorid, tenant)))
+  if (!(await changingCatalogue(deps, () => removeFlavorAccess(deps.apiDb, f.flavorid, tenant))))
     throw notFound(`Flavor access not found for ${f.flavorid} / ${tenant} combination.`);
   return accessList(f, deps);
 }

@@ -2,7 +2,7 @@ import { deleteFlavorExtraSpec, setFlavorExtraSpecs } from '@cellsched/api-db';
 import { parseExtraSpecs, parseExtraSpecUpdate } from '../../domain/flavor-bodies';
 import { notFound } from '../../domain/errors';
 import { flavorOf } from './flavor-view';
-import { bodyObject, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { bodyObject, changingCatalogue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 // Nova's os-extra_specs (nova/api/openstack/compute/flavors_extraspecs.py): reads for anyone who
 // may see the flavor, writes admin-only; POST merges, PUT sets the one key of its URL.
@@ -24,7 +24,7 @@ async function show(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const specs = parseExtraSpecs('extra_specs', bodyObject(req, 'extra_specs'));
   const f = await flavorOf(req, deps);
-  await setFlavorExtraSpecs(deps.apiDb, f.flavorid, specs);
+  await changingCatalogue(deps, () => setFlavorExtraSpecs(deps.apiDb, f.flavorid, specs));
   return { status: 200, body: { extra_specs: specs } };
 }
 
@@ -32,14 +32,14 @@ async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const specs = parseExtraSpecUpdate(req.body, req.params.key ?? '');
   const f = await flavorOf(req, deps);
-  await setFlavorExtraSpecs(deps.apiDb, f.flavorid, specs);
+  await changingCatalogue(deps, () => setFlavorExtraSpecs(deps.apiDb, f.flavorid, specs));
   return { status: 200, body: specs };
 }
 
 async function remove(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const f = await flavorOf(req, deps);
   const key = req.params.key ?? '';
-  if (!(await deleteFlavorExtraSpec(deps.apiDb, f.flavorid, key))) throw noSuchKey(f.flavorid, key);
+  if (!(await changingCatalogue(deps, () => deleteFlavorExtraSpec(deps.apiDb, f.flavorid, key)))) throw noSuchKey(f.flavorid, key);
   return { status: 200 };
 }
 

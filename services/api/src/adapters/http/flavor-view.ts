@@ -1,4 +1,5 @@
 import { getFlavorByFlavorId, listFlavorAccess, type Flavor } from '@cellsched/api-db';
+import type { Caller } from '../../domain/auth';
 import { notFound } from '../../domain/errors';
 import { atLeast } from '../../domain/microversion';
 import { links } from '../../domain/server-view';
@@ -35,8 +36,13 @@ export function flavorDetail(f: Flavor, req: ApiRequest): Record<string, unknown
 export async function flavorOf(req: ApiRequest, deps: ApiDeps): Promise<Flavor> {
   const id = req.params.flavor_id ?? '';
   const f = await getFlavorByFlavorId(deps.apiDb, id);
-  if (f === undefined || (!f.isPublic && !req.caller.isAdmin && !(await listFlavorAccess(deps.apiDb, id)).includes(req.caller.projectId))) {
-    throw notFound(`Flavor ${id} could not be found.`);
-  }
+  // NOTE: the access list is read only when it decides
+  const access = f === undefined || f.isPublic || req.caller.isAdmin ? [] : await listFlavorAccess(deps.apiDb, id);
+  if (f === undefined || !flavorVisibleTo(f, access, req.caller)) throw notFound(`Flavor ${id} could not be found.`);
   return f;
+}
+
+/** Nova's flavor query for a member: a public flavor, or a private one its project was given (`access`); the admin sees all. Pure. */
+export function flavorVisibleTo(f: Flavor, access: readonly string[], caller: Pick<Caller, 'isAdmin' | 'projectId'>): boolean {
+  return f.isPublic || caller.isAdmin || access.includes(caller.projectId);
 }

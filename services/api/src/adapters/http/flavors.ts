@@ -12,7 +12,7 @@ import { badRequest, conflict, notFound } from '../../domain/errors';
 import { parseFlavorCreate, parseFlavorUpdate } from '../../domain/flavor-bodies';
 import { nextLink, queryError } from '../../domain/paging';
 import { flavorDetail, flavorOf, flavorSummary } from './flavor-view';
-import { queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
+import { changingCatalogue, queryValue, type ApiDeps, type ApiReply, type ApiRequest, type Route } from './kit';
 
 // Nova's flavors and flavor-manage (nova/api/openstack/compute/flavors.py): list, show, and the
 // admin's create, description update (2.55) and delete.
@@ -79,7 +79,7 @@ function list(detailed: boolean) {
 async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const c = parseFlavorCreate(req.body ?? {}, req.version);
   try {
-    const f = await createFlavor(deps.apiDb, { ...c, flavorid: c.flavorid ?? randomUUID() });
+    const f = await changingCatalogue(deps, () => createFlavor(deps.apiDb, { ...c, flavorid: c.flavorid ?? randomUUID() }));
     return { status: 200, body: { flavor: flavorDetail(f, req) } };
   } catch (err) {
     if (err instanceof ApiDbError && err.code === 'api_db.flavor.exists') throw conflict(err.message);
@@ -91,14 +91,14 @@ async function create(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
 async function update(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const description = parseFlavorUpdate(req.body ?? {});
   const id = req.params.flavor_id ?? '';
-  const f = await setFlavorDescription(deps.apiDb, id, description);
+  const f = await changingCatalogue(deps, () => setFlavorDescription(deps.apiDb, id, description));
   if (f === undefined) throw notFound(`Flavor ${id} could not be found.`);
   return { status: 200, body: { flavor: flavorDetail(f, req) } };
 }
 
 async function remove(req: ApiRequest, deps: ApiDeps): Promise<ApiReply> {
   const id = req.params.flavor_id ?? '';
-  if (!(await deleteFlavor(deps.apiDb, id))) throw notFound(`Flavor ${id} could not be found.`);
+  if (!(await changingCatalogue(deps, () => deleteFlavor(deps.apiDb, id)))) throw notFound(`Flavor ${id} could not be found.`);
   return { status: 202 };
 }
 

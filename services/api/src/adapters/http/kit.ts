@@ -6,6 +6,8 @@ import type { Microversion } from '../../domain/microversion';
 import type { ViewContext } from '../../domain/server-view';
 import type { CellDatabases, ProviderAggregates, SuperConductorCaster } from '../../ports';
 import type { CastRetrier } from '../cast-retrier';
+import type { CatalogueCache } from '../catalogue-cache';
+import type { CreateWriter } from '../create-writer';
 
 /** What every handler may use: the API DB, the cells (read-only), the API bus. */
 export interface ApiDeps {
@@ -24,7 +26,23 @@ export interface ApiDeps {
   readonly nameFilterTimeoutMs: number;
   /** How long `PUT` and `DELETE /os-services/{id}` wait for the super-conductor to apply the change (default 10 s). */
   readonly serviceWriteWaitMs?: number;
+  /** Writes creates' records, those of concurrent creates in one statement. */
+  readonly creates: CreateWriter;
+  /** Flavors and images kept between creates (none: every create reads them). */
+  readonly catalogue?: CatalogueCache;
   readonly log: Logger;
+}
+
+/**
+ * Runs a write of flavors or their extra specs, then forgets the flavors and images kept: this
+ * process's next create sees the change even before the database's notification arrives.
+ */
+export async function changingCatalogue<T>(deps: ApiDeps, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } finally {
+    deps.catalogue?.invalidate();
+  }
 }
 
 /** An authenticated, versioned request. */
