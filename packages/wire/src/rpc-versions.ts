@@ -10,7 +10,7 @@ export interface CastServiceInfo {
 }
 
 export const CAST_SERVICES = {
-  SuperConductorService: { rpcVersion: '1.5', topic: 'conductor' },
+  SuperConductorService: { rpcVersion: '1.6', topic: 'conductor' },
   CellConductorService: { rpcVersion: '1.4', topic: 'conductor' },
   ComputeService: { rpcVersion: '1.3', topic: 'compute' },
   EchoService: { rpcVersion: '1.0', topic: 'echo' },

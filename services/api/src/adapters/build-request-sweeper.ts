@@ -72,6 +72,8 @@ export class BuildRequestSweeper {
       instanceUuid: br.instanceUuid,
       displayName: br.instance.displayName,
       launchIndex: br.instance.launchIndex,
+      // NOTE: a re-cast is read from the API DB by the super-conductor (a delivery may have placed it already)
+      instance: undefined,
     }));
     return { requestSpec: { ...spec, numInstances: group.length }, buildRequests, requestId: spec.requestId, recast: true };
   }

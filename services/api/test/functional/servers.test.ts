@@ -79,7 +79,11 @@ describe('POST /v2.1/servers', () => {
     });
     expect((await getRequestSpec(h.apiDb.pool, server.id))?.flavor?.flavorid).toBe('1');
     const cast = await waitFor('the cast', () => h.seen.schedule.slice(before).find((c) => c.requestSpec?.instanceUuid === server.id));
-    expect(cast.buildRequests).toEqual([{ instanceUuid: server.id, displayName: 'vm', launchIndex: 0 }]);
+    // 1.6: the instance as written travels with the first cast (the super-conductor does not read it back)
+    expect(cast.buildRequests).toEqual([
+      { instanceUuid: server.id, displayName: 'vm', launchIndex: 0, instance: (await getBuildRequest(h.apiDb.pool, server.id))?.instance },
+    ]);
+    expect(cast.buildRequests[0]?.instance).toMatchObject({ uuid: server.id, displayName: 'vm', projectId: 'p1', taskState: 'scheduling' });
     expect(cast.requestSpec).toMatchObject({
       projectId: 'p1',
       userId: 'alice',
@@ -100,7 +104,7 @@ describe('POST /v2.1/servers', () => {
     });
     expect(res.statusCode).toBe(202);
     const { reservation_id: rid } = res.json() as { reservation_id: string };
-    expect(rid).toMatch(/^r-[a-z0-9_-]{8}$/);
+    expect(rid).toMatch(/^r-[a-z0-9]{8}$/);
     const cast = await waitFor('the cast', () => h.seen.schedule[before]);
     expect(cast.buildRequests.map((b) => [b.displayName, b.launchIndex])).toEqual([
       ['vm-1', 0],

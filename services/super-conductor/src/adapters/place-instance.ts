@@ -1,4 +1,4 @@
-import { deleteBuildRequest, mapToCellAndDeleteBuildRequest, setInstanceMappingCell, type BuildRequest } from '@cellsched/api-db';
+import { deleteBuildRequest, setInstanceMappingCell, type BuildRequest } from '@cellsched/api-db';
 import { createInstanceWithAction, destroyInstance, getInstance, toWireInstance, type InstanceRecord } from '@cellsched/cell-db';
 import { activeTraceParent } from '@cellsched/bus';
 import type { RequestSpec, Selection } from '@cellsched/wire';
@@ -20,10 +20,11 @@ export interface Placement {
 }
 
 /** The user deleted the server while it was scheduled: release the claim, leave nothing behind. Idempotent. */
-async function cleanUpDeleted(deps: BuildDeps, cell: CellHandle, instanceUuid: string): Promise<'deleted'> {
+async function cleanUpDeleted(deps: BuildDeps, cell: CellHandle, instanceUuid: string, log: Logger): Promise<'deleted'> {
   await deps.claims.release([instanceUuid]);
   await destroyInstance(cell.pool, instanceUuid);
   await forgetServer(deps, instanceUuid);
+  log.info({ instance_uuid: instanceUuid, reason: 'server deleted while being scheduled' }, 'claim released, nothing left');
   return 'deleted';
 }
 
@@ -80,10 +81,10 @@ export async function placeInstance(deps: BuildDeps, p: Placement, log: Logger):
   const chosen = p.hostList[0];
   if (chosen === undefined) throw new Error(`the scheduler returned no host for ${p.instanceUuid}`);
   const cell = deps.cells.cell(chosen.cellUuid);
-  if (p.buildRequest === undefined) return cleanUpDeleted(deps, cell, p.instanceUuid);
+  if (p.buildRequest === undefined) return cleanUpDeleted(deps, cell, p.instanceUuid, log);
   const inst = await createInCell(deps, cell, p, p.buildRequest);
-  if (!(await mapToCellAndDeleteBuildRequest(deps.apiDb, p.instanceUuid, await deps.cells.mappingId(cell.uuid))))
-    return cleanUpDeleted(deps, cell, p.instanceUuid);
+  if (!(await deps.cellMappings.write({ instanceUuid: p.instanceUuid, cellId: await deps.cells.mappingId(cell.uuid) })))
+    return cleanUpDeleted(deps, cell, p.instanceUuid, log);
   await castBuild(deps, cell, inst, p.hostList, p.spec, p.requestId, log);
   log.info(
     { instance_uuid: p.instanceUuid, selected_host: chosen.serviceHost, target_cell: cell.name, alternates: p.hostList.length - 1 },
@@ -131,7 +132,7 @@ export async function resumeInstance(
     buildAttempt: inst.buildAttempt,
     host: inst.host,
   });
-  if (step === 'clean_up') return cleanUpDeleted(deps, cell, r.instanceUuid);
+  if (step === 'clean_up') return cleanUpDeleted(deps, cell, r.instanceUuid, log);
   if (step === 'settled') return 'settled';
   await castBuild(deps, cell, inst, [currentSelection(inst, cell.uuid), ...inst.buildHostList], spec, requestId, log);
   log.info({ instance_uuid: r.instanceUuid, selected_host: inst.host, target_cell: cell.name }, 'build cast again (redelivery)');

@@ -1,6 +1,6 @@
 import { getInstanceMappingsWithBuildRequests, type BuildRequest } from '@cellsched/api-db';
 import type { CastContext } from '@cellsched/bus';
-import type { RequestSpec, ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
+import type { Instance, RequestSpec, ScheduleAndBuildInstancesRequest } from '@cellsched/wire';
 import type { Logger } from 'pino';
 import { mayBeInACell, noValidHostFault, planBuild, type BuildPlan, type MappingState } from '../domain/build-plan';
 import type { DestinationSelector } from '../ports';
@@ -30,6 +30,39 @@ async function readMappings(
     return { instanceUuid: u, exists: m !== undefined, cellUuid: m?.cell?.uuid, queuedForDelete: m?.queuedForDelete ?? false };
   });
   return { mappings, buildRequests };
+}
+
+/**
+ * What the API DB would say of a first cast's instances on its first delivery, from the cast
+ * itself (SuperConductorService 1.6 carries each BuildRequest's instance): every mapping exists,
+ * in no cell, not queued for delete. Undefined when any instance is missing (an older sender):
+ * read them. NOTE: a server deleted since the api's commit is not seen here; pointing its mapping
+ * at the cell finds its BuildRequest gone, and `placeInstance` cleans up (claim, cell row,
+ * API rows), as for a delete that lands while the instance is being scheduled.
+ */
+function carriedMappings(
+  req: ScheduleAndBuildInstancesRequest,
+  spec: RequestSpec,
+): { mappings: MappingState[]; buildRequests: Map<string, BuildRequest> } | undefined {
+  if (req.buildRequests.some((b) => b.instance === undefined)) return undefined;
+  return {
+    mappings: req.buildRequests.map((b) => ({ instanceUuid: b.instanceUuid, exists: true, cellUuid: undefined, queuedForDelete: false })),
+    buildRequests: new Map(
+      req.buildRequests.map((b) => {
+        const instance = b.instance as Instance;
+        return [
+          b.instanceUuid,
+          {
+            instanceUuid: b.instanceUuid,
+            projectId: instance.projectId || spec.projectId,
+            instance,
+            createdAt: instance.createdAt ?? new Date(),
+            traceParent: undefined,
+          },
+        ];
+      }),
+    ),
+  };
 }
 
 async function scheduleAndPlace(
@@ -96,12 +129,11 @@ export function scheduleAndBuildInstancesHandler(deps: ScheduleDeps) {
     }
     const requestId = req.requestId || spec.requestId || `req-${uuids[0] ?? ''}`;
     const log = ctx.logger.child({ request_id: requestId });
-    const { mappings, buildRequests } = await readMappings(deps, uuids);
+    const maybePlaced = mayBeInACell({ redelivered: ctx.redelivered, recast: req.recast, rpcVersion: ctx.rpcVersion });
+    // NOTE: a first cast on its first delivery cannot have put anything in a cell: no query per cell, and (1.6) no API DB read
+    const { mappings, buildRequests } = (maybePlaced ? undefined : carriedMappings(req, spec)) ?? (await readMappings(deps, uuids));
     const unplaced = mappings.filter((m) => m.exists && m.cellUuid === undefined).map((m) => m.instanceUuid);
-    // NOTE: a first cast on its first delivery cannot have put anything in a cell: no query per cell
-    const found = mayBeInACell({ redelivered: ctx.redelivered, recast: req.recast, rpcVersion: ctx.rpcVersion })
-      ? await deps.cells.locate(unplaced)
-      : new Map<string, string>();
+    const found = maybePlaced ? await deps.cells.locate(unplaced) : new Map<string, string>();
     const plan = planBuild(mappings, found);
     for (const s of plan.skipped) log.info({ instance_uuid: s.instanceUuid, reason: s.reason }, 'instance skipped');
     await resumeAll(deps, plan, mappings, spec, requestId, log);

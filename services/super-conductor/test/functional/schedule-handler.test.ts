@@ -8,6 +8,8 @@ import {
   createCellMapping,
   createInstanceMapping,
   deleteBuildRequest,
+  deleteInstanceMapping,
+  deleteRequestSpec,
   getBuildRequest,
   getInstanceMapping,
   getRequestSpec,
@@ -29,8 +31,17 @@ import {
 } from '@cellsched/cell-db';
 import { CELL0_UUID } from '@cellsched/config';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
-import type { BuildAndRunInstanceRequest, BuildInstancesRequest, Failure, Flavor, RequestSpec, Selection } from '@cellsched/wire';
+import {
+  Instance,
+  type BuildAndRunInstanceRequest,
+  type BuildInstancesRequest,
+  type Failure,
+  type Flavor,
+  type RequestSpec,
+  type Selection,
+} from '@cellsched/wire';
 import pino from 'pino';
+import { cellMappingWriter } from '../../src/adapters/build-deps';
 import { CellRegistry, type CellHandle } from '../../src/adapters/cells';
 import { deleteInstanceHandler } from '../../src/adapters/delete-handler';
 import { updateServiceHandler } from '../../src/adapters/service-handler';
@@ -95,6 +106,7 @@ function deps(selector: DestinationSelector): ScheduleDeps {
       },
     },
     buildTimeoutMs: 60_000,
+    cellMappings: cellMappingWriter(apiDb.pool),
     selector,
     numAlternates: 2,
   };
@@ -130,7 +142,8 @@ async function apiCreate(): Promise<{ uuid: string; spec: RequestSpec }> {
 
 const cast = (uuid: string, spec: RequestSpec) => ({
   requestSpec: spec,
-  buildRequests: [{ instanceUuid: uuid, displayName: 'vm', launchIndex: 0 }],
+  // as a 1.5 sender: no instance (read from the API DB)
+  buildRequests: [{ instanceUuid: uuid, displayName: 'vm', launchIndex: 0, instance: undefined }],
   requestId: `req-${uuid}`,
   recast: false,
 });
@@ -221,8 +234,8 @@ test('a refused build in a cell with no conductor queue ends in ERROR with a fau
   const multi = {
     requestSpec: a.spec,
     buildRequests: [
-      { instanceUuid: a.uuid, displayName: 'vm', launchIndex: 0 },
-      { instanceUuid: b.uuid, displayName: 'vm', launchIndex: 1 },
+      { instanceUuid: a.uuid, displayName: 'vm', launchIndex: 0, instance: undefined },
+      { instanceUuid: b.uuid, displayName: 'vm', launchIndex: 1, instance: undefined },
     ],
     requestId: `req-${a.uuid}`,
     recast: false,
@@ -269,6 +282,75 @@ test.each([
   expect((await getInstanceMapping(apiDb.pool, uuid))?.cell?.uuid).toBe(CELL1);
   expect(await getBuildRequest(apiDb.pool, uuid)).toBeUndefined();
   expect(casts.map((c) => [c.host, c.req.hostList.map((h) => h.serviceHost)])).toEqual([['h2', ['h2', 'h3']]]);
+});
+
+describe("a 1.6 sender: the first cast carries each BuildRequest's instance", () => {
+  const ctx16 = { ...ctx, rpcVersion: '1.6' } as CastContext;
+  const carried = (uuid: string, spec: RequestSpec, displayName = 'carried') => ({
+    ...cast(uuid, spec),
+    buildRequests: [
+      {
+        instanceUuid: uuid,
+        displayName,
+        launchIndex: 0,
+        instance: Instance.fromPartial({
+          uuid,
+          projectId: 'p1',
+          userId: 'u1',
+          displayName,
+          flavor: FLAVOR,
+          imageRef: 'img',
+          reservationId: 'r-carried',
+        }),
+      },
+    ],
+  });
+
+  test('its first delivery places the instance as carried, without reading the BuildRequest back', async () => {
+    const { uuid, spec } = await apiCreate(); // the API DB's copy is named 'vm'
+    const s = new FakeScheduler();
+    await scheduleAndBuildInstancesHandler(deps(s))(carried(uuid, spec), ctx16);
+    expect(s.calls).toBe(1);
+    expect(await getInstance(cell1Db.pool, uuid)).toMatchObject({
+      displayName: 'carried',
+      reservationId: 'r-carried',
+      host: 'h1',
+      vmState: 'building',
+    });
+    expect((await getInstanceMapping(apiDb.pool, uuid))?.cell?.uuid).toBe(CELL1);
+    expect(await getBuildRequest(apiDb.pool, uuid)).toBeUndefined();
+    expect(casts.map((c) => c.host)).toEqual(['h1']);
+    expect(released).toEqual([]);
+  });
+
+  test('the server deleted before its cast arrived: scheduled, then found deleted: its claim released, no instance, mapping or cast left', async () => {
+    const { uuid, spec } = await apiCreate();
+    // what the api's DELETE does to a server still a BuildRequest (one transaction there)
+    await deleteBuildRequest(apiDb.pool, uuid);
+    await deleteRequestSpec(apiDb.pool, uuid);
+    await deleteInstanceMapping(apiDb.pool, uuid);
+    const s = new FakeScheduler();
+    await scheduleAndBuildInstancesHandler(deps(s))(carried(uuid, spec), ctx16);
+    expect(released).toEqual([uuid]);
+    expect(await getInstance(cell1Db.pool, uuid, { includeDeleted: true })).toBeUndefined();
+    expect(await getInstanceMapping(apiDb.pool, uuid)).toBeUndefined();
+    expect(casts).toEqual([]);
+  });
+
+  test.each([
+    ['redelivered', { ...ctx16, redelivered: true } as CastContext, false],
+    ["a re-cast (the api's retry, the sweeper)", ctx16, true],
+  ])('%s: the API DB is read as before, and an instance already placed is not scheduled again', async (_what, c, recast) => {
+    const { uuid, spec } = await apiCreate();
+    const s = new FakeScheduler();
+    const handler = scheduleAndBuildInstancesHandler(deps(s));
+    await handler(carried(uuid, spec), ctx16);
+    await handler({ ...carried(uuid, spec, 'again'), recast }, c);
+    expect(s.calls).toBe(1);
+    expect(await getInstance(cell1Db.pool, uuid)).toMatchObject({ displayName: 'carried', host: 'h1' });
+    expect(casts.map((x) => x.host)).toEqual(['h1', 'h1']);
+    expect(released).toEqual([]);
+  });
 });
 
 test('NoValidHost: buried in cell0 in ERROR with the diagnosis, once, whatever is redelivered', async () => {

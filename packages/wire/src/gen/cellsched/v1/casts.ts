@@ -25,6 +25,13 @@ export interface BuildRequestRef {
   instanceUuid: string;
   displayName: string;
   launchIndex: number;
+  /**
+   * 1.6: the BuildRequest's instance as the api wrote it, on the create's first cast (recast
+   * false). With it the first delivery schedules without reading the API DB first: a server
+   * deleted meanwhile is found when its mapping is pointed at the cell (its BuildRequest gone)
+   * and cleaned up there. Absent from an older sender and on re-casts: read as before.
+   */
+  instance: Instance | undefined;
 }
 
 export interface ScheduleAndBuildInstancesRequest {
@@ -438,7 +445,7 @@ export interface InstanceStepResponse {
 }
 
 function createBaseBuildRequestRef(): BuildRequestRef {
-  return { instanceUuid: "", displayName: "", launchIndex: 0 };
+  return { instanceUuid: "", displayName: "", launchIndex: 0, instance: undefined };
 }
 
 export const BuildRequestRef: MessageFns<BuildRequestRef> = {
@@ -451,6 +458,9 @@ export const BuildRequestRef: MessageFns<BuildRequestRef> = {
     }
     if (message.launchIndex !== 0) {
       writer.uint32(24).int32(message.launchIndex);
+    }
+    if (message.instance !== undefined) {
+      Instance.encode(message.instance, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -492,6 +502,14 @@ export const BuildRequestRef: MessageFns<BuildRequestRef> = {
             message.launchIndex = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.instance = Instance.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -521,6 +539,7 @@ export const BuildRequestRef: MessageFns<BuildRequestRef> = {
         : isSet(object.launch_index)
         ? globalThis.Number(object.launch_index)
         : 0,
+      instance: isSet(object.instance) ? Instance.fromJSON(object.instance) : undefined,
     };
   },
 
@@ -535,6 +554,9 @@ export const BuildRequestRef: MessageFns<BuildRequestRef> = {
     if (message.launchIndex !== 0) {
       obj.launchIndex = Math.round(message.launchIndex);
     }
+    if (message.instance !== undefined) {
+      obj.instance = Instance.toJSON(message.instance);
+    }
     return obj;
   },
 
@@ -546,6 +568,9 @@ export const BuildRequestRef: MessageFns<BuildRequestRef> = {
     message.instanceUuid = object.instanceUuid ?? "";
     message.displayName = object.displayName ?? "";
     message.launchIndex = object.launchIndex ?? 0;
+    message.instance = (object.instance !== undefined && object.instance !== null)
+      ? Instance.fromPartial(object.instance)
+      : undefined;
     return message;
   },
 };
@@ -5059,7 +5084,7 @@ export const InstanceStepResponse: MessageFns<InstanceStepResponse> = {
 /** API bus, topic "conductor". */
 export type SuperConductorServiceService = typeof SuperConductorServiceService;
 export const SuperConductorServiceService = {
-  /** 1.5: ScheduleAndBuildInstancesRequest.recast */
+  /** 1.5: ScheduleAndBuildInstancesRequest.recast. 1.6: BuildRequestRef.instance */
   scheduleAndBuildInstances: {
     path: "/cellsched.v1.SuperConductorService/ScheduleAndBuildInstances" as const,
     requestStream: false as const,
@@ -5121,7 +5146,7 @@ export const SuperConductorServiceService = {
 } as const;
 
 export interface SuperConductorServiceServer extends UntypedServiceImplementation {
-  /** 1.5: ScheduleAndBuildInstancesRequest.recast */
+  /** 1.5: ScheduleAndBuildInstancesRequest.recast. 1.6: BuildRequestRef.instance */
   scheduleAndBuildInstances: handleUnaryCall<ScheduleAndBuildInstancesRequest, ScheduleAndBuildInstancesResponse>;
   /** 1.1 */
   deleteInstance: handleUnaryCall<DeleteInstanceRequest, DeleteInstanceResponse>;
@@ -5134,7 +5159,7 @@ export interface SuperConductorServiceServer extends UntypedServiceImplementatio
 }
 
 export interface SuperConductorServiceClient extends Client {
-  /** 1.5: ScheduleAndBuildInstancesRequest.recast */
+  /** 1.5: ScheduleAndBuildInstancesRequest.recast. 1.6: BuildRequestRef.instance */
   scheduleAndBuildInstances(
     request: ScheduleAndBuildInstancesRequest,
     callback: (error: ServiceError | null, response: ScheduleAndBuildInstancesResponse) => void,
