@@ -94,13 +94,36 @@ export async function deleteBuildRequest(db: Queryable, instanceUuid: string): P
  * meanwhile (as {@link deleteBuildRequest}), and the caller cleans up. Idempotent.
  */
 export async function mapToCellAndDeleteBuildRequest(db: Queryable, instanceUuid: string, cellId: number): Promise<boolean> {
-  const uuid = checkUuid(instanceUuid, 'instance uuid');
-  const r = await db.query(
-    `WITH m AS (UPDATE instance_mappings SET cell_id = $2, updated_at = now() WHERE instance_uuid = $1)
-     DELETE FROM build_requests WHERE instance_uuid = $1`,
-    [uuid, cellId],
+  const [deleted] = await mapToCellsAndDeleteBuildRequests(db, [{ instanceUuid, cellId }]);
+  return deleted ?? false;
+}
+
+/** An instance the super-conductor put in a cell: its mapping goes to `cellId`. */
+export interface PlacedInstance {
+  readonly instanceUuid: string;
+  readonly cellId: number;
+}
+
+/**
+ * {@link mapToCellAndDeleteBuildRequest} for several instances in ONE statement (the
+ * super-conductor's group commit): per instance, in order, whether this call deleted its build
+ * request. An instance named twice is answered true once at most (its first), as two calls would.
+ */
+export async function mapToCellsAndDeleteBuildRequests(db: Queryable, placed: readonly PlacedInstance[]): Promise<boolean[]> {
+  const uuids = placed.map((p) => checkUuid(p.instanceUuid, 'instance uuid'));
+  const cellIds = placed.map((p) => {
+    if (!Number.isSafeInteger(p.cellId)) throw new ApiDbError('api_db.instance_mapping.invalid', `cell id ${p.cellId} is not an integer`);
+    return p.cellId;
+  });
+  if (uuids.length === 0) return [];
+  const r = await db.query<{ u: string }>(
+    `WITH t AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS t(u, c)),
+     m AS (UPDATE instance_mappings im SET cell_id = t.c, updated_at = now() FROM t WHERE im.instance_uuid = t.u)
+     DELETE FROM build_requests b USING t WHERE b.instance_uuid = t.u RETURNING b.instance_uuid::text AS u`,
+    [uuids, cellIds],
   );
-  return (r.rowCount ?? 0) > 0;
+  const deleted = new Set(r.rows.map((x) => x.u));
+  return uuids.map((u) => deleted.delete(u));
 }
 
 /** Which of `instanceUuids` still have a build request (not scheduled to a cell yet). Read-only. */
@@ -118,18 +141,33 @@ export interface NewServerRecord {
   readonly instance: Instance;
 }
 
+/** Who a create's servers belong to, its trace and its server group. */
+export interface ServerRecordsOptions {
+  readonly projectId: string;
+  readonly userId?: string;
+  readonly traceParent?: string;
+  readonly groupUuid?: string;
+}
+
+/** A create's records, checked and ready for {@link writeServerRecords}. */
+export interface CheckedServerRecords {
+  readonly rows: readonly {
+    u: string;
+    spec: unknown;
+    inst: unknown;
+    p: string;
+    us: string | null;
+    tp: string | null;
+    g: string | null;
+  }[];
+}
+
 /**
- * DESIGN boot step 1's writes, in ONE statement (atomic without an explicit transaction: one
- * round trip instead of BEGIN, three INSERTs per server and COMMIT): per server its RequestSpec
- * (replaced if present), its BuildRequest and its InstanceMapping without a cell (both kept if
- * present), and, with `groupUuid`, its membership of that server group. Every server must
- * belong to `projectId`. Idempotent.
+ * Checks a create's records (every server of `projectId`, its spec its own and with a flavor,
+ * uuids and traceparent well formed) and shapes them for {@link writeServerRecords}; throws
+ * ApiDbError on bad input. Pure.
  */
-export async function createServerRecords(
-  db: Queryable,
-  servers: readonly NewServerRecord[],
-  o: { readonly projectId: string; readonly userId?: string; readonly traceParent?: string; readonly groupUuid?: string },
-): Promise<void> {
+export function checkServerRecords(servers: readonly NewServerRecord[], o: ServerRecordsOptions): CheckedServerRecords {
   if (o.projectId === '') throw new ApiDbError('api_db.build_request.invalid', 'projectId must not be empty');
   if (o.traceParent !== undefined && !TRACEPARENT.test(o.traceParent)) {
     throw new ApiDbError(
@@ -137,6 +175,7 @@ export async function createServerRecords(
       `traceParent ${JSON.stringify(o.traceParent)} is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)`,
     );
   }
+  const g = o.groupUuid === undefined ? null : checkUuid(o.groupUuid, 'server group uuid');
   const rows = servers.map(({ spec, instance }) => {
     const uuid = checkUuid(instance.uuid, 'instance uuid');
     if (spec.instanceUuid !== instance.uuid)
@@ -144,24 +183,48 @@ export async function createServerRecords(
     if (instance.projectId !== o.projectId)
       throw new ApiDbError('api_db.build_request.invalid', `instance ${uuid} is not of project ${o.projectId}`);
     if (spec.flavor === undefined) throw new ApiDbError('api_db.request_spec.invalid', 'request spec must carry a flavor');
-    return { u: uuid, spec: RequestSpec.toJSON(spec), inst: Instance.toJSON(instance) };
+    return {
+      u: uuid,
+      spec: RequestSpec.toJSON(spec),
+      inst: Instance.toJSON(instance),
+      p: o.projectId,
+      us: o.userId ?? null,
+      tp: o.traceParent ?? null,
+      g,
+    };
   });
+  return { rows };
+}
+
+/**
+ * DESIGN boot step 1's writes of one or more creates, in ONE statement (atomic without an
+ * explicit transaction: one round trip and one commit instead of BEGIN, three INSERTs per
+ * server and COMMIT per create): per server its RequestSpec (replaced if present), its
+ * BuildRequest and its InstanceMapping without a cell (both kept if present), and its
+ * membership of its create's server group, if any. Idempotent. The same instance twice in one
+ * call fails the whole statement (PostgreSQL's "cannot affect row a second time").
+ */
+export async function writeServerRecords(db: Queryable, creates: readonly CheckedServerRecords[]): Promise<void> {
+  const rows = creates.flatMap((c) => c.rows);
   if (rows.length === 0) return;
   await db.query(
-    `WITH t AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(u uuid, spec jsonb, inst jsonb)),
+    `WITH t AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(u uuid, spec jsonb, inst jsonb, p text, us text, tp text, g uuid)),
      s AS (INSERT INTO request_specs (instance_uuid, spec) SELECT u, spec FROM t
        ON CONFLICT (instance_uuid) DO UPDATE SET spec = EXCLUDED.spec, updated_at = now()),
-     b AS (INSERT INTO build_requests (instance_uuid, project_id, instance, trace_parent) SELECT u, $2, inst, $4 FROM t
+     b AS (INSERT INTO build_requests (instance_uuid, project_id, instance, trace_parent) SELECT u, p, inst, tp FROM t
        ON CONFLICT (instance_uuid) DO NOTHING),
-     g AS (INSERT INTO instance_group_member (group_id, instance_uuid) SELECT ig.id, t.u FROM instance_groups ig, t WHERE ig.uuid = $5::uuid
+     g AS (INSERT INTO instance_group_member (group_id, instance_uuid) SELECT ig.id, t.u FROM t JOIN instance_groups ig ON ig.uuid = t.g
        ON CONFLICT DO NOTHING)
-     INSERT INTO instance_mappings (instance_uuid, project_id, user_id) SELECT u, $2, $3 FROM t ON CONFLICT (instance_uuid) DO NOTHING`,
-    [
-      JSON.stringify(rows),
-      o.projectId,
-      o.userId ?? null,
-      o.traceParent ?? null,
-      o.groupUuid === undefined ? null : checkUuid(o.groupUuid, 'server group uuid'),
-    ],
+     INSERT INTO instance_mappings (instance_uuid, project_id, user_id) SELECT u, p, us FROM t ON CONFLICT (instance_uuid) DO NOTHING`,
+    [JSON.stringify(rows)],
   );
+}
+
+/**
+ * One create's records ({@link checkServerRecords}, then {@link writeServerRecords}): every
+ * server must belong to `projectId`. Idempotent.
+ */
+export async function createServerRecords(db: Queryable, servers: readonly NewServerRecord[], o: ServerRecordsOptions): Promise<void> {
+  const checked = checkServerRecords(servers, o);
+  await writeServerRecords(db, [checked]);
 }

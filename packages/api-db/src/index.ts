@@ -4,7 +4,7 @@
  * to compose calls atomically). Only the API service (and `cellsched-manage`) runs the
  * migrations; the super-conductor reads and writes through these repositories too.
  */
-export { API_DB_MIGRATIONS_DIR, ApiDbError, type Queryable } from './db';
+export { API_DB_MIGRATIONS_DIR, ApiDbError, checkUuid, type Queryable } from './db';
 export { syncApiDb } from './sync';
 export * from './cell-mappings';
 export * from './cell-mapping-endpoints';

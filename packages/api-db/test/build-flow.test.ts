@@ -17,6 +17,7 @@ import {
   getInstanceMappingsWithBuildRequests,
   getRequestSpec,
   mapToCellAndDeleteBuildRequest,
+  mapToCellsAndDeleteBuildRequests,
   instancesWithBuildRequest,
   listBuildRequests,
   saveRequestSpec,
@@ -214,6 +215,34 @@ describe("a create's records in one statement (createServerRecords) and step 4 (
     expect(await getRequestSpec(db.pool, s.instance.uuid)).toBeUndefined();
   });
 
+  it('several instances in one statement: each mapped, each answered whether it still had its build request (a repeat: once)', async () => {
+    const { cell } = await createCellMapping(db.pool, {
+      name: `c-${randomUUID().slice(0, 6)}`,
+      transportUrl: 'rabbit://x',
+      databaseConnection: 'postgres://x/y',
+    });
+    const [a, b, c] = [await server('p8', 'a'), await server('p8', 'b'), await server('p8', 'c')];
+    await createServerRecords(db.pool, [a, b, c], { projectId: 'p8' });
+    await deleteBuildRequest(db.pool, b.instance.uuid); // the user deleted b meanwhile
+    const ids = [a, b, c].map((s) => s.instance.uuid);
+    expect(
+      await mapToCellsAndDeleteBuildRequests(db.pool, [
+        { instanceUuid: ids[0] ?? '', cellId: cell.id },
+        { instanceUuid: ids[1] ?? '', cellId: cell.id },
+        { instanceUuid: (ids[2] ?? '').toUpperCase(), cellId: cell.id },
+        { instanceUuid: ids[2] ?? '', cellId: cell.id },
+      ]),
+    ).toEqual([true, false, true, false]);
+    const rows = await getInstanceMappingsWithBuildRequests(db.pool, ids);
+    expect(rows.map((r) => [r.mapping.instanceUuid, r.mapping.cell?.uuid, r.buildRequest])).toEqual(
+      ids.map((u) => [u, cell.uuid, undefined]),
+    );
+    expect(await mapToCellsAndDeleteBuildRequests(db.pool, [])).toEqual([]);
+    await expect(mapToCellsAndDeleteBuildRequests(db.pool, [{ instanceUuid: 'bad', cellId: cell.id }])).rejects.toMatchObject({
+      code: 'api_db.invalid_uuid',
+    });
+  });
+
   it('maps to the cell and deletes the build request at once; only the first caller deletes it', async () => {
     const { cell } = await createCellMapping(db.pool, {
       name: `c-${randomUUID().slice(0, 6)}`,
@@ -232,7 +261,7 @@ describe("a create's records in one statement (createServerRecords) and step 4 (
     const both = await getFlavorAndImage(db.pool, '1', DEFAULT_IMAGE_ID);
     expect(both.flavor).toEqual(await getFlavorByFlavorId(db.pool, '1'));
     expect(both.image).toEqual(await getImage(db.pool, DEFAULT_IMAGE_ID));
-    expect(await getFlavorAndImage(db.pool, 'nope', 'not-a-uuid')).toEqual({ flavor: undefined, image: undefined });
+    expect(await getFlavorAndImage(db.pool, 'nope', 'not-a-uuid')).toEqual({ flavor: undefined, flavorAccess: [], image: undefined });
     expect((await getFlavorAndImage(db.pool, 'nope', DEFAULT_IMAGE_ID)).image?.id).toBe(DEFAULT_IMAGE_ID);
     expect((await getFlavorAndImage(db.pool, '1', randomUUID())).image).toBeUndefined();
   });

@@ -165,36 +165,64 @@ export interface BuildActivation {
  * `undefined`: the row is gone, elsewhere, in another attempt or settled, and nothing changed
  * (the caller judges it under the row lock). Idempotent: a repeat activates nothing.
  */
-export async function activateBuild(
-  db: Queryable,
-  b: {
-    readonly uuid: string;
-    readonly host: string;
-    readonly attempt: number;
-    /** '' keeps the row's node. */
-    readonly node: string;
-    readonly launchedAt: Date;
-    /** The create's request id; '' records no event. */
-    readonly requestId: string;
-    readonly event: string;
-  },
-): Promise<BuildActivation | undefined> {
-  const r = await db.query<{ user_id: string; project_id: string; recorded: boolean }>(
-    `WITH act AS (UPDATE instances SET updated_at = now(), vm_state = 'active', task_state = NULL, power_state = 1,
-         node = coalesce(nullif($4, ''), node), launched_at = $5, build_host_list = '[]', build_deadline_at = NULL
-       WHERE uuid = $1 AND deleted_at IS NULL AND vm_state = 'building' AND host = $2 AND build_attempt = $3
-       RETURNING uuid, user_id, project_id),
+export async function activateBuild(db: Queryable, b: BuildSuccess): Promise<BuildActivation | undefined> {
+  const [done] = await activateBuilds(db, [b]);
+  return done;
+}
+
+/** A build's success, as {@link activateBuild} applies it. */
+export interface BuildSuccess {
+  readonly uuid: string;
+  readonly host: string;
+  readonly attempt: number;
+  /** '' keeps the row's node. */
+  readonly node: string;
+  readonly launchedAt: Date;
+  /** The create's request id; '' records no event. */
+  readonly requestId: string;
+  readonly event: string;
+}
+
+/**
+ * {@link activateBuild} for several builds in ONE statement (the cell conductor's group commit):
+ * per build, in order, what it activated. A build named twice activates once at most (its first
+ * occurrence is answered), as two calls would.
+ */
+export async function activateBuilds(db: Queryable, builds: readonly BuildSuccess[]): Promise<(BuildActivation | undefined)[]> {
+  const rows = builds.map((b) => ({
+    u: checkUuid(b.uuid, 'instance uuid'),
+    h: b.host,
+    a: b.attempt,
+    n: b.node,
+    la: b.launchedAt.toISOString(),
+    rq: b.requestId,
+    ev: b.event,
+  }));
+  if (rows.length === 0) return [];
+  const r = await db.query<{ u: string; h: string; a: number; user_id: string; project_id: string; recorded: boolean }>(
+    `WITH t AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(u uuid, h text, a int, n text, la timestamptz, rq text, ev text)),
+     act AS (UPDATE instances i SET updated_at = now(), vm_state = 'active', task_state = NULL, power_state = 1,
+         node = coalesce(nullif(t.n, ''), i.node), launched_at = t.la, build_host_list = '[]', build_deadline_at = NULL
+       FROM t WHERE i.uuid = t.u AND i.deleted_at IS NULL AND i.vm_state = 'building' AND i.host = t.h AND i.build_attempt = t.a
+       RETURNING i.uuid, i.user_id, i.project_id, t.h, t.a, t.rq, t.ev),
      ins AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time)
-       SELECT uuid, $6, 'create', user_id, project_id, now() FROM act WHERE $6 <> ''
-       ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id),
-     upd AS (UPDATE instance_actions SET updated_at = now()
-       WHERE instance_uuid = $1 AND request_id = $6 AND EXISTS (SELECT 1 FROM act) RETURNING id),
-     aid AS (SELECT id FROM ins UNION ALL SELECT id FROM upd),
+       SELECT uuid, rq, 'create', user_id, project_id, now() FROM act WHERE rq <> ''
+       ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id, instance_uuid),
+     upd AS (UPDATE instance_actions ia SET updated_at = now()
+       FROM act WHERE ia.instance_uuid = act.uuid AND ia.request_id = act.rq RETURNING ia.id, ia.instance_uuid),
+     aid AS (SELECT id, instance_uuid FROM ins UNION ALL SELECT id, instance_uuid FROM upd),
      e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result)
-       SELECT id, $7, $2, now(), 'Success' FROM aid ${EVENT_UPSERT})
-     SELECT user_id, project_id, EXISTS (SELECT 1 FROM aid) AS recorded FROM act`,
-    [checkUuid(b.uuid, 'instance uuid'), b.host, b.attempt, b.node, b.launchedAt, b.requestId, b.event],
+       SELECT aid.id, act.ev, act.h, now(), 'Success' FROM aid JOIN act ON act.uuid = aid.instance_uuid ${EVENT_UPSERT})
+     SELECT act.uuid::text AS u, act.h, act.a, user_id, project_id, EXISTS (SELECT 1 FROM aid WHERE aid.instance_uuid = act.uuid) AS recorded FROM act`,
+    [JSON.stringify(rows)],
   );
-  const row = r.rows[0];
-  return row === undefined ? undefined : { userId: row.user_id, projectId: row.project_id, eventRecorded: row.recorded };
+  // NOTE: keyed by the build (instance, host, attempt): of two reports of one instance in a batch, the one that matched is answered
+  const key = (u: string, h: string, a: number): string => `${u} ${h} ${a}`;
+  const done = new Map(r.rows.map((x) => [key(x.u, x.h, x.a), { userId: x.user_id, projectId: x.project_id, eventRecorded: x.recorded }]));
+  return rows.map((x) => {
+    const k = key(x.u, x.h, x.a);
+    const d = done.get(k);
+    done.delete(k);
+    return d;
+  });
 }

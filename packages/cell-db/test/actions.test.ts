@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import {
   activateBuild,
+  activateBuilds,
   CELL_DB_MIGRATIONS_DIR,
   createInstanceWithAction,
   getInstance,
@@ -146,6 +147,52 @@ describe('one-statement writes of the build path', () => {
       ['conductor_schedule_and_build_instances', null, 'Success'],
     ]);
     expect((await getInstance(db.pool, uuid))?.launchedAt).toEqual(at);
+  });
+
+  it('activateBuilds: several successes in one statement, each answered in order; a stale report and a repeat activate nothing', async () => {
+    const mk = async (host: string) => {
+      const uuid = randomUUID();
+      const requestId = `req-${randomUUID()}`;
+      await createInstanceWithAction(
+        db.pool,
+        { uuid, projectId: `p-${host}`, userId: 'u', flavor, vmState: 'building', host, node: `${host}n` },
+        { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: null },
+      );
+      return {
+        uuid,
+        host,
+        attempt: 1,
+        node: '',
+        launchedAt: new Date('2026-11-27T01:02:03Z'),
+        requestId,
+        event: 'compute__do_build_and_run_instance',
+      };
+    };
+    const [a, b, c] = [await mk('ha'), await mk('hb'), await mk('hc')];
+    const done = await activateBuilds(db.pool, [
+      a,
+      { ...b, attempt: 2 }, // another attempt's report: nothing
+      b,
+      b, // the same report twice: answered once
+      { ...c, requestId: '' },
+    ]);
+    expect(done).toEqual([
+      { userId: 'u', projectId: 'p-ha', eventRecorded: true },
+      undefined,
+      { userId: 'u', projectId: 'p-hb', eventRecorded: true },
+      undefined,
+      { userId: 'u', projectId: 'p-hc', eventRecorded: false },
+    ]);
+    for (const x of [a, b, c])
+      expect(await getInstance(db.pool, x.uuid)).toMatchObject({ vmState: 'active', host: x.host, node: `${x.host}n` });
+    const events = async (u: string) => (await listInstanceActions(db.pool, u)).flatMap((x) => x.events.map((e) => [e.event, e.host]));
+    expect((await events(b.uuid)).sort()).toEqual([
+      ['compute__do_build_and_run_instance', 'hb'],
+      ['conductor_schedule_and_build_instances', null],
+    ]);
+    expect(await events(c.uuid)).toEqual([['conductor_schedule_and_build_instances', null]]);
+    expect(await activateBuilds(db.pool, [a, b])).toEqual([undefined, undefined]);
+    expect(await activateBuilds(db.pool, [])).toEqual([]);
   });
 
   it('activateBuild: the reported node is taken; without a request id no event; a missing action is started', async () => {

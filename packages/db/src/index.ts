@@ -12,3 +12,5 @@ export { isRetryableTxError, isConnectionError, sqlState } from './pg-errors';
 export { atStartup, withConnectionRetry, type ConnectionRetryOptions } from './connection-retry';
 export { grantReadOnly, readOnlyUrl } from './read-only';
 export { createTestDatabase, dropStaleTestDatabases, type TestDatabase, type TestDatabaseOptions } from './test-database';
+export { GroupCommit, type GroupCommitStats } from './group-commit';
+export { ChangeListener, type ChangeListenerOptions, type ListenerState } from './listener';

@@ -1,14 +1,16 @@
 import { SuperConductorClient } from '@cellsched/api-clients';
-import { syncApiDb } from '@cellsched/api-db';
+import { CATALOGUE_CHANNEL, syncApiDb } from '@cellsched/api-db';
 import { Bus } from '@cellsched/bus';
 import { loadConfig } from '@cellsched/config';
 import { ReportClient } from '@cellsched/placement-client';
-import { atStartup, createPool } from '@cellsched/db';
+import { atStartup, ChangeListener, createPool } from '@cellsched/db';
 import { createLogger, loggerOptionsFrom, runMain, stopOnSignal } from '@cellsched/telemetry';
 import { hostname } from 'node:os';
 import { BuildRequestSweeper } from './adapters/build-request-sweeper';
 import { CastRetrier } from './adapters/cast-retrier';
+import { CatalogueCache } from './adapters/catalogue-cache';
 import { PgCellDatabases } from './adapters/cell-databases';
+import { CreateWriter } from './adapters/create-writer';
 import { buildApp } from './adapters/http/app';
 import { ServerActionSweeper } from './adapters/server-action-sweeper';
 import { apiConfigSchema } from './config';
@@ -33,11 +35,28 @@ async function main(): Promise<void> {
     onIdleError: (err) => log.warn({ err }, 'cell db connection lost'),
   });
   const retrier = new CastRetrier(log);
+  // NOTE: flavors and images kept between creates only while their changes are heard (migration 005's notifications)
+  const catalogue = new CatalogueCache({ db: apiDb });
+  const catalogueListener = new ChangeListener({
+    url: config.dbUrl,
+    channel: CATALOGUE_CHANNEL,
+    applicationName: 'api-catalogue',
+    onNotify: () => catalogue.invalidate(),
+    onState: (state, err) => {
+      catalogue.setListening(state === 'listening');
+      if (state === 'down')
+        log.warn({ err }, 'catalogue notifications not heard: creates read flavors and images each time until they are');
+      else log.info('catalogue notifications heard: flavors and images kept between creates');
+    },
+  });
+  catalogueListener.start();
   const deps = {
     apiDb,
     cells,
     conductor: new SuperConductorClient(bus),
     retrier,
+    creates: new CreateWriter(apiDb),
+    catalogue,
     placement: new ReportClient({ baseUrl: config.placementUrl }),
     defaultAvailabilityZone: config.defaultAvailabilityZone,
     castTimeoutMs: config.castTimeout,
@@ -74,6 +93,7 @@ async function main(): Promise<void> {
     clearInterval(timer);
     retrier.close();
     await app.close();
+    await catalogueListener.close();
     await bus.close();
     await cells.close();
     await apiDb.end();

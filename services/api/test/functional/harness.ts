@@ -6,10 +6,10 @@ import { request as httpRequest } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { SuperConductorClient } from '@cellsched/api-clients';
-import { API_DB_MIGRATIONS_DIR, createCellMapping, getCellMapping, type CellMapping } from '@cellsched/api-db';
+import { API_DB_MIGRATIONS_DIR, CATALOGUE_CHANNEL, createCellMapping, getCellMapping, type CellMapping } from '@cellsched/api-db';
 import { Bus, type CastSubscription } from '@cellsched/bus';
 import { CELL_DB_MIGRATIONS_DIR, getService, setServiceDisabled, setServiceForcedDown } from '@cellsched/cell-db';
-import { createPool, createTestDatabase, type TestDatabase } from '@cellsched/db';
+import { ChangeListener, createPool, createTestDatabase, type TestDatabase } from '@cellsched/db';
 import type { Pool } from 'pg';
 import {
   SuperConductorServiceService,
@@ -22,7 +22,9 @@ import {
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { CastRetrier } from '../../src/adapters/cast-retrier';
+import { CatalogueCache } from '../../src/adapters/catalogue-cache';
 import { PgCellDatabases } from '../../src/adapters/cell-databases';
+import { CreateWriter } from '../../src/adapters/create-writer';
 import { buildApp } from '../../src/adapters/http/app';
 import type { ApiDeps } from '../../src/adapters/http/kit';
 
@@ -69,6 +71,11 @@ export interface Harness {
   stalledServiceHosts: Set<string>;
   /** Starts the fake super-conductor (already running unless `lateConductor`). */
   startConductor(): Promise<void>;
+  /**
+   * Resolves once every catalogue notification committed before the call has reached the api's
+   * cache (a probe notification is sent and waited for: they arrive in commit order).
+   */
+  catalogueHeard(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -230,11 +237,29 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
       providerAggregates.get(rp)?.delete(agg);
     },
   };
+  // as in main.ts: flavors and images kept between creates while the catalogue's changes are heard
+  const catalogue = new CatalogueCache({ db: apiDb.pool });
+  const probesHeard = new Set<string>();
+  let probes = 0;
+  const catalogueListener = new ChangeListener({
+    url: apiDb.url,
+    channel: CATALOGUE_CHANNEL,
+    onNotify: (payload) => {
+      if (payload.startsWith('probe-')) probesHeard.add(payload);
+      catalogue.invalidate();
+    },
+    onState: (state) => catalogue.setListening(state === 'listening'),
+  });
+  catalogueListener.start();
+  undo.push(() => catalogueListener.close());
+  await waitFor('the catalogue listener', () => (catalogueListener.listening ? true : undefined));
   const deps: ApiDeps = {
     apiDb: apiDb.pool,
     cells: cellDbs,
     conductor: new SuperConductorClient(bus),
     retrier,
+    creates: new CreateWriter(apiDb.pool),
+    catalogue,
     placement,
     defaultAvailabilityZone: 'nova',
     castTimeoutMs: 5000,
@@ -255,9 +280,16 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
     const body = await res.text();
     return { statusCode: res.status, headers: Object.fromEntries(res.headers), body, json: () => JSON.parse(body) as unknown };
   };
+  const catalogueHeard = async (): Promise<void> => {
+    probes += 1;
+    const probe = `probe-${probes}`;
+    await apiDb.pool.query('SELECT pg_notify($1, $2)', [CATALOGUE_CHANNEL, probe]);
+    await waitFor('the catalogue probe', () => (probesHeard.has(probe) ? true : undefined));
+  };
   const close = async (): Promise<void> => {
     retrier.close();
     await app.close();
+    await catalogueListener.close();
     await sub?.close();
     await bus.close();
     await cellDbs.close();
@@ -281,6 +313,7 @@ async function start(prefix: string, opts: { lateConductor?: boolean }, undo: ((
     seen,
     stalledServiceHosts,
     startConductor: startLate,
+    catalogueHeard,
     close,
   };
 }

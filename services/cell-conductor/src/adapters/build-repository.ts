@@ -1,13 +1,16 @@
 import {
-  activateBuild,
+  activateBuilds,
   addInstanceFault,
+  checkUuid,
   EVENT_COMPUTE_BUILD,
   getInstance,
   toWireInstance,
   updateInstance,
+  type BuildActivation,
+  type BuildSuccess,
   type InstanceRecord,
 } from '@cellsched/cell-db';
-import { withTransaction } from '@cellsched/db';
+import { GroupCommit, withTransaction } from '@cellsched/db';
 import type { Pool, PoolClient } from 'pg';
 import type { BuildRepository, BuildTransaction, InstanceSnapshot } from '../ports';
 import { createRequestId, recordEvent } from './action-events';
@@ -96,10 +99,22 @@ function buildTransaction(c: PoolClient, cellUuid: string): BuildTransaction {
  * first; `withTransaction` rolls back on a throw and retries serialization failures only.
  */
 export class PgBuildRepository implements BuildRepository {
+  /**
+   * Builds' successes as a group commit: those reported while one statement runs go in the next.
+   * NOTE: 'all-fail': sent again after a commit lost with its connection, a success would
+   * activate nothing and be judged a repeat; failing the deliveries, their redeliveries judge it.
+   */
+  private readonly activations: GroupCommit<BuildSuccess, BuildActivation | undefined>;
+
   constructor(
     private readonly pool: Pool,
     private readonly cellUuid: string,
-  ) {}
+  ) {
+    this.activations = new GroupCommit((builds) => activateBuilds(pool, builds), {
+      onBatchError: 'all-fail',
+      check: (b) => checkUuid(b.uuid, 'instance uuid'),
+    });
+  }
 
   withLockedInstance<T>(uuid: string, fn: (inst: InstanceSnapshot | undefined, tx: BuildTransaction) => Promise<T>): Promise<T> {
     return withTransaction(this.pool, async (c) => {
@@ -108,9 +123,12 @@ export class PgBuildRepository implements BuildRepository {
     });
   }
 
-  /** One statement (row and event, one commit); the event recorded apart only when its action was not visible to that statement. */
+  /**
+   * One statement (row and event, one commit; shared with the successes reported meanwhile); the
+   * event recorded apart only when its action was not visible to that statement.
+   */
   async activateIfBuilding(a: Parameters<BuildRepository['activateIfBuilding']>[0]): Promise<boolean> {
-    const done = await activateBuild(this.pool, {
+    const done = await this.activations.write({
       uuid: a.instanceUuid,
       host: a.host,
       attempt: a.attempt,

@@ -1,6 +1,12 @@
-import type { BuildRequest } from '@cellsched/api-db';
-import { deleteInstanceMapping, deleteRequestSpec, removeInstanceGroupMember } from '@cellsched/api-db';
-import { withTransaction } from '@cellsched/db';
+import type { BuildRequest, PlacedInstance } from '@cellsched/api-db';
+import {
+  checkUuid,
+  deleteInstanceMapping,
+  deleteRequestSpec,
+  mapToCellsAndDeleteBuildRequests,
+  removeInstanceGroupMember,
+} from '@cellsched/api-db';
+import { GroupCommit, withTransaction } from '@cellsched/db';
 import type { NewInstance } from '@cellsched/cell-db';
 import type { RequestSpec } from '@cellsched/wire';
 import type { Pool } from 'pg';
@@ -14,6 +20,21 @@ export interface BuildDeps {
   readonly claims: ClaimReleaser;
   /** Deadline of the first build attempt (the cell conductor's watchdog acts past it). */
   readonly buildTimeoutMs: number;
+  /** Step 4's API DB write (mapping to the cell, build request deleted): whether the build request was still there. */
+  readonly cellMappings: GroupCommit<PlacedInstance, boolean>;
+}
+
+/**
+ * The group commit of step 4's API DB writes: the instances placed while one statement runs go
+ * in the next ({@link mapToCellsAndDeleteBuildRequests}). NOTE: 'all-fail': sent again after a
+ * commit lost with its connection, the write would answer "build request gone" and the server
+ * would be cleaned up as deleted; failing the deliveries instead, they are redelivered and resumed.
+ */
+export function cellMappingWriter(apiDb: Pool): GroupCommit<PlacedInstance, boolean> {
+  return new GroupCommit((placed) => mapToCellsAndDeleteBuildRequests(apiDb, placed), {
+    onBatchError: 'all-fail',
+    check: (p) => checkUuid(p.instanceUuid, 'instance uuid'),
+  });
 }
 
 /** The cell instance row of a build request (everything but where it goes and its state). Pure. */
