@@ -13,7 +13,7 @@
  *   ramp: an open loop at a rising rate (`start-rate`, + `rate-step` every `step-s`) until a step
  *     no longer holds (ACTIVE/s below 95% of the offered rate, a backlog left, or p99 over the bound);
  *   sustained: the highest rate that held, for `sustain-s`; then every chaos invariant is checked;
- *   tracing off: the system again without spans, the closed loop and the sustained rate (1 min).
+ *   tracing off: the system again without spans, the closed loop and the sustained phase's rate (1 min at most).
  * Once per run: the machine's ceilings (pgbench commits/s, RabbitMQ persistent confirmed
  * publishes/s) and, on the first host count, the round trips and messages of one create, counted
  * in its trace (a system started with database spans, 200 creates).
@@ -172,7 +172,8 @@ async function errorReasons(stack: ChaosStack, since: Date): Promise<Record<stri
       [since],
     );
     for (const r of rows) {
-      const message = r.message.slice(0, 120);
+      // NOTE: Nova's messages name the instance ("... for instance <uuid>"): one reason, whichever server
+      const message = r.message.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>').slice(0, 120);
       counts.set(message, (counts.get(message) ?? 0) + Number(r.n));
     }
   }
@@ -354,9 +355,12 @@ async function runHosts(hosts: number): Promise<HostRun> {
     tracker.start();
     await phase('warmup', stack.apiUrl, tracker, drain, (c) => closedLoop(c, 16, 10));
     tracingOff.push(await measured(stack, tracker, 'closed, tracing off', drain, (c) => closedLoop(c, clients, phaseS)));
-    if (best > 0 && PHASES.has('sustained'))
+    // NOTE: the rate the sustained phase ran at: the highest that held, or --sustain-rate
+    if (sustainRate > 0 && PHASES.has('sustained'))
       tracingOff.push(
-        await measured(stack, tracker, `sustained ${best}/s, tracing off`, 60_000, (c) => openLoop(c, best, Math.min(60, N('sustain-s')))),
+        await measured(stack, tracker, `sustained ${sustainRate}/s, tracing off`, 60_000, (c) =>
+          openLoop(c, sustainRate, Math.min(60, N('sustain-s'))),
+        ),
       );
     await tracker.close();
   }
