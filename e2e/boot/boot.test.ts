@@ -651,7 +651,10 @@ test('disabling a compute service (PUT /os-services/{id}, 2.53) keeps the schedu
   const hostsOf = async (n: number, name: string): Promise<string[]> => {
     const ids = await Promise.all(Array.from({ length: n }, (_, i) => createServer(`${name}-${i}`, '1')));
     const done = await settled(ids);
-    return ids.map((x) => done.get(x)?.['OS-EXT-SRV-ATTR:host'] ?? `not ACTIVE: ${done.get(x)?.status}`);
+    // NOTE: a server that did not go ACTIVE shows its fault (why), so a failure here says what the scheduler or the build saw
+    return ids.map(
+      (x) => done.get(x)?.['OS-EXT-SRV-ATTR:host'] ?? `not ACTIVE: ${done.get(x)?.status} (${done.get(x)?.fault?.message ?? 'no fault'})`,
+    );
   };
   const faults = await stack.setFaults({ rescheduleRate: 0 }); // every build on the one enabled host must succeed
   try {
