@@ -187,6 +187,12 @@ export interface BuildSuccess {
  * {@link activateBuild} for several builds in ONE statement (the cell conductor's group commit):
  * per build, in order, what it activated. A build named twice activates once at most (its first
  * occurrence is answered), as two calls would.
+ *
+ * NOTE: the rows are found by uuid (`= ANY`, so the planner knows how many), and the `building`
+ * guard comes from the rows, not the text: written as a constant, it let the planner use the
+ * partial index of building instances (`instances_build_deadline_idx`) and read every building
+ * row on each call, a cost that grew with the backlog (3,000 building rows: 4.9 ms a call for 4
+ * builds, 10.5 ms a call measured at 150 builds/s; by uuid: a lookup per build).
  */
 export async function activateBuilds(db: Queryable, builds: readonly BuildSuccess[]): Promise<(BuildActivation | undefined)[]> {
   const rows = builds.map((b) => ({
@@ -197,13 +203,14 @@ export async function activateBuilds(db: Queryable, builds: readonly BuildSucces
     la: b.launchedAt.toISOString(),
     rq: b.requestId,
     ev: b.event,
+    vs: 'building',
   }));
   if (rows.length === 0) return [];
   const r = await db.query<{ u: string; h: string; a: number; user_id: string; project_id: string; recorded: boolean }>(
-    `WITH t AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(u uuid, h text, a int, n text, la timestamptz, rq text, ev text)),
+    `WITH t AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(u uuid, h text, a int, n text, la timestamptz, rq text, ev text, vs text)),
      act AS (UPDATE instances i SET updated_at = now(), vm_state = 'active', task_state = NULL, power_state = 1,
          node = coalesce(nullif(t.n, ''), i.node), launched_at = t.la, build_host_list = '[]', build_deadline_at = NULL
-       FROM t WHERE i.uuid = t.u AND i.deleted_at IS NULL AND i.vm_state = 'building' AND i.host = t.h AND i.build_attempt = t.a
+       FROM t WHERE i.uuid = ANY($2::uuid[]) AND i.uuid = t.u AND i.deleted_at IS NULL AND i.vm_state = t.vs AND i.host = t.h AND i.build_attempt = t.a
        RETURNING i.uuid, i.user_id, i.project_id, t.h, t.a, t.rq, t.ev),
      ins AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time)
        SELECT uuid, rq, 'create', user_id, project_id, now() FROM act WHERE rq <> ''
@@ -214,7 +221,7 @@ export async function activateBuilds(db: Queryable, builds: readonly BuildSucces
      e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result)
        SELECT aid.id, act.ev, act.h, now(), 'Success' FROM aid JOIN act ON act.uuid = aid.instance_uuid ${EVENT_UPSERT})
      SELECT act.uuid::text AS u, act.h, act.a, user_id, project_id, EXISTS (SELECT 1 FROM aid WHERE aid.instance_uuid = act.uuid) AS recorded FROM act`,
-    [JSON.stringify(rows)],
+    [JSON.stringify(rows), rows.map((x) => x.u)],
   );
   // NOTE: keyed by the build (instance, host, attempt): of two reports of one instance in a batch, the one that matched is answered
   const key = (u: string, h: string, a: number): string => `${u} ${h} ${a}`;

@@ -195,6 +195,49 @@ describe('one-statement writes of the build path', () => {
     expect(await activateBuilds(db.pool, [])).toEqual([]);
   });
 
+  it('activateBuilds reads the instances it activates, not every building one (its cost does not grow with the backlog)', async () => {
+    // a backlog of 2,000 building instances on other hosts, with fresh statistics
+    await db.pool.query(
+      `INSERT INTO instances (uuid, project_id, user_id, flavor, vm_state, host, node, build_deadline_at)
+       SELECT gen_random_uuid(), 'p', 'u', '{}'::jsonb, 'building', 'backlog-' || (g % 50), 'n', now() + interval '1 hour' FROM generate_series(1, 2000) g`,
+    );
+    await db.pool.query('ANALYZE instances');
+    const builds = [];
+    for (let i = 0; i < 4; i++) {
+      const uuid = randomUUID();
+      const requestId = `req-${uuid}`;
+      await createInstanceWithAction(
+        db.pool,
+        { uuid, projectId: 'p', userId: 'u', flavor, vmState: 'building', host: 'hr', node: 'hrn' },
+        { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host: 'hr' },
+      );
+      builds.push({
+        uuid,
+        host: 'hr',
+        attempt: 1,
+        node: '',
+        launchedAt: new Date(),
+        requestId,
+        event: 'compute__do_build_and_run_instance',
+      });
+    }
+    // NOTE: the transaction's own table counters (pg_stat_xact_user_tables) count the rows this one statement fetched
+    const c = await db.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const done = await activateBuilds(c, builds);
+      const { rows } = await c.query<{ fetched: string; seq: string }>(
+        `SELECT coalesce(idx_tup_fetch, 0)::text AS fetched, coalesce(seq_tup_read, 0)::text AS seq FROM pg_stat_xact_user_tables WHERE relname = 'instances'`,
+      );
+      await c.query('COMMIT');
+      expect(done.every((d) => d !== undefined)).toBe(true);
+      expect(Number(rows[0]?.fetched) + Number(rows[0]?.seq)).toBeLessThan(50);
+    } finally {
+      c.release();
+    }
+    await db.pool.query(`DELETE FROM instances WHERE host LIKE 'backlog-%'`);
+  });
+
   it('activateBuild: the reported node is taken; without a request id no event; a missing action is started', async () => {
     const uuid = randomUUID();
     await createInstanceWithAction(
