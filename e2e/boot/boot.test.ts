@@ -99,6 +99,29 @@ async function eventHosts(dbUrl: string): Promise<Map<string, string[]>> {
   return out;
 }
 
+/** Per instance of a cell, the details of its events (a reschedule's names the alternates dropped on the way). */
+async function eventDetails(dbUrl: string): Promise<Map<string, string[]>> {
+  const rows = await stack.query<{ uuid: string; details: string }>(
+    dbUrl,
+    `SELECT a.instance_uuid::text AS uuid, e.details FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id WHERE e.details IS NOT NULL`,
+  );
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.uuid, [...(out.get(r.uuid) ?? []), r.details]);
+  return out;
+}
+
+/** The hosts these details name as dropped alternates ("alternates dropped: h1: why; h2: why"), those of `cell` only. */
+function droppedHosts(details: readonly string[], cell: string): string[] {
+  return details.flatMap((d) =>
+    [...d.matchAll(/alternates dropped: ([^)]*)/g)].flatMap((m) =>
+      (m[1] ?? '')
+        .split('; ')
+        .map((x) => x.split(': ')[0] ?? '')
+        .filter((h) => h.startsWith(`${cell}-`)),
+    ),
+  );
+}
+
 test("servers created through the API end ACTIVE on a host of one cell, holding exactly that host's allocation", async () => {
   const ids = [];
   for (let i = 0; i < 4; i++) ids.push(await createServer(`boot-${i}`, '1'));
@@ -478,7 +501,11 @@ test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retri
   const cells = await instancesByCell();
   const t = stack.topology();
   const hostsOf = new Map<string, string[]>();
-  for (const c of t.cells) for (const [uuid, hosts] of await eventHosts(c.dbUrl)) hostsOf.set(uuid, hosts);
+  const detailsOf = new Map<string, string[]>();
+  for (const c of t.cells) {
+    for (const [uuid, hosts] of await eventHosts(c.dbUrl)) hostsOf.set(uuid, hosts);
+    for (const [uuid, details] of await eventDetails(c.dbUrl)) detailsOf.set(uuid, details);
+  }
   const allocations = await stack.allocationsByConsumer();
   const statuses = { ACTIVE: 0, ERROR: 0 };
   for (const id of ids) {
@@ -492,7 +519,16 @@ test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retri
       expect([...(allocations.get(id)?.keys() ?? [])]).toEqual([row?.host]);
     } else {
       expect(s.fault?.message).toContain(MAX_RETRIES);
-      expect(new Set(hostsOf.get(id)).size).toBe(3); // chosen + 2 alternates all tried
+      // chosen + 2 alternates, each tried (its events name it) or dropped, its claim refused (a reschedule's or the
+      // fault's details name it, with why); the details shown when this fails
+      const details = [...(detailsOf.get(id) ?? []), s.fault?.details ?? ''];
+      const tried = new Set(hostsOf.get(id));
+      const dropped = droppedHosts(details, cell);
+      expect({ accounted: tried.size + dropped.length, distinct: new Set([...tried, ...dropped]).size, details }).toEqual({
+        accounted: 3,
+        distinct: 3,
+        details,
+      });
       expect(allocations.has(id)).toBe(false);
     }
   }

@@ -127,6 +127,21 @@ test.each([
     },
   },
   {
+    name: 'moved past a dropped alternate: the event detail names it and why',
+    d: {
+      kind: 'rescheduled' as const,
+      selection: sel('c'),
+      remaining: [],
+      skipped: [{ host: 'b', reason: 'no capacity' }],
+    },
+    r: report({ failure }),
+    expected: {
+      kind: 'move',
+      detail: 'build on host a failed (spawn failed), rescheduled to host c (alternates dropped: b: no capacity)',
+      move: { host: 'c', node: 'c-node', buildAttempt: 2, buildHostList: [] },
+    },
+  },
+  {
     name: "none left: ERROR with Nova's MaxRetriesExceeded, the failed host and the dropped alternates",
     d: {
       kind: 'exhausted' as const,

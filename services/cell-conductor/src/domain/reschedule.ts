@@ -113,7 +113,7 @@ export function rescheduleChange(
   return {
     kind: 'move',
     hostList: [s, ...d.remaining],
-    detail: rescheduleDetail(r.failedHost, reason, s.serviceHost),
+    detail: rescheduleDetail(r.failedHost, reason, s.serviceHost, d.skipped),
     move: {
       host: s.serviceHost,
       node: s.nodename,
@@ -130,7 +130,12 @@ export function maxRetriesMessage(instanceUuid: string): string {
   return `Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance ${instanceUuid}.`;
 }
 
-/** The instance-action detail of a reschedule. Pure. */
-export function rescheduleDetail(failedHost: string, reason: string, nextHost: string): string {
-  return `build on host ${failedHost} failed (${reason}), rescheduled to host ${nextHost}`;
+/**
+ * The instance-action detail of a reschedule, naming the alternates dropped on the way (their
+ * claim refused), as the fault of an exhausted build does: the story of every host a build was
+ * meant for stays in its events. Pure.
+ */
+export function rescheduleDetail(failedHost: string, reason: string, nextHost: string, skipped: readonly SkippedAlternate[] = []): string {
+  const dropped = skipped.length === 0 ? '' : ` (alternates dropped: ${skipped.map((x) => `${x.host}: ${x.reason}`).join('; ')})`;
+  return `build on host ${failedHost} failed (${reason}), rescheduled to host ${nextHost}${dropped}`;
 }
