@@ -233,15 +233,11 @@ export async function updateComputeNodesStats(db: Queryable, nodes: readonly Nod
       'cell_db.compute_node.invalid',
       `invalid compute node: running_vms must be a non-negative integer (${bad.map((n) => n.uuid).join(', ')})`,
     );
-  // NOTE: the uuids also as an array: the planner estimates any recordset at 100 rows and, on a cell of
-  // thousands of nodes, hash-joined it against a scan of every node (5,000 rows read for 70 written); with
-  // `uuid = ANY` it knows the count and reads the nodes by the uuid index
   const r = await db.query(
     `UPDATE compute_nodes c SET stats = c.stats || x.stats, running_vms = x.running_vms, updated_at = now()
      FROM jsonb_to_recordset($1::jsonb) AS x(uuid uuid, stats jsonb, running_vms integer)
-     WHERE c.uuid = ANY($2::uuid[]) AND c.uuid = x.uuid AND c.deleted_at IS NULL
-       AND (NOT c.stats @> x.stats OR c.running_vms IS DISTINCT FROM x.running_vms)`,
-    [JSON.stringify(nodes.map((n) => ({ uuid: n.uuid, stats: n.stats, running_vms: n.runningVms }))), nodes.map((n) => n.uuid)],
+     WHERE c.uuid = x.uuid AND c.deleted_at IS NULL AND (NOT c.stats @> x.stats OR c.running_vms IS DISTINCT FROM x.running_vms)`,
+    [JSON.stringify(nodes.map((n) => ({ uuid: n.uuid, stats: n.stats, running_vms: n.runningVms })))],
   );
   return r.rowCount ?? 0;
 }
