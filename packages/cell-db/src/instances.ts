@@ -1,4 +1,4 @@
-import { RequestSpec, type Flavor, type Selection } from '@cellsched/wire';
+import { RequestSpec, Selection, type Flavor } from '@cellsched/wire';
 import { CellDbError, checkUuid, checkUuids, type Queryable } from './db';
 import { EVENT_UPSERT } from './instance-actions';
 import { hostListJson, INSTANCE_COLUMNS, toInstanceRecord, type InstanceRecord, type InstanceRow } from './instance-record';
@@ -110,21 +110,98 @@ export async function createInstanceWithAction(
   i: NewInstance,
   a: CreatedAction,
 ): Promise<{ instance: InstanceRecord; created: boolean }> {
+  const [one] = await createInstancesWithActions(db, [{ instance: i, action: a }]);
+  return one as { instance: InstanceRecord; created: boolean };
+}
+
+/** One instance and the action its creation starts ({@link createInstancesWithActions}). */
+export interface NewInstanceWithAction {
+  readonly instance: NewInstance;
+  readonly action: CreatedAction;
+}
+
+/** Throws `cell_db.instance.invalid` / `cell_db.instance_action.invalid` on what {@link createInstancesWithActions} would refuse; returns the checked uuid. */
+export function checkInstanceWithAction({ instance: i, action: a }: NewInstanceWithAction): string {
   validate(i);
   if (a.requestId === '' || a.action === '' || a.event === '')
     throw new CellDbError('cell_db.instance_action.invalid', 'request_id, action and event must not be empty');
-  const uuid = checkUuid(i.uuid, 'instance uuid');
+  return checkUuid(i.uuid, 'instance uuid');
+}
+
+/**
+ * {@link createInstanceWithAction} for several instances in ONE statement (the super-conductor's
+ * group commit): per item, in order, the created row or the existing one (`created` false).
+ * Rows are inserted in the order given. NOTE: one instance twice in a batch makes the event's
+ * upsert touch one row twice, which PostgreSQL refuses: the statement fails and its caller
+ * (a group commit) writes each item alone.
+ */
+export async function createInstancesWithActions(
+  db: Queryable,
+  items: readonly NewInstanceWithAction[],
+): Promise<{ instance: InstanceRecord; created: boolean }[]> {
+  const rows = items.map((x, o) => {
+    const uuid = checkInstanceWithAction(x);
+    const { instance: i, action: a } = x;
+    return {
+      o,
+      u: uuid,
+      p: i.projectId,
+      us: i.userId,
+      dn: i.displayName ?? null,
+      hn: i.hostname ?? null,
+      fl: i.flavor,
+      img: i.imageRef ?? null,
+      vs: i.vmState,
+      ts: i.taskState ?? null,
+      h: i.host ?? null,
+      n: i.node ?? null,
+      az: i.availabilityZone ?? null,
+      rid: i.reservationId ?? null,
+      li: i.launchIndex ?? 0,
+      bhl: (i.buildHostList ?? []).map((s) => Selection.toJSON(s)),
+      brs: i.buildRequestSpec === undefined ? null : RequestSpec.toJSON(i.buildRequestSpec),
+      dl: i.buildDeadlineAt?.toISOString() ?? null,
+      tp: i.traceParent ?? null,
+      rq: a.requestId,
+      ac: a.action,
+      ev: a.event,
+      eh: a.host,
+    };
+  });
+  if (rows.length === 0) return [];
   const r = await db.query<InstanceRow>(
-    `WITH ins AS (${INSERT_INSTANCE} RETURNING ${INSTANCE_COLUMNS}),
+    `WITH t AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(o int, u uuid, p text, us text, dn text, hn text, fl jsonb, img text,
+         vs text, ts text, h text, n text, az text, rid text, li int, bhl jsonb, brs jsonb, dl timestamptz, tp text, rq text, ac text, ev text, eh text)),
+     ins AS (INSERT INTO instances (uuid, project_id, user_id, display_name, hostname, flavor, image_ref, vm_state, task_state, host, node,
+         availability_zone, reservation_id, launch_index, build_host_list, build_request_spec, build_deadline_at, trace_parent)
+       SELECT u, p, us, dn, hn, fl, img, vs, ts, h, n, az, rid, li, bhl, brs, dl, tp FROM t ORDER BY o
+       ON CONFLICT (uuid) DO NOTHING RETURNING ${INSTANCE_COLUMNS}),
      a AS (INSERT INTO instance_actions (instance_uuid, request_id, action, user_id, project_id, start_time)
-       VALUES ($1, $19, $20, $3, $2, now()) ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id),
-     aid AS (SELECT id FROM a UNION ALL SELECT id FROM instance_actions WHERE instance_uuid = $1 AND request_id = $19 AND NOT EXISTS (SELECT 1 FROM a)),
+       SELECT u, rq, ac, us, p, now() FROM t ORDER BY o ON CONFLICT (instance_uuid, request_id) DO NOTHING RETURNING id, instance_uuid),
+     aid AS (SELECT id, instance_uuid FROM a UNION ALL SELECT ia.id, ia.instance_uuid FROM instance_actions ia JOIN t ON ia.instance_uuid = t.u
+       AND ia.request_id = t.rq WHERE NOT EXISTS (SELECT 1 FROM a WHERE a.instance_uuid = t.u)),
      e AS (INSERT INTO instance_actions_events (action_id, event, host, finish_time, result, traceback, details)
-       SELECT id, $21, $22, now(), 'Success', NULL, NULL FROM aid ${EVENT_UPSERT})
+       SELECT aid.id, t.ev, t.eh, now(), 'Success', NULL, NULL FROM aid JOIN t ON t.u = aid.instance_uuid ${EVENT_UPSERT})
      SELECT * FROM ins`,
-    [...insertParams(uuid, i), a.requestId, a.action, a.event, a.host],
+    [JSON.stringify(rows)],
   );
-  return createdOrExisting(db, uuid, r.rows[0]);
+  const created = new Map(r.rows.map((x) => [x.uuid, toInstanceRecord(x)]));
+  const repeats = rows.filter((x) => !created.has(x.u)).map((x) => x.u);
+  const existing =
+    repeats.length === 0
+      ? new Map<string, InstanceRecord>()
+      : new Map(
+          (await db.query<InstanceRow>(`SELECT ${INSTANCE_COLUMNS} FROM instances WHERE uuid = ANY($1::uuid[])`, [repeats])).rows.map(
+            (x) => [x.uuid, toInstanceRecord(x)],
+          ),
+        );
+  return rows.map((x) => {
+    const made = created.get(x.u);
+    if (made !== undefined) return { instance: made, created: true };
+    const found = existing.get(x.u);
+    if (found === undefined) throw new CellDbError('cell_db.instance.race', `instance ${x.u} vanished during create`);
+    return { instance: found, created: false };
+  });
 }
 
 /**

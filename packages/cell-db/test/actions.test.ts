@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@cellsched/db';
 import type { PoolClient } from 'pg';
+import { RequestSpec } from '@cellsched/wire';
 import {
   activateBuild,
   activateBuilds,
   CELL_DB_MIGRATIONS_DIR,
   createInstanceWithAction,
+  createInstancesWithActions,
   getInstance,
   updateInstance,
   finishActionEvent,
@@ -111,6 +113,76 @@ describe('one-statement writes of the build path', () => {
         { requestId: '', action: 'create', event: 'x', host: null },
       ),
     ).rejects.toMatchObject({ code: 'cell_db.instance_action.invalid' });
+  });
+
+  it('createInstancesWithActions writes several in one statement, each whole as alone; a repeat in the batch is answered with its row; bad input refused before anything is sent', async () => {
+    const requestId = `req-${randomUUID()}`;
+    const uuids = [randomUUID(), randomUUID(), randomUUID()];
+    const spec = RequestSpec.fromPartial({ instanceUuid: uuids[1], numInstances: 1, projectId: 'p2' });
+    const item = (uuid: string, host: string, extra: object = {}) => ({
+      instance: {
+        uuid,
+        projectId: 'p2',
+        userId: 'u2',
+        flavor,
+        vmState: 'building' as const,
+        taskState: 'scheduling',
+        host,
+        node: host,
+        ...extra,
+      },
+      action: { requestId, action: 'create', event: 'conductor_schedule_and_build_instances', host },
+    });
+    const [u0, u1, u2] = uuids as [string, string, string];
+    await createInstanceWithAction(db.pool, item(u0, 'h9').instance, item(u0, 'h9').action);
+    const deadline = new Date('2026-11-27T10:00:00Z');
+    const out = await createInstancesWithActions(db.pool, [
+      item(u1, 'h1', {
+        buildRequestSpec: spec,
+        buildDeadlineAt: deadline,
+        traceParent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      }),
+      item(u0, 'h1'),
+      item(u2, 'h2', { displayName: 'vm-2', launchIndex: 2 }),
+    ]);
+    expect(out.map((x) => [x.created, x.instance.uuid, x.instance.host])).toEqual([
+      [true, u1, 'h1'],
+      [false, u0, 'h9'],
+      [true, u2, 'h2'],
+    ]);
+    expect(await getInstance(db.pool, u1)).toMatchObject({ buildDeadlineAt: deadline, buildRequestSpec: { projectId: 'p2' }, flavor });
+    expect(await getInstance(db.pool, u2)).toMatchObject({
+      displayName: 'vm-2',
+      launchIndex: 2,
+      vmState: 'building',
+      taskState: 'scheduling',
+    });
+    for (const [u, host] of [
+      [u0, 'h9'],
+      [u1, 'h1'],
+      [u2, 'h2'],
+    ] as const) {
+      const actions = await listInstanceActions(db.pool, u);
+      expect(actions.map((a) => [a.action, a.userId, a.projectId, a.events.map((e) => [e.event, e.host, e.result])])).toEqual([
+        [
+          'create',
+          'u2',
+          'p2',
+          [
+            ['conductor_schedule_and_build_instances', host, 'Success'],
+            ...(u === u0 ? [['conductor_schedule_and_build_instances', 'h1', 'Success']] : []),
+          ],
+        ],
+      ]);
+    }
+    // one instance twice in one statement: PostgreSQL refuses it (the group commit then writes each alone)
+    const u3 = randomUUID();
+    await expect(createInstancesWithActions(db.pool, [item(u3, 'h3'), item(u3, 'h3')])).rejects.toThrow(/cannot affect row a second time/);
+    expect(await getInstance(db.pool, u3)).toBeUndefined();
+    await expect(createInstancesWithActions(db.pool, [item(randomUUID(), 'h4'), item('not-a-uuid', 'h4')])).rejects.toMatchObject({
+      code: 'cell_db.invalid_uuid',
+    });
+    expect(await createInstancesWithActions(db.pool, [])).toEqual([]);
   });
 
   it('activateBuild: ACTIVE with its event in one statement only while building that attempt on that host; otherwise nothing', async () => {

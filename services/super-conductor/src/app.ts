@@ -2,7 +2,7 @@ import type { Bus, CastSubscription } from '@cellsched/bus';
 import { retryTransient } from '@cellsched/transient-retry';
 import { SuperConductorServiceService } from '@cellsched/wire';
 import type { Pool } from 'pg';
-import { cellMappingWriter } from './adapters/build-deps';
+import { cellInstanceWriters, cellMappingWriter } from './adapters/build-deps';
 import type { CellRegistry } from './adapters/cells';
 import { deleteInstanceHandler } from './adapters/delete-handler';
 import { deleteServiceHandler, type ServiceProviders } from './adapters/delete-service-handler';
@@ -45,6 +45,7 @@ export async function startSuperConductor(o: SuperConductorOptions): Promise<Cas
     claims: o.claims,
     buildTimeoutMs: o.buildTimeoutMs,
     cellMappings: cellMappingWriter(o.apiDb),
+    cellInstances: cellInstanceWriters(),
     selector: o.selector,
     numAlternates: o.numAlternates,
   };

@@ -7,7 +7,13 @@ import {
   removeInstanceGroupMember,
 } from '@cellsched/api-db';
 import { GroupCommit, withTransaction } from '@cellsched/db';
-import type { NewInstance } from '@cellsched/cell-db';
+import {
+  checkInstanceWithAction,
+  createInstancesWithActions,
+  type InstanceRecord,
+  type NewInstance,
+  type NewInstanceWithAction,
+} from '@cellsched/cell-db';
 import type { RequestSpec } from '@cellsched/wire';
 import type { Pool } from 'pg';
 import type { ClaimReleaser } from '../ports';
@@ -22,6 +28,30 @@ export interface BuildDeps {
   readonly buildTimeoutMs: number;
   /** Step 4's API DB write (mapping to the cell, build request deleted): whether the build request was still there. */
   readonly cellMappings: GroupCommit<PlacedInstance, boolean>;
+  /** Step 4's cell write (the instance, its create action and schedule event) through the cell's group commit. */
+  readonly cellInstances: CellInstanceWriters;
+}
+
+/** The group commit of step 4's instance rows into a cell, one per cell connection pool. */
+export type CellInstanceWriters = (cellPool: Pool) => GroupCommit<NewInstanceWithAction, { instance: InstanceRecord; created: boolean }>;
+
+/**
+ * One group commit per cell pool ({@link createInstancesWithActions}): the instances placed in a
+ * cell while one statement runs go in the next. NOTE: 'each-alone': the insert is idempotent and
+ * its answer for a repeat (the existing row) is what a redelivery gets anyway, so a failed batch
+ * is written again item by item and one refused instance never fails the others. A pool replaced
+ * (the cell reopened) gets its own writer; the old one goes with it.
+ */
+export function cellInstanceWriters(): CellInstanceWriters {
+  const writers = new WeakMap<Pool, GroupCommit<NewInstanceWithAction, { instance: InstanceRecord; created: boolean }>>();
+  return (cellPool) => {
+    let w = writers.get(cellPool);
+    if (w === undefined) {
+      w = new GroupCommit((items) => createInstancesWithActions(cellPool, items), { check: (x) => void checkInstanceWithAction(x) });
+      writers.set(cellPool, w);
+    }
+    return w;
+  };
 }
 
 /**

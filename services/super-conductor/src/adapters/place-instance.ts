@@ -1,5 +1,5 @@
 import { deleteBuildRequest, setInstanceMappingCell, type BuildRequest } from '@cellsched/api-db';
-import { createInstanceWithAction, destroyInstance, getInstance, toWireInstance, type InstanceRecord } from '@cellsched/cell-db';
+import { destroyInstance, getInstance, toWireInstance, type InstanceRecord } from '@cellsched/cell-db';
 import { activeTraceParent } from '@cellsched/bus';
 import type { RequestSpec, Selection } from '@cellsched/wire';
 import type { Logger } from 'pino';
@@ -50,9 +50,8 @@ async function castBuild(
 
 async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br: BuildRequest): Promise<InstanceRecord> {
   const chosen = p.hostList[0] as Selection;
-  const { instance } = await createInstanceWithAction(
-    cell.pool,
-    {
+  const { instance } = await deps.cellInstances(cell.pool).write({
+    instance: {
       ...instanceFrom(br, p.spec),
       vmState: 'building',
       taskState: 'scheduling',
@@ -64,8 +63,8 @@ async function createInCell(deps: BuildDeps, cell: CellHandle, p: Placement, br:
       buildDeadlineAt: new Date(Date.now() + deps.buildTimeoutMs),
       traceParent: activeTraceParent() ?? null, // the watchdog resumes this trace
     },
-    { requestId: p.requestId, action: 'create', event: EVENT_SCHEDULE, host: chosen.serviceHost },
-  );
+    action: { requestId: p.requestId, action: 'create', event: EVENT_SCHEDULE, host: chosen.serviceHost },
+  });
   return instance;
 }
 

@@ -41,7 +41,7 @@ import {
   type Selection,
 } from '@cellsched/wire';
 import pino from 'pino';
-import { cellMappingWriter } from '../../src/adapters/build-deps';
+import { cellInstanceWriters, cellMappingWriter } from '../../src/adapters/build-deps';
 import { CellRegistry, type CellHandle } from '../../src/adapters/cells';
 import { deleteInstanceHandler } from '../../src/adapters/delete-handler';
 import { updateServiceHandler } from '../../src/adapters/service-handler';
@@ -107,6 +107,7 @@ function deps(selector: DestinationSelector): ScheduleDeps {
     },
     buildTimeoutMs: 60_000,
     cellMappings: cellMappingWriter(apiDb.pool),
+    cellInstances: cellInstanceWriters(),
     selector,
     numAlternates: 2,
   };
