@@ -88,25 +88,19 @@ async function computeBuildHosts(dbUrl: string): Promise<Map<string, string[]>> 
   return out;
 }
 
-/** Hosts of every build event per instance (the compute's and the cell conductor's), read from the instance's cell. */
-async function eventHosts(dbUrl: string): Promise<Map<string, string[]>> {
-  const rows = await stack.query<{ uuid: string; host: string }>(
+/** Per instance of a cell, the hosts its build events name (the compute's and the cell conductor's) and their details (a reschedule's names the alternates dropped on the way). */
+async function eventsOf(dbUrl: string): Promise<Map<string, { hosts: string[]; details: string[] }>> {
+  const rows = await stack.query<{ uuid: string; host: string | null; details: string | null }>(
     dbUrl,
-    `SELECT a.instance_uuid::text AS uuid, e.host FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id WHERE e.host IS NOT NULL`,
+    `SELECT a.instance_uuid::text AS uuid, e.host, e.details FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id`,
   );
-  const out = new Map<string, string[]>();
-  for (const r of rows) out.set(r.uuid, [...(out.get(r.uuid) ?? []), r.host]);
-  return out;
-}
-
-/** Per instance of a cell, the details of its events (a reschedule's names the alternates dropped on the way). */
-async function eventDetails(dbUrl: string): Promise<Map<string, string[]>> {
-  const rows = await stack.query<{ uuid: string; details: string }>(
-    dbUrl,
-    `SELECT a.instance_uuid::text AS uuid, e.details FROM instance_actions a JOIN instance_actions_events e ON e.action_id = a.id WHERE e.details IS NOT NULL`,
-  );
-  const out = new Map<string, string[]>();
-  for (const r of rows) out.set(r.uuid, [...(out.get(r.uuid) ?? []), r.details]);
+  const out = new Map<string, { hosts: string[]; details: string[] }>();
+  for (const r of rows) {
+    const o = out.get(r.uuid) ?? { hosts: [], details: [] };
+    if (r.host !== null) o.hosts.push(r.host);
+    if (r.details !== null) o.details.push(r.details);
+    out.set(r.uuid, o);
+  }
   return out;
 }
 
@@ -503,8 +497,10 @@ test('200 servers in bursts with 20% reschedulable failures: ACTIVE or max-retri
   const hostsOf = new Map<string, string[]>();
   const detailsOf = new Map<string, string[]>();
   for (const c of t.cells) {
-    for (const [uuid, hosts] of await eventHosts(c.dbUrl)) hostsOf.set(uuid, hosts);
-    for (const [uuid, details] of await eventDetails(c.dbUrl)) detailsOf.set(uuid, details);
+    for (const [uuid, e] of await eventsOf(c.dbUrl)) {
+      hostsOf.set(uuid, e.hosts);
+      detailsOf.set(uuid, e.details);
+    }
   }
   const allocations = await stack.allocationsByConsumer();
   const statuses = { ACTIVE: 0, ERROR: 0 };
