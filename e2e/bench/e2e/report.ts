@@ -84,11 +84,19 @@ function plot(r: Report, jsonPath: string): string | undefined {
   if (r.runs.length === 0 || spawnSync('gnuplot', ['--version']).status !== 0) return undefined;
   const png = jsonPath.replace(/\.json$/, '.png');
   const dat = join(mkdtempSync(join(tmpdir(), 'benche2e-plot-')), 'points.dat');
+  const closed = (x: Report['runs'][number]): number | undefined => x.phases.find((p) => p.name === 'closed')?.activePerS;
   writeFileSync(
     dat,
-    r.runs.map((x) => `${x.hosts} ${x.sustained?.activePerS ?? 0} ${x.sustained?.p99Ms ?? 0} ${x.phases[0]?.activePerS ?? 0}`).join('\n') +
-      '\n',
+    r.runs.map((x) => `${x.hosts} ${x.sustained?.activePerS ?? 0} ${x.sustained?.p99Ms ?? 0} ${closed(x) ?? 0}`).join('\n') + '\n',
   );
+  // NOTE: a series only for a phase that ran (a run of `--phases sustained` has no closed loop to draw as 0)
+  const sustained = r.runs.some((x) => x.sustained !== undefined);
+  const series = [
+    sustained ? "'DAT' using 1:2 with linespoints lw 2 title 'sustained ACTIVE/s'" : undefined,
+    r.runs.some((x) => closed(x) !== undefined) ? "'DAT' using 1:4 with linespoints title 'closed loop ACTIVE/s'" : undefined,
+    sustained ? "'DAT' using 1:3 axes x1y2 with linespoints dt 2 title 'p99 ms (sustained)'" : undefined,
+  ].filter((x): x is string => x !== undefined);
+  if (series.length === 0) return undefined;
   const script = [
     'set terminal png size 900,500',
     `set output '${png}'`,
@@ -102,7 +110,7 @@ function plot(r: Report, jsonPath: string): string | undefined {
     'set grid',
     'set yrange [0:*]',
     'set y2range [0:*]',
-    `plot '${dat}' using 1:2 with linespoints lw 2 title 'sustained ACTIVE/s', '' using 1:4 with linespoints title 'closed loop ACTIVE/s', '' using 1:3 axes x1y2 with linespoints dt 2 title 'p99 ms (sustained)'`,
+    `plot ${series.map((x) => x.replace('DAT', dat)).join(', ')}`,
   ].join('\n');
   execFileSync('gnuplot', { input: script });
   return png;
@@ -121,7 +129,8 @@ export function renderReport(r: Report, jsonPath: string): string {
     '',
     ...r.runs.map(
       (x) =>
-        `- ${x.hosts.toLocaleString('en')} hosts: highest open-loop rate that held ${x.best}/s; invariants after it: ${Object.entries(
+        // NOTE: the ramp's best only when a ramp ran (`--phases sustained` runs the rate it is given)
+        `- ${x.hosts.toLocaleString('en')} hosts: ${x.ramp.length > 0 ? `highest open-loop rate that held ${x.best}/s; ` : ''}invariants after the load: ${Object.entries(
           x.invariants,
         )
           .map(([k, v]) => `${k} ${v}`)
