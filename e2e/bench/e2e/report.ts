@@ -92,9 +92,9 @@ function plot(r: Report, jsonPath: string): string | undefined {
   // NOTE: a series only for a phase that ran (a run of `--phases sustained` has no closed loop to draw as 0)
   const sustained = r.runs.some((x) => x.sustained !== undefined);
   const series = [
-    sustained ? "'DAT' using 1:2 with linespoints lw 2 title 'sustained ACTIVE/s'" : undefined,
-    r.runs.some((x) => closed(x) !== undefined) ? "'DAT' using 1:4 with linespoints title 'closed loop ACTIVE/s'" : undefined,
-    sustained ? "'DAT' using 1:3 axes x1y2 with linespoints dt 2 title 'p99 ms (sustained)'" : undefined,
+    sustained ? `'${dat}' using 1:2 with linespoints lw 2 title 'sustained ACTIVE/s'` : undefined,
+    r.runs.some((x) => closed(x) !== undefined) ? `'${dat}' using 1:4 with linespoints title 'closed loop ACTIVE/s'` : undefined,
+    sustained ? `'${dat}' using 1:3 axes x1y2 with linespoints dt 2 title 'p99 ms (sustained)'` : undefined,
   ].filter((x): x is string => x !== undefined);
   if (series.length === 0) return undefined;
   const script = [
@@ -110,7 +110,7 @@ function plot(r: Report, jsonPath: string): string | undefined {
     'set grid',
     'set yrange [0:*]',
     'set y2range [0:*]',
-    `plot ${series.map((x) => x.replace('DAT', dat)).join(', ')}`,
+    `plot ${series.join(', ')}`,
   ].join('\n');
   execFileSync('gnuplot', { input: script });
   return png;
